@@ -1,0 +1,3 @@
+from townbot.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,69 @@
+"""Game time: a start instant, a tick length, and helpers for the clock faces people read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+TIME_FORMAT = "%Y-%m-%d %H:%M"
+
+
+def parse_game_time(text: str) -> datetime:
+    """Parse 'YYYY-MM-DD HH:MM' (the format stored everywhere)."""
+    return datetime.strptime(text, TIME_FORMAT)
+
+
+def format_game_time(moment: datetime) -> str:
+    return moment.strftime(TIME_FORMAT)
+
+
+def parse_clock(text: str) -> int:
+    """Minutes after midnight for 'HH:MM'; ValueError names what a valid time looks like."""
+    parts = text.split(":")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"'{text}' is not a time; write HH:MM, e.g. 07:30")
+    hours, minutes = int(parts[0]), int(parts[1])
+    if not (0 <= hours <= 23 and 0 <= minutes <= 59):
+        raise ValueError(f"'{text}' is not a time of day; hours 00-23 and minutes 00-59")
+    return hours * 60 + minutes
+
+
+def clock_face(minute_of_day: int) -> str:
+    """'7:05 am' style, as the paper writes plans."""
+    hours, minutes = divmod(minute_of_day % (24 * 60), 60)
+    suffix = "am" if hours < 12 else "pm"
+    return f"{(hours % 12) or 12}:{minutes:02d} {suffix}"
+
+
+def minute_of_day(moment: datetime) -> int:
+    return moment.hour * 60 + moment.minute
+
+
+@dataclass
+class GameClock:
+    """The town's clock: it only moves forward, one tick at a time."""
+
+    start: datetime
+    tick_minutes: int = 10
+    tick: int = 0
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.tick_minutes <= 60:
+            raise ValueError(f"tick length {self.tick_minutes} min is out of range; use 1 to 60")
+
+    @property
+    def now(self) -> datetime:
+        return self.start + timedelta(minutes=self.tick * self.tick_minutes)
+
+    @property
+    def day_number(self) -> int:
+        """1 on the first game day of the town, 2 on the next calendar day, and so on."""
+        return (self.now.date() - self.start.date()).days + 1
+
+    def advance(self) -> datetime:
+        self.tick += 1
+        return self.now
+
+    def ticks_for(self, *, hours: float = 0, days: float = 0) -> int:
+        total_minutes = hours * 60 + days * 24 * 60
+        return max(0, round(total_minutes / self.tick_minutes))

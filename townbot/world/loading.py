@@ -1,0 +1,249 @@
+"""Load world.yaml and personas/ into the world model, or stop with one precise DataError."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from townbot.world.clock import parse_clock, parse_game_time
+from townbot.world.errors import DataError, format_location
+from townbot.world.model import (
+    Arena,
+    GameObject,
+    OpeningHours,
+    Persona,
+    RoutineStep,
+    Sector,
+    World,
+    split_path,
+)
+from townbot.world.paths import Street, StreetMap
+from townbot.world.specs import PersonaSpec, SectorSpec, WorldSpec
+
+SpecT = TypeVar("SpecT", bound=BaseModel)
+
+
+def closest(name: str, options: list[str]) -> str:
+    """' (did you mean X?)' when a close name exists, for error messages."""
+    matches = difflib.get_close_matches(name, options, n=2, cutoff=0.5)
+    return f" (did you mean {' or '.join(repr(m) for m in matches)}?)" if matches else ""
+
+
+def read_yaml(path: Path, spec: type[SpecT]) -> SpecT:
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        raise DataError(str(path), "", "file not found") from error
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        place = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or "invalid YAML"
+        raise DataError(str(path), place, f"YAML syntax error: {problem}") from error
+    if not isinstance(raw, dict):
+        raise DataError(str(path), "(top level)", "expected a mapping of keys to values")
+    try:
+        return spec.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        place = format_location(first["loc"])
+        named = _name_at(raw, first["loc"])
+        message = first["msg"].replace("Field required", "missing field")
+        if first["type"] == "extra_forbidden":
+            message = f"unknown field; allowed fields are {', '.join(_allowed(spec, first['loc']))}"
+        raise DataError(str(path), place + named, message) from error
+
+
+def _name_at(raw: object, loc: tuple) -> str:
+    """Name the sector/arena an error sits in, so a person can find it without counting."""
+    names = []
+    node = raw
+    for part in loc:
+        try:
+            node = node[part]  # type: ignore[index]
+        except (KeyError, IndexError, TypeError):
+            break
+        if isinstance(node, dict) and isinstance(node.get("name"), str):
+            names.append(node["name"])
+    return f" ({' > '.join(names)})" if names else ""
+
+
+def _allowed(spec: type[BaseModel], loc: tuple) -> list[str]:
+    model: type[BaseModel] = spec
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        annotation = model.model_fields[part].annotation
+        inner = getattr(annotation, "__args__", (annotation,))[0]
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            model = inner
+    return [field.alias or name for name, field in model.model_fields.items()]
+
+
+def load_world(world_path: Path | str, personas_dir: Path | str | None = None) -> World:
+    """Read and cross-check the town and (optionally) its residents."""
+    world_path = Path(world_path)
+    spec = read_yaml(world_path, WorldSpec)
+    file = str(world_path)
+    try:
+        parse_game_time(spec.start)
+    except ValueError as error:
+        raise DataError(file, "start", f"'{spec.start}' is not a date and time; write "
+                                      "'YYYY-MM-DD HH:MM'") from error
+    streets = StreetMap([Street(s.name, s.start, s.end) for s in spec.streets])
+    for index, street in enumerate(spec.streets):
+        (x1, y1), (x2, y2) = street.start, street.end
+        if x1 != x2 and y1 != y2:
+            raise DataError(file, f"streets[{index}] ({street.name})",
+                            "a street must be straight: keep x or y the same at both ends")
+    sectors = _build_sectors(file, spec, streets)
+    world = World(town=spec.town, start=spec.start, tick_minutes=spec.tick_minutes,
+                  minutes_per_block=spec.minutes_per_block,
+                  town_hall_channel=spec.town_hall_channel, sectors=sectors, streets=streets)
+    if personas_dir is not None:
+        world.personas = load_personas(Path(personas_dir), world)
+        _check_staff(file, spec, world)
+    return world
+
+
+def _build_sectors(file: str, spec: WorldSpec, streets: StreetMap) -> dict[str, Sector]:
+    sectors: dict[str, Sector] = {}
+    channels: dict[str, str] = {spec.town_hall_channel: "the town hall"}
+    entrances: dict[tuple[int, int], str] = {}
+    for index, sector in enumerate(spec.sectors):
+        place = f"sectors[{index}] ({sector.name})"
+        if sector.name in sectors:
+            raise DataError(file, place, f"duplicate sector name '{sector.name}'")
+        if sector.channel in channels:
+            raise DataError(file, place + ".channel",
+                            f"channel '{sector.channel}' is already used by {channels[sector.channel]}")
+        if not streets.on_street(sector.entrance):
+            raise DataError(file, place + ".entrance",
+                            f"{list(sector.entrance)} is not on any street; put the entrance on a "
+                            "grid point of one of the streets")
+        if sector.entrance in entrances:
+            raise DataError(file, place + ".entrance",
+                            f"{list(sector.entrance)} is already the entrance of "
+                            f"{entrances[sector.entrance]}")
+        channels[sector.channel] = sector.name
+        entrances[sector.entrance] = sector.name
+        sectors[sector.name] = _build_sector(file, place, sector)
+    first = spec.sectors[0].entrance
+    for index, sector in enumerate(spec.sectors):
+        if not streets.reachable(first, sector.entrance):
+            raise DataError(file, f"sectors[{index}] ({sector.name}).entrance",
+                            f"no street connects it to {spec.sectors[0].name}; join the streets")
+    return sectors
+
+
+def _build_sector(file: str, place: str, spec: SectorSpec) -> Sector:
+    arenas: dict[str, Arena] = {}
+    for a_index, arena in enumerate(spec.arenas):
+        arena_place = f"{place}.arenas[{a_index}] ({arena.name})"
+        if arena.name in arenas:
+            raise DataError(file, arena_place, f"duplicate arena name '{arena.name}'")
+        objects: dict[str, GameObject] = {}
+        for o_index, obj in enumerate(arena.objects):
+            if obj.name in objects:
+                raise DataError(file, f"{arena_place}.objects[{o_index}]",
+                                f"duplicate object name '{obj.name}' in this arena")
+            objects[obj.name] = GameObject(obj.name, obj.state)
+        arenas[arena.name] = Arena(arena.name, objects, arena.capacity)
+    hours = None
+    if spec.hours:
+        opens, _, closes = spec.hours.partition("-")
+        hours = OpeningHours(parse_clock(opens), parse_clock(closes))
+        if hours.opens == hours.closes:
+            raise DataError(file, place + ".hours", "opening and closing times are the same")
+    return Sector(name=spec.name, kind=spec.kind, channel=spec.channel, entrance=spec.entrance,
+                  arenas=arenas, description=spec.description, norms=tuple(spec.norms),
+                  hours=hours, staff=frozenset(spec.staff))
+
+
+def _check_staff(file: str, spec: WorldSpec, world: World) -> None:
+    for index, sector in enumerate(spec.sectors):
+        for person in sector.staff:
+            if person not in world.personas:
+                raise DataError(file, f"sectors[{index}] ({sector.name}).staff",
+                                f"'{person}' is not a resident{closest(person, list(world.personas))}")
+
+
+def load_personas(directory: Path, world: World) -> dict[str, Persona]:
+    if not directory.is_dir():
+        raise DataError(str(directory), "", "persona folder not found")
+    personas: dict[str, Persona] = {}
+    sources: dict[str, str] = {}
+    for path in sorted(directory.glob("*.yaml")):
+        persona = load_persona(path, world)
+        if persona.name in personas:
+            raise DataError(str(path), "name", f"duplicate resident name '{persona.name}', "
+                                               f"also in {sources[persona.name]}")
+        personas[persona.name] = persona
+        sources[persona.name] = str(path)
+    if not personas:
+        raise DataError(str(directory), "", "no persona files (*.yaml) found")
+    return personas
+
+
+def _resolve_arena(file: str, place: str, path: str, world: World) -> tuple[str, str]:
+    parts = split_path(path)
+    if len(parts) != 2:
+        raise DataError(file, place, f"'{path}' is not a place; write 'Sector: arena'")
+    sector, arena = parts
+    if sector not in world.sectors:
+        raise DataError(file, place, f"unknown sector '{sector}'{closest(sector, list(world.sectors))}")
+    arenas = list(world.sectors[sector].arenas)
+    if arena not in arenas:
+        raise DataError(file, place, f"'{sector}' has no arena '{arena}'{closest(arena, arenas)}; "
+                                     f"its arenas are {', '.join(arenas)}")
+    return sector, arena
+
+
+def load_persona(path: Path, world: World) -> Persona:
+    spec = read_yaml(path, PersonaSpec)
+    file = str(path)
+    home_sector, home_arena = _resolve_arena(file, "home", spec.home, world)
+    if "bed" not in world.arena(home_sector, home_arena).objects:
+        raise DataError(file, "home", f"'{spec.home}' has no bed; a home must be where the "
+                                      "resident sleeps")
+    work = _resolve_arena(file, "work", spec.work, world) if spec.work else (None, None)
+    for index, sector in enumerate(spec.knows_places):
+        if sector not in world.sectors:
+            raise DataError(file, f"knows_places[{index}]",
+                            f"unknown sector '{sector}'{closest(sector, list(world.sectors))}")
+    wakes, sleeps = parse_clock(spec.lifestyle.wakes), parse_clock(spec.lifestyle.sleeps)
+    if sleeps <= wakes:
+        raise DataError(file, "lifestyle.sleeps", f"bedtime {spec.lifestyle.sleeps} is not after "
+                                                   f"waking time {spec.lifestyle.wakes}; bedtime "
+                                                   "must be later the same day (up to 23:59)")
+    routine = _build_routine(file, spec, world, wakes, sleeps)
+    return Persona(name=spec.name, age=spec.age, traits=tuple(spec.traits),
+                   background=" ".join(spec.background.split()),
+                   currently=" ".join(spec.currently.split()), wakes=wakes, sleeps=sleeps,
+                   home_sector=home_sector, home_arena=home_arena, routine=routine,
+                   seed_memories=tuple(" ".join(m.split()) for m in spec.memories),
+                   work_sector=work[0], work_arena=work[1],
+                   known_places=tuple(spec.knows_places), source=file)
+
+
+def _build_routine(file: str, spec: PersonaSpec, world: World, wakes: int,
+                   sleeps: int) -> tuple[RoutineStep, ...]:
+    steps: list[RoutineStep] = []
+    for index, entry in enumerate(spec.routine):
+        minute = parse_clock(entry.at)
+        place = f"routine[{index}]"
+        if steps and minute <= steps[-1].minute:
+            raise DataError(file, place + ".at", f"{entry.at} is not after the previous step; "
+                                                 "routine times must go strictly forward")
+        if not wakes <= minute <= sleeps:
+            raise DataError(file, place + ".at", f"{entry.at} is outside the waking day "
+                                                 f"({spec.lifestyle.wakes} to {spec.lifestyle.sleeps})")
+        sector, arena = _resolve_arena(file, place + ".where", entry.where, world)
+        steps.append(RoutineStep(minute, " ".join(entry.do.split()), sector, arena))
+    if steps[0].minute != wakes:
+        raise DataError(file, "routine[0].at", f"the routine must start when the resident wakes "
+                                               f"({spec.lifestyle.wakes})")
+    return tuple(steps)

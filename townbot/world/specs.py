@@ -1,0 +1,105 @@
+"""File formats of world.yaml and personas/*.yaml, checked field by field with pydantic."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from townbot.world.clock import parse_clock
+
+Name = Annotated[str, Field(min_length=1, max_length=80)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ObjectSpec(Strict):
+    name: Name
+    state: Annotated[str, Field(min_length=1, max_length=80)]
+
+
+class ArenaSpec(Strict):
+    name: Name
+    capacity: Annotated[int, Field(ge=1)] | None = None
+    objects: list[ObjectSpec] = Field(min_length=1)
+
+
+class StreetSpec(Strict):
+    name: Name
+    start: tuple[int, int] = Field(alias="from")
+    end: tuple[int, int] = Field(alias="to")
+
+
+class SectorSpec(Strict):
+    name: Name
+    kind: str = Field(pattern="^(home|business|public|college)$")
+    channel: str = Field(pattern="^[a-z0-9][a-z0-9-]{0,99}$")
+    entrance: tuple[int, int]
+    hours: str | None = None
+    staff: list[str] = []
+    description: str = ""
+    norms: list[str] = []
+    arenas: list[ArenaSpec] = Field(min_length=1)
+
+    @field_validator("hours")
+    @classmethod
+    def _hours_are_times(cls, value: str | None) -> str | None:
+        if value is not None:
+            opens, sep, closes = value.partition("-")
+            if not sep:
+                raise ValueError(f"'{value}' is not opening hours; write HH:MM-HH:MM, e.g. 08:00-17:00")
+            parse_clock(opens)
+            parse_clock(closes)
+        return value
+
+
+class WorldSpec(Strict):
+    town: Name
+    start: str = Field(pattern=r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$")
+    tick_minutes: Annotated[int, Field(ge=1, le=60)] = 10
+    minutes_per_block: Annotated[int, Field(ge=1, le=30)] = 1
+    town_hall_channel: str = Field(default="town-hall", pattern="^[a-z0-9][a-z0-9-]{0,99}$")
+    streets: list[StreetSpec] = Field(min_length=1)
+    sectors: list[SectorSpec] = Field(min_length=1)
+
+
+def _check_time(value: str) -> str:
+    parse_clock(value)
+    return value
+
+
+class LifestyleSpec(Strict):
+    wakes: str
+    sleeps: str
+
+    @field_validator("wakes", "sleeps")
+    @classmethod
+    def _are_times(cls, value: str) -> str:
+        return _check_time(value)
+
+
+class RoutineSpec(Strict):
+    at: str
+    do: Annotated[str, Field(min_length=1, max_length=200)]
+    where: str
+
+    @field_validator("at")
+    @classmethod
+    def _is_time(cls, value: str) -> str:
+        return _check_time(value)
+
+
+class PersonaSpec(Strict):
+    name: Name
+    age: Annotated[int, Field(ge=1, le=120)]
+    traits: list[str] = Field(min_length=1)
+    background: Annotated[str, Field(min_length=1)]
+    currently: Annotated[str, Field(min_length=1)]
+    lifestyle: LifestyleSpec
+    home: str
+    work: str | None = None
+    knows_places: list[str] = []
+    routine: list[RoutineSpec] = Field(min_length=2)
+    memories: list[str] = Field(min_length=1)
