@@ -1,0 +1,280 @@
+"""The deterministic offline model: no network, no key, plausible answers from context.
+
+It is the default when no model is configured. It reads the structured context that each
+prompt was rendered from (a routine becomes a day plan, keywords become importance, the
+offered options become a choice) and varies its wording with a seeded hash, so a fixed seed
+always gives the same town.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from townbot.llm.embedding import HashingEmbedder, keywords
+from townbot.llm.port import Ask, AnswerT
+from townbot.llm.purposes import (
+    DayPlan,
+    Decomposition,
+    HourlySchedule,
+    ImportanceScores,
+    PlaceChoice,
+    ScheduleBlock,
+    Step,
+)
+from townbot.world.clock import clock_face, parse_clock
+
+OFFLINE_LABEL = "offline model (deterministic, no network; not a language model)"
+
+IMPORTANCE_WORDS: list[tuple[int, tuple[str, ...]]] = [
+    (9, ("fire", "burning", "emergency", "leak", "injur", "hospital", "propos", "engag")),
+    (8, ("party", "valentine", "election", "mayor", "candida", "exhibition", "crush", "love",
+         "married", "breakup")),
+    (6, ("conversation", "talk", "chat", "news", "thesis", "deadline", "interview", "announce",
+         "invite", "plan", "show", "perform")),
+    (4, ("work", "study", "class", "lecture", "paint", "writ", "compos", "research", "serv",
+         "customer", "shop", "counter", "teach", "garden", "train", "stream", "cod", "app")),
+    (2, ("eat", "breakfast", "lunch", "dinner", "coffee", "read", "walk", "brush", "shower",
+         "dress", "wash", "snack", "tea")),
+    (1, ("sleep", "idle", "empty", "made", "off", "clean", "closed", "stocked", "tidy")),
+]
+
+OBJECT_HINTS: dict[str, tuple[str, ...]] = {
+    "sleep": ("bed",), "nap": ("bed",), "bed": ("bed",), "wake": ("bed",),
+    "shower": ("shower",), "wash": ("bathroom sink", "kitchen sink"), "brush": ("bathroom sink",),
+    "teeth": ("bathroom sink",), "toilet": ("toilet",), "dress": ("closet",),
+    "breakfast": ("stove", "toaster", "kitchen table", "dining table"),
+    "cook": ("stove", "cooking area", "oven"), "dinner": ("stove", "dining table"),
+    "lunch": ("kitchen table", "dining table", "refrigerator"), "eat": ("kitchen table",),
+    "snack": ("refrigerator",), "coffee": ("coffee machine",), "dish": ("kitchen sink",),
+    "serv": ("cafe counter", "bar counter", "counter"), "customer": ("counter",),
+    "pharmac": ("pharmacy counter",), "medic": ("pharmacy shelf", "pharmacy counter"),
+    "grocer": ("grocery store counter", "grocery store shelf"), "stock": ("shelf",),
+    "suppl": ("supply store counter", "supply store product shelf"), "pub": ("bar counter",),
+    "drink": ("bar counter", "pub tables"), "bar": ("bar counter",),
+    "read": ("bookshelf", "shelf", "library table", "sofa"), "book": ("bookshelf", "shelf"),
+    "study": ("library table", "desk"), "research": ("desk", "library table"),
+    "writ": ("desk",), "essay": ("desk",), "thesis": ("library table", "desk"),
+    "lectur": ("podium", "blackboard"), "teach": ("podium", "blackboard"),
+    "class": ("student seating",), "music": ("piano",), "compos": ("piano",), "piano": ("piano",),
+    "paint": ("easel",), "sketch": ("easel", "desk"), "photo": ("desk",), "anima": ("desk",),
+    "garden": ("garden bed", "watering can"), "plant": ("garden bed",), "water": ("watering can",),
+    "walk": ("path", "bench"), "relax": ("sofa", "bench"), "tv": ("tv", "television"),
+    "rehears": ("stage",), "comedy": ("stage",), "code": ("desk", "computer"),
+    "app": ("desk", "computer"), "stream": ("desk", "computer"), "exercis": ("track", "bench"),
+    "run": ("track", "path"), "train": ("track", "path"),
+}
+
+OBJECT_STATES: dict[str, str] = {
+    "bed": "occupied", "stove": "cooking", "oven": "baking", "shower": "running",
+    "coffee machine": "brewing coffee", "piano": "being played", "easel": "holding a painting",
+    "kitchen sink": "full of dishes being washed", "bathroom sink": "running",
+    "toilet": "occupied", "closet": "open", "refrigerator": "open", "tv": "on",
+    "television": "on", "computer": "on", "watering can": "in use", "blackboard": "covered in notes",
+}
+
+EMOJI: list[tuple[tuple[str, ...], str]] = [
+    (("sleep", "bed", "nap"), "😴"), (("shower", "wash", "brush", "bath"), "🚿"),
+    (("dress",), "👕"), (("breakfast", "lunch", "dinner", "eat", "meal", "snack", "cook"), "🍳"),
+    (("coffee",), "☕"), (("serv", "customer", "counter", "shop", "stock", "suppl"), "🛒"),
+    (("pharmac", "medic"), "💊"), (("drink", "pub", "bar"), "🍺"),
+    (("read", "book", "library", "thesis", "study", "research"), "📚"),
+    (("writ", "essay", "poem", "poet", "note"), "✍️"), (("lectur", "teach", "class"), "🎓"),
+    (("music", "compos", "piano", "song"), "🎵"), (("paint", "sketch", "draw"), "🎨"),
+    (("photo", "camera"), "📷"), (("anima",), "🎞️"), (("garden", "plant", "water"), "🌱"),
+    (("run", "train", "exercis", "jog", "stretch"), "🏃"), (("walk", "stroll"), "🚶"),
+    (("talk", "chat", "convers", "meet", "call"), "💬"), (("code", "app", "program"), "💻"),
+    (("stream",), "🎥"), (("comedy", "rehears", "perform", "act"), "🎭"),
+    (("relax", "tv", "rest", "break"), "🛋️"), (("clean", "tidy", "dish"), "🧽"),
+]
+
+MEAL_WORDS = ("breakfast", "lunch", "dinner", "eat", "meal", "snack", "cook")
+MORNING_WORDS = ("wake", "wash", "dress", "shower", "get ready", "brush")
+SLEEP_WORDS = ("go to bed", "sleep", "bedtime", "turn in")
+
+
+def seeded_index(seed: int, *parts: object, modulo: int) -> int:
+    text = "|".join(str(p) for p in (seed, *parts))
+    digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") % max(1, modulo)
+
+
+def score_importance(text: str) -> int:
+    lowered = text.lower()
+    for score, words in IMPORTANCE_WORDS:
+        if any(word in lowered for word in words):
+            return score
+    return 3
+
+
+def pick_emoji(text: str) -> str:
+    lowered = text.lower()
+    found = [emoji for words, emoji in EMOJI if any(word in lowered for word in words)]
+    return "".join(dict.fromkeys(found[:2])) or "🙂"
+
+
+def pick_object(activity: str, objects: Sequence[str], seed: int) -> str:
+    """The object whose name or hint best matches the activity's words."""
+    if not objects:
+        return ""
+    stems = keywords(activity)
+    best, best_score = objects[seeded_index(seed, activity, modulo=len(objects))], 0
+    for name in objects:
+        lowered = name.lower()
+        score = sum(2 for s in stems if s and s in lowered)
+        for stem_ in stems:
+            for hint_key, hinted in OBJECT_HINTS.items():
+                if stem_.startswith(hint_key) and any(h in lowered for h in hinted):
+                    score += 3
+        if score > best_score:
+            best, best_score = name, score
+    return best
+
+
+def object_state(obj: str, action: str) -> str:
+    for name, state in OBJECT_STATES.items():
+        if name in obj.lower():
+            return state
+    short = " ".join(action.split()[:4]).rstrip(".,")
+    return f"in use ({short})"[:80]
+
+
+def _chunks(total: int, seed: int, key: str) -> list[int]:
+    """Split a block into 5, 10 or 15 minute steps adding up to it (rounded to 5 minutes)."""
+    remaining = max(5, round(total / 5) * 5)
+    chunks: list[int] = []
+    while remaining > 0:
+        size = min(remaining, (10, 15, 15, 10, 5)[seeded_index(seed, key, len(chunks), modulo=5)])
+        chunks.append(size)
+        remaining -= size
+    return chunks
+
+
+def _morning_steps() -> list[str]:
+    return ["wake up and stretch", "brush teeth at the sink", "take a shower", "get dressed"]
+
+
+def _meal_steps(activity: str) -> list[str]:
+    meal = next((m for m in ("breakfast", "lunch", "dinner") if m in activity.lower()), "a meal")
+    return [f"get {meal} ready", f"eat {meal}", f"eat {meal}", "wash the dishes"]
+
+
+def _work_steps(activity: str) -> list[str]:
+    base = activity.rstrip(".")
+    return [f"get set up to {base}", base, f"keep going: {base}", f"take a short break, then {base}",
+            base, f"wrap up: {base}"]
+
+
+def _steps_text(activity: str, count: int) -> list[str]:
+    lowered = activity.lower()
+    if any(w in lowered for w in MORNING_WORDS):
+        pattern = _morning_steps()
+    elif any(w in lowered for w in MEAL_WORDS):
+        pattern = _meal_steps(activity)
+    else:
+        pattern = _work_steps(activity)
+    if count <= 1:
+        return [activity]
+    if count <= len(pattern):
+        return pattern[: count - 1] + [pattern[-1]]
+    middle = [pattern[1 + (i % max(1, len(pattern) - 2))] for i in range(count - 2)]
+    return [pattern[0], *middle, pattern[-1]]
+
+
+class OfflineModel:
+    """Answers every purpose from its structured context; embeds with feature hashing."""
+
+    label = OFFLINE_LABEL
+    embedding_model = "offline-hashing-256"
+
+    def __init__(self, seed: int = 0, embedding_dim: int = 256) -> None:
+        self.seed = seed
+        self.embedding_dim = embedding_dim
+        self._embedder = HashingEmbedder(embedding_dim)
+        self._responders: dict[str, Callable[[Mapping[str, Any]], BaseModel]] = {
+            "importance": self._importance,
+            "day_plan": self._day_plan,
+            "hourly_schedule": self._hourly_schedule,
+            "choose_sector": self._choose,
+            "choose_arena": self._choose,
+            "decompose": self._decompose,
+        }
+
+    def register(self, purpose: str, responder: Callable[[Mapping[str, Any]], BaseModel]) -> None:
+        """Let later parts of the mind teach the offline model a new purpose."""
+        self._responders[purpose] = responder
+
+    async def ask(self, request: Ask[AnswerT]) -> AnswerT:
+        responder = self._responders.get(request.purpose)
+        if responder is None:
+            return request.default()
+        answer = responder(request.context)
+        return request.schema.model_validate(answer.model_dump())
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embedder.embed(list(texts))
+
+    def _importance(self, context: Mapping[str, Any]) -> ImportanceScores:
+        return ImportanceScores(scores=[score_importance(t) for t in context["texts"]])
+
+    def _day_plan(self, context: Mapping[str, Any]) -> DayPlan:
+        routine = list(context["routine"])
+        while len(routine) > 8:
+            gaps = [parse_clock(b["at"]) - parse_clock(a["at"])
+                    for a, b in zip(routine, routine[1:], strict=False)]
+            merge = min(range(1, len(gaps)), key=lambda i: gaps[i]) if len(gaps) > 1 else 0
+            first, second = routine[merge], routine[merge + 1]
+            routine[merge] = {**first, "do": f"{first['do']}, then {second['do']}"}
+            del routine[merge + 1]
+        items = [f"{step['do']} at {clock_face(parse_clock(step['at']))}" for step in routine]
+        return DayPlan(items=items)
+
+    def _hourly_schedule(self, context: Mapping[str, Any]) -> HourlySchedule:
+        routine = list(context["routine"])
+        blocks: list[ScheduleBlock] = []
+        for step, following in zip(routine, routine[1:], strict=False):
+            start, end = parse_clock(step["at"]), parse_clock(following["at"])
+            hours = max(1, round((end - start) / 60)) if end - start > 90 else 1
+            edges = [start + (end - start) * i // hours for i in range(hours + 1)]
+            for index in range(hours):
+                activity = step["do"] if index == 0 else (
+                    f"wrap up: {step['do']}" if index == hours - 1 and hours > 2
+                    else f"continue to {step['do']}")
+                blocks.append(ScheduleBlock(start=f"{edges[index] // 60:02d}:{edges[index] % 60:02d}",
+                                            minutes=edges[index + 1] - edges[index],
+                                            activity=activity))
+        return HourlySchedule(blocks=blocks)
+
+    def _choose(self, context: Mapping[str, Any]) -> PlaceChoice:
+        options: list[str] = list(context["options"])
+        for preferred in (context.get("hint"), context.get("current")):
+            if preferred in options:
+                return PlaceChoice(choice=preferred)
+        activity = str(context.get("activity", ""))
+        stems = keywords(activity)
+        ranked = sorted(options, key=lambda o: -sum(s in o.lower() for s in stems))
+        return PlaceChoice(choice=ranked[0])
+
+    def _decompose(self, context: Mapping[str, Any]) -> Decomposition:
+        activity = str(context["activity"])
+        objects: list[str] = list(context["objects"])
+        key = f"{context.get('agent')}|{context.get('start')}|{activity}"
+        if any(w in activity.lower() for w in SLEEP_WORDS):
+            bed = pick_object("sleep bed", objects, self.seed)
+            return Decomposition(steps=[Step(minutes=15, action="sleeping", object=bed,
+                                             object_state=object_state(bed, "sleeping"),
+                                             emoji="😴")])
+        minutes = int(context["minutes"])
+        sizes = _chunks(minutes, self.seed, key)
+        texts = _steps_text(activity, len(sizes))
+        steps = []
+        for size, text in zip(sizes, texts, strict=True):
+            obj = pick_object(f"{text} {activity}", objects, self.seed)
+            steps.append(Step(minutes=size, action=re.sub(r"\s+", " ", text)[:300], object=obj,
+                              object_state=object_state(obj, text), emoji=pick_emoji(text)))
+        return Decomposition(steps=steps)

@@ -1,0 +1,1 @@
+"""One agent's cognition (paper section 4): memory, retrieval, planning, acting."""

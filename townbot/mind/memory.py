@@ -1,0 +1,106 @@
+"""The memory stream: everything an agent has experienced, in natural language.
+
+Arrays of embeddings, importance and access times sit beside the records so that retrieval
+scores the whole stream in a few vectorised numpy operations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+EPOCH = datetime(2000, 1, 1)
+KINDS = ("observation", "reflection", "plan", "conversation", "thought")
+
+
+def hours_since_epoch(moment: datetime) -> float:
+    return (moment - EPOCH).total_seconds() / 3600.0
+
+
+@dataclass
+class Memory:
+    id: int
+    kind: str
+    text: str
+    created: datetime
+    last_accessed: datetime
+    importance: int
+    evidence: tuple[int, ...] = ()
+
+
+@dataclass
+class MemoryStream:
+    """One agent's memories; ids are positions, so evidence ids stay valid forever."""
+
+    dim: int
+    memories: list[Memory] = field(default_factory=list)
+    new_ids: list[int] = field(default_factory=list)
+    touched_ids: set[int] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self._capacity = 64
+        self._vectors = np.zeros((self._capacity, self.dim), dtype=np.float32)
+        self._importance = np.zeros(self._capacity, dtype=np.float32)
+        self._accessed = np.zeros(self._capacity, dtype=np.float64)
+
+    def __len__(self) -> int:
+        return len(self.memories)
+
+    def _grow(self) -> None:
+        self._capacity *= 2
+        for name in ("_vectors", "_importance", "_accessed"):
+            old = getattr(self, name)
+            grown = np.zeros((self._capacity, *old.shape[1:]), dtype=old.dtype)
+            grown[: len(old)] = old
+            setattr(self, name, grown)
+
+    def add(self, kind: str, text: str, now: datetime, importance: int, vector: np.ndarray,
+            evidence: tuple[int, ...] = (), last_accessed: datetime | None = None) -> Memory:
+        if kind not in KINDS:
+            raise ValueError(f"unknown memory kind '{kind}'; expected one of {', '.join(KINDS)}")
+        if vector.shape != (self.dim,):
+            raise ValueError(f"embedding has shape {vector.shape}, this stream stores ({self.dim},)")
+        index = len(self.memories)
+        if index == self._capacity:
+            self._grow()
+        accessed = last_accessed or now
+        memory = Memory(index, kind, text, now, accessed, int(importance), tuple(evidence))
+        self.memories.append(memory)
+        self._vectors[index] = vector
+        self._importance[index] = memory.importance
+        self._accessed[index] = hours_since_epoch(accessed)
+        self.new_ids.append(index)
+        return memory
+
+    def touch(self, ids: list[int], now: datetime) -> None:
+        """Retrieval refreshes last access, which is what recency decays from."""
+        stamp = hours_since_epoch(now)
+        for index in ids:
+            self.memories[index].last_accessed = now
+            self._accessed[index] = stamp
+            if index not in self.new_ids:
+                self.touched_ids.add(index)
+
+    def vector(self, index: int) -> np.ndarray:
+        return self._vectors[index]
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Views of (vectors, importance, last-access hours) over the stored memories."""
+        size = len(self.memories)
+        return self._vectors[:size], self._importance[:size], self._accessed[:size]
+
+    def take_changes(self) -> tuple[list[Memory], list[Memory]]:
+        """Memories added and memories re-accessed since the last call (for the store)."""
+        added = [self.memories[i] for i in self.new_ids]
+        touched = [self.memories[i] for i in sorted(self.touched_ids)]
+        self.new_ids, self.touched_ids = [], set()
+        return added, touched
+
+    def recent(self, count: int, kinds: tuple[str, ...] = KINDS) -> list[Memory]:
+        picked = [m for m in reversed(self.memories) if m.kind in kinds][:count]
+        return list(reversed(picked))
+
+    def by_kind(self, kind: str) -> list[Memory]:
+        return [m for m in self.memories if m.kind == kind]

@@ -1,0 +1,139 @@
+"""Planning (paper 4.3): the day in broad strokes, then hour-level blocks, then 5-15 minute steps.
+
+Each level is stored in the memory stream as a plan memory, so plans are retrieved like any
+other memory. Steps are decomposed just in time, when their block begins.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from townbot.llm.port import Ask, LanguageModel
+from townbot.llm.purposes import DayPlan, Decomposition, HourlySchedule, ScheduleBlock, Step
+from townbot.mind.plans import PlanBlock, PlanStep
+from townbot.mind.prompting import render
+from townbot.world.clock import clock_face, parse_clock
+from townbot.world.model import Persona
+
+
+def routine_context(persona: Persona) -> list[dict[str, str]]:
+    return [{"at": f"{s.minute // 60:02d}:{s.minute % 60:02d}", "do": s.activity,
+             "where": f"{s.sector}: {s.arena}"} for s in persona.routine]
+
+
+def routine_text(persona: Persona) -> str:
+    return "; ".join(f"{clock_face(s.minute)} {s.activity}" for s in persona.routine)
+
+
+def default_day_plan(persona: Persona) -> DayPlan:
+    steps = persona.routine[:8]
+    return DayPlan(items=[f"{s.activity} at {clock_face(s.minute)}" for s in steps]
+                   + ["go about the day"] * max(0, 3 - len(steps)))
+
+
+async def plan_day(model: LanguageModel, persona: Persona, today: datetime,
+                   yesterday: str) -> list[str]:
+    prompt = render("day_plan", identity=persona.identity(), first_name=persona.first_name,
+                    routine=routine_text(persona), yesterday=yesterday,
+                    date=today.strftime("%A %B %d"), wakes=clock_face(persona.wakes),
+                    sleeps=clock_face(persona.sleeps))
+    answer = await model.ask(Ask(
+        purpose="day_plan", prompt=prompt, schema=DayPlan, agent=persona.name,
+        default=lambda: default_day_plan(persona),
+        context={"routine": routine_context(persona), "yesterday": yesterday}))
+    return answer.items
+
+
+def _default_schedule(persona: Persona) -> HourlySchedule:
+    steps = persona.routine
+    blocks = [ScheduleBlock(start=f"{a.minute // 60:02d}:{a.minute % 60:02d}",
+                            minutes=max(5, b.minute - a.minute), activity=a.activity)
+              for a, b in zip(steps, steps[1:], strict=False)]
+    return HourlySchedule(blocks=blocks)
+
+
+def _schedule_problem(answer: HourlySchedule, persona: Persona) -> str | None:
+    previous = -1
+    for block in answer.blocks:
+        try:
+            minute = parse_clock(block.start)
+        except ValueError as error:
+            return str(error)
+        if minute <= previous:
+            return f"block at {block.start} does not come after the one before"
+        previous = minute
+    if parse_clock(answer.blocks[0].start) > persona.wakes + 60:
+        return "the schedule must start when the resident wakes"
+    return None
+
+
+def blocks_from_schedule(schedule: HourlySchedule, persona: Persona,
+                         day: datetime) -> list[PlanBlock]:
+    """Anchor the schedule to the date; each block runs until the next starts, the last to bedtime."""
+    midnight = day.replace(hour=0, minute=0, second=0, microsecond=0)
+    bedtime = midnight + timedelta(minutes=persona.sleeps)
+    starts = [midnight + timedelta(minutes=parse_clock(b.start)) for b in schedule.blocks]
+    blocks = []
+    for index, entry in enumerate(schedule.blocks):
+        end = starts[index + 1] if index + 1 < len(starts) else bedtime
+        if starts[index] < bedtime and end > starts[index]:
+            blocks.append(PlanBlock(start=starts[index], end=min(end, bedtime),
+                                    activity=entry.activity))
+    return blocks
+
+
+async def plan_hours(model: LanguageModel, persona: Persona, day: datetime,
+                     items: list[str]) -> list[PlanBlock]:
+    prompt = render("hourly_schedule", identity=persona.identity(), first_name=persona.first_name,
+                    date=day.strftime("%A %B %d"), plan="\n".join(f"- {i}" for i in items),
+                    wakes=clock_face(persona.wakes), sleeps=clock_face(persona.sleeps))
+    answer = await model.ask(Ask(
+        purpose="hourly_schedule", prompt=prompt, schema=HourlySchedule, agent=persona.name,
+        default=lambda: _default_schedule(persona),
+        check=lambda a: _schedule_problem(a, persona),
+        context={"routine": routine_context(persona), "plan": items}))
+    return blocks_from_schedule(answer, persona, day)
+
+
+def _default_steps(block: PlanBlock, objects: list[str]) -> Decomposition:
+    target = objects[0] if objects else "nothing in particular"
+    return Decomposition(steps=[Step(minutes=15, action=block.activity, object=target,
+                                     object_state="in use", emoji="🙂")])
+
+
+def steps_in_block(answer: Decomposition, block: PlanBlock, objects: list[str]) -> list[PlanStep]:
+    """Lay steps end to end from the block's start; the last one stretches to the block's end."""
+    steps: list[PlanStep] = []
+    cursor = block.start
+    for step in answer.steps:
+        if cursor >= block.end:
+            break
+        end = min(block.end, cursor + timedelta(minutes=step.minutes))
+        obj = step.object if step.object in objects else (objects[0] if objects else "")
+        steps.append(PlanStep(cursor, end, step.action, obj, step.object_state, step.emoji))
+        cursor = end
+    if steps:
+        steps[-1].end = block.end
+    return steps
+
+
+async def decompose(model: LanguageModel, persona: Persona, block: PlanBlock,
+                    objects: list[str], now: datetime) -> list[PlanStep]:
+    start = max(block.start, now)
+    minutes = max(5, int((block.end - start).total_seconds() // 60))
+    prompt = render("decompose", identity=persona.identity(), first_name=persona.first_name,
+                    time=clock_face(start.hour * 60 + start.minute),
+                    place=f"{block.sector}: {block.arena}", minutes=minutes,
+                    activity=block.activity, objects=", ".join(objects) or "none")
+
+    def problem(answer: Decomposition) -> str | None:
+        unknown = [s.object for s in answer.steps if s.object not in objects]
+        return f"unknown objects {unknown}; use names from the list" if unknown and objects else None
+
+    answer = await model.ask(Ask(
+        purpose="decompose", prompt=prompt, schema=Decomposition, agent=persona.name,
+        default=lambda: _default_steps(block, objects), check=problem,
+        context={"activity": block.activity, "minutes": minutes, "objects": objects,
+                 "agent": persona.name, "start": start.isoformat()}))
+    partial = PlanBlock(start, block.end, block.activity, block.sector, block.arena)
+    return steps_in_block(answer, partial, objects)

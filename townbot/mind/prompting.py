@@ -1,0 +1,32 @@
+"""Prompt templates: text files in mind/prompts/, filled with string.Template."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from string import Template
+
+PROMPT_DIR = Path(__file__).parent / "prompts"
+QUOTE_LIMIT = 500
+
+
+@cache
+def template(name: str) -> Template:
+    return Template((PROMPT_DIR / f"{name}.txt").read_text(encoding="utf-8"))
+
+
+def render(template_name: str, /, **values: object) -> str:
+    """Fill a template; a missing value is a programming error and raises KeyError."""
+    return template(template_name).substitute({k: str(v) for k, v in values.items()})
+
+
+def quoted(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """People's text enters prompts only like this: bounded and inside quotation marks."""
+    flat = " ".join(text.split())
+    if len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    return '"' + flat.replace('"', "'") + '"'
+
+
+def numbered(lines: list[str]) -> str:
+    return "\n".join(f"{index}. {line}" for index, line in enumerate(lines, 1))

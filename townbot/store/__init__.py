@@ -1,0 +1,1 @@
+"""aiosqlite persistence: versioned migrations, WAL, one transaction per tick."""

@@ -1,0 +1,243 @@
+"""The Store: every read and write of a town's database goes through here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+import numpy as np
+
+from townbot.llm.metering import UsageRecord
+from townbot.mind.memory import Memory
+from townbot.store.migrations import MIGRATIONS
+from townbot.world.clock import format_game_time, parse_game_time
+from townbot.world.events import TownEvent
+
+
+class StoreError(Exception):
+    """The database cannot be used as asked; the message says what to do instead."""
+
+
+@dataclass(frozen=True)
+class TownRow:
+    id: int
+    name: str
+    start: str
+    tick_minutes: int
+    tick: int
+    seed: int
+    model: str
+    embedding_model: str
+    embedding_dim: int
+
+
+@dataclass(frozen=True)
+class StoredMemory:
+    agent: str
+    memory: Memory
+    vector: np.ndarray
+
+
+@dataclass
+class TickChanges:
+    """Everything one tick changed; written in one transaction."""
+
+    town_id: int
+    next_tick: int
+    agents: dict[str, tuple[dict, dict]] = field(default_factory=dict)  # name -> (body, mind)
+    new_memories: list[tuple[str, Memory, np.ndarray]] = field(default_factory=list)
+    touched: list[tuple[str, Memory]] = field(default_factory=list)
+    objects: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (state, time)
+    events: list[TownEvent] = field(default_factory=list)
+    usage: list[UsageRecord] = field(default_factory=list)
+    tick: int = 0
+
+
+class Store:
+    def __init__(self, connection: aiosqlite.Connection, path: str) -> None:
+        self.db = connection
+        self.path = path
+
+    @classmethod
+    async def open(cls, path: str | Path) -> Store:
+        path = str(path)
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        connection = await aiosqlite.connect(path, isolation_level=None)
+        connection.row_factory = aiosqlite.Row
+        await connection.execute("PRAGMA journal_mode=WAL")
+        await connection.execute("PRAGMA synchronous=NORMAL")
+        await connection.execute("PRAGMA foreign_keys=ON")
+        store = cls(connection, path)
+        await store.migrate()
+        return store
+
+    async def close(self) -> None:
+        await self.db.close()
+
+    async def schema_version(self) -> int:
+        async with self.db.execute("PRAGMA user_version") as cursor:
+            row = await cursor.fetchone()
+        return int(row[0])
+
+    async def migrate(self) -> int:
+        """Apply every migration newer than the database, each in its own transaction."""
+        version = await self.schema_version()
+        if version > len(MIGRATIONS):
+            raise StoreError(f"{self.path} has schema version {version}, newer than this "
+                             f"townbot ({len(MIGRATIONS)}); upgrade townbot to open it")
+        for number in range(version + 1, len(MIGRATIONS) + 1):
+            script = MIGRATIONS[number - 1]
+            await self.db.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in filter(str.strip, script.split(";")):
+                    await self.db.execute(statement)
+                await self.db.execute(f"PRAGMA user_version = {number}")
+            except BaseException:
+                await self.db.execute("ROLLBACK")
+                raise
+            await self.db.execute("COMMIT")
+        return len(MIGRATIONS)
+
+    # --- towns ------------------------------------------------------------------------------
+
+    async def create_town(self, name: str, start: str, tick_minutes: int, seed: int, model: str,
+                          embedding_model: str, embedding_dim: int,
+                          agents: dict[str, tuple[dict, dict]],
+                          objects: dict[str, str]) -> TownRow:
+        await self.db.execute("BEGIN IMMEDIATE")
+        try:
+            cursor = await self.db.execute(
+                "INSERT INTO towns (name, start, tick_minutes, seed, model, embedding_model, "
+                "embedding_dim) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (name, start, tick_minutes, seed, model, embedding_model, embedding_dim))
+            town_id = cursor.lastrowid
+            await self.db.executemany(
+                "INSERT INTO agents (town_id, name, body, mind) VALUES (?, ?, ?, ?)",
+                [(town_id, n, json.dumps(b), json.dumps(m)) for n, (b, m) in agents.items()])
+            await self.db.executemany(
+                "INSERT INTO objects (town_id, path, state, updated) VALUES (?, ?, ?, ?)",
+                [(town_id, path, state, start) for path, state in objects.items()])
+        except BaseException:
+            await self.db.execute("ROLLBACK")
+            raise
+        await self.db.execute("COMMIT")
+        town = await self.town(town_id)
+        assert town is not None
+        return town
+
+    async def town(self, town_id: int | None = None) -> TownRow | None:
+        """A town by id, or the first town in the database."""
+        query = "SELECT * FROM towns " + ("WHERE id = ?" if town_id is not None else
+                                           "ORDER BY id LIMIT 1")
+        async with self.db.execute(query, (town_id,) if town_id is not None else ()) as cursor:
+            row = await cursor.fetchone()
+        if row is None:
+            return None
+        return TownRow(**{key: row[key] for key in TownRow.__dataclass_fields__})
+
+    async def agents(self, town_id: int) -> dict[str, tuple[dict, dict]]:
+        async with self.db.execute("SELECT name, body, mind FROM agents WHERE town_id = ? "
+                                   "ORDER BY name", (town_id,)) as cursor:
+            rows = await cursor.fetchall()
+        return {row["name"]: (json.loads(row["body"]), json.loads(row["mind"])) for row in rows}
+
+    async def memories(self, town_id: int, agent: str | None = None) -> list[StoredMemory]:
+        query = "SELECT * FROM memories WHERE town_id = ?"
+        args: tuple[Any, ...] = (town_id,)
+        if agent is not None:
+            query += " AND agent = ?"
+            args += (agent,)
+        async with self.db.execute(query + " ORDER BY agent, seq", args) as cursor:
+            rows = await cursor.fetchall()
+        return [StoredMemory(row["agent"], Memory(
+            id=row["seq"], kind=row["kind"], text=row["text"],
+            created=parse_game_time(row["created"]),
+            last_accessed=parse_game_time(row["last_accessed"]), importance=row["importance"],
+            evidence=tuple(json.loads(row["evidence"]))),
+            np.frombuffer(row["embedding"], dtype=np.float32)) for row in rows]
+
+    async def objects(self, town_id: int) -> dict[str, str]:
+        async with self.db.execute("SELECT path, state FROM objects WHERE town_id = ? "
+                                   "ORDER BY path", (town_id,)) as cursor:
+            return {row["path"]: row["state"] for row in await cursor.fetchall()}
+
+    async def events(self, town_id: int) -> list[TownEvent]:
+        async with self.db.execute("SELECT * FROM outbox WHERE town_id = ? ORDER BY id",
+                                   (town_id,)) as cursor:
+            rows = await cursor.fetchall()
+        return [TownEvent(row["game_time"], row["channel"], row["kind"], row["actor"],
+                          row["text"], row["emoji"], row["place"]) for row in rows]
+
+    async def usage_rows(self, town_id: int) -> list[dict[str, Any]]:
+        async with self.db.execute("SELECT * FROM llm_usage WHERE town_id = ? ORDER BY id",
+                                   (town_id,)) as cursor:
+            return [dict(row) for row in await cursor.fetchall()]
+
+    # --- the tick ---------------------------------------------------------------------------
+
+    async def save_tick(self, changes: TickChanges) -> None:
+        """Commit one tick atomically: a crash before COMMIT leaves the previous tick intact."""
+        await self.db.execute("BEGIN IMMEDIATE")
+        try:
+            await self._write_tick(changes)
+        except BaseException:
+            await self.db.execute("ROLLBACK")
+            raise
+        await self.db.execute("COMMIT")
+
+    async def _write_tick(self, changes: TickChanges) -> None:
+        town = changes.town_id
+        await self.db.execute("UPDATE towns SET tick = ? WHERE id = ?", (changes.next_tick, town))
+        await self.db.executemany(
+            "UPDATE agents SET body = ?, mind = ? WHERE town_id = ? AND name = ?",
+            [(json.dumps(b), json.dumps(m), town, n) for n, (b, m) in changes.agents.items()])
+        await self.db.executemany(
+            "INSERT INTO memories (town_id, agent, seq, kind, text, created, last_accessed, "
+            "importance, embedding, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(town, agent, m.id, m.kind, m.text, format_game_time(m.created),
+              format_game_time(m.last_accessed), m.importance,
+              np.asarray(vector, dtype=np.float32).tobytes(), json.dumps(list(m.evidence)))
+             for agent, m, vector in changes.new_memories])
+        await self.db.executemany(
+            "UPDATE memories SET last_accessed = ? WHERE town_id = ? AND agent = ? AND seq = ?",
+            [(format_game_time(m.last_accessed), town, agent, m.id) for agent, m in changes.touched])
+        await self.db.executemany(
+            "INSERT INTO objects (town_id, path, state, updated) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (town_id, path) DO UPDATE SET state = excluded.state, "
+            "updated = excluded.updated",
+            [(town, path, state, when) for path, (state, when) in changes.objects.items()])
+        await self._insert_events(town, changes.tick, changes.events)
+        await self._insert_usage(town, changes.tick, changes.usage)
+
+    async def _insert_events(self, town: int, tick: int, events: Iterable[TownEvent]) -> None:
+        await self.db.executemany(
+            "INSERT INTO outbox (town_id, tick, game_time, channel, kind, actor, text, emoji, "
+            "place) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(town, tick, e.game_time, e.channel, e.kind, e.actor, e.text, e.emoji, e.place)
+             for e in events])
+
+    async def _insert_usage(self, town: int, tick: int, usage: Iterable[UsageRecord]) -> None:
+        await self.db.executemany(
+            "INSERT INTO llm_usage (town_id, tick, game_day, agent, purpose, model, "
+            "prompt_tokens, completion_tokens, estimated, latency_ms, outcome) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(town, tick, u.game_day, u.agent, u.purpose, u.model, u.prompt_tokens,
+              u.completion_tokens, int(u.estimated), u.latency_ms, u.outcome) for u in usage])
+
+
+async def conversations(store: Store, town_id: int) -> list[dict[str, Any]]:
+    """Every conversation with its utterances, oldest first."""
+    async with store.db.execute("SELECT * FROM conversations WHERE town_id = ? ORDER BY id",
+                                (town_id,)) as cursor:
+        talks = [dict(row) for row in await cursor.fetchall()]
+    for talk in talks:
+        async with store.db.execute("SELECT speaker, text, game_time FROM utterances WHERE "
+                                    "conversation_id = ? ORDER BY seq", (talk["id"],)) as cursor:
+            talk["utterances"] = [dict(row) for row in await cursor.fetchall()]
+        talk["participants"] = json.loads(talk["participants"])
+    return talks

@@ -1,0 +1,93 @@
+"""Schema migrations, applied in order; PRAGMA user_version records the last one applied."""
+
+from __future__ import annotations
+
+MIGRATIONS: list[str] = [
+    # 1: the town, its residents, memories, objects, conversations, outbox and model usage.
+    """
+    CREATE TABLE towns (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        start TEXT NOT NULL,
+        tick_minutes INTEGER NOT NULL,
+        tick INTEGER NOT NULL DEFAULT 0,
+        seed INTEGER NOT NULL DEFAULT 0,
+        model TEXT NOT NULL,
+        embedding_model TEXT NOT NULL,
+        embedding_dim INTEGER NOT NULL,
+        created_at TEXT NOT NULL DEFAULT (datetime('now'))
+    );
+    CREATE TABLE agents (
+        town_id INTEGER NOT NULL REFERENCES towns(id),
+        name TEXT NOT NULL,
+        body TEXT NOT NULL,
+        mind TEXT NOT NULL,
+        PRIMARY KEY (town_id, name)
+    );
+    CREATE TABLE memories (
+        town_id INTEGER NOT NULL REFERENCES towns(id),
+        agent TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        created TEXT NOT NULL,
+        last_accessed TEXT NOT NULL,
+        importance INTEGER NOT NULL,
+        embedding BLOB NOT NULL,
+        evidence TEXT NOT NULL DEFAULT '[]',
+        PRIMARY KEY (town_id, agent, seq)
+    );
+    CREATE TABLE objects (
+        town_id INTEGER NOT NULL REFERENCES towns(id),
+        path TEXT NOT NULL,
+        state TEXT NOT NULL,
+        updated TEXT NOT NULL,
+        PRIMARY KEY (town_id, path)
+    );
+    CREATE TABLE conversations (
+        id INTEGER PRIMARY KEY,
+        town_id INTEGER NOT NULL REFERENCES towns(id),
+        started TEXT NOT NULL,
+        ended TEXT,
+        sector TEXT NOT NULL,
+        arena TEXT NOT NULL,
+        participants TEXT NOT NULL
+    );
+    CREATE TABLE utterances (
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id),
+        seq INTEGER NOT NULL,
+        speaker TEXT NOT NULL,
+        text TEXT NOT NULL,
+        game_time TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, seq)
+    );
+    CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY,
+        town_id INTEGER NOT NULL REFERENCES towns(id),
+        tick INTEGER NOT NULL,
+        game_time TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        text TEXT NOT NULL,
+        emoji TEXT NOT NULL DEFAULT '',
+        place TEXT NOT NULL DEFAULT '',
+        sent_at TEXT
+    );
+    CREATE INDEX outbox_unsent ON outbox (town_id, sent_at, id);
+    CREATE TABLE llm_usage (
+        id INTEGER PRIMARY KEY,
+        town_id INTEGER NOT NULL REFERENCES towns(id),
+        tick INTEGER NOT NULL,
+        game_day INTEGER NOT NULL,
+        agent TEXT,
+        purpose TEXT NOT NULL,
+        model TEXT NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        estimated INTEGER NOT NULL,
+        latency_ms REAL NOT NULL,
+        outcome TEXT NOT NULL
+    );
+    """,
+]

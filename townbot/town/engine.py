@@ -1,0 +1,259 @@
+"""The engine: owns the shared world state and runs one tick at a time.
+
+Each tick: arrivals, perception, all minds think concurrently, intents are applied in a fixed
+(alphabetical) order, and one transaction commits everything. With the offline model and a
+fixed seed, the same start gives the same transcript.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from townbot.llm.metering import MeteredModel
+from townbot.mind.agent import AgentMind, Intent, MindState, Perception, starting_knowledge
+from townbot.mind.memory import MemoryStream
+from townbot.store.database import Store, StoreError, TickChanges, TownRow
+from townbot.town.body import Body
+from townbot.town.perception import perceive
+from townbot.world.clock import GameClock, format_game_time, minute_of_day, parse_game_time
+from townbot.world.events import TownEvent
+from townbot.world.model import World, join_path
+
+
+@dataclass
+class TownView:
+    """The read-only world a mind may consult while thinking (see mind.agent.WorldView)."""
+
+    engine: Engine
+
+    def availability(self, person: str, sector: str, arena: str | None) -> str | None:
+        return self.engine.availability(person, sector, arena)
+
+    def arenas_of(self, sector: str) -> list[str]:
+        return list(self.engine.world.sectors[sector].arenas)
+
+    def objects_in(self, sector: str, arena: str) -> list[str]:
+        return list(self.engine.world.arena(sector, arena).objects)
+
+    def norms_of(self, sector: str) -> str:
+        return " ".join(self.engine.world.sectors[sector].norms)
+
+
+@dataclass
+class Engine:
+    world: World
+    store: Store
+    town: TownRow
+    model: MeteredModel
+    clock: GameClock
+    minds: dict[str, AgentMind]
+    bodies: dict[str, Body]
+    objects: dict[str, str]
+    defaults: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.defaults = self.world.default_object_states()
+        self._changed_objects: dict[str, tuple[str, str]] = {}
+
+    # --- creation and resumption ------------------------------------------------------------
+
+    @classmethod
+    async def open(cls, world: World, store: Store, model: MeteredModel, *, seed: int = 0,
+                   start: str | None = None, tick_minutes: int | None = None) -> Engine:
+        """Resume the town in the database, or found it when the database is new."""
+        town = await store.town()
+        if town is None:
+            return await cls._found(world, store, model, seed, start or world.start,
+                                    tick_minutes or world.tick_minutes)
+        return await cls._resume(world, store, model, town)
+
+    @classmethod
+    async def _found(cls, world: World, store: Store, model: MeteredModel, seed: int,
+                     start: str, tick_minutes: int) -> Engine:
+        arenas_of = {name: list(s.arenas) for name, s in world.sectors.items()}
+        bodies = {name: Body(p.home_sector, p.home_arena) for name, p in world.personas.items()}
+        states = {name: MindState(known=starting_knowledge(p, arenas_of))
+                  for name, p in world.personas.items()}
+        objects = world.default_object_states()
+        town = await store.create_town(
+            world.town, start, tick_minutes, seed, model.label, model.embedding_model,
+            model.embedding_dim, {n: (bodies[n].to_dict(), states[n].to_dict()) for n in bodies},
+            objects)
+        engine = cls._assemble(world, store, model, town, bodies, states, objects, {})
+        await engine._plant_seed_memories()
+        return engine
+
+    @classmethod
+    async def _resume(cls, world: World, store: Store, model: MeteredModel,
+                      town: TownRow) -> Engine:
+        if town.embedding_dim != model.embedding_dim or town.embedding_model != model.embedding_model:
+            raise StoreError(
+                f"this town's memories were embedded with {town.embedding_model} "
+                f"({town.embedding_dim} dimensions) but the configured model embeds with "
+                f"{model.embedding_model} ({model.embedding_dim}); configure the original "
+                "embedding model or start a new database")
+        rows = await store.agents(town.id)
+        missing = sorted(set(world.personas) - set(rows))
+        if missing:
+            raise StoreError(f"residents {', '.join(missing)} are not in this town's database; "
+                             "use the persona folder the town was founded with or a new --db")
+        bodies = {n: Body.from_dict(b) for n, (b, _) in rows.items() if n in world.personas}
+        states = {n: MindState.from_dict(m) for n, (_, m) in rows.items() if n in world.personas}
+        streams: dict[str, MemoryStream] = {n: MemoryStream(town.embedding_dim) for n in bodies}
+        for stored in await store.memories(town.id):
+            if stored.agent in streams:
+                m = stored.memory
+                streams[stored.agent].add(m.kind, m.text, m.created, m.importance, stored.vector,
+                                          m.evidence, last_accessed=m.last_accessed)
+        for stream in streams.values():
+            stream.take_changes()
+        objects = await store.objects(town.id)
+        return cls._assemble(world, store, model, town, bodies, states, objects, streams)
+
+    @classmethod
+    def _assemble(cls, world: World, store: Store, model: MeteredModel, town: TownRow,
+                  bodies: dict[str, Body], states: dict[str, MindState], objects: dict[str, str],
+                  streams: dict[str, MemoryStream]) -> Engine:
+        clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
+        minds = {name: AgentMind(world.personas[name], model,
+                                 streams.get(name) or MemoryStream(town.embedding_dim),
+                                 states[name]) for name in sorted(bodies)}
+        return cls(world, store, town, model, clock, minds, bodies, objects)
+
+    async def _plant_seed_memories(self) -> None:
+        for mind in self.minds.values():
+            for text in mind.persona.seed_memories:
+                mind.remember("observation", text)
+        await asyncio.gather(*(m.flush_memories(self.clock.now) for m in self.minds.values()))
+        await self._commit([], advance=False)
+
+    # --- rules of the world -----------------------------------------------------------------
+
+    def availability(self, person: str, sector: str, arena: str | None) -> str | None:
+        """Why `person` cannot enter now (closing time, a full one-person room), or None."""
+        place = self.world.sectors.get(sector)
+        if place is None:
+            return f"there is no place called {sector}"
+        if not place.admits(person, minute_of_day(self.clock.now)):
+            return f"{sector} is closed now (open {place.hours.describe()})"  # type: ignore[union-attr]
+        if arena is None:
+            return None
+        room = place.arenas.get(arena)
+        if room is None:
+            return f"{sector} has no {arena}"
+        if room.capacity is not None:
+            inside = [n for n, b in self.bodies.items() if n != person and
+                      ((b.sector, b.arena) == (sector, arena)
+                       or (b.travel_sector, b.travel_arena) == (sector, arena))]
+            if len(inside) >= room.capacity:
+                return f"the {arena} is occupied by {', '.join(sorted(inside))}"
+        return None
+
+    # --- the tick ---------------------------------------------------------------------------
+
+    async def tick(self) -> list[TownEvent]:
+        now = self.clock.now
+        self.model.meter.game_day = self.clock.day_number
+        events: list[TownEvent] = []
+        for body in self.bodies.values():
+            if body.walking and body.arrives_by(now):
+                body.arrive()
+        perceptions = {
+            name: Perception(now, body.sector, body.arena,
+                             [] if body.action == "sleeping" else
+                             perceive(name, self.bodies, self.objects, self.world, self.defaults))
+            for name, body in self.bodies.items()}
+        view = TownView(self)
+        intents = await asyncio.gather(*(self.minds[name].think(perceptions[name], view)
+                                         for name in sorted(self.minds)))
+        for intent in intents:
+            self._apply(intent, events)
+        await self._commit(events)
+        return events
+
+    def _apply(self, intent: Intent, events: list[TownEvent]) -> None:
+        body = self.bodies[intent.agent]
+        destination = (intent.sector, intent.arena)
+        if body.walking and (body.travel_sector, body.travel_arena) == destination:
+            return
+        if (body.sector, body.arena) != destination:
+            self._move(intent, body, events)
+            if (body.sector, body.arena) != destination:
+                return
+        self._do(intent, body, events)
+
+    def _move(self, intent: Intent, body: Body, events: list[TownEvent]) -> None:
+        now = self.clock.now
+        reason = self.availability(intent.agent, intent.sector, intent.arena)
+        if reason is not None:
+            self.minds[intent.agent].refused(intent.sector, intent.arena, reason, now)
+            here = body.sector or intent.sector
+            events.append(self._event("notice", intent.agent, f"cannot go in: {reason}", "🚫",
+                                      here, f"{intent.sector}: {intent.arena}"))
+            return
+        self._release_object(body)
+        origin = body.sector or body.travel_sector
+        if origin == intent.sector:
+            body.sector, body.arena = intent.sector, intent.arena
+            body.travel_sector = body.travel_arena = body.arrive_at = None
+            return
+        minutes = self.world.walking_minutes(origin, intent.sector) if origin else 0
+        body.set_travel(intent.sector, intent.arena, now + timedelta(minutes=minutes))
+        body.action, body.emoji, body.announced = f"walking to {intent.sector}", "🚶", None
+        events.append(self._event("move", intent.agent, f"is walking to {intent.sector} "
+                                  f"({minutes} min)", "🚶", origin or intent.sector,
+                                  f"{intent.sector}: {intent.arena}"))
+
+    def _do(self, intent: Intent, body: Body, events: list[TownEvent]) -> None:
+        path = None
+        if intent.object and intent.object in self.world.arena(intent.sector, intent.arena).objects:
+            path = join_path(intent.sector, intent.arena, intent.object)
+        if path != body.object_path:
+            self._release_object(body)
+        if path is not None and intent.object_state:
+            self._set_object(path, intent.object_state)
+            body.object_path, body.object_state = path, intent.object_state
+        body.action, body.emoji = intent.action, intent.emoji
+        announcement = f"{intent.sector}|{intent.arena}|{intent.action}"
+        if body.announced != announcement:
+            body.announced = announcement
+            where = f"{intent.arena}: {intent.object}" if path else intent.arena
+            events.append(self._event("action", intent.agent, f"is {intent.action}",
+                                      intent.emoji, intent.sector, where))
+
+    def _release_object(self, body: Body) -> None:
+        """Put a used object back to its default, unless someone has changed it since."""
+        path = body.object_path
+        if path is not None and self.objects.get(path) == body.object_state:
+            users = [b for b in self.bodies.values() if b is not body and b.object_path == path]
+            if not users:
+                self._set_object(path, self.defaults[path])
+        body.object_path = body.object_state = None
+
+    def _set_object(self, path: str, state: str) -> None:
+        if self.objects.get(path) != state:
+            self.objects[path] = state
+            self._changed_objects[path] = (state, format_game_time(self.clock.now))
+
+    def _event(self, kind: str, actor: str, text: str, emoji: str, sector: str,
+               place: str) -> TownEvent:
+        channel = self.world.sectors[sector].channel if sector in self.world.sectors \
+            else self.world.town_hall_channel
+        return TownEvent(format_game_time(self.clock.now), channel, kind, actor, text, emoji,
+                         place)
+
+    async def _commit(self, events: list[TownEvent], advance: bool = True) -> None:
+        next_tick = self.clock.tick + (1 if advance else 0)
+        changes = TickChanges(town_id=self.town.id, next_tick=next_tick, tick=self.clock.tick,
+                              events=events, usage=self.model.meter.drain(),
+                              objects=self._changed_objects)
+        for name, mind in self.minds.items():
+            changes.agents[name] = (self.bodies[name].to_dict(), mind.state.to_dict())
+            added, touched = mind.stream.take_changes()
+            changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
+            changes.touched += [(name, m) for m in touched]
+        await self.store.save_tick(changes)
+        self._changed_objects = {}
+        self.clock.tick = next_tick
