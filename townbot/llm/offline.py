@@ -93,8 +93,9 @@ EMOJI: list[tuple[tuple[str, ...], str]] = [
     (("relax", "tv", "rest", "break"), "🛋️"), (("clean", "tidy", "dish"), "🧽"),
 ]
 
-MEAL_WORDS = ("breakfast", "lunch", "dinner", "eat", "meal", "snack", "cook")
-MORNING_WORDS = ("wake", "wash", "dress", "shower", "get ready", "brush")
+MEAL_WORDS = ("breakfast", "lunch", "dinner", "meal", "snack", "supper")
+MEAL_VERBS = ("eat", "have", "cook", "grab", "make", "prepare", "fix")
+MORNING_VERBS = ("wake", "wash", "shower", "brush", "get dressed", "freshen")
 SLEEP_WORDS = ("go to bed", "sleep", "bedtime", "turn in")
 
 
@@ -104,17 +105,59 @@ def seeded_index(seed: int, *parts: object, modulo: int) -> int:
     return int.from_bytes(digest, "little") % max(1, modulo)
 
 
+DOUBLED_FINAL = frozenset(
+    "get put sit run set shop stop plan jog chat swim cut dig nap grab drop skip prep let jot hit "
+    "begin chop mop wrap tap hug spin trim stir sip plug scan pat pop".split())
+CLAUSE_VERBS = frozenset(
+    "eat go wake have read cook take write make work sketch open buy walk study pick meet attend "
+    "talk serve revise paint keep water watch unlock sort review relax grab edit close clean weed "
+    "unwind train tinker tidy tend teach stream shop shoot run return restock research render "
+    "rehearse print practise plan photograph perform look lead jump join host hold hang grade fix "
+    "draw catch call arrange animate get wash brush shower dress chat check prepare stretch finish "
+    "start play practice visit listen help send answer sit set head stop bake brew drink fill "
+    "restock prep count sweep mop greet chop bring feed pack lock carry mark".split())
+
+
+def gerund(verb: str) -> str:
+    """'get' -> 'getting', 'serve' -> 'serving', 'tie' -> 'tying', 'read' -> 'reading'."""
+    if verb in DOUBLED_FINAL:
+        return verb + verb[-1] + "ing"
+    if verb.endswith("ie"):
+        return verb[:-2] + "ying"
+    if verb.endswith("e") and not verb.endswith(("ee", "ye", "oe")) and len(verb) > 2:
+        return verb[:-1] + "ing"
+    return verb + "ing"
+
+
+def progressive(phrase: str) -> str:
+    """Turn a plan's imperative ('open the cafe, then serve') into what follows 'X is ...'."""
+    words = phrase.split()
+    for index, word in enumerate(words):
+        bare = word.rstrip(",.;")
+        after_joint = index > 0 and (words[index - 1] in ("and", "then")
+                                     or words[index - 1].endswith(","))
+        if index == 0 or (after_joint and bare.lower() in CLAUSE_VERBS):
+            words[index] = gerund(bare) + word[len(bare):]
+    return " ".join(words)
+
+
+NOT_STEMS = frozenset({"ready", "already", "bread", "spread", "thread", "dread"})
+
+
+def _starts(text: str, prefixes: tuple[str, ...]) -> bool:
+    words = [w for w in re.findall(r"[a-z]+", text.lower()) if w not in NOT_STEMS]
+    return any(word.startswith(prefix) for word in words for prefix in prefixes)
+
+
 def score_importance(text: str) -> int:
-    lowered = text.lower()
     for score, words in IMPORTANCE_WORDS:
-        if any(word in lowered for word in words):
+        if _starts(text, words):
             return score
     return 3
 
 
 def pick_emoji(text: str) -> str:
-    lowered = text.lower()
-    found = [emoji for words, emoji in EMOJI if any(word in lowered for word in words)]
+    found = [emoji for words, emoji in EMOJI if _starts(text, words)]
     return "".join(dict.fromkeys(found[:2])) or "🙂"
 
 
@@ -156,32 +199,43 @@ def _chunks(total: int, seed: int, key: str) -> list[int]:
 
 
 def _morning_steps() -> list[str]:
-    return ["wake up and stretch", "brush teeth at the sink", "take a shower", "get dressed"]
+    return ["waking up and stretching", "brushing teeth at the sink", "taking a shower",
+            "getting dressed"]
 
 
 def _meal_steps(activity: str) -> list[str]:
     meal = next((m for m in ("breakfast", "lunch", "dinner") if m in activity.lower()), "a meal")
-    return [f"get {meal} ready", f"eat {meal}", f"eat {meal}", "wash the dishes"]
+    return [f"getting {meal} ready", f"eating {meal}", f"eating {meal}", "washing the dishes"]
 
 
 def _work_steps(activity: str) -> list[str]:
-    base = activity.rstrip(".")
-    return [f"get set up to {base}", base, f"keep going: {base}", f"take a short break, then {base}",
-            base, f"wrap up: {base}"]
+    base = re.sub(r"^(continue to|finish off:) ", "", activity.rstrip("."))
+    doing = progressive(base)
+    return [f"getting ready to {base}" if not activity.startswith(("continue", "finish off"))
+            else f"getting back to it: {doing}", doing, f"still {doing}",
+            "taking a short break to stretch", doing, f"wrapping up ({doing})"]
+
+
+def is_meal(activity: str) -> bool:
+    lowered = activity.lower()
+    return lowered.startswith(MEAL_VERBS) and any(w in lowered for w in MEAL_WORDS) \
+        or lowered.startswith("eat")
 
 
 def _steps_text(activity: str, count: int) -> list[str]:
-    lowered = activity.lower()
-    if any(w in lowered for w in MORNING_WORDS):
+    filler = None
+    if activity.lower().startswith(MORNING_VERBS):
         pattern = _morning_steps()
-    elif any(w in lowered for w in MEAL_WORDS):
-        pattern = _meal_steps(activity)
+    elif is_meal(activity):
+        pattern, filler = _meal_steps(activity), "taking it easy after the meal"
     else:
         pattern = _work_steps(activity)
     if count <= 1:
-        return [activity]
+        return [progressive(activity)]
     if count <= len(pattern):
         return pattern[: count - 1] + [pattern[-1]]
+    if filler:
+        return pattern + [filler] * (count - len(pattern))
     middle = [pattern[1 + (i % max(1, len(pattern) - 2))] for i in range(count - 2)]
     return [pattern[0], *middle, pattern[-1]]
 
@@ -243,7 +297,7 @@ class OfflineModel:
             edges = [start + (end - start) * i // hours for i in range(hours + 1)]
             for index in range(hours):
                 activity = step["do"] if index == 0 else (
-                    f"wrap up: {step['do']}" if index == hours - 1 and hours > 2
+                    f"finish off: {step['do']}" if index == hours - 1 and hours > 2
                     else f"continue to {step['do']}")
                 blocks.append(ScheduleBlock(start=f"{edges[index] // 60:02d}:{edges[index] % 60:02d}",
                                             minutes=edges[index + 1] - edges[index],

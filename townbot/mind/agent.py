@@ -21,6 +21,8 @@ from townbot.world.model import Persona
 
 RETENTION = timedelta(minutes=60)  # the same sight is not stored again within this window
 REFUSAL_MEMORY = timedelta(minutes=30)  # a refused place is avoided for this long
+# New texts are scored for importance together, at most this often: one call instead of three.
+SCORING_INTERVAL = timedelta(minutes=30)
 SLEEPING = "sleeping"
 
 
@@ -65,11 +67,15 @@ class MindState:
     seen: dict[str, str] = field(default_factory=dict)
     refused: dict[str, str] = field(default_factory=dict)
     last_step: str | None = None
+    # Memories waiting to be scored and stored: [kind, text, evidence ids, created].
+    pending: list[list] = field(default_factory=list)
+    last_scored: str | None = None
 
     def to_dict(self) -> dict:
         return {"day": self.day, "day_plan": self.day_plan,
                 "blocks": [b.to_dict() for b in self.blocks], "known": self.known,
-                "seen": self.seen, "refused": self.refused, "last_step": self.last_step}
+                "seen": self.seen, "refused": self.refused, "last_step": self.last_step,
+                "pending": self.pending, "last_scored": self.last_scored}
 
     @classmethod
     def from_dict(cls, data: dict) -> MindState:
@@ -77,7 +83,8 @@ class MindState:
                    blocks=[PlanBlock.from_dict(b) for b in data.get("blocks", [])],
                    known={k: list(v) for k, v in data.get("known", {}).items()},
                    seen=dict(data.get("seen", {})), refused=dict(data.get("refused", {})),
-                   last_step=data.get("last_step"))
+                   last_step=data.get("last_step"), pending=list(data.get("pending", [])),
+                   last_scored=data.get("last_scored"))
 
 
 def starting_knowledge(persona: Persona, arenas_of: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -92,7 +99,7 @@ class AgentMind:
         self.model = model
         self.stream = stream
         self.state = state
-        self._pending: list[tuple[str, str, tuple[int, ...]]] = []
+        self.clock: datetime | None = None
         self._importance_by_text = {m.text: m.importance for m in stream.memories}
 
     @property
@@ -101,21 +108,32 @@ class AgentMind:
 
     # --- memory -----------------------------------------------------------------------------
 
-    def remember(self, kind: str, text: str, evidence: tuple[int, ...] = ()) -> None:
-        """Queue a memory; it is scored and embedded with the others of this step."""
-        self._pending.append((kind, text, evidence))
+    def remember(self, kind: str, text: str, evidence: tuple[int, ...] = (),
+                 when: datetime | None = None) -> None:
+        """Queue a memory; it is scored and embedded together with the others queued."""
+        created = when or self.clock
+        if created is None:
+            raise ValueError("remember() needs a time before the first step")
+        self.state.pending.append([kind, text, list(evidence), format_game_time(created)])
 
-    async def flush_memories(self, now: datetime) -> None:
-        if not self._pending:
+    async def flush_memories(self, now: datetime, *, force: bool = False) -> None:
+        """Score and store queued memories; texts never seen before wait for the next batch."""
+        pending = self.state.pending
+        if not pending:
             return
-        pending, self._pending = self._pending, []
-        unscored = list(dict.fromkeys(t for _, t, _ in pending if t not in self._importance_by_text))
+        unscored = list(dict.fromkeys(p[1] for p in pending if p[1] not in self._importance_by_text))
+        last = self.state.last_scored
+        if unscored and not force and last and now - parse_game_time(last) < SCORING_INTERVAL:
+            return
         if unscored:
             scores = await self._rate(unscored)
             self._importance_by_text.update(zip(unscored, scores, strict=True))
-        vectors = await self.model.embed([text for _, text, _ in pending])
-        for (kind, text, evidence), vector in zip(pending, vectors, strict=True):
-            self.stream.add(kind, text, now, self._importance_by_text[text], vector, evidence)
+            self.state.last_scored = format_game_time(now)
+        self.state.pending = []
+        vectors = await self.model.embed([p[1] for p in pending])
+        for (kind, text, evidence, created), vector in zip(pending, vectors, strict=True):
+            self.stream.add(kind, text, parse_game_time(created), self._importance_by_text[text],
+                            vector, tuple(evidence))
 
     async def _rate(self, texts: list[str]) -> list[int]:
         prompt = render("importance", name=self.name, identity=self.persona.identity(),
@@ -143,6 +161,7 @@ class AgentMind:
 
     async def think(self, perception: Perception, world: WorldView) -> Intent:
         now = perception.now
+        self.clock = now
         self.observe(perception)
         self.state.refused = {k: v for k, v in self.state.refused.items()
                               if parse_game_time(v.partition("|")[0]) > now}

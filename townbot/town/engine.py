@@ -125,8 +125,9 @@ class Engine:
     async def _plant_seed_memories(self) -> None:
         for mind in self.minds.values():
             for text in mind.persona.seed_memories:
-                mind.remember("observation", text)
-        await asyncio.gather(*(m.flush_memories(self.clock.now) for m in self.minds.values()))
+                mind.remember("observation", text, when=self.clock.now)
+        await asyncio.gather(*(m.flush_memories(self.clock.now, force=True)
+                               for m in self.minds.values()))
         await self._commit([], advance=False)
 
     # --- rules of the world -----------------------------------------------------------------
