@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from townbot.llm.embedding import HashingEmbedder, keywords
-from townbot.llm.port import Ask, AnswerT
+from townbot.llm.port import AnswerT, Ask
 from townbot.llm.purposes import (
     DayPlan,
     Decomposition,
@@ -33,64 +33,189 @@ OFFLINE_LABEL = "offline model (deterministic, no network; not a language model)
 
 IMPORTANCE_WORDS: list[tuple[int, tuple[str, ...]]] = [
     (9, ("fire", "burning", "emergency", "leak", "injur", "hospital", "propos", "engag")),
-    (8, ("party", "valentine", "election", "mayor", "candida", "exhibition", "crush", "love",
-         "married", "breakup")),
-    (6, ("conversation", "talk", "chat", "news", "thesis", "deadline", "interview", "announce",
-         "invite", "plan", "show", "perform")),
-    (4, ("work", "study", "class", "lecture", "paint", "writ", "compos", "research", "serv",
-         "customer", "shop", "counter", "teach", "garden", "train", "stream", "cod", "app")),
-    (2, ("eat", "breakfast", "lunch", "dinner", "coffee", "read", "walk", "brush", "shower",
-         "dress", "wash", "snack", "tea")),
+    (
+        8,
+        (
+            "party",
+            "valentine",
+            "election",
+            "mayor",
+            "candida",
+            "exhibition",
+            "crush",
+            "love",
+            "married",
+            "breakup",
+        ),
+    ),
+    (
+        6,
+        (
+            "conversation",
+            "talk",
+            "chat",
+            "news",
+            "thesis",
+            "deadline",
+            "interview",
+            "announce",
+            "invite",
+            "plan",
+            "show",
+            "perform",
+        ),
+    ),
+    (
+        4,
+        (
+            "work",
+            "study",
+            "class",
+            "lecture",
+            "paint",
+            "writ",
+            "compos",
+            "research",
+            "serv",
+            "customer",
+            "shop",
+            "counter",
+            "teach",
+            "garden",
+            "train",
+            "stream",
+            "cod",
+            "app",
+        ),
+    ),
+    (
+        2,
+        (
+            "eat",
+            "breakfast",
+            "lunch",
+            "dinner",
+            "coffee",
+            "read",
+            "walk",
+            "brush",
+            "shower",
+            "dress",
+            "wash",
+            "snack",
+            "tea",
+        ),
+    ),
     (1, ("sleep", "idle", "empty", "made", "off", "clean", "closed", "stocked", "tidy")),
 ]
 
 OBJECT_HINTS: dict[str, tuple[str, ...]] = {
-    "sleep": ("bed",), "nap": ("bed",), "bed": ("bed",), "wake": ("bed",),
-    "shower": ("shower",), "wash": ("bathroom sink", "kitchen sink"), "brush": ("bathroom sink",),
-    "teeth": ("bathroom sink",), "toilet": ("toilet",), "dress": ("closet",),
+    "sleep": ("bed",),
+    "nap": ("bed",),
+    "bed": ("bed",),
+    "wake": ("bed",),
+    "shower": ("shower",),
+    "wash": ("bathroom sink", "kitchen sink"),
+    "brush": ("bathroom sink",),
+    "teeth": ("bathroom sink",),
+    "toilet": ("toilet",),
+    "dress": ("closet",),
     "breakfast": ("stove", "toaster", "kitchen table", "dining table"),
-    "cook": ("stove", "cooking area", "oven"), "dinner": ("stove", "dining table"),
-    "lunch": ("kitchen table", "dining table", "refrigerator"), "eat": ("kitchen table",),
-    "snack": ("refrigerator",), "coffee": ("coffee machine",), "dish": ("kitchen sink",),
-    "serv": ("cafe counter", "bar counter", "counter"), "customer": ("counter",),
-    "pharmac": ("pharmacy counter",), "medic": ("pharmacy shelf", "pharmacy counter"),
-    "grocer": ("grocery store counter", "grocery store shelf"), "stock": ("shelf",),
-    "suppl": ("supply store counter", "supply store product shelf"), "pub": ("bar counter",),
-    "drink": ("bar counter", "pub tables"), "bar": ("bar counter",),
-    "read": ("bookshelf", "shelf", "library table", "sofa"), "book": ("bookshelf", "shelf"),
-    "study": ("library table", "desk"), "research": ("desk", "library table"),
-    "writ": ("desk",), "essay": ("desk",), "thesis": ("library table", "desk"),
-    "lectur": ("podium", "blackboard"), "teach": ("podium", "blackboard"),
-    "class": ("student seating",), "music": ("piano",), "compos": ("piano",), "piano": ("piano",),
-    "paint": ("easel",), "sketch": ("easel", "desk"), "photo": ("desk",), "anima": ("desk",),
-    "garden": ("garden bed", "watering can"), "plant": ("garden bed",), "water": ("watering can",),
-    "walk": ("path", "bench"), "relax": ("sofa", "bench"), "tv": ("tv", "television"),
-    "rehears": ("stage",), "comedy": ("stage",), "code": ("desk", "computer"),
-    "app": ("desk", "computer"), "stream": ("desk", "computer"), "exercis": ("track", "bench"),
-    "run": ("track", "path"), "train": ("track", "path"),
+    "cook": ("stove", "cooking area", "oven"),
+    "dinner": ("stove", "dining table"),
+    "lunch": ("kitchen table", "dining table", "refrigerator"),
+    "eat": ("kitchen table",),
+    "snack": ("refrigerator",),
+    "coffee": ("coffee machine",),
+    "dish": ("kitchen sink",),
+    "serv": ("cafe counter", "bar counter", "counter"),
+    "customer": ("counter",),
+    "pharmac": ("pharmacy counter",),
+    "medic": ("pharmacy shelf", "pharmacy counter"),
+    "grocer": ("grocery store counter", "grocery store shelf"),
+    "stock": ("shelf",),
+    "suppl": ("supply store counter", "supply store product shelf"),
+    "pub": ("bar counter",),
+    "drink": ("bar counter", "pub tables"),
+    "bar": ("bar counter",),
+    "read": ("bookshelf", "shelf", "library table", "sofa"),
+    "book": ("bookshelf", "shelf"),
+    "study": ("library table", "desk"),
+    "research": ("desk", "library table"),
+    "writ": ("desk",),
+    "essay": ("desk",),
+    "thesis": ("library table", "desk"),
+    "lectur": ("podium", "blackboard"),
+    "teach": ("podium", "blackboard"),
+    "class": ("student seating",),
+    "music": ("piano",),
+    "compos": ("piano",),
+    "piano": ("piano",),
+    "paint": ("easel",),
+    "sketch": ("easel", "desk"),
+    "photo": ("desk",),
+    "anima": ("desk",),
+    "garden": ("garden bed", "watering can"),
+    "plant": ("garden bed",),
+    "water": ("watering can",),
+    "walk": ("path", "bench"),
+    "relax": ("sofa", "bench"),
+    "tv": ("tv", "television"),
+    "rehears": ("stage",),
+    "comedy": ("stage",),
+    "code": ("desk", "computer"),
+    "app": ("desk", "computer"),
+    "stream": ("desk", "computer"),
+    "exercis": ("track", "bench"),
+    "run": ("track", "path"),
+    "train": ("track", "path"),
 }
 
 OBJECT_STATES: dict[str, str] = {
-    "bed": "occupied", "stove": "cooking", "oven": "baking", "shower": "running",
-    "coffee machine": "brewing coffee", "piano": "being played", "easel": "holding a painting",
-    "kitchen sink": "full of dishes being washed", "bathroom sink": "running",
-    "toilet": "occupied", "closet": "open", "refrigerator": "open", "tv": "on",
-    "television": "on", "computer": "on", "watering can": "in use", "blackboard": "covered in notes",
+    "bed": "occupied",
+    "stove": "cooking",
+    "oven": "baking",
+    "shower": "running",
+    "coffee machine": "brewing coffee",
+    "piano": "being played",
+    "easel": "holding a painting",
+    "kitchen sink": "full of dishes being washed",
+    "bathroom sink": "running",
+    "toilet": "occupied",
+    "closet": "open",
+    "refrigerator": "open",
+    "tv": "on",
+    "television": "on",
+    "computer": "on",
+    "watering can": "in use",
+    "blackboard": "covered in notes",
 }
 
 EMOJI: list[tuple[tuple[str, ...], str]] = [
-    (("sleep", "bed", "nap"), "😴"), (("shower", "wash", "brush", "bath"), "🚿"),
-    (("dress",), "👕"), (("breakfast", "lunch", "dinner", "eat", "meal", "snack", "cook"), "🍳"),
-    (("coffee",), "☕"), (("serv", "customer", "counter", "shop", "stock", "suppl"), "🛒"),
-    (("pharmac", "medic"), "💊"), (("drink", "pub", "bar"), "🍺"),
+    (("sleep", "bed", "nap"), "😴"),
+    (("shower", "wash", "brush", "bath"), "🚿"),
+    (("dress",), "👕"),
+    (("breakfast", "lunch", "dinner", "eat", "meal", "snack", "cook"), "🍳"),
+    (("coffee",), "☕"),
+    (("serv", "customer", "counter", "shop", "stock", "suppl"), "🛒"),
+    (("pharmac", "medic"), "💊"),
+    (("drink", "pub", "bar"), "🍺"),
     (("read", "book", "library", "thesis", "study", "research"), "📚"),
-    (("writ", "essay", "poem", "poet", "note"), "✍️"), (("lectur", "teach", "class"), "🎓"),
-    (("music", "compos", "piano", "song"), "🎵"), (("paint", "sketch", "draw"), "🎨"),
-    (("photo", "camera"), "📷"), (("anima",), "🎞️"), (("garden", "plant", "water"), "🌱"),
-    (("run", "train", "exercis", "jog", "stretch"), "🏃"), (("walk", "stroll"), "🚶"),
-    (("talk", "chat", "convers", "meet", "call"), "💬"), (("code", "app", "program"), "💻"),
-    (("stream",), "🎥"), (("comedy", "rehears", "perform", "act"), "🎭"),
-    (("relax", "tv", "rest", "break"), "🛋️"), (("clean", "tidy", "dish"), "🧽"),
+    (("writ", "essay", "poem", "poet", "note"), "✍️"),
+    (("lectur", "teach", "class"), "🎓"),
+    (("music", "compos", "piano", "song"), "🎵"),
+    (("paint", "sketch", "draw"), "🎨"),
+    (("photo", "camera"), "📷"),
+    (("anima",), "🎞️"),
+    (("garden", "plant", "water"), "🌱"),
+    (("run", "train", "exercis", "jog", "stretch"), "🏃"),
+    (("walk", "stroll"), "🚶"),
+    (("talk", "chat", "convers", "meet", "call"), "💬"),
+    (("code", "app", "program"), "💻"),
+    (("stream",), "🎥"),
+    (("comedy", "rehears", "perform", "act"), "🎭"),
+    (("relax", "tv", "rest", "break"), "🛋️"),
+    (("clean", "tidy", "dish"), "🧽"),
 ]
 
 MEAL_WORDS = ("breakfast", "lunch", "dinner", "meal", "snack", "supper")
@@ -106,16 +231,155 @@ def seeded_index(seed: int, *parts: object, modulo: int) -> int:
 
 
 DOUBLED_FINAL = frozenset(
-    "get put sit run set shop stop plan jog chat swim cut dig nap grab drop skip prep let jot hit "
-    "begin chop mop wrap tap hug spin trim stir sip plug scan pat pop".split())
+    [
+        "get",
+        "put",
+        "sit",
+        "run",
+        "set",
+        "shop",
+        "stop",
+        "plan",
+        "jog",
+        "chat",
+        "swim",
+        "cut",
+        "dig",
+        "nap",
+        "grab",
+        "drop",
+        "skip",
+        "prep",
+        "let",
+        "jot",
+        "hit",
+        "begin",
+        "chop",
+        "mop",
+        "wrap",
+        "tap",
+        "hug",
+        "spin",
+        "trim",
+        "stir",
+        "sip",
+        "plug",
+        "scan",
+        "pat",
+        "pop",
+    ]
+)
 CLAUSE_VERBS = frozenset(
-    "eat go wake have read cook take write make work sketch open buy walk study pick meet attend "
-    "talk serve revise paint keep water watch unlock sort review relax grab edit close clean weed "
-    "unwind train tinker tidy tend teach stream shop shoot run return restock research render "
-    "rehearse print practise plan photograph perform look lead jump join host hold hang grade fix "
-    "draw catch call arrange animate get wash brush shower dress chat check prepare stretch finish "
-    "start play practice visit listen help send answer sit set head stop bake brew drink fill "
-    "restock prep count sweep mop greet chop bring feed pack lock carry mark".split())
+    [
+        "eat",
+        "go",
+        "wake",
+        "have",
+        "read",
+        "cook",
+        "take",
+        "write",
+        "make",
+        "work",
+        "sketch",
+        "open",
+        "buy",
+        "walk",
+        "study",
+        "pick",
+        "meet",
+        "attend",
+        "talk",
+        "serve",
+        "revise",
+        "paint",
+        "keep",
+        "water",
+        "watch",
+        "unlock",
+        "sort",
+        "review",
+        "relax",
+        "grab",
+        "edit",
+        "close",
+        "clean",
+        "weed",
+        "unwind",
+        "train",
+        "tinker",
+        "tidy",
+        "tend",
+        "teach",
+        "stream",
+        "shop",
+        "shoot",
+        "run",
+        "return",
+        "restock",
+        "research",
+        "render",
+        "rehearse",
+        "print",
+        "practise",
+        "plan",
+        "photograph",
+        "perform",
+        "look",
+        "lead",
+        "jump",
+        "join",
+        "host",
+        "hold",
+        "hang",
+        "grade",
+        "fix",
+        "draw",
+        "catch",
+        "call",
+        "arrange",
+        "animate",
+        "get",
+        "wash",
+        "brush",
+        "shower",
+        "dress",
+        "chat",
+        "check",
+        "prepare",
+        "stretch",
+        "finish",
+        "start",
+        "play",
+        "practice",
+        "visit",
+        "listen",
+        "help",
+        "send",
+        "answer",
+        "sit",
+        "set",
+        "head",
+        "stop",
+        "bake",
+        "brew",
+        "drink",
+        "fill",
+        "restock",
+        "prep",
+        "count",
+        "sweep",
+        "mop",
+        "greet",
+        "chop",
+        "bring",
+        "feed",
+        "pack",
+        "lock",
+        "carry",
+        "mark",
+    ]
+)
 
 
 def gerund(verb: str) -> str:
@@ -134,10 +398,9 @@ def progressive(phrase: str) -> str:
     words = phrase.split()
     for index, word in enumerate(words):
         bare = word.rstrip(",.;")
-        after_joint = index > 0 and (words[index - 1] in ("and", "then")
-                                     or words[index - 1].endswith(","))
+        after_joint = index > 0 and (words[index - 1] in ("and", "then") or words[index - 1].endswith(","))
         if index == 0 or (after_joint and bare.lower() in CLAUSE_VERBS):
-            words[index] = gerund(bare) + word[len(bare):]
+            words[index] = gerund(bare) + word[len(bare) :]
     return " ".join(words)
 
 
@@ -199,8 +462,7 @@ def _chunks(total: int, seed: int, key: str) -> list[int]:
 
 
 def _morning_steps() -> list[str]:
-    return ["waking up and stretching", "brushing teeth at the sink", "taking a shower",
-            "getting dressed"]
+    return ["waking up and stretching", "brushing teeth at the sink", "taking a shower", "getting dressed"]
 
 
 def _meal_steps(activity: str) -> list[str]:
@@ -211,15 +473,23 @@ def _meal_steps(activity: str) -> list[str]:
 def _work_steps(activity: str) -> list[str]:
     base = re.sub(r"^(continue to|finish off:) ", "", activity.rstrip("."))
     doing = progressive(base)
-    return [f"getting ready to {base}" if not activity.startswith(("continue", "finish off"))
-            else f"getting back to it: {doing}", doing, f"still {doing}",
-            "taking a short break to stretch", doing, f"wrapping up ({doing})"]
+    return [
+        f"getting ready to {base}"
+        if not activity.startswith(("continue", "finish off"))
+        else f"getting back to it: {doing}",
+        doing,
+        f"still {doing}",
+        "taking a short break to stretch",
+        doing,
+        f"wrapping up ({doing})",
+    ]
 
 
 def is_meal(activity: str) -> bool:
     lowered = activity.lower()
-    return lowered.startswith(MEAL_VERBS) and any(w in lowered for w in MEAL_WORDS) \
-        or lowered.startswith("eat")
+    return (
+        lowered.startswith(MEAL_VERBS) and any(w in lowered for w in MEAL_WORDS) or lowered.startswith("eat")
+    )
 
 
 def _steps_text(activity: str, count: int) -> list[str]:
@@ -279,8 +549,10 @@ class OfflineModel:
     def _day_plan(self, context: Mapping[str, Any]) -> DayPlan:
         routine = list(context["routine"])
         while len(routine) > 8:
-            gaps = [parse_clock(b["at"]) - parse_clock(a["at"])
-                    for a, b in zip(routine, routine[1:], strict=False)]
+            gaps = [
+                parse_clock(b["at"]) - parse_clock(a["at"])
+                for a, b in zip(routine, routine[1:], strict=False)
+            ]
             merge = min(range(1, len(gaps)), key=lambda i: gaps[i]) if len(gaps) > 1 else 0
             first, second = routine[merge], routine[merge + 1]
             routine[merge] = {**first, "do": f"{first['do']}, then {second['do']}"}
@@ -296,12 +568,22 @@ class OfflineModel:
             hours = max(1, round((end - start) / 60)) if end - start > 90 else 1
             edges = [start + (end - start) * i // hours for i in range(hours + 1)]
             for index in range(hours):
-                activity = step["do"] if index == 0 else (
-                    f"finish off: {step['do']}" if index == hours - 1 and hours > 2
-                    else f"continue to {step['do']}")
-                blocks.append(ScheduleBlock(start=f"{edges[index] // 60:02d}:{edges[index] % 60:02d}",
-                                            minutes=edges[index + 1] - edges[index],
-                                            activity=activity))
+                activity = (
+                    step["do"]
+                    if index == 0
+                    else (
+                        f"finish off: {step['do']}"
+                        if index == hours - 1 and hours > 2
+                        else f"continue to {step['do']}"
+                    )
+                )
+                blocks.append(
+                    ScheduleBlock(
+                        start=f"{edges[index] // 60:02d}:{edges[index] % 60:02d}",
+                        minutes=edges[index + 1] - edges[index],
+                        activity=activity,
+                    )
+                )
         return HourlySchedule(blocks=blocks)
 
     def _choose(self, context: Mapping[str, Any]) -> PlaceChoice:
@@ -320,15 +602,30 @@ class OfflineModel:
         key = f"{context.get('agent')}|{context.get('start')}|{activity}"
         if any(w in activity.lower() for w in SLEEP_WORDS):
             bed = pick_object("sleep bed", objects, self.seed)
-            return Decomposition(steps=[Step(minutes=15, action="sleeping", object=bed,
-                                             object_state=object_state(bed, "sleeping"),
-                                             emoji="😴")])
+            return Decomposition(
+                steps=[
+                    Step(
+                        minutes=15,
+                        action="sleeping",
+                        object=bed,
+                        object_state=object_state(bed, "sleeping"),
+                        emoji="😴",
+                    )
+                ]
+            )
         minutes = int(context["minutes"])
         sizes = _chunks(minutes, self.seed, key)
         texts = _steps_text(activity, len(sizes))
         steps = []
         for size, text in zip(sizes, texts, strict=True):
             obj = pick_object(f"{text} {activity}", objects, self.seed)
-            steps.append(Step(minutes=size, action=re.sub(r"\s+", " ", text)[:300], object=obj,
-                              object_state=object_state(obj, text), emoji=pick_emoji(text)))
+            steps.append(
+                Step(
+                    minutes=size,
+                    action=re.sub(r"\s+", " ", text)[:300],
+                    object=obj,
+                    object_state=object_state(obj, text),
+                    emoji=pick_emoji(text),
+                )
+            )
         return Decomposition(steps=steps)

@@ -73,7 +73,11 @@ class Store:
         await connection.execute("PRAGMA synchronous=NORMAL")
         await connection.execute("PRAGMA foreign_keys=ON")
         store = cls(connection, path)
-        await store.migrate()
+        try:
+            await store.migrate()
+        except BaseException:
+            await connection.close()
+            raise
         return store
 
     async def close(self) -> None:

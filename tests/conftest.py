@@ -1,0 +1,33 @@
+"""Shared fixtures: the shipped town, and fresh engines on temporary databases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from townbot.llm.metering import MeteredModel
+from townbot.llm.offline import OfflineModel
+from townbot.store.database import Store
+from townbot.town.engine import Engine
+from townbot.world.loading import load_world
+from townbot.world.model import World
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def world() -> World:
+    return load_world(ROOT / "world.yaml", ROOT / "personas")
+
+
+async def open_engine(world: World, db: Path, seed: int = 0) -> Engine:
+    store = await Store.open(db)
+    return await Engine.open(world, store, MeteredModel(OfflineModel(seed=seed)), seed=seed)
+
+
+@pytest.fixture
+async def engine(world: World, tmp_path: Path):
+    town = await open_engine(world, tmp_path / "town.db")
+    yield town
+    await town.store.close()

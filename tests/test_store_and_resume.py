@@ -1,0 +1,111 @@
+"""The store: migrations, WAL, one atomic transaction per tick, resume, and a killed process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, open_engine
+
+from townbot.store.database import Store, StoreError
+from townbot.store.migrations import MIGRATIONS
+
+
+async def test_new_database_is_migrated_to_the_latest_version_in_wal_mode(tmp_path):
+    store = await Store.open(tmp_path / "fresh.db")
+    assert await store.schema_version() == len(MIGRATIONS)
+    async with store.db.execute("PRAGMA journal_mode") as cursor:
+        assert (await cursor.fetchone())[0] == "wal"
+    assert await store.migrate() == len(MIGRATIONS), "migrating twice changes nothing"
+    await store.close()
+
+
+async def test_a_database_from_a_newer_townbot_is_refused(tmp_path):
+    path = tmp_path / "future.db"
+    with sqlite3.connect(path) as raw:
+        raw.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    with pytest.raises(StoreError, match="newer than this townbot"):
+        await Store.open(path)
+
+
+async def test_resume_continues_where_the_last_run_stopped(world, tmp_path):
+    db = tmp_path / "town.db"
+    first = await open_engine(world, db)
+    for _ in range(8):
+        await first.tick()
+    memories = {name: len(mind.stream) for name, mind in first.minds.items()}
+    bodies = {name: body.to_dict() for name, body in first.bodies.items()}
+    objects = dict(first.objects)
+    now = first.clock.now
+    await first.store.close()
+
+    second = await open_engine(world, db)
+    assert second.clock.now == now
+    assert {n: len(m.stream) for n, m in second.minds.items()} == memories
+    assert {n: b.to_dict() for n, b in second.bodies.items()} == bodies
+    assert second.objects == objects
+    await second.tick()
+    assert (await second.store.town()).tick == 9
+    await second.store.close()
+
+
+async def test_a_failed_tick_commits_nothing(world, tmp_path, monkeypatch):
+    engine = await open_engine(world, tmp_path / "town.db")
+    await engine.tick()
+    before = await engine.store.memories(engine.town.id)
+    events_before = await engine.store.events(engine.town.id)
+
+    async def disk_full(*_args, **_kwargs):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(engine.store, "_insert_usage", disk_full)
+    with pytest.raises(sqlite3.OperationalError):
+        await engine.tick()
+    assert (await engine.store.town()).tick == 1
+    assert len(await engine.store.memories(engine.town.id)) == len(before)
+    assert len(await engine.store.events(engine.town.id)) == len(events_before)
+    await engine.store.close()
+
+
+def _committed_tick(db: Path) -> int:
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as raw:
+            row = raw.execute("SELECT tick FROM towns").fetchone()
+            return row[0] if row else -1
+    except sqlite3.Error:
+        return -1
+
+
+def test_a_process_killed_mid_run_leaves_a_consistent_resumable_town(tmp_path):
+    db = tmp_path / "killed.db"
+    command = [sys.executable, "-m", "townbot", "sim", "--days", "2", "--db", str(db),
+               "--no-transcript"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while _committed_tick(db) < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    killed_at = _committed_tick(db)
+    assert killed_at >= 5
+
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        for agent, count, top in raw.execute(
+                "SELECT agent, COUNT(*), MAX(seq) FROM memories GROUP BY agent"):
+            assert top == count - 1, f"{agent}'s memory ids have a gap"
+        assert raw.execute("SELECT COUNT(*) FROM outbox WHERE tick >= ?",
+                           (killed_at,)).fetchone()[0] == 0
+
+    resumed = subprocess.run([sys.executable, "-m", "townbot", "sim", "--hours", "1", "--db",
+                              str(db), "--no-transcript"], cwd=ROOT, capture_output=True,
+                             text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert _committed_tick(db) == killed_at + 6
