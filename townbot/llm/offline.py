@@ -221,7 +221,7 @@ EMOJI: list[tuple[tuple[str, ...], str]] = [
 MEAL_WORDS = ("breakfast", "lunch", "dinner", "meal", "snack", "supper")
 MEAL_VERBS = ("eat", "have", "cook", "grab", "make", "prepare", "fix")
 MORNING_VERBS = ("wake", "wash", "shower", "brush", "get dressed", "freshen")
-SLEEP_WORDS = ("go to bed", "sleep", "bedtime", "turn in")
+BEDTIME_STARTS = ("go to bed", "go to sleep", "sleep", "head to bed", "turn in", "bedtime")
 
 
 def seeded_index(seed: int, *parts: object, modulo: int) -> int:
@@ -373,7 +373,7 @@ CLAUSE_VERBS = frozenset(
         "greet",
         "chop",
         "bring",
-        "feed",
+        "feed", "add", "pour", "introduce", "shave", "gather", "greet", "mount", "notate", "prune", "reorganize", "rework", "say", "test", "try", "wipe", "do", "spend", "stock", "hang", "brush",
         "pack",
         "lock",
         "carry",
@@ -404,12 +404,23 @@ def progressive(phrase: str) -> str:
     return " ".join(words)
 
 
-NOT_STEMS = frozenset({"ready", "already", "bread", "spread", "thread", "dread"})
+# Words that start like a keyword but mean something else ("shower" is not a "show").
+FALSE_FRIENDS: dict[str, frozenset[str]] = {
+    "show": frozenset({"shower", "showers", "showering"}),
+    "plan": frozenset({"plant", "plants", "planted", "planting", "planet"}),
+    "off": frozenset({"office", "offices", "offer", "offers", "offered", "offering"}),
+    "read": frozenset({"ready", "readying", "already"}),
+    "tea": frozenset({"teach", "teaching", "teacher", "team", "tear", "tears"}),
+    "act": frozenset({"actual", "actually"}),
+    "bar": frozenset({"barely"}),
+    "eat": frozenset(),
+}
 
 
 def _starts(text: str, prefixes: tuple[str, ...]) -> bool:
-    words = [w for w in re.findall(r"[a-z]+", text.lower()) if w not in NOT_STEMS]
-    return any(word.startswith(prefix) for word in words for prefix in prefixes)
+    words = re.findall(r"[a-z]+", text.lower())
+    return any(word.startswith(prefix) and word not in FALSE_FRIENDS.get(prefix, ())
+               for word in words for prefix in prefixes)
 
 
 def score_importance(text: str) -> int:
@@ -454,8 +465,10 @@ def _chunks(total: int, seed: int, key: str) -> list[int]:
     """Split a block into 5, 10 or 15 minute steps adding up to it (rounded to 5 minutes)."""
     remaining = max(5, round(total / 5) * 5)
     chunks: list[int] = []
-    while remaining > 0:
-        size = min(remaining, (10, 15, 15, 10, 5)[seeded_index(seed, key, len(chunks), modulo=5)])
+    while remaining > 0 and len(chunks) < 40:  # the schema allows 40 steps; the last stretches
+        varied = (10, 15, 15, 10, 5)[seeded_index(seed, key, len(chunks), modulo=5)]
+        long_block = remaining > (40 - len(chunks) - 1) * 10  # varied steps would run out
+        size = min(remaining, 15 if long_block else varied)
         chunks.append(size)
         remaining -= size
     return chunks
@@ -558,6 +571,8 @@ class OfflineModel:
             routine[merge] = {**first, "do": f"{first['do']}, then {second['do']}"}
             del routine[merge + 1]
         items = [f"{step['do']} at {clock_face(parse_clock(step['at']))}" for step in routine]
+        while len(items) < 3:
+            items.append("get on with whatever the day brings")
         return DayPlan(items=items)
 
     def _hourly_schedule(self, context: Mapping[str, Any]) -> HourlySchedule:
@@ -565,6 +580,9 @@ class OfflineModel:
         blocks: list[ScheduleBlock] = []
         for step, following in zip(routine, routine[1:], strict=False):
             start, end = parse_clock(step["at"]), parse_clock(following["at"])
+            if end - start < 5 and blocks:  # too short for a block of its own: fold it in
+                blocks[-1] = blocks[-1].model_copy(update={"minutes": blocks[-1].minutes + end - start})
+                continue
             hours = max(1, round((end - start) / 60)) if end - start > 90 else 1
             edges = [start + (end - start) * i // hours for i in range(hours + 1)]
             for index in range(hours):
@@ -600,7 +618,7 @@ class OfflineModel:
         activity = str(context["activity"])
         objects: list[str] = list(context["objects"])
         key = f"{context.get('agent')}|{context.get('start')}|{activity}"
-        if any(w in activity.lower() for w in SLEEP_WORDS):
+        if activity.lower().startswith(BEDTIME_STARTS):
             bed = pick_object("sleep bed", objects, self.seed)
             return Decomposition(
                 steps=[

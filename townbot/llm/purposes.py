@@ -57,3 +57,67 @@ class Decomposition(BaseModel):
     """purpose 'decompose': an hour-level block as 5-15 minute steps, each with its object."""
 
     steps: Annotated[list[Step], Field(min_length=1, max_length=40)]
+
+
+class AgentSummary(BaseModel):
+    """purpose 'summary': the paper's three summaries of an agent."""
+
+    core: Line
+    occupation: Line
+    feeling: Line
+
+
+class ReflectionQuestions(BaseModel):
+    """purpose 'reflection_questions': the most salient high-level questions."""
+
+    questions: Annotated[list[Line], Field(min_length=1, max_length=3)]
+
+
+class Insight(BaseModel):
+    text: Line
+    evidence: Annotated[list[int], Field(min_length=1, max_length=10)]
+
+
+class Insights(BaseModel):
+    """purpose 'insights': up to five insights citing numbered statements as evidence."""
+
+    insights: Annotated[list[Insight], Field(min_length=1, max_length=5)]
+
+
+class Reaction(BaseModel):
+    """purpose 'react': continue the plan, or react (talk to a person, deal with an object)."""
+
+    react: bool
+    action: Annotated[str, Field(max_length=200)] = ""
+    minutes: Literal[5, 10, 15, 20, 30] = 10
+    emoji: Annotated[str, Field(max_length=16)] = "❗"
+
+
+class Utterance(BaseModel):
+    """purpose 'utterance': the next line of a conversation, and whether it ends it."""
+
+    text: Annotated[str, Field(min_length=1, max_length=400)]
+    end: bool
+
+
+class Exchange(BaseModel):
+    speaker: Line
+    text: Annotated[str, Field(min_length=1, max_length=400)]
+
+
+class WholeConversation(BaseModel):
+    """purpose 'conversation': a whole exchange in one call (the cheaper setting)."""
+
+    lines: Annotated[list[Exchange], Field(min_length=2, max_length=16)]
+
+
+class Takeaways(BaseModel):
+    """purpose 'takeaways': what a participant learned from a conversation."""
+
+    facts: Annotated[list[Line], Field(max_length=5)]
+
+
+class Answer(BaseModel):
+    """purpose 'answer': a reply in the agent's own voice."""
+
+    text: Annotated[str, Field(min_length=1, max_length=1200)]

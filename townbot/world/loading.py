@@ -238,6 +238,9 @@ def _build_routine(file: str, spec: PersonaSpec, world: World, wakes: int,
         if steps and minute <= steps[-1].minute:
             raise DataError(file, place + ".at", f"{entry.at} is not after the previous step; "
                                                  "routine times must go strictly forward")
+        if steps and minute - steps[-1].minute < 5:
+            raise DataError(file, place + ".at", f"{entry.at} is less than 5 minutes after the "
+                                                 "previous step; steps need at least 5 minutes")
         if not wakes <= minute <= sleeps:
             raise DataError(file, place + ".at", f"{entry.at} is outside the waking day "
                                                  f"({spec.lifestyle.wakes} to {spec.lifestyle.sleeps})")

@@ -65,7 +65,12 @@ class WorldSpec(Strict):
     sectors: list[SectorSpec] = Field(min_length=1)
 
 
-def _check_time(value: str) -> str:
+def _check_time(value: object) -> str:
+    if isinstance(value, int):  # YAML reads an unquoted 12:30 as the number 750
+        raise ValueError(f"{value} is a number: YAML read an unquoted time; write it in quotes, "
+                         'e.g. "12:30"')
+    if not isinstance(value, str):
+        raise ValueError('expected a time in quotes, e.g. "07:30"')
     parse_clock(value)
     return value
 
@@ -74,9 +79,9 @@ class LifestyleSpec(Strict):
     wakes: str
     sleeps: str
 
-    @field_validator("wakes", "sleeps")
+    @field_validator("wakes", "sleeps", mode="before")
     @classmethod
-    def _are_times(cls, value: str) -> str:
+    def _are_times(cls, value: object) -> str:
         return _check_time(value)
 
 
@@ -85,9 +90,9 @@ class RoutineSpec(Strict):
     do: Annotated[str, Field(min_length=1, max_length=200)]
     where: str
 
-    @field_validator("at")
+    @field_validator("at", mode="before")
     @classmethod
-    def _is_time(cls, value: str) -> str:
+    def _is_time(cls, value: object) -> str:
         return _check_time(value)
 
 

@@ -1,0 +1,400 @@
+"""The deterministic offline model, asked exactly as the mind asks it: Ask + the real schemas."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from townbot.llm.offline import OfflineModel, progressive
+from townbot.llm.port import Ask
+from townbot.llm.purposes import (
+    DayPlan,
+    Decomposition,
+    HourlySchedule,
+    ImportanceScores,
+    PlaceChoice,
+)
+from townbot.world.clock import parse_clock
+from townbot.world.errors import DataError
+from townbot.world.loading import load_world
+from townbot.world.model import Persona, World
+
+ROOT = Path(__file__).resolve().parents[1]
+WORLD_YAML = ROOT / "world.yaml"
+PERSONAS = ROOT / "personas"
+
+SCHEMAS = {"importance": ImportanceScores, "day_plan": DayPlan,
+           "hourly_schedule": HourlySchedule, "choose_sector": PlaceChoice,
+           "choose_arena": PlaceChoice, "decompose": Decomposition}
+
+
+def _no_default():
+    raise AssertionError("the offline model fell back to the default answer")
+
+
+async def ask(model: OfflineModel, purpose: str, **context: Any):
+    answer = await model.ask(Ask(purpose=purpose, prompt=f"(prompt for {purpose})",
+                                 schema=SCHEMAS[purpose], default=_no_default,
+                                 context=context, agent=context.get("agent")))
+    assert isinstance(answer, SCHEMAS[purpose])
+    return answer
+
+
+@pytest.fixture(scope="module")
+def world() -> World:
+    return load_world(WORLD_YAML, PERSONAS)
+
+
+@pytest.fixture()
+def model() -> OfflineModel:
+    return OfflineModel(seed=0)
+
+
+def routine_context(persona: Persona) -> list[dict[str, str]]:
+    return [{"at": f"{s.minute // 60:02d}:{s.minute % 60:02d}", "do": s.activity,
+             "where": f"{s.sector}: {s.arena}"} for s in persona.routine]
+
+
+def load_with_routine(tmp_path: Path, steps: list[tuple[str, str]]) -> Persona:
+    """Giorgio Rossi (wakes 07:00, sleeps 23:00) with another routine, loaded like any town."""
+    personas = tmp_path / "personas"
+    shutil.copytree(PERSONAS, personas)
+    path = personas / "giorgio_rossi.yaml"
+    head, _, rest = path.read_text(encoding="utf-8").partition("routine:\n")
+    _, _, tail = rest.partition("memories:\n")
+    routine = "".join(f'  - at: "{at}"\n    do: {do}\n'
+                      f'    where: "Giorgio Rossi\'s apartment: main room"\n' for at, do in steps)
+    path.write_text(f"{head}routine:\n{routine}memories:\n{tail}", encoding="utf-8")
+    return load_world(WORLD_YAML, personas).personas["Giorgio Rossi"]
+
+
+ITEM_TIME = re.compile(r" at (\d{1,2}):(\d{2}) (am|pm)$")
+
+
+def item_minute(item: str) -> int:
+    match = ITEM_TIME.search(item)
+    assert match, f"plan item without a time: {item!r}"
+    hours, minutes, half = int(match[1]), int(match[2]), match[3]
+    return (hours % 12 + (12 if half == "pm" else 0)) * 60 + minutes
+
+
+# ---------------------------------------------------------------- determinism
+
+
+async def test_same_seed_same_request_same_answer(world: World) -> None:
+    persona = world.personas["Isabella Rodriguez"]
+    objects = list(world.arena("Hobbs Cafe", "cafe").objects)
+    requests = [
+        ("importance", {"texts": ["Isabella is serving coffee", "the stove is on fire"]}),
+        ("day_plan", {"routine": routine_context(persona), "yesterday": ""}),
+        ("hourly_schedule", {"routine": routine_context(persona), "plan": []}),
+        ("choose_sector", {"activity": "buy groceries", "options": list(world.sectors),
+                           "hint": None, "current": None}),
+        ("decompose", {"activity": "serve coffee and chat with the morning regulars",
+                       "minutes": 60, "objects": objects, "agent": persona.name,
+                       "start": "2023-02-13T08:00:00"}),
+    ]
+    for purpose, context in requests:
+        first = await ask(OfflineModel(seed=42), purpose, **context)
+        second = await ask(OfflineModel(seed=42), purpose, **context)
+        assert first.model_dump() == second.model_dump(), purpose
+
+
+async def test_the_seed_varies_the_wording(world: World) -> None:
+    objects = list(world.arena("Hobbs Cafe", "cafe").objects)
+    answers = {seed: [] for seed in (0, 1)}
+    for seed in answers:
+        for activity in ("serve coffee", "write a chapter", "paint", "study", "cook dinner"):
+            answer = await ask(OfflineModel(seed=seed), "decompose", activity=activity,
+                               minutes=60, objects=objects, agent="A", start="s")
+            answers[seed].append(answer.model_dump())
+    assert answers[0] != answers[1]
+
+
+async def test_unknown_purpose_gets_the_safe_default(model: OfflineModel) -> None:
+    default = PlaceChoice(choice="home")
+    answer = await model.ask(Ask(purpose="no_such_purpose", prompt="?", schema=PlaceChoice,
+                                 default=lambda: default))
+    assert answer is default
+
+
+# ---------------------------------------------------------------- importance
+
+
+async def test_importance_ranks_a_fire_above_brushing_teeth(model: OfflineModel) -> None:
+    texts = ["Isabella Rodriguez is brushing her teeth",
+             "the stove in the kitchen is burning and there is a fire",
+             "Klaus Mueller is reading a book"]
+    answer = await ask(model, "importance", texts=texts)
+    assert len(answer.scores) == len(texts)
+    brushing, fire, reading = answer.scores
+    assert fire > brushing
+    assert fire > reading
+    assert all(1 <= score <= 10 for score in answer.scores)
+
+
+async def test_importance_ranks_the_party_above_routine(model: OfflineModel) -> None:
+    answer = await ask(model, "importance", texts=[
+        "Isabella Rodriguez is planning a Valentine's Day party at Hobbs Cafe",
+        "Sam Moore is running for mayor",
+        "the bed is made",
+        "Isabella Rodriguez is eating breakfast"])
+    party, mayor, bed, breakfast = answer.scores
+    assert party > breakfast > bed
+    assert mayor > breakfast
+
+
+async def test_importance_of_no_texts_is_no_scores(model: OfflineModel) -> None:
+    assert (await ask(model, "importance", texts=[])).scores == []
+
+
+async def test_importance_of_a_shower_is_mundane(model: OfflineModel) -> None:
+    shower, teeth, talk = (await ask(model, "importance", texts=[
+        "Klaus Mueller is taking a shower",
+        "Klaus Mueller is brushing his teeth",
+        "Klaus Mueller had a conversation with Maria Lopez about her thesis"])).scores
+    assert shower < talk
+    assert shower == teeth
+
+
+# ---------------------------------------------------------------- day plan and schedule
+
+
+async def test_day_plan_from_a_twelve_step_routine(world: World, model: OfflineModel) -> None:
+    persona = world.personas["Isabella Rodriguez"]
+    routine = routine_context(persona)
+    assert len(routine) == 12
+    items = (await ask(model, "day_plan", routine=routine, yesterday="")).items
+    assert 3 <= len(items) <= 8
+    minutes = [item_minute(item) for item in items]
+    assert minutes == sorted(minutes) and len(set(minutes)) == len(minutes)
+    assert minutes[0] == persona.wakes
+    routine_minutes = {step.minute for step in persona.routine}
+    assert set(minutes) <= routine_minutes
+    plan_text = " ".join(items)
+    for step in persona.routine:
+        assert step.activity in plan_text, f"the plan lost {step.activity!r}"
+
+
+async def test_every_resident_gets_a_day_plan_in_time_order(world: World,
+                                                            model: OfflineModel) -> None:
+    for persona in world.personas.values():
+        items = (await ask(model, "day_plan", routine=routine_context(persona),
+                           yesterday="")).items
+        minutes = [item_minute(item) for item in items]
+        assert 3 <= len(items) <= 8, persona.name
+        assert minutes == sorted(minutes), persona.name
+
+
+async def test_day_plan_for_a_valid_two_step_routine(tmp_path: Path,
+                                                     model: OfflineModel) -> None:
+    persona = load_with_routine(tmp_path, [("07:00", "wake up and think about prime numbers"),
+                                           ("23:00", "go to bed")])
+    assert len(persona.routine) == 2  # the loader accepts this persona
+    items = (await ask(model, "day_plan", routine=routine_context(persona), yesterday="")).items
+    assert 3 <= len(items) <= 8
+
+
+async def test_hourly_schedule_covers_the_waking_day(world: World, model: OfflineModel) -> None:
+    for persona in world.personas.values():
+        routine = routine_context(persona)
+        blocks = (await ask(model, "hourly_schedule", routine=routine, plan=[])).blocks
+        starts = [parse_clock(block.start) for block in blocks]
+        assert starts == sorted(starts) and len(set(starts)) == len(starts), persona.name
+        first, last = persona.routine[0].minute, persona.routine[-1].minute
+        assert starts[0] == first, persona.name
+        assert sum(block.minutes for block in blocks) == last - first, persona.name
+        for block, next_start in zip(blocks, starts[1:] + [last], strict=True):
+            assert parse_clock(block.start) + block.minutes == next_start, persona.name
+
+
+async def test_hourly_schedule_splits_long_steps_into_hours(world: World,
+                                                            model: OfflineModel) -> None:
+    persona = world.personas["Isabella Rodriguez"]
+    blocks = (await ask(model, "hourly_schedule", routine=routine_context(persona),
+                        plan=[])).blocks
+    morning = [b for b in blocks if "serve coffee and chat with the morning regulars"
+               in b.activity]
+    assert [b.start for b in morning] == ["08:00", "09:00", "10:00", "11:00"]
+    assert all(b.minutes == 60 for b in morning)
+    assert all(b.minutes <= 90 for b in blocks)
+
+
+async def test_hourly_schedule_with_steps_three_minutes_apart(tmp_path: Path,
+                                                             model: OfflineModel) -> None:
+    routine = [{"at": at, "do": do, "where": "Hobbs Cafe: cafe"} for at, do in
+               [("07:00", "wake up"), ("07:03", "get dressed"), ("12:00", "eat lunch"),
+                ("23:00", "go to bed")]]
+    with pytest.raises(DataError, match="less than 5 minutes"):
+        load_with_routine(tmp_path, [("07:00", "wake up"), ("07:03", "get dressed"),
+                                     ("12:00", "eat lunch"), ("23:00", "go to bed")])
+    blocks = (await ask(model, "hourly_schedule", routine=routine, plan=[])).blocks
+    assert sum(block.minutes for block in blocks) == 16 * 60
+
+
+# ---------------------------------------------------------------- choosing places
+
+
+async def test_choose_sector_takes_the_hint_when_offered(world: World,
+                                                         model: OfflineModel) -> None:
+    options = list(world.sectors)
+    for hint in ("Hobbs Cafe", "Johnson Park", "Oak Hill College"):
+        answer = await ask(model, "choose_sector", activity="buy groceries and medicine",
+                           options=options, hint=hint, current="Lin family's house")
+        assert answer.choice == hint
+
+
+async def test_choose_sector_never_answers_outside_the_options(world: World,
+                                                               model: OfflineModel) -> None:
+    options = ["Hobbs Cafe", "Johnson Park", "The Willows Market and Pharmacy"]
+    activities = ["buy groceries", "go to bed", "paint in the park", "have coffee",
+                  "study at the library of Oak Hill College", ""]
+    for activity in activities:
+        for hint, current in [(None, None), ("Oak Hill College", "Moore family's house"),
+                              ("Nowhere", "Nowhere else")]:
+            answer = await ask(model, "choose_sector", activity=activity, options=options,
+                               hint=hint, current=current)
+            assert answer.choice in options, (activity, hint, answer.choice)
+
+
+async def test_choose_sector_follows_the_activity_words(model: OfflineModel) -> None:
+    options = ["Hobbs Cafe", "Johnson Park", "Oak Hill College"]
+    answer = await ask(model, "choose_sector", activity="walk around the park", options=options,
+                       hint=None, current=None)
+    assert answer.choice == "Johnson Park"
+
+
+async def test_choose_arena_prefers_where_the_resident_already_is(model: OfflineModel) -> None:
+    options = ["cafe", "kitchen", "bathroom"]
+    answer = await ask(model, "choose_arena", activity="serve coffee", options=options,
+                       hint="storeroom", current="kitchen")
+    assert answer.choice == "kitchen"
+
+
+# ---------------------------------------------------------------- decomposition
+
+
+@pytest.mark.parametrize(("sector", "arena", "activity"), [
+    ("Hobbs Cafe", "cafe", "open the doors, serve coffee and chat with the morning regulars"),
+    ("Hobbs Cafe", "kitchen", "eat a fast lunch in the back"),
+    ("Isabella Rodriguez's apartment", "bathroom", "wake up, shower and get dressed"),
+    ("Oak Hill College", "library", "continue to research sources for her thesis"),
+    ("Johnson Park", "park", "take a walk in the park"),
+])
+@pytest.mark.parametrize("minutes", [5, 7, 13, 30, 45, 60, 75, 90])
+async def test_decompose_fills_the_block_with_offered_objects(
+        world: World, model: OfflineModel, sector: str, arena: str, activity: str,
+        minutes: int) -> None:
+    objects = list(world.arena(sector, arena).objects)
+    steps = (await ask(model, "decompose", activity=activity, minutes=minutes, objects=objects,
+                       agent="Isabella Rodriguez", start="2023-02-13T08:00:00")).steps
+    assert steps
+    assert all(step.object in objects for step in steps)
+    assert all(step.minutes in (5, 10, 15) for step in steps)
+    assert sum(step.minutes for step in steps) == max(5, round(minutes / 5) * 5)
+    assert all(step.action.strip() and step.object_state.strip() for step in steps)
+
+
+async def test_decompose_picks_fitting_objects(world: World, model: OfflineModel) -> None:
+    bathroom = list(world.arena("Isabella Rodriguez's apartment", "bathroom").objects)
+    steps = (await ask(model, "decompose", activity="wake up, shower and get dressed",
+                       minutes=30, objects=bathroom, agent="Isabella Rodriguez",
+                       start="2023-02-13T06:00:00")).steps
+    used = {step.object for step in steps}
+    assert "shower" in used
+    kitchen = list(world.arena("Hobbs Cafe", "kitchen").objects)
+    steps = (await ask(model, "decompose", activity="bake the morning pastries",
+                       minutes=45, objects=kitchen, agent="Isabella Rodriguez",
+                       start="2023-02-13T07:15:00")).steps
+    assert all(step.object in kitchen for step in steps)
+
+
+@pytest.mark.parametrize("activity", ["go to bed", "sleep", "going to sleep"])
+async def test_sleeping_happens_in_bed(world: World, model: OfflineModel, activity: str) -> None:
+    objects = list(world.arena("Isabella Rodriguez's apartment", "main room").objects)
+    assert "bed" in objects
+    steps = (await ask(model, "decompose", activity=activity, minutes=60, objects=objects,
+                       agent="Isabella Rodriguez", start="2023-02-13T22:30:00")).steps
+    assert steps[0].object == "bed"
+    assert "sleep" in steps[0].action
+    assert steps[0].emoji == "😴"
+
+
+async def test_reading_before_sleep_is_not_sleeping(world: World, model: OfflineModel) -> None:
+    persona = world.personas["Giorgio Rossi"]
+    step = next(s for s in persona.routine if s.activity == "read a book before sleep")
+    objects = list(world.arena(step.sector, step.arena).objects)
+    steps = (await ask(model, "decompose", activity=step.activity, minutes=60, objects=objects,
+                       agent=persona.name, start="2023-02-13T22:00:00")).steps
+    assert not any("sleeping" in s.action for s in steps)
+    assert sum(s.minutes for s in steps) == 60
+
+
+async def test_decompose_a_long_block(world: World, model: OfflineModel) -> None:
+    objects = list(world.arena("Hobbs Cafe", "cafe").objects)
+    steps = (await ask(model, "decompose", activity="serve coffee to customers", minutes=480,
+                       objects=objects, agent="Isabella Rodriguez",
+                       start="2023-02-13T08:00:00")).steps
+    assert sum(s.minutes for s in steps) == 480
+
+
+# ---------------------------------------------------------------- embeddings
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+async def test_embeddings_are_unit_length_and_deterministic(model: OfflineModel) -> None:
+    texts = ["Isabella Rodriguez is planning a Valentine's Day party",
+             "Klaus Mueller is reading about urban gentrification", "", "the"]
+    vectors = await model.embed(texts)
+    assert vectors.shape == (4, model.embedding_dim)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    again = await OfflineModel(seed=99).embed(texts)
+    assert np.array_equal(vectors, again)
+    assert (await model.embed([])).shape == (0, model.embedding_dim)
+
+
+async def test_shared_words_mean_closer_embeddings(model: OfflineModel) -> None:
+    party, party_again, sprint, taxes = await model.embed([
+        "Isabella Rodriguez is planning a Valentine's Day party at Hobbs Cafe",
+        "the Valentine's Day party at Hobbs Cafe is on February 14",
+        "Wolfgang Schulz runs sprint drills on the college track",
+        "Yuriko Yamamoto prepares tax returns for her clients"])
+    related = cosine(party, party_again)
+    assert related > 0.2
+    assert related > cosine(party, sprint)
+    assert related > cosine(party, taxes)
+    assert cosine(sprint, taxes) < related
+
+
+# ---------------------------------------------------------------- progressive wording
+
+
+@pytest.mark.parametrize(("plan", "doing"), [
+    ("wake up, wash and get dressed", "waking up, washing and getting dressed"),
+    ("open the cafe, then serve coffee", "opening the cafe, then serving coffee"),
+    ("sit down and read", "sitting down and reading"),
+    ("have lunch and chat with Isabella", "having lunch and chatting with Isabella"),
+    ("write a chapter of her thesis", "writing a chapter of her thesis"),
+    ("plan the show", "planning the show"),
+    ("go to bed", "going to bed"),
+    ("tie up the boat", "tying up the boat"),
+    ("pick up milk, fruit and baking supplies", "picking up milk, fruit and baking supplies"),
+    ("close the cafe, wash up and prepare dough for tomorrow",
+     "closing the cafe, washing up and preparing dough for tomorrow"),
+])
+def test_progressive(plan: str, doing: str) -> None:
+    assert progressive(plan) == doing
+
+
+def test_progressive_second_clause_of_shipped_routines() -> None:
+    assert progressive("clean up frames and add effects") == \
+        "cleaning up frames and adding effects"
+    assert progressive("wake up, wash and shave") == "waking up, washing and shaving"
