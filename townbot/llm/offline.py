@@ -373,7 +373,27 @@ CLAUSE_VERBS = frozenset(
         "greet",
         "chop",
         "bring",
-        "feed", "add", "pour", "introduce", "shave", "gather", "greet", "mount", "notate", "prune", "reorganize", "rework", "say", "test", "try", "wipe", "do", "spend", "stock", "hang", "brush",
+        "feed",
+        "add",
+        "pour",
+        "introduce",
+        "shave",
+        "gather",
+        "greet",
+        "mount",
+        "notate",
+        "prune",
+        "reorganize",
+        "rework",
+        "say",
+        "test",
+        "try",
+        "wipe",
+        "do",
+        "spend",
+        "stock",
+        "hang",
+        "brush",
         "pack",
         "lock",
         "carry",
@@ -419,8 +439,11 @@ FALSE_FRIENDS: dict[str, frozenset[str]] = {
 
 def _starts(text: str, prefixes: tuple[str, ...]) -> bool:
     words = re.findall(r"[a-z]+", text.lower())
-    return any(word.startswith(prefix) and word not in FALSE_FRIENDS.get(prefix, ())
-               for word in words for prefix in prefixes)
+    return any(
+        word.startswith(prefix) and word not in FALSE_FRIENDS.get(prefix, ())
+        for word in words
+        for prefix in prefixes
+    )
 
 
 def score_importance(text: str) -> int:
@@ -578,10 +601,17 @@ class OfflineModel:
     def _hourly_schedule(self, context: Mapping[str, Any]) -> HourlySchedule:
         routine = list(context["routine"])
         blocks: list[ScheduleBlock] = []
+        carried: int | None = None  # start of a too-short first step, folded into the next
         for step, following in zip(routine, routine[1:], strict=False):
             start, end = parse_clock(step["at"]), parse_clock(following["at"])
-            if end - start < 5 and blocks:  # too short for a block of its own: fold it in
-                blocks[-1] = blocks[-1].model_copy(update={"minutes": blocks[-1].minutes + end - start})
+            if carried is not None:
+                start, carried = carried, None
+            if end - start < 5:  # too short for a block of its own: fold it into a neighbour
+                if blocks:
+                    blocks[-1] = blocks[-1].model_copy(
+                        update={"minutes": blocks[-1].minutes + end - start})
+                else:
+                    carried = start
                 continue
             hours = max(1, round((end - start) / 60)) if end - start > 90 else 1
             edges = [start + (end - start) * i // hours for i in range(hours + 1)]
