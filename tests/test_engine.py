@@ -33,10 +33,13 @@ def test_perception_sees_people_and_unusual_objects_in_the_same_arena(world):
     }
     objects = world.default_object_states()
     objects[join_path("Hobbs Cafe", "cafe", "coffee machine")] = "brewing coffee"
-    seen = perceive("Klaus Mueller", bodies, objects, world, world.default_object_states())
+    seen = [s.text for s in perceive("Klaus Mueller", bodies, objects, world,
+                                     world.default_object_states())]
     assert "Isabella Rodriguez is brewing coffee" in seen
     assert "The coffee machine in the cafe is brewing coffee" in seen
     assert not any("Maria" in line for line in seen), "another arena is out of sight"
+    sighting = perceive("Klaus Mueller", bodies, objects, world, world.default_object_states())[1]
+    assert sighting.kind == "object" and not sighting.attended, "nobody there is using it"
     assert not any("Klaus" in line for line in seen), "nobody observes themselves as others"
 
 

@@ -1,4 +1,4 @@
-"""The `townbot` command: check, sim, export."""
+"""The `townbot` command: check, sim, export, usage, reembed."""
 
 from __future__ import annotations
 
@@ -6,17 +6,25 @@ import argparse
 import asyncio
 import json
 import sys
+import time
 from collections.abc import Sequence
 
+from townbot.llm.budget import OPEN, Budget
+from townbot.llm.metering import MeteredModel, UsageRecord
 from townbot.llm.offline import OFFLINE_LABEL
-from townbot.store.database import Store, StoreError
+from townbot.llm.port import ModelError
+from townbot.llm.settings import ModelSettings, SettingsError, load_settings
+from townbot.store.database import Store, StoreError, TownRow, replace_embeddings
 from townbot.town.engine import Engine
 from townbot.town.export import export_town, to_markdown
-from townbot.town.launch import TownFiles, open_engine
+from townbot.town.launch import TownFiles, make_model, open_engine
 from townbot.town.transcript import render_transcript
 from townbot.town.usage import render_usage, summarise
+from townbot.world.clock import GameClock, parse_game_time
 from townbot.world.errors import DataError
 from townbot.world.events import TownEvent
+
+REEMBED_CHUNK = 1024  # texts per embedding round: bounded memory, batched further by the client
 
 
 def _add_files(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="print a town's state and history")
     export.add_argument("--db", required=True, help="database file")
     export.add_argument("--format", choices=["json", "markdown"], default="json")
+
+    usage = commands.add_parser("usage", help="print model calls, tokens and estimated price")
+    usage.add_argument("--db", required=True, help="database file")
+
+    reembed = commands.add_parser(
+        "reembed", help="re-embed every memory with the configured embedding model")
+    reembed.add_argument("--db", required=True, help="database file")
     return parser
 
 
@@ -78,17 +93,42 @@ class Progress:
             print(f"progress: {done}/{self.total} ticks ({label})", file=sys.stderr, flush=True)
 
 
+def budget_label(model: MeteredModel) -> str:
+    """A note for the progress line once the budget starts to bite."""
+    budget = model.budget
+    if budget is None or budget.level(model.meter.game_day) == OPEN:
+        return ""
+    return "  " + budget.status(model.meter.game_day)
+
+
 async def simulate(engine: Engine, ticks: int) -> list[TownEvent]:
     events: list[TownEvent] = []
     progress = Progress(ticks)
     for done in range(1, ticks + 1):
         events += await engine.tick()
-        progress.update(done, engine.clock.now.strftime("%a %b %d %H:%M"))
+        progress.update(done, engine.clock.now.strftime("%a %b %d %H:%M") + budget_label(engine.model))
     return events
 
 
-async def run_sim(args: argparse.Namespace) -> int:
-    engine = await open_engine(TownFiles(args.world, args.personas), args.db, seed=args.seed)
+def session_notes(model: MeteredModel) -> list[str]:
+    """What happened with the model in this run: budget state, server retries, reply problems."""
+    notes = []
+    if model.budget is not None:
+        notes.append(model.budget.status(model.meter.game_day))
+    stats = getattr(model.inner, "stats", None)
+    if stats is not None:
+        notes.append(stats.describe())
+    if model.meter.problems:
+        problems = ", ".join(f"{kind}: {n}" for kind, n in sorted(model.meter.problems.items()))
+        notes.append(f"unusable replies this run: {problems} (each got one repair try)")
+    if model.meter.last_failure:
+        notes.append(f"last model failure: {model.meter.last_failure}")
+    return notes
+
+
+async def run_sim(args: argparse.Namespace, settings: ModelSettings) -> int:
+    engine = await open_engine(TownFiles(args.world, args.personas), args.db, seed=args.seed,
+                               settings=settings)
     try:
         if args.scenario:
             raise DataError(args.scenario, "", "scenarios are not available yet in this version")
@@ -104,10 +144,80 @@ async def run_sim(args: argparse.Namespace) -> int:
         channels = len({e.channel for e in events})
         print(f"{len(events)} events in {channels} channels, {start:%a %H:%M} to "
               f"{engine.clock.now:%a %H:%M}; saved to {args.db}")
-        print(render_usage(summarise(await engine.store.usage_rows(engine.town.id))))
+        print(render_usage(summarise(await engine.store.usage_rows(engine.town.id), settings)))
+        for note in session_notes(engine.model):
+            print(note)
     finally:
+        await engine.model.close()
         await engine.store.close()
     return 0
+
+
+async def _stored_town(store: Store) -> TownRow:
+    town = await store.town()
+    if town is None:
+        raise StoreError(f"{store.path} holds no town yet; run `townbot sim --db {store.path}` first")
+    return town
+
+
+async def run_usage(args: argparse.Namespace, settings: ModelSettings) -> int:
+    store = await Store.open(args.db)
+    try:
+        town = await _stored_town(store)
+        rows = await store.usage_rows(town.id)
+    finally:
+        await store.close()
+    print(f"{town.name} (database {args.db}), founded on {town.model}")
+    print(render_usage(summarise(rows, settings)))
+    if settings.caps.any:
+        budget = Budget(settings.caps)
+        budget.restore(rows)
+        print(budget.status(max((row["game_day"] for row in rows), default=1)))
+    return 0
+
+
+async def run_reembed(args: argparse.Namespace, settings: ModelSettings) -> int:
+    store = await Store.open(args.db)
+    model = None
+    try:
+        town = await _stored_town(store)
+        model = make_model(town.seed, settings)
+        await model.prepare()
+        count = await reembed_town(store, town, model)
+    finally:
+        if model is not None:
+            await model.close()
+        await store.close()
+    print(f"re-embedded {count} memories with {model.embedding_model} ({model.embedding_dim} "
+          f"dimensions); they were embedded with {town.embedding_model} ({town.embedding_dim})")
+    return 0
+
+
+async def reembed_town(store: Store, town: TownRow, model: MeteredModel) -> int:
+    """Every memory's vector from the model's embedder, written in one transaction."""
+    memories = await store.memories(town.id)
+    clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
+    report = getattr(model.inner, "embed_report", None)
+    vectors, usage = [], []
+    for start in range(0, len(memories), REEMBED_CHUNK):
+        chunk = memories[start:start + REEMBED_CHUNK]
+        texts = [stored.memory.text for stored in chunk]
+        started = time.perf_counter()
+        if report is None:  # a local embedder: nothing to count
+            matrix = await model.inner.embed(texts)
+        else:
+            embedded = await report(texts)
+            if embedded.failed:
+                raise ModelError(f"{embedded.failed} memories could not be embedded (the server stayed "
+                                 "unavailable); nothing was changed, try again later")
+            matrix = embedded.vectors
+            usage.append(UsageRecord("reembed", None, clock.day_number, embedded.model,
+                                     embedded.prompt_tokens, 0, embedded.estimated,
+                                     (time.perf_counter() - started) * 1000, "ok"))
+        vectors += [(s.agent, s.memory.id, v) for s, v in zip(chunk, matrix, strict=True)]
+    await replace_embeddings(store, town.id, model.embedding_model, model.embedding_dim, vectors,
+                             town.tick, usage)
+    return len(vectors)
 
 
 async def run_export(args: argparse.Namespace) -> int:
@@ -121,16 +231,27 @@ async def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def model_line(settings: ModelSettings) -> str:
+    """The first line of `townbot sim`: which model answers."""
+    if settings.offline:
+        return f"townbot: using the {OFFLINE_LABEL}"
+    return f"townbot: using {settings.describe()}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "sim":
-        print(f"townbot: using the {OFFLINE_LABEL}", flush=True)
     try:
         if args.command == "check":
             return run_check(args)
+        if args.command == "export":
+            return asyncio.run(run_export(args))
+        settings = load_settings()
         if args.command == "sim":
-            return asyncio.run(run_sim(args))
-        return asyncio.run(run_export(args))
-    except (DataError, StoreError) as error:
+            print(model_line(settings), flush=True)
+            return asyncio.run(run_sim(args, settings))
+        if args.command == "usage":
+            return asyncio.run(run_usage(args, settings))
+        return asyncio.run(run_reembed(args, settings))
+    except (DataError, StoreError, SettingsError, ModelError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from townbot.llm import offline_social as social
 from townbot.llm.embedding import HashingEmbedder, keywords
 from townbot.llm.port import AnswerT, Ask
 from townbot.llm.purposes import (
@@ -27,86 +29,19 @@ from townbot.llm.purposes import (
     ScheduleBlock,
     Step,
 )
+from townbot.wording import progressive
 from townbot.world.clock import clock_face, parse_clock
 
 OFFLINE_LABEL = "offline model (deterministic, no network; not a language model)"
 
+# Poignancy by keyword, most poignant first; everyday activity scores 1 or 2.
 IMPORTANCE_WORDS: list[tuple[int, tuple[str, ...]]] = [
-    (9, ("fire", "burning", "emergency", "leak", "injur", "hospital", "propos", "engag")),
-    (
-        8,
-        (
-            "party",
-            "valentine",
-            "election",
-            "mayor",
-            "candida",
-            "exhibition",
-            "crush",
-            "love",
-            "married",
-            "breakup",
-        ),
-    ),
-    (
-        6,
-        (
-            "conversation",
-            "talk",
-            "chat",
-            "news",
-            "thesis",
-            "deadline",
-            "interview",
-            "announce",
-            "invite",
-            "plan",
-            "show",
-            "perform",
-        ),
-    ),
-    (
-        4,
-        (
-            "work",
-            "study",
-            "class",
-            "lecture",
-            "paint",
-            "writ",
-            "compos",
-            "research",
-            "serv",
-            "customer",
-            "shop",
-            "counter",
-            "teach",
-            "garden",
-            "train",
-            "stream",
-            "cod",
-            "app",
-        ),
-    ),
-    (
-        2,
-        (
-            "eat",
-            "breakfast",
-            "lunch",
-            "dinner",
-            "coffee",
-            "read",
-            "walk",
-            "brush",
-            "shower",
-            "dress",
-            "wash",
-            "snack",
-            "tea",
-        ),
-    ),
-    (1, ("sleep", "idle", "empty", "made", "off", "clean", "closed", "stocked", "tidy")),
+    (9, tuple("fire burning emergency leak injur hospital propos engag".split())),
+    (8, tuple("party valentine election mayor candida exhibition crush love married breakup".split())),
+    (6, tuple("news thesis deadline interview announce invit solo".split())),
+    (4, tuple("conversation talk chat plan perform".split())),
+    (2, tuple("eat breakfast lunch dinner coffee read walk brush shower dress wash snack tea".split())),
+    (1, tuple("sleep idle empty made off clean closed stocked tidy".split())),
 ]
 
 OBJECT_HINTS: dict[str, tuple[str, ...]] = {
@@ -230,200 +165,6 @@ def seeded_index(seed: int, *parts: object, modulo: int) -> int:
     return int.from_bytes(digest, "little") % max(1, modulo)
 
 
-DOUBLED_FINAL = frozenset(
-    [
-        "get",
-        "put",
-        "sit",
-        "run",
-        "set",
-        "shop",
-        "stop",
-        "plan",
-        "jog",
-        "chat",
-        "swim",
-        "cut",
-        "dig",
-        "nap",
-        "grab",
-        "drop",
-        "skip",
-        "prep",
-        "let",
-        "jot",
-        "hit",
-        "begin",
-        "chop",
-        "mop",
-        "wrap",
-        "tap",
-        "hug",
-        "spin",
-        "trim",
-        "stir",
-        "sip",
-        "plug",
-        "scan",
-        "pat",
-        "pop",
-    ]
-)
-CLAUSE_VERBS = frozenset(
-    [
-        "eat",
-        "go",
-        "wake",
-        "have",
-        "read",
-        "cook",
-        "take",
-        "write",
-        "make",
-        "work",
-        "sketch",
-        "open",
-        "buy",
-        "walk",
-        "study",
-        "pick",
-        "meet",
-        "attend",
-        "talk",
-        "serve",
-        "revise",
-        "paint",
-        "keep",
-        "water",
-        "watch",
-        "unlock",
-        "sort",
-        "review",
-        "relax",
-        "grab",
-        "edit",
-        "close",
-        "clean",
-        "weed",
-        "unwind",
-        "train",
-        "tinker",
-        "tidy",
-        "tend",
-        "teach",
-        "stream",
-        "shop",
-        "shoot",
-        "run",
-        "return",
-        "restock",
-        "research",
-        "render",
-        "rehearse",
-        "print",
-        "practise",
-        "plan",
-        "photograph",
-        "perform",
-        "look",
-        "lead",
-        "jump",
-        "join",
-        "host",
-        "hold",
-        "hang",
-        "grade",
-        "fix",
-        "draw",
-        "catch",
-        "call",
-        "arrange",
-        "animate",
-        "get",
-        "wash",
-        "brush",
-        "shower",
-        "dress",
-        "chat",
-        "check",
-        "prepare",
-        "stretch",
-        "finish",
-        "start",
-        "play",
-        "practice",
-        "visit",
-        "listen",
-        "help",
-        "send",
-        "answer",
-        "sit",
-        "set",
-        "head",
-        "stop",
-        "bake",
-        "brew",
-        "drink",
-        "fill",
-        "restock",
-        "prep",
-        "count",
-        "sweep",
-        "mop",
-        "greet",
-        "chop",
-        "bring",
-        "feed",
-        "add",
-        "pour",
-        "introduce",
-        "shave",
-        "gather",
-        "greet",
-        "mount",
-        "notate",
-        "prune",
-        "reorganize",
-        "rework",
-        "say",
-        "test",
-        "try",
-        "wipe",
-        "do",
-        "spend",
-        "stock",
-        "hang",
-        "brush",
-        "pack",
-        "lock",
-        "carry",
-        "mark",
-    ]
-)
-
-
-def gerund(verb: str) -> str:
-    """'get' -> 'getting', 'serve' -> 'serving', 'tie' -> 'tying', 'read' -> 'reading'."""
-    if verb in DOUBLED_FINAL:
-        return verb + verb[-1] + "ing"
-    if verb.endswith("ie"):
-        return verb[:-2] + "ying"
-    if verb.endswith("e") and not verb.endswith(("ee", "ye", "oe")) and len(verb) > 2:
-        return verb[:-1] + "ing"
-    return verb + "ing"
-
-
-def progressive(phrase: str) -> str:
-    """Turn a plan's imperative ('open the cafe, then serve') into what follows 'X is ...'."""
-    words = phrase.split()
-    for index, word in enumerate(words):
-        bare = word.rstrip(",.;")
-        after_joint = index > 0 and (words[index - 1] in ("and", "then") or words[index - 1].endswith(","))
-        if index == 0 or (after_joint and bare.lower() in CLAUSE_VERBS):
-            words[index] = gerund(bare) + word[len(bare) :]
-    return " ".join(words)
-
-
 # Words that start like a keyword but mean something else ("shower" is not a "show").
 FALSE_FRIENDS: dict[str, frozenset[str]] = {
     "show": frozenset({"shower", "showers", "showering"}),
@@ -450,7 +191,7 @@ def score_importance(text: str) -> int:
     for score, words in IMPORTANCE_WORDS:
         if _starts(text, words):
             return score
-    return 3
+    return 2
 
 
 def pick_emoji(text: str) -> str:
@@ -556,6 +297,7 @@ class OfflineModel:
         self.seed = seed
         self.embedding_dim = embedding_dim
         self._embedder = HashingEmbedder(embedding_dim)
+        self.invalid_answers: Counter[str] = Counter()
         self._responders: dict[str, Callable[[Mapping[str, Any]], BaseModel]] = {
             "importance": self._importance,
             "day_plan": self._day_plan,
@@ -563,6 +305,14 @@ class OfflineModel:
             "choose_sector": self._choose,
             "choose_arena": self._choose,
             "decompose": self._decompose,
+            "summary": social.summary,
+            "reflection_questions": social.reflection_questions,
+            "insights": lambda c: social.insights(c, score_importance),
+            "react": self._react,
+            "utterance": lambda c: social.utterance(c, score_importance),
+            "conversation": lambda c: social.whole_conversation(c, score_importance),
+            "takeaways": lambda c: social.takeaways(c, score_importance),
+            "answer": social.answer,
         }
 
     def register(self, purpose: str, responder: Callable[[Mapping[str, Any]], BaseModel]) -> None:
@@ -573,8 +323,13 @@ class OfflineModel:
         responder = self._responders.get(request.purpose)
         if responder is None:
             return request.default()
-        answer = responder(request.context)
-        return request.schema.model_validate(answer.model_dump())
+        try:
+            answer = responder(request.context)
+            return request.schema.model_validate(answer.model_dump())
+        except ValidationError:
+            # A pattern produced something the schema refuses: use the safe answer, counted.
+            self.invalid_answers[request.purpose] += 1
+            return request.default()
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self._embedder.embed(list(texts))
@@ -582,8 +337,36 @@ class OfflineModel:
     def _importance(self, context: Mapping[str, Any]) -> ImportanceScores:
         return ImportanceScores(scores=[score_importance(t) for t in context["texts"]])
 
+    def _react(self, context: Mapping[str, Any]) -> BaseModel:
+        chance = seeded_index(self.seed, context["name"], context["subject"], context["day"],
+                              context["status"], modulo=100)
+        return social.react(context, chance)
+
+    @staticmethod
+    def _with_appointments(context: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The routine with today's appointments from memory cut in."""
+        routine = [dict(step) for step in context["routine"]]
+        if not context.get("date"):
+            return routine
+        found = social.appointments(list(context.get("intentions", [])), context.get("date", ""),
+                                    context.get("name", ""), list(context.get("places", [])))
+        if not found or not context.get("date"):
+            return routine
+        for event in found:
+            steps = [s for s in routine
+                     if not event["start"] <= parse_clock(s["at"]) < event["end"]]
+            before = [s for s in steps if parse_clock(s["at"]) < event["start"]]
+            resume = dict(before[-1]) if before else None
+            steps.append({"at": f"{event['start'] // 60:02d}:{event['start'] % 60:02d}",
+                          "do": event["activity"], "where": ""})
+            if resume and all(parse_clock(s["at"]) != event["end"] for s in steps):
+                resume["at"] = f"{event['end'] // 60:02d}:{event['end'] % 60:02d}"
+                steps.append(resume)
+            routine = sorted(steps, key=lambda s: parse_clock(s["at"]))
+        return routine
+
     def _day_plan(self, context: Mapping[str, Any]) -> DayPlan:
-        routine = list(context["routine"])
+        routine = self._with_appointments(context)
         while len(routine) > 8:
             gaps = [
                 parse_clock(b["at"]) - parse_clock(a["at"])
@@ -599,7 +382,7 @@ class OfflineModel:
         return DayPlan(items=items)
 
     def _hourly_schedule(self, context: Mapping[str, Any]) -> HourlySchedule:
-        routine = list(context["routine"])
+        routine = self._with_appointments(context)
         blocks: list[ScheduleBlock] = []
         carried: int | None = None  # start of a too-short first step, folded into the next
         for step, following in zip(routine, routine[1:], strict=False):
@@ -613,7 +396,8 @@ class OfflineModel:
                 else:
                     carried = start
                 continue
-            hours = max(1, round((end - start) / 60)) if end - start > 90 else 1
+            # a long stretch of one activity becomes blocks of one and a half to two hours
+            hours = max(2, round((end - start) / 110)) if end - start > 150 else 1
             edges = [start + (end - start) * i // hours for i in range(hours + 1)]
             for index in range(hours):
                 activity = (
@@ -636,6 +420,10 @@ class OfflineModel:
 
     def _choose(self, context: Mapping[str, Any]) -> PlaceChoice:
         options: list[str] = list(context["options"])
+        activity_text = str(context.get("activity", "")).lower()
+        named = [o for o in options if len(o) > 4 and o.lower() in activity_text]
+        if named:  # the activity names its place ("go to the party at Hobbs Cafe")
+            return PlaceChoice(choice=max(named, key=len))
         for preferred in (context.get("hint"), context.get("current")):
             if preferred in options:
                 return PlaceChoice(choice=preferred)

@@ -90,6 +90,7 @@ class Reaction(BaseModel):
     react: bool
     action: Annotated[str, Field(max_length=200)] = ""
     minutes: Literal[5, 10, 15, 20, 30] = 10
+    object_state: Annotated[str, Field(max_length=80)] = ""
     emoji: Annotated[str, Field(max_length=16)] = "❗"
 
 

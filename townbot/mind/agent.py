@@ -1,7 +1,7 @@
-"""One resident's mind: it perceives, remembers, plans and chooses its next action.
-
-The engine hands it a perception and a read-only view of the world; it answers with an
-intent (where it wants to be and what it is doing). It never changes the world itself.
+"""One resident's mind: it perceives, remembers, reflects, plans, reacts and chooses its next
+action. The engine hands it a perception and a read-only view of the world; it answers with an
+intent (where it wants to be, what it is doing, whom it wants to talk to). It never changes
+the world itself.
 """
 
 from __future__ import annotations
@@ -12,18 +12,24 @@ from typing import Protocol
 
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import ImportanceScores
-from townbot.mind import acting, planning
+from townbot.mind import acting, dialogue, planning, reacting, reflection, summary
 from townbot.mind.memory import MemoryStream
-from townbot.mind.plans import PlanBlock
+from townbot.mind.plans import PlanBlock, PlanStep
 from townbot.mind.prompting import numbered, render
+from townbot.mind.reacting import Sighting
+from townbot.mind.settings import MindSettings
 from townbot.world.clock import clock_face, format_game_time, minute_of_day, parse_game_time
 from townbot.world.model import Persona
 
 RETENTION = timedelta(minutes=60)  # the same sight is not stored again within this window
 REFUSAL_MEMORY = timedelta(minutes=30)  # a refused place is avoided for this long
-# New texts are scored for importance together, at most this often: one call instead of three.
-SCORING_INTERVAL = timedelta(minutes=30)
+# New texts are scored for importance together, at most this often (one call, not nine).
+SCORING_INTERVAL = timedelta(minutes=90)
+TRANSCRIPT_LIMIT = 700  # characters of a conversation kept in one memory
 SLEEPING = "sleeping"
+TOLD_LIMIT = 20  # what we told each person, kept so we do not repeat ourselves
+# Kinds whose importance accumulates towards the next reflection (what happens to the agent).
+EXPERIENCE = ("observation", "conversation", "thought")
 
 
 class WorldView(Protocol):
@@ -43,7 +49,7 @@ class Perception:
     now: datetime
     sector: str | None  # None while walking between sectors
     arena: str | None
-    observations: list[str] = field(default_factory=list)
+    sightings: list[Sighting] = field(default_factory=list)
 
 
 @dataclass
@@ -56,6 +62,7 @@ class Intent:
     object: str | None = None
     object_state: str | None = None
     asleep: bool = False
+    talk_to: str | None = None
 
 
 @dataclass
@@ -70,21 +77,23 @@ class MindState:
     # Memories waiting to be scored and stored: [kind, text, evidence ids, created].
     pending: list[list] = field(default_factory=list)
     last_scored: str | None = None
+    summary: dict[str, str] | None = None
+    importance_since_reflection: int = 0
+    last_talked: dict[str, str] = field(default_factory=dict)
+    last_considered: dict[str, str] = field(default_factory=dict)
+    last_reaction_check: str | None = None
+    told: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"day": self.day, "day_plan": self.day_plan,
-                "blocks": [b.to_dict() for b in self.blocks], "known": self.known,
-                "seen": self.seen, "refused": self.refused, "last_step": self.last_step,
-                "pending": self.pending, "last_scored": self.last_scored}
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        data["blocks"] = [b.to_dict() for b in self.blocks]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> MindState:
-        return cls(day=data.get("day"), day_plan=list(data.get("day_plan", [])),
-                   blocks=[PlanBlock.from_dict(b) for b in data.get("blocks", [])],
-                   known={k: list(v) for k, v in data.get("known", {}).items()},
-                   seen=dict(data.get("seen", {})), refused=dict(data.get("refused", {})),
-                   last_step=data.get("last_step"), pending=list(data.get("pending", [])),
-                   last_scored=data.get("last_scored"))
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known["blocks"] = [PlanBlock.from_dict(b) for b in data.get("blocks", [])]
+        return cls(**known)
 
 
 def starting_knowledge(persona: Persona, arenas_of: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -94,17 +103,22 @@ def starting_knowledge(persona: Persona, arenas_of: dict[str, list[str]]) -> dic
 
 class AgentMind:
     def __init__(self, persona: Persona, model: LanguageModel, stream: MemoryStream,
-                 state: MindState) -> None:
+                 state: MindState, settings: MindSettings | None = None) -> None:
         self.persona = persona
         self.model = model
         self.stream = stream
         self.state = state
+        self.settings = settings or MindSettings()
         self.clock: datetime | None = None
         self._importance_by_text = {m.text: m.importance for m in stream.memories}
 
     @property
     def name(self) -> str:
         return self.persona.name
+
+    @property
+    def summary_text(self) -> str:
+        return summary.render_summary(self.persona, self.state.summary)
 
     # --- memory -----------------------------------------------------------------------------
 
@@ -121,7 +135,8 @@ class AgentMind:
         pending = self.state.pending
         if not pending:
             return
-        unscored = list(dict.fromkeys(p[1] for p in pending if p[1] not in self._importance_by_text))
+        unscored = list(dict.fromkeys(p[1] for p in pending
+                                      if p[1] not in self._importance_by_text))
         last = self.state.last_scored
         if unscored and not force and last and now - parse_game_time(last) < SCORING_INTERVAL:
             return
@@ -132,8 +147,10 @@ class AgentMind:
         self.state.pending = []
         vectors = await self.model.embed([p[1] for p in pending])
         for (kind, text, evidence, created), vector in zip(pending, vectors, strict=True):
-            self.stream.add(kind, text, parse_game_time(created), self._importance_by_text[text],
-                            vector, tuple(evidence))
+            memory = self.stream.add(kind, text, parse_game_time(created),
+                                     self._importance_by_text[text], vector, tuple(evidence))
+            if kind in EXPERIENCE:
+                self.state.importance_since_reflection += memory.importance
 
     async def _rate(self, texts: list[str]) -> list[int]:
         prompt = render("importance", name=self.name, identity=self.persona.identity(),
@@ -146,31 +163,46 @@ class AgentMind:
             default=lambda: ImportanceScores(scores=[3] * len(texts))))
         return list(answer.scores)
 
-    def observe(self, perception: Perception) -> None:
+    def observe(self, perception: Perception, world: WorldView) -> list[Sighting]:
+        """Store what is new; learn the place we are in. Returns the new sightings."""
         now = perception.now
-        for text in perception.observations:
-            last = self.state.seen.get(text)
+        if perception.sector and perception.arena:
+            known = self.state.known.setdefault(perception.sector, [])
+            for arena in world.arenas_of(perception.sector):
+                if arena not in known:
+                    known.append(arena)
+        fresh = []
+        for sighting in perception.sightings:
+            last = self.state.seen.get(sighting.text)
             if last is None or now - parse_game_time(last) >= RETENTION:
-                self.remember("observation", text)
-                self.state.seen[text] = format_game_time(now)
+                self.remember("observation", sighting.text)
+                self.state.seen[sighting.text] = format_game_time(now)
+                fresh.append(sighting)
         cutoff = now - RETENTION
-        self.state.seen = {t: s for t, s in self.state.seen.items()
-                           if parse_game_time(s) > cutoff}
+        self.state.seen = {t: s for t, s in self.state.seen.items() if parse_game_time(s) > cutoff}
+        return fresh
 
     # --- the step ---------------------------------------------------------------------------
 
     async def think(self, perception: Perception, world: WorldView) -> Intent:
         now = perception.now
         self.clock = now
-        self.observe(perception)
         self.state.refused = {k: v for k, v in self.state.refused.items()
                               if parse_game_time(v.partition("|")[0]) > now}
+        fresh = self.observe(perception, world)
         if not self.persona.is_awake_at(minute_of_day(now)):
             intent = self._sleep_intent()
         else:
             if self.state.day != now.date().isoformat():
                 await self.start_day(now)
+            elif summary.is_stale(self.state.summary, now, self.settings.summary_refresh_hours):
+                self.state.summary = await summary.summarise(self.model, self.persona,
+                                                             self.stream, now)
+            await self.flush_memories(now)
+            await self._maybe_reflect(now)
+            talk_to = await self._maybe_react(now, perception, fresh)
             intent = await self._act(now, perception, world)
+            intent.talk_to = talk_to
         self._record_own_action(intent)
         await self.flush_memories(now)
         return intent
@@ -180,16 +212,135 @@ class AgentMind:
                       "😴", "bed", "occupied", asleep=True)
 
     async def start_day(self, now: datetime) -> None:
-        yesterday = ("; ".join(self.state.day_plan) if self.state.day_plan
-                     else "nothing yet: this is the first day here")
-        items = await planning.plan_day(self.model, self.persona, now, yesterday)
+        await self.flush_memories(now, force=True)
+        self.state.summary = await summary.summarise(self.model, self.persona, self.stream, now)
+        intentions = await self._intentions(now)
+        items = await planning.plan_day(self.model, self.persona, now, self._yesterday(now),
+                                        self.summary_text, intentions)
         day_label = now.strftime("%A %B %d")
         self.remember("plan", f"{self.name}'s plan for {day_label}: {'; '.join(items)}")
-        blocks = await planning.plan_hours(self.model, self.persona, now, items)
+        blocks = await planning.plan_hours(self.model, self.persona, now, items, intentions,
+                                           sorted(self.state.known))
         schedule = "; ".join(f"{clock_face(minute_of_day(b.start))} {b.activity}" for b in blocks)
         self.remember("plan", f"{self.name}'s schedule for {day_label}: {schedule}")
-        self.state.day, self.state.day_plan, self.state.blocks = now.date().isoformat(), items, blocks
-        self.state.refused = {}
+        self.state.day, self.state.day_plan = now.date().isoformat(), items
+        self.state.blocks, self.state.refused = blocks, {}
+
+    def _yesterday(self, now: datetime) -> str:
+        yesterday = (now - timedelta(days=1)).date()
+        notable = sorted((m for m in self.stream.memories
+                          if m.created.date() == yesterday and m.kind != "plan"),
+                         key=lambda m: (-m.importance, m.id))[:4]
+        if not self.state.day_plan and not notable:
+            return "nothing yet: this is the first day here"
+        plan = "; ".join(self.state.day_plan[:5])
+        return f"planned: {plan}. Notable: " + " ".join(m.text for m in notable)
+
+    async def _intentions(self, now: datetime) -> list[str]:
+        """Memories about what the agent means to do today (seeds, whispers, invitations)."""
+        # No name in the query: it would match every "<name> is ..." memory equally.
+        query = f"plans, intentions, invitations and appointments on {now:%A %B} {now.day}"
+        vector = (await self.model.embed([query]))[0]
+        found = planning.retrieve_plans(self.stream, vector, now, self.settings)
+        dated = planning.dated_memories(self.stream, now)  # "on February 14" must not be missed
+        return list(dict.fromkeys([m.text for m in dated] + [m.text for m in found]))
+
+    async def _maybe_reflect(self, now: datetime) -> None:
+        if not reflection.due(self.state.importance_since_reflection, self.settings):
+            return
+        self.state.importance_since_reflection = 0
+        for text, evidence in await reflection.reflect(self.model, self.name, self.stream, now,
+                                                       self.settings):
+            self.remember("reflection", text, evidence)
+        await self.flush_memories(now, force=True)
+
+    # --- reacting ---------------------------------------------------------------------------
+
+    def _worth_considering(self, sighting: Sighting, now: datetime) -> bool:
+        if sighting.kind == "object":
+            return not sighting.attended
+        if sighting.kind != "agent" or not sighting.available:
+            return False
+        talked = self.state.last_talked.get(sighting.subject)
+        considered = self.state.last_considered.get(sighting.subject)
+        return ((talked is None or now - parse_game_time(talked)
+                 >= timedelta(hours=self.settings.talk_cooldown_hours))
+                and (considered is None or now - parse_game_time(considered)
+                     >= timedelta(hours=self.settings.reconsider_hours)))
+
+    async def _maybe_react(self, now: datetime, perception: Perception,
+                           fresh: list[Sighting]) -> str | None:
+        """Consider the most pressing new sighting; returns a person to talk to, if any."""
+        block = self.current_block(now)
+        if block is None or block.activity.startswith("talking with") or perception.sector is None:
+            return None
+        candidates = [s for s in fresh if self._worth_considering(s, now)]
+        last_check = self.state.last_reaction_check
+        if last_check and now - parse_game_time(last_check) < timedelta(
+                minutes=self.settings.react_interval_minutes):
+            candidates = [s for s in candidates if s.kind == "object"]  # people can wait
+        candidates.sort(key=lambda s: s.kind != "object")  # an object in trouble comes first
+        if not candidates:
+            return None
+        sighting = candidates[0]
+        self.state.last_reaction_check = format_game_time(now)
+        if sighting.kind == "agent":
+            self.state.last_considered[sighting.subject] = format_game_time(now)
+        step = block.step_at(now)
+        doing = step.action if step else block.activity
+        decision = await reacting.decide(self.model, self.name, self.summary_text, self.stream,
+                                         now, doing, sighting, self.settings)
+        if not decision.react:
+            return None
+        if sighting.kind == "agent":
+            self.state.last_talked[sighting.subject] = format_game_time(now)
+            return sighting.subject
+        self._handle_object(now, perception, sighting, decision)
+        return None
+
+    def _handle_object(self, now: datetime, perception: Perception, sighting: Sighting,
+                       decision) -> None:  # noqa: ANN001 - purposes.Reaction
+        sector, arena, obj = sighting.subject.split(": ")
+        action = decision.action or f"dealing with the {obj}"
+        until = now + timedelta(minutes=decision.minutes)
+        step = PlanStep(now, until, planning.as_ongoing(action), obj,
+                        decision.object_state or "being seen to", decision.emoji or "❗")
+        self.remember("observation", f"{self.name} reacted to '{sighting.text}' by deciding to "
+                                     f"{action}")
+        self.interrupt(now, until, action, sector, arena, [step])
+
+    def interrupt(self, now: datetime, until: datetime, activity: str, sector: str, arena: str,
+                  steps: list[PlanStep]) -> None:
+        """Insert a reaction and rewrite the plan from that moment: what it displaced is
+        decomposed again when it resumes."""
+        self.state.blocks = planning.insert_block(
+            self.state.blocks, PlanBlock(now, until, activity, sector, arena, steps))
+
+    # --- conversations ----------------------------------------------------------------------
+
+    def voice(self, action: str) -> dialogue.Voice:
+        told = [t for texts in self.state.told.values() for t in texts]
+        return dialogue.Voice(self.name, self.summary_text, self.stream, action, told)
+
+    async def after_conversation(self, partner: str, lines: list[dialogue.Line], place: str,
+                                 start: datetime, end: datetime, sector: str,
+                                 arena: str) -> None:
+        """Remember the talk and what was learned; the plan resumes after it."""
+        self.clock = start
+        said = [text for speaker, text in lines if speaker == self.name]
+        self.state.told[partner] = (self.state.told.get(partner, []) + said)[-TOLD_LIMIT:]
+        self.state.last_talked[partner] = format_game_time(start)
+        talk = " ".join(f"{speaker.split()[0]}: {text}" for speaker, text in lines)
+        record = f"{self.name} talked with {partner} at {place}. {talk}"
+        self.remember("conversation", record[:TRANSCRIPT_LIMIT])
+        facts = await dialogue.takeaways(self.model, self.voice(""), partner, lines)
+        for fact in facts:
+            self.remember("conversation", fact)
+        step = PlanStep(start, end, f"talking with {partner}", "", "", "💬")
+        self.interrupt(start, end, f"talking with {partner}", sector, arena, [step])
+        await self.flush_memories(start, force=True)  # news must be retrievable right away
+
+    # --- acting -----------------------------------------------------------------------------
 
     def current_block(self, now: datetime) -> PlanBlock | None:
         return next((b for b in self.state.blocks if b.covers(now)), None)
@@ -211,10 +362,19 @@ class AgentMind:
             return world.availability(self.name, sector, arena)
         return check
 
+    def _previous_block(self, block: PlanBlock) -> PlanBlock | None:
+        earlier = [b for b in self.state.blocks if b.end <= block.start and b.sector]
+        return earlier[-1] if earlier else None
+
     async def _place_block(self, block: PlanBlock, perception: Perception,
                            world: WorldView) -> None:
-        hint_sector, hint_arena = self._routine_hint(block)
+        previous = self._previous_block(block)
         available = self._availability(world)
+        if (previous and planning.continues(block, previous)
+                and available(previous.sector, previous.arena) is None):
+            block.sector, block.arena = previous.sector, previous.arena  # same activity, same place
+            return
+        hint_sector, hint_arena = self._routine_hint(block)
         current = perception.sector or self.persona.home_sector
         norms = {s: world.norms_of(s) for s in self.state.known}
         block.sector = await acting.choose_sector(
@@ -244,17 +404,20 @@ class AgentMind:
         if step is None:
             return Intent(self.name, block.sector, block.arena, block.activity, "🙂")
         return Intent(self.name, block.sector, block.arena, step.action, step.emoji,
-                      step.object or None, step.object_state)
+                      step.object or None, step.object_state or None)
 
     def _steps_memory(self, block: PlanBlock) -> str:
         steps = "; ".join(f"{clock_face(minute_of_day(s.start))} {s.action}" for s in block.steps)
         return f"{self.name}'s steps for '{block.activity}' at {block.sector}: {steps}"
 
     def _record_own_action(self, intent: Intent) -> None:
-        key = f"{intent.sector}|{intent.arena}|{intent.action}"
+        """Remember what we do, once per activity (not every 5-15 minute step of it)."""
+        block = self.current_block(self.clock) if self.clock and not intent.asleep else None
+        doing = planning.as_ongoing(block.activity) if block else intent.action
+        key = f"{intent.sector}|{intent.arena}|{doing}"
         if key != self.state.last_step:
             self.state.last_step = key
-            self.remember("observation", f"{self.name} is {intent.action}")
+            self.remember("observation", f"{self.name} is {doing}")
 
     def refused(self, sector: str, arena: str, reason: str, now: datetime) -> None:
         """The world would not let us in: remember why and choose another place next tick."""

@@ -8,12 +8,74 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import numpy as np
+
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import DayPlan, Decomposition, HourlySchedule, ScheduleBlock, Step
+from townbot.mind.memory import Memory, MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
 from townbot.mind.prompting import render
+from townbot.mind.retrieval import retrieve
+from townbot.mind.settings import MindSettings
+from townbot.wording import progressive
 from townbot.world.clock import clock_face, parse_clock
 from townbot.world.model import Persona
+
+CONTINUATION_PREFIXES = ("continue to ", "continue ", "keep ", "finish off: ", "finish ")
+INTENTION_KINDS = ("thought", "conversation", "reflection", "observation")
+
+
+def as_ongoing(action: str) -> str:
+    """What follows 'X is ...' in the transcript."""
+    return progressive(action)
+
+
+def continues(block: PlanBlock, previous: PlanBlock) -> bool:
+    """Whether a block carries on the previous one's activity (and so stays in its place)."""
+    activity = block.activity.lower()
+    stripped = next((activity[len(p):] for p in CONTINUATION_PREFIXES if activity.startswith(p)),
+                    None)
+    base = previous.activity.lower()
+    for prefix in CONTINUATION_PREFIXES:
+        base = base.removeprefix(prefix)
+    return stripped is not None and (stripped == base or base.startswith(stripped[:20]))
+
+
+def retrieve_plans(stream: MemoryStream, query: np.ndarray, now: datetime,
+                   settings: MindSettings, limit: int = 5) -> list[Memory]:
+    """Memories that could shape today's plan: notable thoughts, talks, reflections, sights."""
+    found = retrieve(stream, query, now, limit=limit * 3, kinds=INTENTION_KINDS,
+                     weights=settings.weights)
+    return [s.memory for s in found if s.memory.importance >= 5][:limit]
+
+
+def dated_memories(stream: MemoryStream, day: datetime, limit: int = 3) -> list[Memory]:
+    """The most important non-plan memories that name this date ("February 14")."""
+    labels = (f"{day:%B} {day.day}", f"{day:%b} {day.day}", f"{day.day} {day:%B}")
+    named = [m for m in stream.memories
+             if m.kind not in ("plan", "reflection") and any(label in m.text for label in labels)]
+    return sorted(named, key=lambda m: (-m.importance, -m.id))[:limit]
+
+
+def insert_block(blocks: list[PlanBlock], new: PlanBlock) -> list[PlanBlock]:
+    """Cut `new` into the schedule: what it overlaps is shortened, and the part of a block
+    that resumes after it loses its steps so that it is decomposed again from then on."""
+    result: list[PlanBlock] = []
+    for block in blocks:
+        if block.end <= new.start or block.start >= new.end:
+            result.append(block)
+            continue
+        if block.start < new.start:
+            kept = [s for s in block.steps if s.start < new.start]
+            if kept:
+                kept[-1].end = min(kept[-1].end, new.start)
+            result.append(PlanBlock(block.start, new.start, block.activity, block.sector,
+                                    block.arena, kept))
+        if block.end > new.end:
+            result.append(PlanBlock(new.end, block.end, block.activity, block.sector,
+                                    block.arena, []))
+    result.append(new)
+    return sorted(result, key=lambda b: b.start)
 
 
 def routine_context(persona: Persona) -> list[dict[str, str]]:
@@ -31,16 +93,23 @@ def default_day_plan(persona: Persona) -> DayPlan:
                    + ["go about the day"] * max(0, 3 - len(steps)))
 
 
-async def plan_day(model: LanguageModel, persona: Persona, today: datetime,
-                   yesterday: str) -> list[str]:
-    prompt = render("day_plan", identity=persona.identity(), first_name=persona.first_name,
+def bullet_list(lines: list[str]) -> str:
+    return "\n".join(f"- {line}" for line in lines) or "- (nothing in particular)"
+
+
+async def plan_day(model: LanguageModel, persona: Persona, today: datetime, yesterday: str,
+                   summary: str, intentions: list[str]) -> list[str]:
+    """The day in broad strokes, from the summary, yesterday and what is on the agent's mind."""
+    prompt = render("day_plan", summary=summary, first_name=persona.first_name,
                     routine=routine_text(persona), yesterday=yesterday,
-                    date=today.strftime("%A %B %d"), wakes=clock_face(persona.wakes),
-                    sleeps=clock_face(persona.sleeps))
+                    intentions=bullet_list(intentions), date=today.strftime("%A %B %d"),
+                    wakes=clock_face(persona.wakes), sleeps=clock_face(persona.sleeps))
     answer = await model.ask(Ask(
         purpose="day_plan", prompt=prompt, schema=DayPlan, agent=persona.name,
         default=lambda: default_day_plan(persona),
-        context={"routine": routine_context(persona), "yesterday": yesterday}))
+        context={"routine": routine_context(persona), "yesterday": yesterday,
+                 "intentions": intentions, "date": today.date().isoformat(),
+                 "name": persona.name, "places": list(persona.starting_sectors())}))
     return answer.items
 
 
@@ -82,16 +151,18 @@ def blocks_from_schedule(schedule: HourlySchedule, persona: Persona,
     return blocks
 
 
-async def plan_hours(model: LanguageModel, persona: Persona, day: datetime,
-                     items: list[str]) -> list[PlanBlock]:
+async def plan_hours(model: LanguageModel, persona: Persona, day: datetime, items: list[str],
+                     intentions: list[str], places: list[str]) -> list[PlanBlock]:
     prompt = render("hourly_schedule", identity=persona.identity(), first_name=persona.first_name,
-                    date=day.strftime("%A %B %d"), plan="\n".join(f"- {i}" for i in items),
+                    date=day.strftime("%A %B %d"), plan=bullet_list(items),
+                    intentions=bullet_list(intentions),
                     wakes=clock_face(persona.wakes), sleeps=clock_face(persona.sleeps))
     answer = await model.ask(Ask(
         purpose="hourly_schedule", prompt=prompt, schema=HourlySchedule, agent=persona.name,
         default=lambda: _default_schedule(persona),
         check=lambda a: _schedule_problem(a, persona),
-        context={"routine": routine_context(persona), "plan": items}))
+        context={"routine": routine_context(persona), "plan": items, "intentions": intentions,
+                 "places": places, "date": day.date().isoformat(), "name": persona.name}))
     return blocks_from_schedule(answer, persona, day)
 
 

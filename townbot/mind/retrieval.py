@@ -78,7 +78,7 @@ def retrieve(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: i
         memory = stream.memories[int(index)]
         cost = len(memory.text) // 4 + 1
         if token_budget is not None and spent + cost > token_budget:
-            break
+            continue  # a long memory that does not fit leaves room for shorter ones
         spent += cost
         picked.append(Scored(memory, float(total[index]), float(recency[index]),
                              float(importance[index]), float(relevance[index])))

@@ -42,6 +42,16 @@ class StoredMemory:
     vector: np.ndarray
 
 
+@dataclass(frozen=True)
+class ConversationRecord:
+    started: str
+    ended: str
+    sector: str
+    arena: str
+    participants: tuple[str, ...]
+    utterances: tuple[tuple[str, str, str], ...]  # (speaker, text, game time)
+
+
 @dataclass
 class TickChanges:
     """Everything one tick changed; written in one transaction."""
@@ -54,6 +64,7 @@ class TickChanges:
     objects: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (state, time)
     events: list[TownEvent] = field(default_factory=list)
     usage: list[UsageRecord] = field(default_factory=list)
+    conversations: list[ConversationRecord] = field(default_factory=list)
     tick: int = 0
 
 
@@ -216,6 +227,7 @@ class Store:
             "updated = excluded.updated",
             [(town, path, state, when) for path, (state, when) in changes.objects.items()])
         await self._insert_events(town, changes.tick, changes.events)
+        await self._insert_conversations(town, changes.conversations)
         await self._insert_usage(town, changes.tick, changes.usage)
 
     async def _insert_events(self, town: int, tick: int, events: Iterable[TownEvent]) -> None:
@@ -224,6 +236,20 @@ class Store:
             "place) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(town, tick, e.game_time, e.channel, e.kind, e.actor, e.text, e.emoji, e.place)
              for e in events])
+
+    async def _insert_conversations(self, town: int,
+                                    talks: Iterable[ConversationRecord]) -> None:
+        for talk in talks:
+            cursor = await self.db.execute(
+                "INSERT INTO conversations (town_id, started, ended, sector, arena, participants) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (town, talk.started, talk.ended, talk.sector, talk.arena,
+                 json.dumps(list(talk.participants))))
+            await self.db.executemany(
+                "INSERT INTO utterances (conversation_id, seq, speaker, text, game_time) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(cursor.lastrowid, seq, speaker, text, when)
+                 for seq, (speaker, text, when) in enumerate(talk.utterances)])
 
     async def _insert_usage(self, town: int, tick: int, usage: Iterable[UsageRecord]) -> None:
         await self.db.executemany(
@@ -245,3 +271,23 @@ async def conversations(store: Store, town_id: int) -> list[dict[str, Any]]:
             talk["utterances"] = [dict(row) for row in await cursor.fetchall()]
         talk["participants"] = json.loads(talk["participants"])
     return talks
+
+
+async def replace_embeddings(store: Store, town_id: int, embedding_model: str, embedding_dim: int,
+                             vectors: list[tuple[str, int, np.ndarray]], tick: int,
+                             usage: Iterable[UsageRecord] = ()) -> None:
+    """Give every listed memory (agent, seq) a new vector and the town its new embedding model,
+    with the usage that re-embedding cost, in one transaction: all of it or none."""
+    await store.db.execute("BEGIN IMMEDIATE")
+    try:
+        await store.db.executemany(
+            "UPDATE memories SET embedding = ? WHERE town_id = ? AND agent = ? AND seq = ?",
+            [(np.asarray(vector, dtype=np.float32).tobytes(), town_id, agent, seq)
+             for agent, seq, vector in vectors])
+        await store.db.execute("UPDATE towns SET embedding_model = ?, embedding_dim = ? WHERE id = ?",
+                               (embedding_model, embedding_dim, town_id))
+        await store._insert_usage(town_id, tick, usage)
+    except BaseException:
+        await store.db.execute("ROLLBACK")
+        raise
+    await store.db.execute("COMMIT")

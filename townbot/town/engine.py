@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from townbot.llm.metering import MeteredModel
+from townbot.mind import dialogue
 from townbot.mind.agent import AgentMind, Intent, MindState, Perception, starting_knowledge
 from townbot.mind.memory import MemoryStream
-from townbot.store.database import Store, StoreError, TickChanges, TownRow
+from townbot.mind.settings import MindSettings
+from townbot.store.database import ConversationRecord, Store, StoreError, TickChanges, TownRow
 from townbot.town.body import Body
 from townbot.town.perception import perceive
 from townbot.world.clock import GameClock, format_game_time, minute_of_day, parse_game_time
@@ -51,27 +53,31 @@ class Engine:
     minds: dict[str, AgentMind]
     bodies: dict[str, Body]
     objects: dict[str, str]
+    settings: MindSettings = field(default_factory=MindSettings)
     defaults: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.defaults = self.world.default_object_states()
         self._changed_objects: dict[str, tuple[str, str]] = {}
+        self._conversations: list[ConversationRecord] = []
 
     # --- creation and resumption ------------------------------------------------------------
 
     @classmethod
     async def open(cls, world: World, store: Store, model: MeteredModel, *, seed: int = 0,
-                   start: str | None = None, tick_minutes: int | None = None) -> Engine:
+                   start: str | None = None, tick_minutes: int | None = None,
+                   settings: MindSettings | None = None) -> Engine:
         """Resume the town in the database, or found it when the database is new."""
         town = await store.town()
+        settings = settings or MindSettings()
         if town is None:
             return await cls._found(world, store, model, seed, start or world.start,
-                                    tick_minutes or world.tick_minutes)
-        return await cls._resume(world, store, model, town)
+                                    tick_minutes or world.tick_minutes, settings)
+        return await cls._resume(world, store, model, town, settings)
 
     @classmethod
     async def _found(cls, world: World, store: Store, model: MeteredModel, seed: int,
-                     start: str, tick_minutes: int) -> Engine:
+                     start: str, tick_minutes: int, settings: MindSettings) -> Engine:
         arenas_of = {name: list(s.arenas) for name, s in world.sectors.items()}
         bodies = {name: Body(p.home_sector, p.home_arena) for name, p in world.personas.items()}
         states = {name: MindState(known=starting_knowledge(p, arenas_of))
@@ -81,13 +87,13 @@ class Engine:
             world.town, start, tick_minutes, seed, model.label, model.embedding_model,
             model.embedding_dim, {n: (bodies[n].to_dict(), states[n].to_dict()) for n in bodies},
             objects)
-        engine = cls._assemble(world, store, model, town, bodies, states, objects, {})
+        engine = cls._assemble(world, store, model, town, bodies, states, objects, {}, settings)
         await engine._plant_seed_memories()
         return engine
 
     @classmethod
-    async def _resume(cls, world: World, store: Store, model: MeteredModel,
-                      town: TownRow) -> Engine:
+    async def _resume(cls, world: World, store: Store, model: MeteredModel, town: TownRow,
+                      settings: MindSettings) -> Engine:
         if town.embedding_dim != model.embedding_dim or town.embedding_model != model.embedding_model:
             raise StoreError(
                 f"this town's memories were embedded with {town.embedding_model} "
@@ -110,17 +116,17 @@ class Engine:
         for stream in streams.values():
             stream.take_changes()
         objects = await store.objects(town.id)
-        return cls._assemble(world, store, model, town, bodies, states, objects, streams)
+        return cls._assemble(world, store, model, town, bodies, states, objects, streams, settings)
 
     @classmethod
     def _assemble(cls, world: World, store: Store, model: MeteredModel, town: TownRow,
                   bodies: dict[str, Body], states: dict[str, MindState], objects: dict[str, str],
-                  streams: dict[str, MemoryStream]) -> Engine:
+                  streams: dict[str, MemoryStream], settings: MindSettings) -> Engine:
         clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
         minds = {name: AgentMind(world.personas[name], model,
                                  streams.get(name) or MemoryStream(town.embedding_dim),
-                                 states[name]) for name in sorted(bodies)}
-        return cls(world, store, town, model, clock, minds, bodies, objects)
+                                 states[name], settings) for name in sorted(bodies)}
+        return cls(world, store, town, model, clock, minds, bodies, objects, settings)
 
     async def _plant_seed_memories(self) -> None:
         for mind in self.minds.values():
@@ -171,8 +177,65 @@ class Engine:
                                          for name in sorted(self.minds)))
         for intent in intents:
             self._apply(intent, events)
+        await self._hold_conversations(intents, events)
         await self._commit(events)
         return events
+
+    # --- conversations ----------------------------------------------------------------------
+
+    def _can_talk(self, first: str, second: str, busy: set[str]) -> bool:
+        a, b = self.bodies[first], self.bodies.get(second)
+        return (b is not None and not busy & {first, second} and not a.walking and not b.walking
+                and (a.sector, a.arena) == (b.sector, b.arena) and b.action != "sleeping")
+
+    async def _hold_conversations(self, intents: list[Intent], events: list[TownEvent]) -> None:
+        """Talks that minds asked for, in fixed order; each person joins one talk a tick."""
+        busy: set[str] = set()
+        pairs: list[tuple[str, str]] = []
+        for intent in intents:
+            if intent.talk_to and self._can_talk(intent.agent, intent.talk_to, busy):
+                busy |= {intent.agent, intent.talk_to}
+                pairs.append((intent.agent, intent.talk_to))
+        talks = await asyncio.gather(*(self._converse(a, b) for a, b in pairs))
+        follow_ups = []
+        for (first, second), lines in zip(pairs, talks, strict=True):
+            follow_ups += self._record_conversation(first, second, lines, events)
+        await asyncio.gather(*follow_ups)
+
+    async def _converse(self, first: str, second: str) -> list[dialogue.Line]:
+        body = self.bodies[first]
+        place = f"{body.sector}: {body.arena}"
+        voices = (self.minds[first].voice(self.bodies[first].action),
+                  self.minds[second].voice(self.bodies[second].action))
+        if self.settings.whole_conversation:
+            return await dialogue.converse_in_one_call(self.model, *voices, self.clock.now, place,
+                                                       self.settings.retrieval_count)
+        return await dialogue.converse_by_lines(self.model, *voices, self.clock.now, place,
+                                                self.settings.turn_cap,
+                                                self.settings.retrieval_count)
+
+    def _record_conversation(self, first: str, second: str, lines: list[dialogue.Line],
+                             events: list[TownEvent]) -> list:
+        """Post the lines, keep the record, and let both remember it (returns awaitables)."""
+        now = self.clock.now
+        body = self.bodies[first]
+        sector, arena = body.sector, body.arena
+        end = now + timedelta(minutes=max(5, len(lines)))
+        times = [format_game_time(now + timedelta(minutes=i)) for i in range(len(lines))]
+        for (speaker, text), when in zip(lines, times, strict=True):
+            channel = self.world.sectors[sector].channel
+            events.append(TownEvent(when, channel, "speech", speaker, text, "💬",
+                                    f"{sector}: {arena}"))
+        self._conversations.append(ConversationRecord(
+            format_game_time(now), format_game_time(end), sector, arena, (first, second),
+            tuple((s, t, w) for (s, t), w in zip(lines, times, strict=True))))
+        for name, partner in ((first, second), (second, first)):
+            talker = self.bodies[name]
+            talker.action, talker.emoji = f"talking with {partner}", "💬"
+            talker.announced = f"{sector}|{arena}|talking with {partner}"
+        return [self.minds[name].after_conversation(partner, lines, f"{sector}: {arena}", now, end,
+                                                    sector, arena)
+                for name, partner in ((first, second), (second, first))]
 
     def _apply(self, intent: Intent, events: list[TownEvent]) -> None:
         body = self.bodies[intent.agent]
@@ -249,12 +312,12 @@ class Engine:
         next_tick = self.clock.tick + (1 if advance else 0)
         changes = TickChanges(town_id=self.town.id, next_tick=next_tick, tick=self.clock.tick,
                               events=events, usage=self.model.meter.drain(),
-                              objects=self._changed_objects)
+                              objects=self._changed_objects, conversations=self._conversations)
         for name, mind in self.minds.items():
             changes.agents[name] = (self.bodies[name].to_dict(), mind.state.to_dict())
             added, touched = mind.stream.take_changes()
             changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
             changes.touched += [(name, m) for m in touched]
         await self.store.save_tick(changes)
-        self._changed_objects = {}
+        self._changed_objects, self._conversations = {}, []
         self.clock.tick = next_tick

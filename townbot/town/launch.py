@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from townbot.llm.budget import Budget
 from townbot.llm.metering import MeteredModel
 from townbot.llm.offline import OfflineModel
+from townbot.llm.openai_client import OpenAIModel
+from townbot.llm.settings import ModelSettings, load_settings
 from townbot.store.database import Store
 from townbot.town.engine import Engine
 from townbot.world.loading import load_world
@@ -32,19 +35,32 @@ class TownFiles:
         return load_world(data_path(self.world, "world.yaml"), data_path(self.personas, "personas"))
 
 
-def make_model(seed: int) -> MeteredModel:
-    return MeteredModel(OfflineModel(seed=seed))
+def make_model(seed: int, settings: ModelSettings | None = None) -> MeteredModel:
+    """The configured server's model (settings from the environment and townbot.toml when not
+    given), or the offline model when no chat model is configured."""
+    settings = settings or load_settings()
+    inner = OfflineModel(seed=seed) if settings.offline else OpenAIModel(settings)
+    return MeteredModel(inner, budget=Budget(settings.caps) if settings.caps.any else None)
 
 
 async def open_engine(files: TownFiles, db: str, *, seed: int = 0,
-                      model: MeteredModel | None = None) -> Engine:
+                      model: MeteredModel | None = None,
+                      settings: ModelSettings | None = None) -> Engine:
     world = files.load()
     store = await Store.open(db)
+    made = None
     try:
         town = await store.town()
         if town is not None:
             seed = town.seed  # a resumed town keeps the seed it was founded with
-        return await Engine.open(world, store, model or make_model(seed), seed=seed)
+        if model is None:
+            model = made = make_model(seed, settings)
+        await model.prepare()  # a server's embedding dimension must be known before resuming
+        if town is not None and model.budget is not None:
+            model.budget.restore(await store.usage_rows(town.id))
+        return await Engine.open(world, store, model, seed=seed)
     except BaseException:
+        if made is not None:
+            await made.close()
         await store.close()
         raise

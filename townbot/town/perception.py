@@ -1,30 +1,38 @@
 """Perception: what each resident can see and hear in its arena this tick.
 
 Others in the same arena and objects whose state is out of the ordinary, nearest first, capped
-by an attention bandwidth (the original kept a handful of events per step).
+by an attention bandwidth (the original kept a handful of events per step). Each sighting says
+whether a person could be talked to and whether an object's state is someone's doing.
 """
 
 from __future__ import annotations
 
+from townbot.mind.reacting import Sighting
 from townbot.town.body import Body
 from townbot.world.model import World, split_path
 
 ATTENTION_BANDWIDTH = 8
 
 
+def is_free_to_talk(body: Body) -> bool:
+    return not body.walking and body.action != "sleeping" and not body.action.startswith(
+        "talking with")
+
+
 def perceive(name: str, bodies: dict[str, Body], objects: dict[str, str], world: World,
-             defaults: dict[str, str], bandwidth: int = ATTENTION_BANDWIDTH) -> list[str]:
+             defaults: dict[str, str], bandwidth: int = ATTENTION_BANDWIDTH) -> list[Sighting]:
     me = bodies[name]
     if me.walking or me.sector is None:
         return []
-    seen: list[str] = []
-    for other in sorted(bodies):
-        body = bodies[other]
-        if other != name and body.sector == me.sector and body.arena == me.arena:
-            seen.append(f"{other} is {body.action}")
+    here = [(other, body) for other, body in sorted(bodies.items())
+            if body.sector == me.sector and body.arena == me.arena]
+    seen = [Sighting(f"{other} is {body.action}", "agent", other, body.action,
+                     available=is_free_to_talk(body)) for other, body in here if other != name]
+    in_use = {(body.object_path, body.object_state) for _, body in here}
     prefix = f"{me.sector}: {me.arena}: "
     for path in sorted(objects):
         if path.startswith(prefix) and objects[path] != defaults.get(path):
             obj = split_path(path)[2]
-            seen.append(f"The {obj} in the {me.arena} is {objects[path]}")
+            seen.append(Sighting(f"The {obj} in the {me.arena} is {objects[path]}", "object",
+                                 path, objects[path], attended=(path, objects[path]) in in_use))
     return seen[:bandwidth]

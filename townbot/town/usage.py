@@ -1,39 +1,126 @@
-"""Summaries of language-model usage: calls and tokens per purpose, per agent per game day."""
+"""Summaries of language-model usage: calls and tokens per purpose, per agent per game day, cache
+hits, answers given by defaults, and an estimated price from the configured prices."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from typing import Any
 
+from townbot.llm.budget import CALL_OUTCOMES, EMBEDDING_PURPOSES
+from townbot.llm.offline import OFFLINE_LABEL
+from townbot.llm.settings import ModelSettings
 
-def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    purposes: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "repaired", "fallbacks", "failed", "cached",
+           "budget")
+
+
+def _tally(entry: dict[str, float], row: dict[str, Any]) -> None:
+    outcome = row["outcome"]
+    entry["calls"] += outcome in CALL_OUTCOMES
+    entry["prompt_tokens"] += row["prompt_tokens"]
+    entry["completion_tokens"] += row["completion_tokens"]
+    entry["repaired"] += outcome == "repaired"
+    entry["fallbacks"] += outcome in ("fallback", "failed")  # the model gave no usable answer
+    entry["failed"] += outcome == "failed"
+    entry["cached"] += outcome == "cached"
+    entry["budget"] += outcome in ("skipped", "over_budget")
+
+
+def summarise(rows: list[dict[str, Any]], settings: ModelSettings | None = None) -> dict[str, Any]:
+    purposes: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(COLUMNS, 0))
     agent_days: set[tuple[str, int]] = set()
     for row in rows:
-        entry = purposes[row["purpose"]]
-        entry["calls"] += 1
-        entry["prompt_tokens"] += row["prompt_tokens"]
-        entry["completion_tokens"] += row["completion_tokens"]
-        entry["fallbacks"] += row["outcome"] == "fallback"
+        _tally(purposes[row["purpose"]], row)
         if row["agent"]:
             agent_days.add((row["agent"], row["game_day"]))
-    total_calls = sum(p["calls"] for p in purposes.values())
-    total_prompt = sum(p["prompt_tokens"] for p in purposes.values())
     per = max(1, len(agent_days))
+    asks = {k: v for k, v in purposes.items() if k not in EMBEDDING_PURPOSES}
+    for entry in purposes.values():
+        entry["calls_per_agent_day"] = entry["calls"] / per
+        entry["prompt_tokens_per_agent_day"] = entry["prompt_tokens"] / per
+    total_calls = sum(p["calls"] for p in asks.values())
+    total_prompt = sum(p["prompt_tokens"] for p in asks.values())
+    price, unpriced = estimate_price(rows, settings)
     return {"purposes": {k: dict(v) for k, v in sorted(purposes.items())},
-            "calls": total_calls, "prompt_tokens": total_prompt, "agent_days": len(agent_days),
-            "calls_per_agent_day": total_calls / per, "prompt_tokens_per_agent_day": total_prompt / per,
-            "estimated": any(row["estimated"] for row in rows)}
+            "calls": total_calls, "prompt_tokens": total_prompt,
+            "completion_tokens": sum(p["completion_tokens"] for p in asks.values()),
+            "embedding_tokens": sum(p["prompt_tokens"] for k, p in purposes.items()
+                                    if k in EMBEDDING_PURPOSES),
+            "agent_days": len(agent_days), "calls_per_agent_day": total_calls / per,
+            "prompt_tokens_per_agent_day": total_prompt / per,
+            "cache_hits": sum(p["cached"] for p in purposes.values()),
+            "fallbacks": sum(p["fallbacks"] for p in purposes.values()),
+            "budget_defaults": sum(p["budget"] for p in purposes.values()),
+            "estimated": any(row["estimated"] for row in rows),
+            "offline": bool(rows) and all(row["model"] == OFFLINE_LABEL for row in rows),
+            "price": price, "unpriced_tokens": unpriced}
+
+
+def _row_price(row: dict[str, Any], settings: ModelSettings) -> float | None:
+    """Dollars for one row, or None when its model has no configured price."""
+    prices, model = settings.prices, row["model"]
+    if row["purpose"] in EMBEDDING_PURPOSES:
+        return row["prompt_tokens"] * prices.embedding / 1e6 if model == settings.embedding_model else None
+    if model == settings.small_model and model != settings.chat_model:
+        prompt = prices.small_prompt if prices.small_prompt is not None else prices.prompt
+        completion = prices.small_completion if prices.small_completion is not None else prices.completion
+    elif model == settings.chat_model:
+        prompt, completion = prices.prompt, prices.completion
+    else:
+        return None
+    return (row["prompt_tokens"] * prompt + row["completion_tokens"] * completion) / 1e6
+
+
+def estimate_price(rows: list[dict[str, Any]], settings: ModelSettings | None) -> tuple[float | None, int]:
+    """(dollars, tokens of models without a price); dollars is None when no price is configured."""
+    if settings is None or not settings.prices.any:
+        return None, 0
+    dollars, unpriced = 0.0, 0
+    for row in rows:
+        if row["model"] == OFFLINE_LABEL:
+            continue  # the offline model costs nothing
+        price = _row_price(row, settings)
+        if price is None:
+            unpriced += row["prompt_tokens"] + row["completion_tokens"]
+        else:
+            dollars += price
+    return dollars, unpriced
+
+
+def _price_line(summary: dict[str, Any]) -> str:
+    if summary["offline"]:
+        return "price: nothing (the offline model runs locally)"
+    if summary["price"] is None:
+        return ("price: set TOWNBOT_PRICE_PROMPT and TOWNBOT_PRICE_COMPLETION (dollars per million "
+                "tokens) to estimate it")
+    line = f"estimated price: ${summary['price']:.4f}"
+    if summary["unpriced_tokens"]:
+        line += f" (plus {summary['unpriced_tokens']} tokens of models without a configured price)"
+    return line
 
 
 def render_usage(summary: dict[str, Any]) -> str:
-    lines = [f"{'purpose':<18}{'calls':>8}{'prompt tok':>12}{'compl tok':>11}{'fallbacks':>11}"]
-    for purpose, entry in summary["purposes"].items():
-        lines.append(f"{purpose:<18}{entry['calls']:>8}{entry['prompt_tokens']:>12}"
-                     f"{entry['completion_tokens']:>11}{entry['fallbacks']:>11}")
+    header = (f"{'purpose':<18}{'calls':>7}{'/agent-day':>11}{'prompt tok':>12}{'/agent-day':>11}"
+              f"{'compl tok':>10}{'repaired':>9}{'fallbacks':>10}{'cached':>7}{'budget':>7}")
+    lines = [header]
+    for purpose, e in summary["purposes"].items():
+        lines.append(f"{purpose:<18}{e['calls']:>7}{e['calls_per_agent_day']:>11.1f}"
+                     f"{e['prompt_tokens']:>12}{e['prompt_tokens_per_agent_day']:>11.0f}"
+                     f"{e['completion_tokens']:>10}{e['repaired']:>9}{e['fallbacks']:>10}"
+                     f"{e['cached']:>7}{e['budget']:>7}")
     mark = " (estimated)" if summary["estimated"] else ""
-    lines.append(f"total: {summary['calls']} calls, {summary['prompt_tokens']} prompt tokens{mark}; "
-                 f"per agent per game day: {summary['calls_per_agent_day']:.1f} calls, "
+    lines.append(f"total: {summary['calls']} calls, {summary['prompt_tokens']} prompt and "
+                 f"{summary['completion_tokens']} completion tokens{mark}; per agent per game day: "
+                 f"{summary['calls_per_agent_day']:.1f} calls, "
                  f"{summary['prompt_tokens_per_agent_day']:.0f} prompt tokens "
                  f"over {summary['agent_days']} agent-days")
+    extras = [f"cache hits: {summary['cache_hits']}"]
+    if summary["embedding_tokens"]:
+        extras.append(f"embedding tokens: {summary['embedding_tokens']}")
+    if summary["fallbacks"]:
+        extras.append(f"answered by defaults after model problems: {summary['fallbacks']}")
+    if summary["budget_defaults"]:
+        extras.append(f"answered by defaults under the budget: {summary['budget_defaults']}")
+    lines.append("; ".join(extras))
+    lines.append(_price_line(summary))
     return "\n".join(lines)

@@ -20,4 +20,6 @@ class TownEvent:
         clock = self.game_time[-5:]
         emoji = f"{self.emoji} " if self.emoji else ""
         where = f"  [{self.place}]" if self.place else ""
+        if self.kind == "speech":
+            return f'{clock} {emoji}{self.actor}: "{self.text}"{where}'
         return f"{clock} {emoji}{self.actor} {self.text}{where}"

@@ -1,0 +1,103 @@
+"""Budget caps per town and per game day, in calls or tokens, that degrade instead of stopping.
+
+Below `soft_fraction` of every cap, everything is asked. From there on optional asks are
+skipped (their default answer is used), keeping the rest for essential ones. At a cap no ask
+reaches the model: every ask gets its default, so residents follow the plans they already
+have. A daily cap opens again on the next game day. Embeddings are never refused: a memory
+without a vector would be lost to retrieval, and they cost a small share of the tokens.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from townbot.llm.settings import Caps
+
+# Outcomes of asks that reached the model (cached, skipped and over-budget ones did not).
+CALL_OUTCOMES = frozenset({"ok", "repaired", "fallback", "failed"})
+EMBEDDING_PURPOSES = frozenset({"embedding", "reembed"})
+OPEN, SAVING, SPENT = "open", "saving", "spent"
+
+
+@dataclass(frozen=True)
+class Pressure:
+    """The most used cap: its share used, and words for it."""
+
+    fraction: float
+    used: int
+    cap: int
+    what: str  # e.g. "calls on game day 2"
+
+
+class Budget:
+    def __init__(self, caps: Caps) -> None:
+        self.caps = caps
+        self.town_calls = 0
+        self.town_tokens = 0
+        self.day_calls: Counter[int] = Counter()
+        self.day_tokens: Counter[int] = Counter()
+        self.in_flight = 0  # admitted asks not yet counted: a cap is never overshot by calls
+
+    def restore(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Count what a resumed town has already used (rows of the llm_usage table)."""
+        for row in rows:
+            self._count(row["purpose"], row["outcome"], row["game_day"],
+                        row["prompt_tokens"] + row["completion_tokens"])
+
+    def count(self, purpose: str, outcome: str, game_day: int, tokens: int) -> None:
+        self._count(purpose, outcome, game_day, tokens)
+
+    def _count(self, purpose: str, outcome: str, game_day: int, tokens: int) -> None:
+        if outcome in CALL_OUTCOMES and purpose not in EMBEDDING_PURPOSES:
+            self.town_calls += 1
+            self.day_calls[game_day] += 1
+        self.town_tokens += tokens
+        self.day_tokens[game_day] += tokens
+
+    def pressure(self, day: int) -> Pressure | None:
+        caps = self.caps
+        candidates = [
+            (caps.calls_per_town, self.town_calls + self.in_flight, "calls in this town"),
+            (caps.calls_per_day, self.day_calls[day] + self.in_flight, f"calls on game day {day}"),
+            (caps.tokens_per_town, self.town_tokens, "tokens in this town"),
+            (caps.tokens_per_day, self.day_tokens[day], f"tokens on game day {day}"),
+        ]
+        measured = [Pressure(used / cap, used, cap, what) for cap, used, what in candidates if cap]
+        return max(measured, key=lambda p: p.fraction, default=None)
+
+    def level(self, day: int) -> str:
+        pressure = self.pressure(day)
+        if pressure is None or pressure.fraction < self.caps.soft_fraction:
+            return OPEN
+        return SPENT if pressure.fraction >= 1.0 else SAVING
+
+    def admit(self, optional: bool, day: int) -> str | None:
+        """None when the ask may go to the model (a call is reserved), else the outcome to record."""
+        level = self.level(day)
+        if level == SPENT:
+            return "over_budget"
+        if level == SAVING and optional:
+            return "skipped"
+        self.in_flight += 1
+        return None
+
+    def release(self) -> None:
+        """An admitted ask has finished (and been counted, if it reached the model)."""
+        self.in_flight -= 1
+
+    def status(self, day: int) -> str:
+        pressure = self.pressure(day)
+        if pressure is None:
+            return "budget: no caps set"
+        used = f"{pressure.used} of {pressure.cap} {pressure.what}"
+        level = self.level(day)
+        if level == OPEN:
+            return f"budget: {used} ({pressure.fraction:.0%})"
+        if level == SAVING:
+            return f"budget: {used} ({pressure.fraction:.0%}): optional calls are skipped"
+        until = "the next game day" if "day" in pressure.what else "the cap is raised"
+        return (f"budget: cap reached, {used}: the model is not asked until {until}; "
+                "residents follow their plans")

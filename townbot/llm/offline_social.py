@@ -1,0 +1,291 @@
+"""The offline model's answers for the social and reflective purposes: summaries, reflection,
+reactions, conversations, takeaways and interview answers, plus appointments in plans.
+
+Like the rest of the offline model this is not a language model: it recombines the memories
+in the structured context with fixed sentence patterns, deterministically for a given seed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from townbot.llm.purposes import (
+    AgentSummary,
+    Answer,
+    Exchange,
+    Insight,
+    Insights,
+    Reaction,
+    ReflectionQuestions,
+    Takeaways,
+    Utterance,
+    WholeConversation,
+)
+
+NEWS_THRESHOLD = 6
+PERSON = re.compile(r"\b([A-Z][a-z]+ [A-Z][a-z]+)\b")
+PLACE_WORDS = frozenset("Cafe Park College Market Pharmacy Store Pub Hill Crown Supply Oak Day "
+                        "Street Lane Road Row Alley Willows Valentine".split())
+HEARD_FROM = re.compile(r"\s*\(heard from [^)]*\)\s*$")
+SHARE_OPENERS = ("Have you heard? ", "I wanted to tell you: ", "By the way, ")
+ALARMS: list[tuple[tuple[str, ...], str, str, str]] = [
+    (("burning", "fire", "smok", "on fire"), "turn off the {obj} and clear away what was burning",
+     "being put out", "🧯"),
+    (("leak", "flood", "overflow", "dripping"), "fix the leaking {obj}", "being repaired", "🔧"),
+    (("broken", "jammed", "stuck", "not working"), "repair the {obj}", "being repaired", "🔧"),
+    (("left on", "running with no one"), "switch off the {obj}", "being switched off", "✋"),
+]
+AI_QUESTION = re.compile(r"\b(ai|a bot|robot|computer|program|simulat|real person|human|agent)",
+                         re.IGNORECASE)
+
+
+def people_in(texts: list[str], exclude: str) -> Counter[str]:
+    found: Counter[str] = Counter()
+    for text in texts:
+        for name in PERSON.findall(text):
+            if name != exclude and not set(name.split()) & PLACE_WORDS:
+                found[name] += 1
+    return found
+
+
+def first_person(text: str, speaker: str) -> str:
+    """'Sam Moore intends to run' said by Sam -> 'I intend to run'."""
+    swaps = [(f"{speaker} is ", "I'm "), (f"{speaker} will ", "I'll "), (f"{speaker} has ", "I've "),
+             (f"{speaker}'s ", "my ")]
+    for old, new in swaps:
+        text = text.replace(old, new)
+
+    def singular(match: re.Match[str]) -> str:
+        verb = match.group(1)
+        return "I " + (verb[:-1] if verb.endswith("s") and not verb.endswith("ss") else verb)
+
+    return re.sub(rf"\b{re.escape(speaker)} (\w+)", singular, text)
+
+
+def third_person(text: str, speaker: str) -> str:
+    """The reverse, for remembering what someone said about themselves."""
+    swaps = [("I'm ", f"{speaker} is "), ("I'll ", f"{speaker} will "),
+             ("I've ", f"{speaker} has "), (" my ", f" {speaker}'s "), ("My ", f"{speaker}'s ")]
+    for old, new in swaps:
+        text = text.replace(old, new)
+
+    def plural(match: re.Match[str]) -> str:
+        verb = match.group(1)
+        return f"{speaker} " + (verb if verb.endswith("s") else verb + "s")
+
+    return re.sub(r"\bI (\w+)", plural, text)
+
+
+def news_content(utterance: str) -> str:
+    for opener in SHARE_OPENERS:
+        if utterance.startswith(opener):
+            return utterance[len(opener):]
+    return utterance
+
+
+FORWARD_LOOKING = re.compile(r"\b(intends?|plans? to|planning|will|going to|hopes?|invit\w*|"
+                             r"run for|running for|announc\w*|party|coming up)\b", re.IGNORECASE)
+
+
+def is_news(text: str, score) -> bool:  # noqa: ANN001 - the importance scorer
+    """Worth passing on: important, and either heard from someone or about what is coming."""
+    if " talked with " in text or " is talking with " in text or " reacted to " in text:
+        return False
+    return score(text) >= NEWS_THRESHOLD and ("(heard from" in text
+                                               or FORWARD_LOOKING.search(text) is not None)
+
+
+def clip(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def summary(context: Mapping[str, Any]) -> AgentSummary:
+    name = context["name"]
+    first = name.split()[0]
+    reflections = [t for t in context.get("feeling", []) if "(because" not in t]
+    feeling = (f"Lately {first} has been thinking that {reflections[0][0].lower()}"
+               f"{reflections[0][1:]}" if reflections and reflections[0].startswith(name) is False
+               else f"{first} feels things are moving along steadily.")
+    return AgentSummary(core=context["background"].split(". ")[0].rstrip(".") + ".",
+                        occupation=context["currently"], feeling=feeling[:300])
+
+
+def reflection_questions(context: Mapping[str, Any]) -> ReflectionQuestions:
+    name, texts = context["name"], list(context["texts"])
+    questions = []
+    people = people_in(texts, name).most_common(1)
+    if people:
+        questions.append(f"What is {name}'s relationship with {people[0][0]}?")
+    questions.append(f"What is {name} most focused on these days?")
+    questions.append(f"What news has {name} heard lately?")
+    return ReflectionQuestions(questions=questions[:3])
+
+
+def insights(context: Mapping[str, Any], score) -> Insights:  # noqa: ANN001
+    name, question, texts = context["name"], context["question"], list(context["texts"])
+    found: list[Insight] = []
+    person = re.search(r"relationship with (.+)\?$", question)
+    if person:
+        other = person.group(1)
+        cited = [i for i, t in enumerate(texts, 1) if other in t]
+        if cited:
+            talked = [i for i in cited if "talked with" in texts[i - 1]]
+            relation = "has been talking with" if talked else "keeps running into"
+            found.append(Insight(text=f"{name} {relation} {other} and is getting to know them",
+                                 evidence=cited[:5]))
+    news = [i for i, t in enumerate(texts, 1)
+            if is_news(t, score) and not t.startswith(f"{name} knows that")]
+    if "news" in question and news:
+        for index in news[:3]:
+            content = HEARD_FROM.sub("", texts[index - 1])
+            found.append(Insight(text=clip(f"{name} knows that {content[0].lower()}{content[1:]}"),
+                                 evidence=[index]))
+    own = Counter(t[len(name) + 4:] for t in texts if t.startswith(f"{name} is "))
+    if own and not found:
+        activity, _ = own.most_common(1)[0]
+        cited = [i for i, t in enumerate(texts, 1) if t == f"{name} is {activity}"]
+        found.append(Insight(text=clip(f"{name} spends a lot of time {activity}"),
+                             evidence=cited[:5]))
+    if not found:
+        found.append(Insight(text=clip(f"{name} has been taking in: {texts[0]}"), evidence=[1]))
+    return Insights(insights=found[:5])
+
+
+def react(context: Mapping[str, Any], chance: int) -> Reaction:
+    status = context["status"].lower()
+    if context["kind"] == "object":
+        obj = context["subject"].split(": ")[-1]
+        for words, action, state, emoji in ALARMS:
+            if any(word in status for word in words):
+                return Reaction(react=True, action=action.format(obj=obj), minutes=15,
+                                object_state=state, emoji=emoji)
+        return Reaction(react=False)
+    if "sleeping" in status or "talking with" in status or "sleeping" in context["action"]:
+        return Reaction(react=False)
+    knows = any(context["subject"] in text for text in context["memories"])
+    if chance < (35 if knows else 12):
+        return Reaction(react=True, action=f"chat with {context['subject']}", minutes=10,
+                        emoji="💬")
+    return Reaction(react=False)
+
+
+def _shareable(context: Mapping[str, Any], speaker: str, score) -> str | None:  # noqa: ANN001
+    said = " ".join(context["already_said"])
+    for memory in sorted(context["memories"], key=lambda m: -m["importance"]):
+        content = HEARD_FROM.sub("", memory["text"])
+        if memory["kind"] in ("plan", "reflection") or not is_news(memory["text"], score):
+            continue
+        if content[:40] in said or first_person(content, speaker)[:40] in said:
+            continue
+        if content.startswith(speaker):
+            return "I wanted to tell you: " + first_person(content, speaker)
+        return "Have you heard? " + content
+    return None
+
+
+def utterance(context: Mapping[str, Any], score) -> Utterance:  # noqa: ANN001
+    speaker, partner = context["speaker"], context["partner"]
+    partner_first = partner.split()[0]
+    history: list = list(context["history"])
+    knows = any(partner in m["text"] for m in context["memories"])
+    if not history:
+        opener = (f"Hi {partner_first}! How is it going?" if knows
+                  else f"Hello there, I'm {speaker.split()[0]}. I don't think we've met.")
+        return Utterance(text=opener, end=False)
+    last_speaker, last_text = history[-1]
+    if last_speaker == partner and any(last_text.startswith(o) for o in SHARE_OPENERS[:2]):
+        reply = ("Oh, that sounds lovely - I'd like to come!" if "party" in last_text.lower()
+                 else "Really? I hadn't heard that. Thanks for telling me!")
+        return Utterance(text=reply, end=False)
+    news = _shareable(context, speaker, score)
+    if news and len(history) < 6:
+        return Utterance(text=clip(news, 400), end=False)
+    if len(history) < 3:
+        return Utterance(text=f"What are you up to today, {partner_first}?", end=False)
+    return Utterance(text=f"Well, I should get going. Good to see you, {partner_first}!", end=True)
+
+
+def whole_conversation(context: Mapping[str, Any], score) -> WholeConversation:  # noqa: ANN001
+    first, second = context["first"], context["second"]
+    lines: list[tuple[str, str]] = []
+    sides = {first: ("memories_a", "already_said_a", "partner_action_a"),
+             second: ("memories_b", "already_said_b", "partner_action_b")}
+    for turn in range(6):
+        speaker = (first, second)[turn % 2]
+        partner = (second, first)[turn % 2]
+        memories, said, action = sides[speaker]
+        reply = utterance({"speaker": speaker, "partner": partner, "history": lines,
+                           "memories": context[memories], "partner_action": context[action],
+                           "already_said": list(context[said]) + [t for s, t in lines
+                                                                  if s == speaker]}, score)
+        lines.append((speaker, reply.text))
+        if reply.end and turn >= 1:
+            break
+    return WholeConversation(lines=[Exchange(speaker=s, text=t) for s, t in lines])
+
+
+def takeaways(context: Mapping[str, Any], score) -> Takeaways:  # noqa: ANN001
+    partner = context["partner"]
+    facts = []
+    for speaker, text in context["lines"]:
+        if speaker != partner or not any(text.startswith(o) for o in SHARE_OPENERS[:2]):
+            continue
+        content = third_person(news_content(text), partner)
+        if is_news(content, score):
+            facts.append(clip(f"{content} (heard from {partner})"))
+    return Takeaways(facts=facts[:5])
+
+
+def answer(context: Mapping[str, Any]) -> Answer:
+    name, question = context["name"], context["question"]
+    if AI_QUESTION.search(question):
+        return Answer(text=f"I'm {name}, a simulated resident of Smallville: a character in a "
+                           "computer program, not a real person.")
+    memories = [HEARD_FROM.sub("", m) for m in context["memories"]
+                if not m.startswith(f"{name}'s ")][:2]
+    if not memories:
+        return Answer(text="I'm not sure - nothing comes to mind about that.")
+    said = " ".join(first_person(m, name).rstrip(".") + "." for m in memories)
+    return Answer(text=clip(f"From what I remember: {said}", 1200))
+
+
+MONTHS = ("January February March April May June July August September October November "
+          "December").split()
+TIME_RANGE = re.compile(r"(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:to|until|till|-)\s*"
+                        r"(\d{1,2})(?::(\d{2}))?\s*(am|pm)", re.IGNORECASE)
+EVENT = re.compile(r"((?:[A-Z][\w']*\s){0,3}(?:party|meeting|exhibition|show|rally|debate|"
+                   r"opening|concert|reading))")
+
+
+def _minute(hour: str, minute: str | None, meridian: str) -> int:
+    value = int(hour) % 12 + (12 if meridian.lower() == "pm" else 0)
+    return value * 60 + int(minute or 0)
+
+
+def appointments(intentions: list[str], date_iso: str, name: str,
+                 places: list[str]) -> list[dict[str, Any]]:
+    """Dated, timed events in the agent's memories that fall on this date."""
+    year, month, day = (int(part) for part in date_iso.split("-"))
+    month_name = MONTHS[month - 1]
+    labels = (f"{month_name} {day}", f"{month_name[:3]} {day}", f"{day} {month_name}")
+    found = []
+    for text in intentions:
+        when = TIME_RANGE.search(text)
+        if not when or not any(label in text for label in labels) or " talked with " in text:
+            continue
+        start = _minute(when.group(1), when.group(2), when.group(3) or when.group(6))
+        end = _minute(when.group(4), when.group(5), when.group(6))
+        if end <= start:
+            continue
+        event = EVENT.search(text)
+        what = event.group(1).strip() if event else "event"
+        place = next((p for p in places if p in text), None)
+        hosting = re.match(rf"{re.escape(name)} (?:intends|plans|is planning|will|hopes) to "
+                           r"(?:host|throw|hold|organi[sz]e|give)", text)
+        verb = "host" if hosting else "attend"
+        activity = f"{verb} the {what}" + (f" at {place}" if place else "")
+        found.append({"start": start, "end": end, "activity": activity})
+    return found

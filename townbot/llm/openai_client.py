@@ -1,0 +1,448 @@
+"""Any OpenAI-compatible server as the town's language model: OpenAI, Ollama, vLLM, llama-server,
+LM Studio.
+
+One `openai.AsyncOpenAI` per server, shared by every resident, behind a concurrency limit (local
+servers often answer one request at a time). Transient failures (429, 5xx, timeouts, broken
+connections, garbled bodies) are retried with exponential backoff; the openai client's own
+retries are off so that the limit is not held while waiting and every retry is counted.
+Answers are asked for in the configured structured-output mode and validated against the
+purpose's pydantic schema; problems are reported, not raised, so metering can repair or fall
+back. Embeddings are batched, cached by text and normalised to unit length.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, TypeVar
+
+import httpx2
+import numpy as np
+import openai
+from openai.types.chat import ChatCompletion
+from pydantic import BaseModel, ValidationError
+
+from townbot.llm.cache import EmbeddingCache
+from townbot.llm.embedding import HashingEmbedder
+from townbot.llm.metering import estimate_tokens
+from townbot.llm.offline import OfflineModel
+from townbot.llm.port import (
+    AnswerT,
+    Ask,
+    CallFailed,
+    Embedded,
+    ModelConfigError,
+    Reply,
+    usable,
+)
+from townbot.llm.settings import OPENAI_URL, ModelSettings
+from townbot.world.errors import format_location
+
+ResultT = TypeVar("ResultT")
+# Keywords some servers' structured-output grammars reject; pydantic still enforces them locally.
+UNPORTABLE_KEYWORDS = frozenset({"title", "description", "default", "minLength", "maxLength"})
+THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)
+FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+PROBE_TEXT = "townbot embedding dimension probe"
+
+
+# --- structured answers ---------------------------------------------------------------------
+
+
+@cache
+def portable_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The schema in the subset every json_schema server accepts: references inlined, every
+    property required, no extra properties, no length keywords or titles."""
+    raw = schema.model_json_schema()
+    definitions = raw.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return walk(definitions[node["$ref"].rsplit("/", 1)[-1]])
+        out = {key: walk(value) for key, value in node.items()
+               if key not in UNPORTABLE_KEYWORDS and key != "properties"}
+        if "properties" in node:
+            out["properties"] = {name: walk(value) for name, value in node["properties"].items()}
+            out["required"] = list(node["properties"])
+            out["additionalProperties"] = False
+        return out
+
+    return walk(raw)
+
+
+def schema_name(purpose: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", purpose)[:64] or "answer"
+
+
+def extract_json(content: str) -> str:
+    """The JSON object in a reply: without a reasoning model's <think> block or code fences."""
+    text = THINKING.sub("", content).strip()
+    fenced = FENCE.match(text)
+    if fenced:
+        text = fenced.group(1)
+    if not text.startswith("{") and "{" in text:
+        text = text[text.index("{"): text.rindex("}") + 1] if "}" in text else text[text.index("{"):]
+    return text
+
+
+def parse_answer(schema: type[AnswerT], content: str) -> tuple[AnswerT | None, str | None, str | None]:
+    """(answer, problem, problem kind): exactly one of answer and problem is set."""
+    try:
+        data = json.loads(extract_json(content))
+    except json.JSONDecodeError as error:
+        return None, f"it was not valid JSON ({error.msg} at character {error.pos})", "invalid_json"
+    try:
+        return schema.model_validate(data), None, None
+    except ValidationError as error:
+        details = "; ".join(f"{format_location(e['loc'])}: {e['msg']}" for e in error.errors()[:3])
+        return None, f"it did not have the required format ({details})", "wrong_shape"
+
+
+# --- one server -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Waits between tries: exponential with jitter; a server's Retry-After is honoured up to a cap."""
+
+    base: float = 0.5
+    cap: float = 8.0
+    longest_retry_after: float = 30.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(0.0, retry_after), self.longest_retry_after)
+        return min(self.cap, self.base * 2 ** attempt) * random.uniform(0.5, 1.0)
+
+
+@dataclass
+class ServerStats:
+    """What the servers did this session: requests sent, retries, and the errors behind them."""
+
+    requests: int = 0
+    retries: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+
+    def describe(self) -> str:
+        errors = ", ".join(f"{kind}: {count}" for kind, count in sorted(self.errors.items()))
+        return (f"server: {self.requests} requests, {self.retries} retries"
+                + (f" ({errors})" if errors else ""))
+
+
+class GarbledResponse(Exception):
+    """A 200 response whose body is not what the endpoint returns; retried like a 5xx."""
+
+
+RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
+             GarbledResponse)
+
+
+def _error_kind(error: Exception) -> str:
+    if isinstance(error, openai.APITimeoutError):
+        return "timeout"
+    if isinstance(error, openai.APIConnectionError):
+        return "connection"
+    if isinstance(error, openai.APIStatusError):
+        return str(error.status_code) if error.status_code < 500 else "5xx"
+    return "garbled"
+
+
+def _retry_after(error: Exception) -> float | None:
+    if not isinstance(error, openai.APIStatusError):
+        return None
+    try:
+        return float(error.response.headers.get("retry-after", ""))
+    except ValueError:
+        return None
+
+
+def _brief(error: Exception) -> str:
+    message = getattr(error, "message", None) or str(error) or type(error).__name__
+    return " ".join(message.split())[:200]
+
+
+class Endpoint:
+    """One server: its client, a concurrency limit, and retries with backoff."""
+
+    def __init__(self, client: openai.AsyncOpenAI, url: str, *, concurrency: int, max_retries: int,
+                 backoff: Backoff, stats: ServerStats) -> None:
+        self.client = client
+        self.url = url
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.stats = stats
+        self._slots = asyncio.Semaphore(concurrency)
+
+    async def call(self, send: Callable[[], Awaitable[ResultT]], setting: str,
+                   model: str) -> tuple[ResultT, int]:
+        """The result and how many requests it took; CallFailed when every try failed."""
+        for attempt in range(self.max_retries + 1):
+            try:
+                async with self._slots:
+                    self.stats.requests += 1
+                    return await send(), attempt + 1
+            except RETRYABLE + (openai.APIStatusError,) as error:
+                delay = self._delay_or_raise(error, attempt, setting, model)
+            self.stats.retries += 1
+            await asyncio.sleep(delay)  # outside the limit: others may use the server meanwhile
+        raise AssertionError("unreachable: the last try returns or raises")
+
+    def _delay_or_raise(self, error: Exception, attempt: int, setting: str, model: str) -> float:
+        """How long to wait before trying again; raises when another try cannot help."""
+        self._refuse_settings(error, setting, model)
+        kind = _error_kind(error)
+        self.stats.errors[kind] += 1
+        transient = isinstance(error, RETRYABLE) or (
+            isinstance(error, openai.APIStatusError) and error.status_code in (408, 409))
+        if not transient:
+            raise CallFailed(f"{self.url} rejected a request to {model}: {_brief(error)}") from None
+        if attempt == self.max_retries:
+            raise CallFailed(f"{self.url} did not answer {model} after {attempt + 1} tries "
+                             f"(last: {kind}: {_brief(error)})") from None
+        return self.backoff.delay(attempt, _retry_after(error))
+
+    def _refuse_settings(self, error: Exception, setting: str, model: str) -> None:
+        """Errors no retry can fix become ModelConfigError naming the setting to change."""
+        if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
+            raise ModelConfigError(
+                f"{self.url} refused the API key ({error.status_code}: {_brief(error)}); set "
+                "TOWNBOT_API_KEY (or OPENAI_API_KEY) to a key it accepts") from None
+        if isinstance(error, openai.NotFoundError):
+            raise ModelConfigError(
+                f"{self.url} has no model '{model}' or no such endpoint (404: {_brief(error)}); set "
+                f"{setting} to a model the server serves, and check that TOWNBOT_BASE_URL is its "
+                "OpenAI-compatible base (usually ending in /v1)") from None
+        if isinstance(error, openai.BadRequestError) and re.search(
+                r"response_format|json_schema|json_object", _brief(error), re.IGNORECASE):
+            raise ModelConfigError(
+                f"{self.url} does not accept the structured-output request for {model} "
+                f"({_brief(error)}); set TOWNBOT_STRUCTURED_OUTPUT=json_object, or =prompt for a "
+                "server with no JSON mode") from None
+
+
+# --- the model ------------------------------------------------------------------------------
+
+
+class OpenAIModel:
+    """A LanguageModel (and ReportingModel) over OpenAI-compatible endpoints."""
+
+    def __init__(self, settings: ModelSettings, *, http_client: httpx2.AsyncClient | None = None,
+                 embedding_http_client: httpx2.AsyncClient | None = None,
+                 backoff: Backoff | None = None) -> None:
+        if settings.chat_model is None:
+            raise ValueError("OpenAIModel needs a chat model; without one use the offline model")
+        self.settings = settings
+        self.stats = ServerStats()
+        self.label = f"{settings.chat_model} at {settings.base_url}"
+        backoff = backoff or Backoff()
+        self.chat = self._endpoint(settings.base_url, settings.api_key, http_client, backoff)
+        self.embeddings: Endpoint | None = None
+        self._offline_embedder: HashingEmbedder | None = None
+        self._vectors = EmbeddingCache()
+        if settings.embedding_model is None:
+            self._offline_embedder = HashingEmbedder(OfflineModel(0).embedding_dim)
+            self.embedding_model = OfflineModel.embedding_model
+            self.embedding_dim = self._offline_embedder.dim
+        else:
+            url = settings.embedding_base_url or settings.base_url
+            separate = url != settings.base_url or embedding_http_client is not None
+            self.embeddings = (self._endpoint(url, settings.embedding_api_key or settings.api_key,
+                                              embedding_http_client, backoff)
+                               if separate else self.chat)
+            self.embedding_model = settings.embedding_model
+            self.embedding_dim = settings.embedding_dimensions or 0  # 0 until prepare() asks
+
+    def _endpoint(self, url: str, key: str | None, http_client: httpx2.AsyncClient | None,
+                  backoff: Backoff) -> Endpoint:
+        client = openai.AsyncOpenAI(api_key=key, base_url=url, timeout=self.settings.timeout,
+                                    max_retries=0, http_client=http_client)
+        return Endpoint(client, url, concurrency=self.settings.concurrency,
+                        max_retries=self.settings.max_retries, backoff=backoff, stats=self.stats)
+
+    def model_for(self, purpose: str) -> str:
+        return self.settings.model_for(purpose)
+
+    async def prepare(self) -> None:
+        """Learn the embedding dimension from the server when the settings do not give it."""
+        if self.embeddings is None or self.embedding_dim:
+            return
+        try:
+            matrix, _, _, _ = await self._embed_batch([PROBE_TEXT])
+        except CallFailed as error:
+            raise ModelConfigError(
+                f"could not reach the embedding model '{self.embedding_model}': {error}; check "
+                "TOWNBOT_EMBEDDING_MODEL and TOWNBOT_BASE_URL (or TOWNBOT_EMBEDDING_BASE_URL)") from None
+        self.embedding_dim = int(matrix.shape[1])
+
+    async def close(self) -> None:
+        await self.chat.client.close()
+        if self.embeddings is not None and self.embeddings is not self.chat:
+            await self.embeddings.client.close()
+
+    # --- answers --------------------------------------------------------------------------------
+
+    async def ask(self, request: Ask[AnswerT]) -> AnswerT:
+        """The answer, or the ask's default when there is no usable one (no repair here)."""
+        try:
+            reply = await self.reply(request)
+        except CallFailed:
+            return request.default()
+        if reply.answer is None or usable(request, reply.answer) is not None:
+            return request.default()
+        return reply.answer
+
+    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
+        model = self.model_for(request.purpose)
+        arguments = self._chat_arguments(request, model)
+
+        async def send() -> ChatCompletion:
+            completion = await self.chat.client.chat.completions.create(**arguments)
+            if not isinstance(completion, ChatCompletion) or not completion.choices:
+                raise GarbledResponse(f"the server's reply was not a chat completion: {completion!r:.80}")
+            return completion
+
+        setting = "TOWNBOT_SMALL_MODEL" if model != self.settings.chat_model else "TOWNBOT_CHAT_MODEL"
+        completion, requests = await self.chat.call(send, setting, model)
+        return self._read(request, model, arguments["messages"], completion, requests)
+
+    def _chat_arguments(self, request: Ask, model: str) -> dict[str, Any]:
+        mode = self.settings.structured_output
+        messages: list[dict[str, str]] = []
+        if mode != "json_schema":
+            schema = json.dumps(portable_schema(request.schema), separators=(",", ":"))
+            messages.append({"role": "system", "content": "Answer with one JSON object that follows "
+                                                          f"this JSON schema, and nothing else: {schema}"})
+        messages.append({"role": "user", "content": request.prompt})
+        arguments: dict[str, Any] = {"model": model, "messages": messages}
+        if mode == "json_schema":
+            arguments["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": schema_name(request.purpose), "schema": portable_schema(request.schema),
+                "strict": True}}
+        elif mode == "json_object":
+            arguments["response_format"] = {"type": "json_object"}
+        # OpenAI's newer models accept only max_completion_tokens; other servers know max_tokens.
+        limit = "max_completion_tokens" if self.settings.base_url == OPENAI_URL else "max_tokens"
+        arguments[limit] = self.settings.max_tokens
+        if self.settings.temperature is not None:
+            arguments["temperature"] = self.settings.temperature
+        return arguments
+
+    def _read(self, request: Ask[AnswerT], model: str, messages: list[dict[str, str]],
+              completion: ChatCompletion, requests: int) -> Reply[AnswerT]:
+        choice = completion.choices[0]
+        content = choice.message.content or ""
+        usage = completion.usage
+        if usage is not None:
+            prompt_tokens, completion_tokens, estimated = usage.prompt_tokens, usage.completion_tokens, False
+        else:
+            prompt_tokens = estimate_tokens(" ".join(m["content"] for m in messages))
+            completion_tokens, estimated = estimate_tokens(content), True
+
+        def reply(answer: AnswerT | None, problem: str | None = None, kind: str | None = None) -> Reply:
+            return Reply(answer, model, prompt_tokens, completion_tokens, estimated, problem, kind,
+                         requests)
+
+        if not content.strip():
+            refusal = getattr(choice.message, "refusal", None)
+            if refusal:
+                return reply(None, f"it was a refusal ({' '.join(refusal.split())[:120]})", "refused")
+            if choice.finish_reason == "length":
+                return reply(None, "it was cut off before any answer; answer at once, briefly", "cut_off")
+            return reply(None, "it was empty", "empty")
+        answer, problem, kind = parse_answer(request.schema, content)
+        if answer is None and choice.finish_reason == "length":
+            return reply(None, f"it was cut off at the length limit after {completion_tokens} tokens; "
+                               "give a shorter answer", "cut_off")
+        return reply(answer, problem, kind)
+
+    # --- embeddings -----------------------------------------------------------------------------
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return (await self.embed_report(texts)).vectors
+
+    async def embed_report(self, texts: Sequence[str]) -> Embedded:
+        if self._offline_embedder is not None:
+            return Embedded(self._offline_embedder.embed(list(texts)), self.embedding_model)
+        found: dict[str, np.ndarray] = {}
+        wanted: list[str] = []
+        hits = 0
+        for text in texts:
+            if text in found or text in wanted:
+                hits += 1  # the same text twice in one call is embedded once
+                continue
+            vector = self._vectors.get(text)
+            if vector is None:
+                wanted.append(text)
+            else:
+                found[text] = vector
+                hits += 1
+        size = self.settings.embedding_batch
+        batches = [wanted[i:i + size] for i in range(0, len(wanted), size)]
+        results = await asyncio.gather(*(self._embed_or_none(batch) for batch in batches))
+        tokens, estimated, requests, failed_texts = 0, False, 0, set()
+        for batch, result in zip(batches, results, strict=True):
+            if result is None:
+                failed_texts.update(batch)
+                continue
+            matrix, batch_tokens, batch_estimated, batch_requests = result
+            tokens, requests = tokens + batch_tokens, requests + batch_requests
+            estimated = estimated or batch_estimated
+            for text, vector in zip(batch, matrix, strict=True):
+                found[text] = vector
+                self._vectors.put(text, vector)
+        zero = np.zeros(self.embedding_dim, dtype=np.float32)
+        vectors = np.stack([found.get(t, zero) for t in texts]) if texts else \
+            np.zeros((0, self.embedding_dim), dtype=np.float32)
+        return Embedded(vectors, self.embedding_model, tokens, estimated, requests, hits,
+                        sum(1 for t in texts if t in failed_texts))
+
+    async def _embed_or_none(self, batch: list[str]) -> tuple[np.ndarray, int, bool, int] | None:
+        """A batch's vectors, or None when the server stayed unavailable (the texts get zeros)."""
+        try:
+            return await self._embed_batch(batch)
+        except CallFailed:
+            return None
+
+    async def _embed_batch(self, batch: list[str]) -> tuple[np.ndarray, int, bool, int]:
+        assert self.embeddings is not None
+        endpoint = self.embeddings
+        extra: dict[str, Any] = {}
+        if self.settings.embedding_dimensions:
+            extra["dimensions"] = self.settings.embedding_dimensions
+        inputs = [text if text.strip() else "(nothing)" for text in batch]  # servers refuse ""
+
+        async def send() -> Any:
+            response = await endpoint.client.embeddings.create(
+                model=self.embedding_model, input=inputs, encoding_format="float", **extra)
+            data = getattr(response, "data", None)
+            if not isinstance(data, list) or len(data) != len(batch):
+                raise GarbledResponse(f"expected {len(batch)} embeddings, got {response!r:.80}")
+            return response
+
+        response, requests = await endpoint.call(send, "TOWNBOT_EMBEDDING_MODEL", self.embedding_model)
+        ordered = sorted(response.data, key=lambda item: item.index)
+        matrix = np.asarray([item.embedding for item in ordered], dtype=np.float32)
+        self._check_dimension(matrix)
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        matrix = matrix / np.where(norms == 0, 1.0, norms)  # retrieval assumes unit vectors
+        usage = getattr(response, "usage", None)
+        if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
+            return matrix, int(usage.prompt_tokens), False, requests
+        return matrix, sum(estimate_tokens(t) for t in inputs), True, requests
+
+    def _check_dimension(self, matrix: np.ndarray) -> None:
+        if self.embedding_dim and matrix.shape[1] != self.embedding_dim:
+            raise ModelConfigError(
+                f"the embedding model '{self.embedding_model}' returned vectors of {matrix.shape[1]} "
+                f"dimensions, not the {self.embedding_dim} this town stores; configure the model "
+                "the town was embedded with, or run `townbot reembed --db PATH`")

@@ -1,0 +1,68 @@
+"""Reacting (paper 4.3.1): carry on with the plan, or react to what was just noticed.
+
+The context comes from the paper's two retrievals: the observer's relationship with the
+observed entity, and the entity's current status. People may be talked to (never while
+asleep, and not again within a cooldown per pair); unusual object states (a burning stove, a
+leaking shower) may be dealt with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from townbot.llm.port import Ask, LanguageModel
+from townbot.llm.purposes import Reaction
+from townbot.mind.memory import MemoryStream
+from townbot.mind.prompting import render
+from townbot.mind.retrieval import retrieve
+from townbot.mind.settings import MindSettings
+from townbot.world.clock import clock_face, minute_of_day
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """Something perceived, with enough structure to decide on a reaction."""
+
+    text: str
+    kind: str  # agent | object | speech | notice
+    subject: str  # a person's name, or an object's path
+    status: str  # what the person is doing, or the object's state
+    attended: bool = False  # an object state that someone using it is responsible for
+    available: bool = True  # a person who could be talked to now (awake, not busy)
+
+    @property
+    def short_subject(self) -> str:
+        return self.subject.split(": ")[-1]
+
+
+def context_queries(observer: str, sighting: Sighting) -> list[str]:
+    return [f"What is {observer}'s relationship with the {sighting.short_subject}?"
+            if sighting.kind == "object" else f"What is {observer}'s relationship with "
+            f"{sighting.subject}?", f"{sighting.short_subject} is {sighting.status}"]
+
+
+async def decide(model: LanguageModel, name: str, summary: str, stream: MemoryStream,
+                 now: datetime, action: str, sighting: Sighting,
+                 settings: MindSettings) -> Reaction:
+    vectors = await model.embed(context_queries(name, sighting))
+    remembered: list[str] = []
+    for vector in vectors:
+        remembered += [s.memory.text for s in retrieve(
+            stream, vector, now, limit=settings.retrieval_count,
+            token_budget=settings.retrieval_tokens, weights=settings.weights)]
+    remembered = list(dict.fromkeys(remembered))
+    first_name = name.split()[0]
+    guidance = (f"Reacting means starting a conversation with {sighting.subject}."
+                if sighting.kind == "agent"
+                else f"Reacting means dealing with the {sighting.short_subject} right away.")
+    prompt = render("react", summary=summary, time=clock_face(minute_of_day(now)),
+                    first_name=first_name, action=action, observation=sighting.text,
+                    context="\n".join(f"- {t}" for t in remembered) or "- (nothing)",
+                    guidance=guidance)
+    return await model.ask(Ask(
+        purpose="react", prompt=prompt, schema=Reaction, agent=name,
+        default=lambda: Reaction(react=False),
+        context={"name": name, "kind": sighting.kind, "subject": sighting.subject,
+                 "status": sighting.status, "memories": remembered, "action": action,
+                 "day": now.date().isoformat()}))

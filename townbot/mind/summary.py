@@ -1,0 +1,60 @@
+"""The agent summary (paper, Appendix A): three retrievals summarised and cached.
+
+Queries: core characteristics, current daily occupation, feeling about recent progress. The
+summary is the name, age and traits followed by the three summaries; it opens most prompts.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from townbot.llm.port import Ask, LanguageModel
+from townbot.llm.purposes import AgentSummary
+from townbot.mind.memory import MemoryStream
+from townbot.mind.prompting import render
+from townbot.mind.retrieval import retrieve
+from townbot.world.clock import format_game_time, parse_game_time
+from townbot.world.model import Persona
+
+
+def summary_queries(name: str) -> dict[str, str]:
+    return {"core": f"{name}'s core characteristics",
+            "occupation": f"{name}'s current daily occupation",
+            "feeling": f"{name}'s feeling about recent progress in life"}
+
+
+def default_summary(persona: Persona) -> AgentSummary:
+    return AgentSummary(core=persona.background, occupation=persona.currently,
+                        feeling=f"{persona.first_name} is getting on with things.")
+
+
+def render_summary(persona: Persona, summary: dict[str, str] | None) -> str:
+    head = f"Name: {persona.name} (age {persona.age}). Innate traits: {', '.join(persona.traits)}."
+    if not summary:
+        return f"{head} {persona.background} {persona.currently}"
+    return f"{head} {summary['core']} {summary['occupation']} {summary['feeling']}"
+
+
+def is_stale(cached: dict | None, now: datetime, refresh_hours: float) -> bool:
+    if not cached or "at" not in cached:
+        return True
+    return now - parse_game_time(cached["at"]) >= timedelta(hours=refresh_hours)
+
+
+async def summarise(model: LanguageModel, persona: Persona, stream: MemoryStream,
+                    now: datetime, count: int = 8) -> dict[str, str]:
+    """Run the three retrievals and ask for the three summaries in one call."""
+    queries = summary_queries(persona.name)
+    vectors = await model.embed(list(queries.values()))
+    groups: dict[str, list[str]] = {}
+    for (key, _), vector in zip(queries.items(), vectors, strict=True):
+        groups[key] = [s.memory.text for s in retrieve(stream, vector, now, limit=count)]
+    prompt = render("summary", name=persona.name,
+                    **{k: "\n".join(f"- {t}" for t in v) or "- (nothing yet)"
+                       for k, v in groups.items()})
+    answer = await model.ask(Ask(
+        purpose="summary", prompt=prompt, schema=AgentSummary, agent=persona.name,
+        default=lambda: default_summary(persona),
+        context={"name": persona.name, "background": persona.background,
+                 "currently": persona.currently, **groups}))
+    return {**answer.model_dump(), "at": format_game_time(now)}

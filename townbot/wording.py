@@ -1,0 +1,49 @@
+"""Plain-English helpers shared by the mind and the offline model."""
+
+from __future__ import annotations
+
+# One-syllable verbs that double their last letter before -ing ("get" -> "getting").
+DOUBLED_FINAL = frozenset((
+    "begin chat chop cut dig drop get grab hit hug jog jot let mop nap pat plan plug pop prep "
+    "put run scan set shop sip sit skip spin stir stop swim tap trim wrap "
+).split())
+# Verbs that may open a later clause of a plan line ("open the cafe and serve coffee").
+CLAUSE_VERBS = frozenset((
+    "add animate answer arrange attend bake brew bring brush buy call carry catch chat check "
+    "chop clean close cook count do draw dress drink eat edit feed fill finish fix gather get "
+    "go grab grade greet hang have head help hold host introduce join jump keep lead listen "
+    "lock look make mark meet mop mount notate open pack paint perform photograph pick plan "
+    "play pour practice practise prep prepare print prune read rehearse relax render reorganize "
+    "research restock return review revise rework run say send serve set shave shoot shop "
+    "shower sit sketch sort spend start stock stop stream stretch study sweep take talk teach "
+    "tend test tidy tinker train try unlock unwind visit wake walk wash watch water weed wipe "
+    "work write "
+).split())
+
+
+def gerund(verb: str) -> str:
+    """'get' -> 'getting', 'serve' -> 'serving', 'tie' -> 'tying', 'read' -> 'reading'."""
+    if verb in DOUBLED_FINAL:
+        return verb + verb[-1] + "ing"
+    if verb.endswith("ie"):
+        return verb[:-2] + "ying"
+    if verb.endswith("e") and not verb.endswith(("ee", "ye", "oe")) and len(verb) > 2:
+        return verb[:-1] + "ing"
+    return verb + "ing"
+
+
+def progressive(phrase: str) -> str:
+    """Turn a plan's imperative ('open the cafe, then serve') into what follows 'X is ...'.
+
+    A phrase that already starts with an -ing word is left as it is.
+    """
+    words = phrase.split()
+    if not words or words[0].lower().endswith("ing"):
+        return phrase
+    for index, word in enumerate(words):
+        bare = word.rstrip(",.;")
+        after_joint = index > 0 and (words[index - 1] in ("and", "then")
+                                     or words[index - 1].endswith(","))
+        if index == 0 or (after_joint and bare.lower() in CLAUSE_VERBS):
+            words[index] = gerund(bare) + word[len(bare):]
+    return " ".join(words)
