@@ -144,3 +144,37 @@ async def test_time_advances_one_tick_per_call(engine):
     assert engine.clock.now == start + timedelta(minutes=30)
     assert (await engine.store.town()).tick == 3
     assert format_game_time(engine.clock.now) == "2023-02-13 07:30"
+
+
+async def test_news_passes_from_person_to_person(engine):
+    await run_ticks(engine, 1)
+    for name in ("Isabella Rodriguez", "Klaus Mueller", "Maria Lopez"):
+        body = engine.bodies[name]
+        body.sector, body.arena, body.action = "Hobbs Cafe", "cafe", "having coffee"
+        body.travel_sector = body.travel_arena = body.arrive_at = None
+    chain = [("Isabella Rodriguez", "Klaus Mueller"), ("Klaus Mueller", "Maria Lopez")]
+    for first, second in chain:
+        events: list = []
+        await engine._hold_conversations(
+            [Intent(first, "Hobbs Cafe", "cafe", "having coffee", "☕", talk_to=second)], events)
+        assert {e.actor for e in events if e.kind == "speech"} == {first, second}
+        heard = [m.text for m in engine.minds[second].stream.by_kind("conversation")
+                 if "Valentine" in m.text and f"(heard from {first})" in m.text]
+        assert heard, f"{second} learned of the party from {first}"
+    await engine._commit([])
+    talks = await engine.store.db.execute_fetchall("SELECT COUNT(*) FROM conversations")
+    assert talks[0][0] == 2
+
+
+async def test_a_burning_stove_gets_turned_off(engine):
+    engine.clock.tick = 3  # 07:30, Isabella (up at 6:00) is awake
+    apartment = "Isabella Rodriguez's apartment"
+    body = engine.bodies["Isabella Rodriguez"]
+    body.sector, body.arena, body.action = apartment, "kitchen", "making breakfast"
+    stove = join_path(apartment, "kitchen", "stove")
+    engine.objects[stove] = "burning"
+    events = await run_ticks(engine, 1)
+    assert any(e.actor == "Isabella Rodriguez" and "stove" in e.text for e in events)
+    assert engine.objects[stove] != "burning"
+    await run_ticks(engine, 3)
+    assert engine.objects[stove] == "off"

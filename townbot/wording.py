@@ -9,6 +9,7 @@ DOUBLED_FINAL = frozenset((
 ).split())
 # Verbs that may open a later clause of a plan line ("open the cafe and serve coffee").
 CLAUSE_VERBS = frozenset((
+    "clear fix repair switch mop wipe put open turn remake finish "
     "add animate answer arrange attend bake brew bring brush buy call carry catch chat check "
     "chop clean close cook count do draw dress drink eat edit feed fill finish fix gather get "
     "go grab grade greet hang have head help hold host introduce join jump keep lead listen "

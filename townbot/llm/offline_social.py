@@ -34,7 +34,9 @@ SHARE_OPENERS = ("Have you heard? ", "I wanted to tell you: ", "By the way, ")
 ALARMS: list[tuple[tuple[str, ...], str, str, str]] = [
     (("burning", "fire", "smok", "on fire"), "turn off the {obj} and clear away what was burning",
      "being put out", "🧯"),
-    (("leak", "flood", "overflow", "dripping"), "fix the leaking {obj}", "being repaired", "🔧"),
+    (("overflow", "flood"), "turn off the tap and mop up around the {obj}", "being mopped up",
+     "🧽"),
+    (("leak", "dripping"), "fix the leaking {obj}", "being repaired", "🔧"),
     (("broken", "jammed", "stuck", "not working"), "repair the {obj}", "being repaired", "🔧"),
     (("left on", "running with no one"), "switch off the {obj}", "being switched off", "✋"),
 ]

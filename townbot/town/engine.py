@@ -18,6 +18,9 @@ from townbot.mind.memory import MemoryStream
 from townbot.mind.settings import MindSettings
 from townbot.store.database import ConversationRecord, Store, StoreError, TickChanges, TownRow
 from townbot.town.body import Body
+from townbot.town.mishaps import DEFAULT_RATE, is_alarming, mishap
+
+MISHAP_QUIET_TICKS = 12
 from townbot.town.perception import perceive
 from townbot.world.clock import GameClock, format_game_time, minute_of_day, parse_game_time
 from townbot.world.events import TownEvent
@@ -54,12 +57,14 @@ class Engine:
     bodies: dict[str, Body]
     objects: dict[str, str]
     settings: MindSettings = field(default_factory=MindSettings)
+    mishap_rate: float = DEFAULT_RATE
     defaults: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.defaults = self.world.default_object_states()
         self._changed_objects: dict[str, tuple[str, str]] = {}
         self._conversations: list[ConversationRecord] = []
+        self._last_mishap: dict[str, int] = {}  # object path -> tick of its last mishap
 
     # --- creation and resumption ------------------------------------------------------------
 
@@ -178,8 +183,25 @@ class Engine:
         for intent in intents:
             self._apply(intent, events)
         await self._hold_conversations(intents, events)
+        self._mishaps(events)
         await self._commit(events)
         return events
+
+    def _mishaps(self, events: list[TownEvent]) -> None:
+        for name in sorted(self.bodies):
+            body = self.bodies[name]
+            path = body.object_path
+            if path is None or self.objects.get(path) != body.object_state:
+                continue
+            if self.clock.tick - self._last_mishap.get(path, -MISHAP_QUIET_TICKS) < \
+                    MISHAP_QUIET_TICKS:
+                continue  # something just put right does not go wrong again at once
+            state = mishap(path, name, self.clock.tick, self.town.seed, self.mishap_rate)
+            if state is not None:
+                self._set_object(path, state)
+                sector, arena, obj = path.split(": ")
+                events.append(self._event("object", f"The {obj}", f"is {state}!", "⚠️", sector,
+                                          f"{arena}: {obj}"))
 
     # --- conversations ----------------------------------------------------------------------
 
@@ -297,6 +319,8 @@ class Engine:
         body.object_path = body.object_state = None
 
     def _set_object(self, path: str, state: str) -> None:
+        if is_alarming(self.objects.get(path, "")) or is_alarming(state):
+            self._last_mishap[path] = self.clock.tick  # quiet for a while after trouble
         if self.objects.get(path) != state:
             self.objects[path] = state
             self._changed_objects[path] = (state, format_game_time(self.clock.now))

@@ -1,0 +1,275 @@
+"""The mind's parts pinned with a scripted model: reflection threshold and evidence, reacting
+and replanning, dialogue and what it leaves behind, the summary cache, interviews that write
+nothing, ablations, learning places and refusals."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+from scripted import ScriptedModel
+
+from townbot.llm.metering import MeteredModel
+from townbot.mind import dialogue
+from townbot.mind.agent import AgentMind, MindState, Perception, starting_knowledge
+from townbot.mind.answering import Ablation, answer_as
+from townbot.mind.memory import MemoryStream
+from townbot.mind.reacting import Sighting
+from townbot.mind.settings import MindSettings
+
+MORNING = datetime(2023, 2, 13, 9, 0)
+
+
+class OpenWorld:
+    """The WorldView protocol over the real world data, with chosen places refused."""
+
+    def __init__(self, world, refused: dict[tuple[str, str | None], str] | None = None):
+        self.world = world
+        self.refused = refused or {}
+
+    def availability(self, person, sector, arena):
+        return self.refused.get((sector, arena)) or self.refused.get((sector, None))
+
+    def arenas_of(self, sector):
+        return list(self.world.sectors[sector].arenas)
+
+    def objects_in(self, sector, arena):
+        return list(self.world.arena(sector, arena).objects)
+
+    def norms_of(self, sector):
+        return " ".join(self.world.sectors[sector].norms)
+
+
+def make_mind(world, name: str, model, settings: MindSettings | None = None) -> AgentMind:
+    persona = world.personas[name]
+    arenas = {s: list(v.arenas) for s, v in world.sectors.items()}
+    return AgentMind(persona, model, MemoryStream(256),
+                     MindState(known=starting_knowledge(persona, arenas)), settings)
+
+
+async def started(mind: AgentMind, now: datetime = MORNING) -> AgentMind:
+    """A mind with its seed memories, that has planned the day."""
+    mind.clock = now
+    for text in mind.persona.seed_memories:
+        mind.remember("observation", text, when=now - timedelta(hours=1))
+    await mind.start_day(now)
+    await mind.flush_memories(now, force=True)
+    return mind
+
+
+# --- reflection --------------------------------------------------------------------------
+
+
+async def test_reflection_waits_for_the_importance_threshold_then_cites_its_evidence(world):
+    model = ScriptedModel({
+        "importance": lambda r: {"scores": [5] * len(r.context["texts"])},
+        "reflection_questions": [{"questions": ["What does Klaus care about?"]}],
+        "insights": [{"insights": [{"text": "Klaus cares about his research", "evidence": [1, 2]}]}],
+    })
+    mind = make_mind(world, "Klaus Mueller", model, MindSettings(reflection_threshold=150))
+    mind.clock = MORNING
+    for index in range(29):
+        mind.remember("observation", f"Klaus Mueller is reading source number {index}")
+    await mind.flush_memories(MORNING, force=True)
+    assert mind.state.importance_since_reflection == 145
+    await mind._maybe_reflect(MORNING)
+    assert not model.asked("reflection_questions"), "145 is below the threshold of 150"
+
+    mind.remember("observation", "Klaus Mueller is reading source number 29")
+    await mind.flush_memories(MORNING, force=True)
+    await mind._maybe_reflect(MORNING)
+    assert len(model.asked("reflection_questions")) == 1
+    assert len(model.asked("reflection_questions")[0].context["texts"]) == 30
+    cited = model.asked("insights")[0].context["texts"][:2]
+    reflection = mind.stream.by_kind("reflection")[0]
+    assert reflection.text == "Klaus cares about his research"
+    assert [mind.stream.memories[i].text for i in reflection.evidence] == cited
+    assert mind.state.importance_since_reflection == 0
+
+
+async def test_reflections_are_retrieved_when_reflecting_again(world):
+    model = ScriptedModel({
+        "importance": lambda r: {"scores": [8] * len(r.context["texts"])},
+        "reflection_questions": lambda r: {"questions": ["What is Klaus researching?"]},
+        "insights": lambda r: {"insights": [{"text": "Klaus researches gentrification deeply",
+                                             "evidence": [1]}]},
+    })
+    mind = make_mind(world, "Klaus Mueller", model, MindSettings(reflection_threshold=40))
+    mind.clock = MORNING
+    for round_ in range(2):
+        for index in range(5):
+            mind.remember("observation", f"Klaus Mueller researches gentrification {round_} {index}")
+        await mind.flush_memories(MORNING, force=True)
+        await mind._maybe_reflect(MORNING)
+    second = model.asked("insights")[-1].context["texts"]
+    assert "Klaus researches gentrification deeply" in second, "reflections build on reflections"
+
+
+# --- reacting and replanning ---------------------------------------------------------------
+
+
+async def test_a_burning_stove_is_dealt_with_and_the_plan_is_rewritten_from_then(world):
+    model = ScriptedModel({"react": [{"react": True, "action": "turn off the stove",
+                                      "minutes": 15, "object_state": "being turned off",
+                                      "emoji": "🧯"}]})
+    mind = await started(make_mind(world, "Isabella Rodriguez", model))
+    now = MORNING + timedelta(minutes=30)
+    stove = "Isabella Rodriguez's apartment: kitchen: stove"
+    sighting = Sighting("The stove in the kitchen is burning", "object", stove, "burning")
+    decompositions = len(model.asked("decompose"))
+    intent = await mind.think(Perception(now, "Isabella Rodriguez's apartment", "kitchen",
+                                         [sighting]), OpenWorld(world))
+    assert (intent.action, intent.object, intent.object_state) == (
+        "turning off the stove", "stove", "being turned off")
+    resumed = mind.current_block(now + timedelta(minutes=15))
+    assert resumed is not None and resumed.start == now + timedelta(minutes=15)
+    assert resumed.steps == [], "what the reaction displaced is planned again when it resumes"
+    await mind.think(Perception(now + timedelta(minutes=20), "Isabella Rodriguez's apartment",
+                                "kitchen"), OpenWorld(world))
+    redone = model.asked("decompose")[decompositions:]
+    assert redone and redone[-1].context["start"] == (now + timedelta(minutes=20)).isoformat()
+
+
+async def test_nobody_reacts_to_an_object_someone_is_using(world):
+    model = ScriptedModel({"react": [{"react": True, "action": "x"}]})
+    mind = await started(make_mind(world, "Isabella Rodriguez", model))
+    sighting = Sighting("The stove in the kitchen is cooking", "object",
+                        "Isabella Rodriguez's apartment: kitchen: stove", "cooking", attended=True)
+    await mind.think(Perception(MORNING, "Isabella Rodriguez's apartment", "kitchen", [sighting]),
+                     OpenWorld(world))
+    assert not model.asked("react")
+
+
+async def test_sleeping_people_are_not_talked_to_and_a_pair_waits_out_its_cooldown(world):
+    model = ScriptedModel({"react": lambda r: {"react": True, "action": "chat"}})
+    mind = await started(make_mind(world, "Klaus Mueller", model))
+    asleep = Sighting("Maria Lopez is sleeping", "agent", "Maria Lopez", "sleeping",
+                      available=False)
+    intent = await mind.think(Perception(MORNING, "Oak Hill College", "library", [asleep]),
+                              OpenWorld(world))
+    assert intent.talk_to is None and not model.asked("react")
+
+    awake = Sighting("Maria Lopez is reading", "agent", "Maria Lopez", "reading")
+    intent = await mind.think(Perception(MORNING + timedelta(minutes=10), "Oak Hill College",
+                                         "library", [awake]), OpenWorld(world))
+    assert intent.talk_to == "Maria Lopez"
+    later = Sighting("Maria Lopez is writing", "agent", "Maria Lopez", "writing")
+    intent = await mind.think(Perception(MORNING + timedelta(hours=1), "Oak Hill College",
+                                         "library", [later]), OpenWorld(world))
+    assert intent.talk_to is None, "within the cooldown the same pair does not talk again"
+
+
+# --- dialogue --------------------------------------------------------------------------------
+
+
+async def test_a_conversation_alternates_and_ends_when_a_speaker_ends_it(world):
+    lines = iter([{"text": "Hi Maria!", "end": False}, {"text": "Hi Klaus, busy?", "end": False},
+                  {"text": "Always. Bye!", "end": True}])
+    model = ScriptedModel({"utterance": lambda r: next(lines)})
+    klaus, maria = make_mind(world, "Klaus Mueller", model), make_mind(world, "Maria Lopez", model)
+    talk = await dialogue.converse_by_lines(model, klaus.voice("reading"), maria.voice("writing"),
+                                            MORNING, "Oak Hill College: library", 8, 5)
+    assert talk == [("Klaus Mueller", "Hi Maria!"), ("Maria Lopez", "Hi Klaus, busy?"),
+                    ("Klaus Mueller", "Always. Bye!")]
+    history = model.asked("utterance")[2].context["history"]
+    assert history == talk[:2], "each line sees the conversation so far"
+
+
+async def test_a_conversation_stops_at_the_turn_cap(world):
+    model = ScriptedModel({"utterance": lambda r: {"text": "And another thing...", "end": False}})
+    a, b = make_mind(world, "Tom Moreno", model), make_mind(world, "John Lin", model)
+    talk = await dialogue.converse_by_lines(model, a.voice(""), b.voice(""), MORNING, "x", 4, 5)
+    assert len(talk) == 4
+
+
+async def test_after_a_conversation_both_remember_it_and_what_they_learned(world):
+    model = ScriptedModel({"takeaways": lambda r: {"facts": [f"{r.context['partner']} is "
+                                                             "throwing a party on Friday"]}})
+    klaus = await started(make_mind(world, "Klaus Mueller", model))
+    lines = [("Klaus Mueller", "Hi!"), ("Maria Lopez", "I'm throwing a party on Friday")]
+    end = MORNING + timedelta(minutes=5)
+    await klaus.after_conversation("Maria Lopez", lines, "Oak Hill College: library", MORNING,
+                                   end, "Oak Hill College", "library")
+    talks = [m.text for m in klaus.stream.by_kind("conversation")]
+    assert any("talked with Maria Lopez" in t and "party on Friday" in t for t in talks)
+    assert "Maria Lopez is throwing a party on Friday" in talks
+    assert klaus.current_block(MORNING).activity == "talking with Maria Lopez"
+    assert klaus.state.last_talked["Maria Lopez"] == "2023-02-13 09:00"
+
+
+# --- summary, interviews and ablations ----------------------------------------------------
+
+
+async def test_the_summary_is_cached_and_refreshed_a_few_times_a_day(world):
+    model = ScriptedModel({"summary": lambda r: {"core": "kind", "occupation": "cafe owner",
+                                                 "feeling": "hopeful"}})
+    mind = await started(make_mind(world, "Isabella Rodriguez", model))
+    queries = model.asked("summary")[0].prompt
+    assert "character" in queries and "occupation" in queries and "progress" in queries
+    assert "cafe owner" in mind.summary_text
+    for hours in (1, 2, 3):
+        await mind.think(Perception(MORNING + timedelta(hours=hours), None, None),
+                         OpenWorld(world))
+    assert len(model.asked("summary")) == 1
+    await mind.think(Perception(MORNING + timedelta(hours=9), None, None), OpenWorld(world))
+    assert len(model.asked("summary")) == 2
+
+
+async def test_an_interview_answers_from_memory_and_writes_nothing(world):
+    model = ScriptedModel()
+    mind = await started(make_mind(world, "Sam Moore", model))
+    before = [(m.id, m.last_accessed) for m in mind.stream.memories]
+    reply = await answer_as(model, mind.persona, mind.summary_text, mind.stream,
+                            "Are you running for mayor?", MORNING, asker="a reporter")
+    assert "mayor" in reply.lower()
+    assert [(m.id, m.last_accessed) for m in mind.stream.memories] == before
+    assert mind.state.pending == []
+    asked = model.asked("answer")[0]
+    assert "a reporter" in asked.prompt and '"Are you running for mayor?"' in asked.prompt
+
+
+async def test_ablation_hides_the_switched_off_kinds_of_memory(world):
+    model = ScriptedModel()
+    mind = await started(make_mind(world, "Sam Moore", model))
+    mind.remember("thought", "Sam Moore plans to knock on doors for his campaign")
+    mind.remember("reflection", "Sam Moore cares about his neighbours", (0,))
+    await mind.flush_memories(MORNING, force=True)
+    await answer_as(model, mind.persona, mind.summary_text, mind.stream, "What are your plans?",
+                    MORNING, access=Ablation(observations=False, plans=False))
+    used = model.asked("answer")[0].context["memories"]
+    kinds = {m.text: m.kind for m in mind.stream.memories}
+    assert set(used) == {"Sam Moore plans to knock on doors for his campaign",
+                         "Sam Moore cares about his neighbours"}
+    assert {kinds[t] for t in used} == {"thought", "reflection"}
+
+
+@pytest.mark.parametrize("question", ["Are you an AI?", "Is this a computer program?"])
+async def test_residents_do_not_deny_being_simulated(world, question):
+    model = ScriptedModel()
+    mind = await started(make_mind(world, "John Lin", model))
+    reply = await answer_as(model, mind.persona, mind.summary_text, mind.stream, question, MORNING)
+    assert "simulated" in reply or "computer program" in reply
+
+
+# --- acting ---------------------------------------------------------------------------------
+
+
+async def test_agents_learn_the_places_they_see(world):
+    mind = await started(make_mind(world, "Klaus Mueller", ScriptedModel()))
+    unknown = next(s for s in world.sectors if s not in mind.state.known)
+    arena = next(iter(world.sectors[unknown].arenas))
+    await mind.think(Perception(MORNING, unknown, arena), OpenWorld(world))
+    assert mind.state.known[unknown] == list(world.sectors[unknown].arenas)
+
+
+async def test_a_refused_place_is_asked_again_then_replaced(world):
+    willows = "The Willows Market and Pharmacy"
+    scripted = ScriptedModel({"choose_sector": lambda r: {"choice": willows}})
+    model = MeteredModel(scripted)  # as in the engine: the check, one repair, then the default
+    mind = await started(make_mind(world, "John Lin", model), MORNING)
+    view = OpenWorld(world, {(willows, None): f"{willows} is closed now"})
+    await mind.think(Perception(MORNING + timedelta(hours=1), "Lin family's house", "kitchen"), view)
+    block = mind.current_block(MORNING + timedelta(hours=1))
+    assert block.sector != willows, "a closed shop is not where the plan goes"
+    assert len(scripted.asked("choose_sector")) == 2, "asked once, then once more"
+    assert "closed" in scripted.asked("choose_sector")[1].prompt
