@@ -24,6 +24,8 @@ from townbot.world.clock import GameClock, parse_game_time
 from townbot.world.errors import DataError
 from townbot.world.events import TownEvent
 
+PROBLEM_WORDS = {"cut_off": "cut off", "invalid_json": "not JSON", "wrong_shape": "of the wrong format",
+                 "refused": "refused", "empty": "empty", "unusable": "refused by the ask's own check"}
 REEMBED_CHUNK = 1024  # texts per embedding round: bounded memory, batched further by the client
 
 
@@ -119,7 +121,8 @@ def session_notes(model: MeteredModel) -> list[str]:
     if stats is not None:
         notes.append(stats.describe())
     if model.meter.problems:
-        problems = ", ".join(f"{kind}: {n}" for kind, n in sorted(model.meter.problems.items()))
+        problems = ", ".join(f"{n} {PROBLEM_WORDS.get(kind, kind)}"
+                             for kind, n in sorted(model.meter.problems.items()))
         notes.append(f"unusable replies this run: {problems} (each got one repair try)")
     if model.meter.last_failure:
         notes.append(f"last model failure: {model.meter.last_failure}")
@@ -167,7 +170,7 @@ async def run_usage(args: argparse.Namespace, settings: ModelSettings) -> int:
         rows = await store.usage_rows(town.id)
     finally:
         await store.close()
-    print(f"{town.name} (database {args.db}), founded on {town.model}")
+    print(f"{town.name} (database {args.db}; founded with {town.model})")
     print(render_usage(summarise(rows, settings)))
     if settings.caps.any:
         budget = Budget(settings.caps)

@@ -44,13 +44,10 @@ class Budget:
     def restore(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """Count what a resumed town has already used (rows of the llm_usage table)."""
         for row in rows:
-            self._count(row["purpose"], row["outcome"], row["game_day"],
-                        row["prompt_tokens"] + row["completion_tokens"])
+            self.count(row["purpose"], row["outcome"], row["game_day"],
+                       row["prompt_tokens"] + row["completion_tokens"])
 
     def count(self, purpose: str, outcome: str, game_day: int, tokens: int) -> None:
-        self._count(purpose, outcome, game_day, tokens)
-
-    def _count(self, purpose: str, outcome: str, game_day: int, tokens: int) -> None:
         if outcome in CALL_OUTCOMES and purpose not in EMBEDDING_PURPOSES:
             self.town_calls += 1
             self.day_calls[game_day] += 1

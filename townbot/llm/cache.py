@@ -14,7 +14,7 @@ from typing import Generic, TypeVar
 import numpy as np
 from pydantic import BaseModel
 
-from townbot.llm.port import Ask
+from townbot.llm.port import AnswerT, Ask
 
 # Purposes whose answer depends only on the prompt: importance scores rate fixed texts.
 CACHEABLE_PURPOSES = frozenset({"importance"})
@@ -61,7 +61,7 @@ class AnswerCache:
             return None
         return (model, request.purpose, request.agent or "", request.schema.__name__, request.prompt)
 
-    def get(self, model: str, request: Ask) -> BaseModel | None:
+    def get(self, model: str, request: Ask[AnswerT]) -> AnswerT | None:
         key = self._key(model, request)
         stored = self._answers.get(key) if key else None
         # Stored as JSON so a caller cannot change the cached answer through the object it got.

@@ -131,7 +131,7 @@ class MeteredModel:
         cached = self.cache.get(self.label, request)
         if cached is not None:
             self._record(request, "cached", Cost(), started)
-            return cached  # type: ignore[return-value]
+            return cached
         cost = Cost()
         try:
             first = await self._reply(request)
@@ -150,8 +150,8 @@ class MeteredModel:
                       cost: Cost) -> tuple[AnswerT, str]:
         """The usable answer and its outcome: the first reply, its one repair, or the default."""
         problem = self._problem(request, first)
-        if problem is None:
-            return first.answer, "ok"  # type: ignore[return-value]
+        if problem is None and first.answer is not None:
+            return first.answer, "ok"
         repair = dataclasses.replace(
             request, prompt=f"{request.prompt}\n\nYour previous answer could not be used: "
                             f"{problem}. Answer again.")
@@ -161,8 +161,8 @@ class MeteredModel:
             self.meter.last_failure = str(error)
             return request.default(), "fallback"
         cost.add(second)
-        if self._problem(request, second) is None:
-            return second.answer, "repaired"  # type: ignore[return-value]
+        if self._problem(request, second) is None and second.answer is not None:
+            return second.answer, "repaired"
         return request.default(), "fallback"
 
     def _problem(self, request: Ask[AnswerT], reply: Reply[AnswerT]) -> str | None:

@@ -143,8 +143,9 @@ class GarbledResponse(Exception):
     """A 200 response whose body is not what the endpoint returns; retried like a 5xx."""
 
 
+# Worth another try: the server was busy, failing, slow, unreachable or sent a broken body.
 RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
-             GarbledResponse)
+             openai.APIResponseValidationError, GarbledResponse)
 
 
 def _error_kind(error: Exception) -> str:
@@ -191,7 +192,7 @@ class Endpoint:
                 async with self._slots:
                     self.stats.requests += 1
                     return await send(), attempt + 1
-            except RETRYABLE + (openai.APIStatusError,) as error:
+            except (openai.APIError, GarbledResponse) as error:
                 delay = self._delay_or_raise(error, attempt, setting, model)
             self.stats.retries += 1
             await asyncio.sleep(delay)  # outside the limit: others may use the server meanwhile
@@ -250,7 +251,7 @@ class OpenAIModel:
         self._offline_embedder: HashingEmbedder | None = None
         self._vectors = EmbeddingCache()
         if settings.embedding_model is None:
-            self._offline_embedder = HashingEmbedder(OfflineModel(0).embedding_dim)
+            self._offline_embedder = HashingEmbedder()  # the offline model's, so towns can switch
             self.embedding_model = OfflineModel.embedding_model
             self.embedding_dim = self._offline_embedder.dim
         else:
@@ -373,26 +374,14 @@ class OpenAIModel:
     async def embed_report(self, texts: Sequence[str]) -> Embedded:
         if self._offline_embedder is not None:
             return Embedded(self._offline_embedder.embed(list(texts)), self.embedding_model)
-        found: dict[str, np.ndarray] = {}
-        wanted: list[str] = []
-        hits = 0
-        for text in texts:
-            if text in found or text in wanted:
-                hits += 1  # the same text twice in one call is embedded once
-                continue
-            vector = self._vectors.get(text)
-            if vector is None:
-                wanted.append(text)
-            else:
-                found[text] = vector
-                hits += 1
+        found, wanted, hits = self._from_cache(texts)
         size = self.settings.embedding_batch
         batches = [wanted[i:i + size] for i in range(0, len(wanted), size)]
         results = await asyncio.gather(*(self._embed_or_none(batch) for batch in batches))
-        tokens, estimated, requests, failed_texts = 0, False, 0, set()
+        tokens, estimated, requests, failed = 0, False, 0, set()
         for batch, result in zip(batches, results, strict=True):
             if result is None:
-                failed_texts.update(batch)
+                failed.update(batch)
                 continue
             matrix, batch_tokens, batch_estimated, batch_requests = result
             tokens, requests = tokens + batch_tokens, requests + batch_requests
@@ -404,7 +393,25 @@ class OpenAIModel:
         vectors = np.stack([found.get(t, zero) for t in texts]) if texts else \
             np.zeros((0, self.embedding_dim), dtype=np.float32)
         return Embedded(vectors, self.embedding_model, tokens, estimated, requests, hits,
-                        sum(1 for t in texts if t in failed_texts))
+                        sum(1 for t in texts if t in failed))
+
+    def _from_cache(self, texts: Sequence[str]) -> tuple[dict[str, np.ndarray], list[str], int]:
+        """(vectors already known, distinct texts still to embed, hits): a text repeated within
+        one call is embedded once and counts as a hit."""
+        found: dict[str, np.ndarray] = {}
+        wanted: dict[str, None] = {}  # an ordered set
+        hits = 0
+        for text in texts:
+            if text in found or text in wanted:
+                hits += 1
+                continue
+            vector = self._vectors.get(text)
+            if vector is None:
+                wanted[text] = None
+            else:
+                found[text] = vector
+                hits += 1
+        return found, list(wanted), hits
 
     async def _embed_or_none(self, batch: list[str]) -> tuple[np.ndarray, int, bool, int] | None:
         """A batch's vectors, or None when the server stayed unavailable (the texts get zeros)."""

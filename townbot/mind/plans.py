@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from townbot.world.clock import format_game_time, parse_game_time
@@ -18,8 +18,10 @@ class PlanStep:
     emoji: str
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "start": format_game_time(self.start),
-                "end": format_game_time(self.end)}
+        # Written out by hand: dataclasses.asdict deep-copies and dominated the tick's time.
+        return {"start": format_game_time(self.start), "end": format_game_time(self.end),
+                "action": self.action, "object": self.object, "object_state": self.object_state,
+                "emoji": self.emoji}
 
     @classmethod
     def from_dict(cls, data: dict) -> PlanStep:

@@ -19,12 +19,12 @@ from townbot.mind.settings import MindSettings
 from townbot.store.database import ConversationRecord, Store, StoreError, TickChanges, TownRow
 from townbot.town.body import Body
 from townbot.town.mishaps import DEFAULT_RATE, is_alarming, mishap
-
-MISHAP_QUIET_TICKS = 12
 from townbot.town.perception import perceive
 from townbot.world.clock import GameClock, format_game_time, minute_of_day, parse_game_time
 from townbot.world.events import TownEvent
 from townbot.world.model import World, join_path
+
+MISHAP_QUIET_TICKS = 12  # after trouble with an object it stays calm for two game hours
 
 
 @dataclass
