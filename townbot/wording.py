@@ -48,3 +48,17 @@ def progressive(phrase: str) -> str:
         if index == 0 or (after_joint and bare.lower() in CLAUSE_VERBS):
             words[index] = gerund(bare) + word[len(bare):]
     return " ".join(words)
+
+
+def inner_voice(text: str, name: str) -> str:
+    """What a resident's inner voice says, as the resident's own thought in the third person:
+    "You are going to run for mayor" -> "John Lin is going to run for mayor"."""
+    first = name.split()[0]
+    swaps = [("You are ", f"{name} is "), ("You're ", f"{name} is "), ("you are ", f"{first} is "),
+             ("you're ", f"{first} is "), ("You will ", f"{name} will "), ("Your ", f"{first}'s "),
+             (" your ", f" {first}'s "), (" yourself", " himself or herself"), ("You ", f"{name} "),
+             (" you ", f" {first} ")]
+    thought = " ".join(text.split())
+    for old, new in swaps:
+        thought = thought.replace(old, new)
+    return thought if thought.startswith((name, first)) else f"{name} thinks: {thought}"

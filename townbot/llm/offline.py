@@ -365,6 +365,25 @@ class OfflineModel:
             routine = sorted(steps, key=lambda s: parse_clock(s["at"]))
         return routine
 
+    @staticmethod
+    def _from_now(routine: list[dict[str, Any]], context: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """When replanning: the rest of the day, opening with the new decision if there is one."""
+        begins = context.get("from")
+        if begins is None:
+            return routine
+        earlier = [s for s in routine if parse_clock(s["at"]) <= begins]
+        later = [s for s in routine if parse_clock(s["at"]) > begins]
+        at = f"{begins // 60:02d}:{begins % 60:02d}"
+        rest = ([{**earlier[-1], "at": at}] if earlier else []) + later
+        directive = context.get("directive")
+        if directive and rest:
+            resume = begins + 30
+            rest = [{"at": at, "do": f"think over a new decision ({directive})", "where": ""}] + [
+                {**s, "at": f"{max(resume, parse_clock(s['at'])) // 60:02d}:"
+                           f"{max(resume, parse_clock(s['at'])) % 60:02d}"} for s in rest[:1]] \
+                + [s for s in rest[1:] if parse_clock(s["at"]) > resume]
+        return rest
+
     def _day_plan(self, context: Mapping[str, Any]) -> DayPlan:
         routine = self._with_appointments(context)
         while len(routine) > 8:
@@ -382,7 +401,7 @@ class OfflineModel:
         return DayPlan(items=items)
 
     def _hourly_schedule(self, context: Mapping[str, Any]) -> HourlySchedule:
-        routine = self._with_appointments(context)
+        routine = self._from_now(self._with_appointments(context), context)
         blocks: list[ScheduleBlock] = []
         carried: int | None = None  # start of a too-short first step, folded into the next
         for step, following in zip(routine, routine[1:], strict=False):

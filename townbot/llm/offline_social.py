@@ -55,8 +55,12 @@ def people_in(texts: list[str], exclude: str) -> Counter[str]:
 
 def first_person(text: str, speaker: str) -> str:
     """'Sam Moore intends to run' said by Sam -> 'I intend to run'."""
+    about_self = text.startswith(speaker)
     swaps = [(f"{speaker} is ", "I'm "), (f"{speaker} will ", "I'll "), (f"{speaker} has ", "I've "),
              (f"{speaker}'s ", "my ")]
+    if about_self:  # the rest of a sentence about oneself is about oneself too
+        swaps += [(" she ", " I "), (" he ", " I "), (" her ", " my "), (" his ", " my "),
+                  (" wants ", " want "), (" hopes ", " hope "), (" plans ", " plan ")]
     for old, new in swaps:
         text = text.replace(old, new)
 
@@ -88,14 +92,20 @@ def news_content(utterance: str) -> str:
     return utterance
 
 
+DOING = re.compile(r"^[A-Z][\w'-]+ [A-Z][\w'-]+ is \w+ing\b")
+INTENDING = re.compile(r" is (going|planning|hoping|about) to ")
 FORWARD_LOOKING = re.compile(r"\b(intends?|plans? to|planning|will|going to|hopes?|invit\w*|"
                              r"run for|running for|announc\w*|party|coming up)\b", re.IGNORECASE)
 
 
 def is_news(text: str, score) -> bool:  # noqa: ANN001 - the importance scorer
     """Worth passing on: important, and either heard from someone or about what is coming."""
-    if " talked with " in text or " is talking with " in text or " reacted to " in text:
+    if any(marker in text for marker in (" talked with ", " is talking with ", " reacted to ",
+                                         " said to ", " said: ", " asked ", "Announcement:",
+                                         " knows that ", " taking in: ")):
         return False
+    if DOING.match(text) and not INTENDING.search(text):
+        return False  # "Ryan Park is reading tech news": a sight, not news
     return score(text) >= NEWS_THRESHOLD and ("(heard from" in text
                                                or FORWARD_LOOKING.search(text) is not None)
 
@@ -188,26 +198,67 @@ def _shareable(context: Mapping[str, Any], speaker: str, score) -> str | None:  
     return None
 
 
+def _reaction_to(last_text: str) -> str | None:
+    if not any(opener in last_text for opener in SHARE_OPENERS[:2]):
+        return None
+    if "party" in last_text.lower() or "invit" in last_text.lower():
+        return "Oh, that sounds lovely - I'd like to come!"
+    return "Really? I hadn't heard that. Thanks for telling me!"
+
+
 def utterance(context: Mapping[str, Any], score) -> Utterance:  # noqa: ANN001
+    """Greet; then answer what was asked, react to news, share news of one's own; say goodbye
+    once neither has anything new."""
     speaker, partner = context["speaker"], context["partner"]
     partner_first = partner.split()[0]
     history: list = list(context["history"])
     knows = any(partner in m["text"] for m in context["memories"])
     if not history:
         opener = (f"Hi {partner_first}! How is it going?" if knows
-                  else f"Hello there, I'm {speaker.split()[0]}. I don't think we've met.")
+                  else f"Hello there, I'm {speaker.split()[0]}. I don't think we've met - "
+                       "what are you up to?")
         return Utterance(text=opener, end=False)
     last_speaker, last_text = history[-1]
-    if last_speaker == partner and any(last_text.startswith(o) for o in SHARE_OPENERS[:2]):
-        reply = ("Oh, that sounds lovely - I'd like to come!" if "party" in last_text.lower()
-                 else "Really? I hadn't heard that. Thanks for telling me!")
-        return Utterance(text=reply, end=False)
-    news = _shareable(context, speaker, score)
-    if news and len(history) < 6:
-        return Utterance(text=clip(news, 400), end=False)
-    if len(history) < 3:
-        return Utterance(text=f"What are you up to today, {partner_first}?", end=False)
-    return Utterance(text=f"Well, I should get going. Good to see you, {partner_first}!", end=True)
+    parts = []
+    if last_speaker == partner and last_text.rstrip().endswith("?"):
+        parts.append(_answer_question(last_text, context, speaker))
+    elif last_speaker == partner and (reaction := _reaction_to(last_text)):
+        parts.append(reaction)
+    news = _shareable(context, speaker, score) if len(history) < 7 else None
+    if news:
+        parts.append(news)
+    asked_before = any(s == speaker and t.rstrip().endswith("?") for s, t in history)
+    if not parts and not asked_before and len(history) < 4:
+        return Utterance(text=f"And you, {partner_first}? What are you working on these days?",
+                         end=False)
+    if not parts or (not news and len(history) >= 3):
+        parts.append(f"Well, I should get going. Good to see you, {partner_first}!")
+        return Utterance(text=clip(" ".join(parts), 400), end=True)
+    return Utterance(text=clip(" ".join(parts), 400), end=False)
+
+
+def _answer_question(question: str, context: Mapping[str, Any], speaker: str) -> str:
+    """Reply to a question from the remembered statement that shares most of its words."""
+    names = {w.lower() for w in (speaker + " " + context.get("partner", "")).split()}
+    last_sentence = re.split(r"[.!]\s+|\s-\s", question.strip())[-1]
+    asked = {w for w in re.findall(r"[a-z]{4,}", last_sentence.lower())} - names - {
+        "what", "when", "where", "which", "your", "about", "have", "there", "this", "that",
+        "with", "going", "doing", "today"}
+    if not asked:  # "what are you up to?"
+        doing = context.get("speaker_action") or "getting on with my day"
+        return f"Oh, I'm {doing}." if not doing.startswith(("talking", "walking")) \
+            else "Not much - just out and about."
+    best, overlap = None, 0
+    for memory in context["memories"]:
+        if memory["kind"] in ("plan", "reflection") or " said to " in memory["text"]:
+            continue
+        words = set(re.findall(r"[a-z]{4,}", memory["text"].lower()))
+        shared = len({w for w in asked if any(x.startswith(w[:5]) for x in words)})
+        if shared > overlap:
+            best, overlap = memory["text"], shared
+    if best is None:
+        return "Good question - I honestly don't know."
+    return clip("As far as I know, " + first_person(HEARD_FROM.sub("", best), speaker), 400)
 
 
 def whole_conversation(context: Mapping[str, Any], score) -> WholeConversation:  # noqa: ANN001
@@ -233,9 +284,10 @@ def takeaways(context: Mapping[str, Any], score) -> Takeaways:  # noqa: ANN001
     partner = context["partner"]
     facts = []
     for speaker, text in context["lines"]:
-        if speaker != partner or not any(text.startswith(o) for o in SHARE_OPENERS[:2]):
+        opener = next((o for o in SHARE_OPENERS[:2] if o in text), None)
+        if speaker != partner or opener is None:
             continue
-        content = third_person(news_content(text), partner)
+        content = third_person(text.split(opener, 1)[1], partner)
         if is_news(content, score):
             facts.append(clip(f"{content} (heard from {partner})"))
     return Takeaways(facts=facts[:5])

@@ -81,7 +81,6 @@ class ModelSettings:
     temperature: float | None = None
     prices: Prices = field(default_factory=Prices)
     caps: Caps = field(default_factory=Caps)
-    source: str = "defaults"
 
     @property
     def offline(self) -> bool:
@@ -248,11 +247,16 @@ def _values(specs: list[Spec], table: Mapping[str, Any], env: Mapping[str, str],
     return values
 
 
-def _subtable(table: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:
-    sub = table.get(name, {})
-    if not isinstance(sub, dict):
-        raise SettingsError(f"{where}: '{name}' must be a table, e.g. [llm.{name}]")
-    return sub
+def _section(table: Mapping[str, Any], name: str, specs: list[Spec], env: Mapping[str, str],
+             path: Path) -> dict[str, Any]:
+    """Values of the [llm.NAME] table (or [llm] itself when name is empty) and their variables."""
+    where = f"{path} [llm.{name}]" if name else f"{path} [llm]"
+    section = table.get(name, {}) if name else table
+    if not isinstance(section, dict):
+        raise SettingsError(f"{path} [llm]: '{name}' must be a table, e.g. [llm.{name}]")
+    subtables = [] if name else ["prices", "budget"]
+    _check_keys(section, [s.key for s in specs] + subtables, where)
+    return _values(specs, section, env, where)
 
 
 def load_settings(env: Mapping[str, str] | None = None, config: Path | None = None) -> ModelSettings:
@@ -262,17 +266,9 @@ def load_settings(env: Mapping[str, str] | None = None, config: Path | None = No
     if env.get(CONFIG_ENV) and not path.exists():
         raise SettingsError(f"{CONFIG_ENV}={env[CONFIG_ENV]!r}: no such file")
     table = read_config_file(path)
-    where = f"{path} [llm]"
-    _check_keys(table, [s.key for s in SPECS] + ["prices", "budget"], where)
-    values = _values(SPECS, table, env, where)
-    prices_table = _subtable(table, "prices", where)
-    _check_keys(prices_table, [s.key for s in PRICE_SPECS], f"{path} [llm.prices]")
-    prices = Prices(**_values(PRICE_SPECS, prices_table, env, f"{path} [llm.prices]"))
-    budget_table = _subtable(table, "budget", where)
-    _check_keys(budget_table, [s.key for s in CAP_SPECS], f"{path} [llm.budget]")
-    caps = Caps(**_values(CAP_SPECS, budget_table, env, f"{path} [llm.budget]"))
-    source = "environment" + (f" and {path}" if table else "")
-    settings = ModelSettings(**values, prices=prices, caps=caps, source=source)
+    settings = ModelSettings(**_section(table, "", SPECS, env, path),
+                             prices=Prices(**_section(table, "prices", PRICE_SPECS, env, path)),
+                             caps=Caps(**_section(table, "budget", CAP_SPECS, env, path)))
     return _complete(settings)
 
 

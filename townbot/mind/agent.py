@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from townbot import wording
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import ImportanceScores
 from townbot.mind import acting, dialogue, planning, reacting, reflection, summary
@@ -253,6 +254,30 @@ class AgentMind:
                                                        self.settings):
             self.remember("reflection", text, evidence)
         await self.flush_memories(now, force=True)
+
+    async def hear_inner_voice(self, text: str, now: datetime) -> str:
+        """A directive from the inner voice becomes the resident's own thought; an awake
+        resident rewrites the rest of the day around it."""
+        thought = wording.inner_voice(text, self.name)
+        self.clock = now
+        self.remember("thought", thought)
+        await self.flush_memories(now, force=True)
+        if self.persona.is_awake_at(minute_of_day(now)) and self.state.day == now.date().isoformat():
+            await self.replan(now, thought)
+        return thought
+
+    async def replan(self, now: datetime, directive: str) -> None:
+        intentions = await self._intentions(now)
+        blocks = await planning.plan_hours(self.model, self.persona, now, self.state.day_plan,
+                                           intentions, sorted(self.state.known), start=now,
+                                           directive=directive)
+        if not blocks:
+            return
+        kept = planning.insert_block(self.state.blocks, blocks[0])
+        self.state.blocks = [b for b in kept if b.end <= now or b is blocks[0]] + blocks[1:]
+        schedule = "; ".join(f"{clock_face(minute_of_day(b.start))} {b.activity}" for b in blocks)
+        self.remember("plan", f"{self.name} changed plans at {clock_face(minute_of_day(now))}: "
+                              f"{schedule}")
 
     # --- reacting ---------------------------------------------------------------------------
 

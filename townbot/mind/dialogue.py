@@ -65,6 +65,7 @@ async def next_line(model: LanguageModel, voice: Voice, partner: Voice, lines: l
         purpose="utterance", prompt=prompt, schema=Utterance, agent=voice.name,
         default=lambda: Utterance(text="Anyway, I should get going. See you later!", end=True),
         context={"speaker": voice.name, "partner": partner.name, "partner_action": partner.action,
+                 "speaker_action": voice.action,
                  "memories": memories, "history": list(lines), "turn": len(lines),
                  "already_said": voice.already_told + [t for s, t in lines if s == voice.name]}))
 

@@ -121,7 +121,8 @@ def _default_schedule(persona: Persona) -> HourlySchedule:
     return HourlySchedule(blocks=blocks)
 
 
-def _schedule_problem(answer: HourlySchedule, persona: Persona) -> str | None:
+def _schedule_problem(answer: HourlySchedule, persona: Persona,
+                      begins: int | None = None) -> str | None:
     previous = -1
     for block in answer.blocks:
         try:
@@ -131,13 +132,14 @@ def _schedule_problem(answer: HourlySchedule, persona: Persona) -> str | None:
         if minute <= previous:
             return f"block at {block.start} does not come after the one before"
         previous = minute
-    if parse_clock(answer.blocks[0].start) > persona.wakes + 60:
-        return "the schedule must start when the resident wakes"
+    first = persona.wakes if begins is None else begins
+    if parse_clock(answer.blocks[0].start) > first + 60:
+        return f"the schedule must start at {clock_face(first)}"
     return None
 
 
-def blocks_from_schedule(schedule: HourlySchedule, persona: Persona,
-                         day: datetime) -> list[PlanBlock]:
+def blocks_from_schedule(schedule: HourlySchedule, persona: Persona, day: datetime,
+                         start: datetime | None = None) -> list[PlanBlock]:
     """Anchor the schedule to the date; each block runs until the next starts, the last to bedtime."""
     midnight = day.replace(hour=0, minute=0, second=0, microsecond=0)
     bedtime = midnight + timedelta(minutes=persona.sleeps)
@@ -145,25 +147,31 @@ def blocks_from_schedule(schedule: HourlySchedule, persona: Persona,
     blocks = []
     for index, entry in enumerate(schedule.blocks):
         end = starts[index + 1] if index + 1 < len(starts) else bedtime
-        if starts[index] < bedtime and end > starts[index]:
-            blocks.append(PlanBlock(start=starts[index], end=min(end, bedtime),
-                                    activity=entry.activity))
+        begin = max(starts[index], start) if start else starts[index]
+        if begin < bedtime and end > begin:
+            blocks.append(PlanBlock(start=begin, end=min(end, bedtime), activity=entry.activity))
     return blocks
 
 
 async def plan_hours(model: LanguageModel, persona: Persona, day: datetime, items: list[str],
-                     intentions: list[str], places: list[str]) -> list[PlanBlock]:
+                     intentions: list[str], places: list[str], *, start: datetime | None = None,
+                     directive: str | None = None) -> list[PlanBlock]:
+    """The hour-level schedule of the waking day, or of its rest from `start` (replanning)."""
+    begins = start.hour * 60 + start.minute if start else None
     prompt = render("hourly_schedule", identity=persona.identity(), first_name=persona.first_name,
                     date=day.strftime("%A %B %d"), plan=bullet_list(items),
-                    intentions=bullet_list(intentions),
-                    wakes=clock_face(persona.wakes), sleeps=clock_face(persona.sleeps))
+                    intentions=bullet_list(([f"(new) {directive}"] if directive else [])
+                                           + intentions),
+                    wakes=clock_face(begins if begins is not None else persona.wakes),
+                    sleeps=clock_face(persona.sleeps))
     answer = await model.ask(Ask(
         purpose="hourly_schedule", prompt=prompt, schema=HourlySchedule, agent=persona.name,
         default=lambda: _default_schedule(persona),
-        check=lambda a: _schedule_problem(a, persona),
+        check=lambda a: _schedule_problem(a, persona, begins),
         context={"routine": routine_context(persona), "plan": items, "intentions": intentions,
-                 "places": places, "date": day.date().isoformat(), "name": persona.name}))
-    return blocks_from_schedule(answer, persona, day)
+                 "places": places, "date": day.date().isoformat(), "name": persona.name,
+                 "from": begins, "directive": directive}))
+    return blocks_from_schedule(answer, persona, day, start)
 
 
 def _default_steps(block: PlanBlock, objects: list[str]) -> Decomposition:

@@ -33,6 +33,30 @@ class TownRow:
     model: str
     embedding_model: str
     embedding_dim: int
+    paused: bool = False
+    tick_seconds: float = 10.0
+
+
+@dataclass(frozen=True)
+class VisitorRow:
+    person_id: str
+    name: str
+    description: str
+    body: dict
+    resident: str | None = None  # the resident this person has taken over, if any
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    at: str  # real time, UTC ISO
+    game_time: str
+    person_id: str
+    person_name: str
+    role: str
+    use_case: str
+    arguments: dict
+    outcome: str  # ok | refused | error
+    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -65,6 +89,9 @@ class TickChanges:
     events: list[TownEvent] = field(default_factory=list)
     usage: list[UsageRecord] = field(default_factory=list)
     conversations: list[ConversationRecord] = field(default_factory=list)
+    visitors: list[VisitorRow] = field(default_factory=list)
+    departed: list[tuple[str, str]] = field(default_factory=list)  # (person id, game time)
+    audit: list[AuditEntry] = field(default_factory=list)
     tick: int = 0
 
 
@@ -228,6 +255,13 @@ class Store:
             [(town, path, state, when) for path, (state, when) in changes.objects.items()])
         await self._insert_events(town, changes.tick, changes.events)
         await self._insert_conversations(town, changes.conversations)
+        await self._write_visitors(town, changes)
+        await self.db.executemany(
+            "INSERT INTO audit_log (town_id, at, game_time, person_id, person_name, role, "
+            "use_case, arguments, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(town, a.at, a.game_time, a.person_id, a.person_name, a.role, a.use_case,
+              json.dumps(a.arguments, ensure_ascii=False), a.outcome, a.detail)
+             for a in changes.audit])
         await self._insert_usage(town, changes.tick, changes.usage)
 
     async def _insert_events(self, town: int, tick: int, events: Iterable[TownEvent]) -> None:
@@ -236,6 +270,42 @@ class Store:
             "place) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(town, tick, e.game_time, e.channel, e.kind, e.actor, e.text, e.emoji, e.place)
              for e in events])
+
+    async def _write_visitors(self, town: int, changes: TickChanges) -> None:
+        await self.db.executemany(
+            "INSERT INTO visitors (town_id, person_id, name, description, body, resident, joined) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (town_id, person_id) DO UPDATE SET "
+            "name = excluded.name, description = excluded.description, body = excluded.body, "
+            "resident = excluded.resident, left_at = NULL",
+            [(town, v.person_id, v.name, v.description, json.dumps(v.body), v.resident,
+              v.body.get("joined", "")) for v in changes.visitors])
+        await self.db.executemany(
+            "UPDATE visitors SET left_at = ? WHERE town_id = ? AND person_id = ?",
+            [(when, town, person) for person, when in changes.departed])
+
+    async def visitors(self, town_id: int) -> list[VisitorRow]:
+        """People currently in the town (not yet left)."""
+        async with self.db.execute("SELECT * FROM visitors WHERE town_id = ? AND left_at IS NULL "
+                                   "ORDER BY joined, person_id", (town_id,)) as cursor:
+            rows = await cursor.fetchall()
+        return [VisitorRow(r["person_id"], r["name"], r["description"], json.loads(r["body"]),
+                           r["resident"]) for r in rows]
+
+    async def audit_rows(self, town_id: int) -> list[dict[str, Any]]:
+        async with self.db.execute("SELECT * FROM audit_log WHERE town_id = ? ORDER BY id",
+                                   (town_id,)) as cursor:
+            rows = [dict(row) for row in await cursor.fetchall()]
+        for row in rows:
+            row["arguments"] = json.loads(row["arguments"])
+        return rows
+
+    async def set_town_flags(self, town_id: int, *, paused: bool | None = None,
+                             tick_seconds: float | None = None) -> None:
+        if paused is not None:
+            await self.db.execute("UPDATE towns SET paused = ? WHERE id = ?", (int(paused), town_id))
+        if tick_seconds is not None:
+            await self.db.execute("UPDATE towns SET tick_seconds = ? WHERE id = ?",
+                                  (tick_seconds, town_id))
 
     async def _insert_conversations(self, town: int,
                                     talks: Iterable[ConversationRecord]) -> None:

@@ -90,4 +90,34 @@ MIGRATIONS: list[str] = [
         outcome TEXT NOT NULL
     );
     """,
+    # 2: people in the town: visitors (and residents they take over), the audit log, and
+    # the town's pause switch and real-time tick interval.
+    """
+    ALTER TABLE towns ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE towns ADD COLUMN tick_seconds REAL NOT NULL DEFAULT 10;
+    CREATE TABLE visitors (
+        town_id INTEGER NOT NULL REFERENCES towns(id),
+        person_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        description TEXT NOT NULL,
+        body TEXT NOT NULL,
+        resident TEXT,
+        joined TEXT NOT NULL,
+        left_at TEXT,
+        PRIMARY KEY (town_id, person_id)
+    );
+    CREATE TABLE audit_log (
+        id INTEGER PRIMARY KEY,
+        town_id INTEGER NOT NULL REFERENCES towns(id),
+        at TEXT NOT NULL,
+        game_time TEXT NOT NULL,
+        person_id TEXT NOT NULL,
+        person_name TEXT NOT NULL,
+        role TEXT NOT NULL,
+        use_case TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT ''
+    );
+    """,
 ]

@@ -20,6 +20,7 @@ class Body:
     travel_arena: str | None = None
     arrive_at: str | None = None
     announced: str | None = None
+    visitor: str | None = None  # a person's one-line description; None for residents
 
     @property
     def walking(self) -> bool:

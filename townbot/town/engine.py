@@ -16,7 +16,15 @@ from townbot.mind import dialogue
 from townbot.mind.agent import AgentMind, Intent, MindState, Perception, starting_knowledge
 from townbot.mind.memory import MemoryStream
 from townbot.mind.settings import MindSettings
-from townbot.store.database import ConversationRecord, Store, StoreError, TickChanges, TownRow
+from townbot.store.database import (
+    AuditEntry,
+    ConversationRecord,
+    Store,
+    StoreError,
+    TickChanges,
+    TownRow,
+    VisitorRow,
+)
 from townbot.town.body import Body
 from townbot.town.mishaps import DEFAULT_RATE, is_alarming, mishap
 from townbot.town.perception import perceive
@@ -65,6 +73,9 @@ class Engine:
         self._changed_objects: dict[str, tuple[str, str]] = {}
         self._conversations: list[ConversationRecord] = []
         self._last_mishap: dict[str, int] = {}  # object path -> tick of its last mishap
+        self.people: dict[str, VisitorRow] = {}  # person id -> visitor (or taken-over resident)
+        self._departed: list[tuple[str, str]] = []
+        self.audit: list[AuditEntry] = []
 
     # --- creation and resumption ------------------------------------------------------------
 
@@ -121,7 +132,13 @@ class Engine:
         for stream in streams.values():
             stream.take_changes()
         objects = await store.objects(town.id)
-        return cls._assemble(world, store, model, town, bodies, states, objects, streams, settings)
+        engine = cls._assemble(world, store, model, town, bodies, states, objects, streams,
+                               settings)
+        for row in await store.visitors(town.id):
+            engine.people[row.person_id] = row
+            if row.resident is None:
+                engine.bodies[row.name] = Body.from_dict(row.body)
+        return engine
 
     @classmethod
     def _assemble(cls, world: World, store: Store, model: MeteredModel, town: TownRow,
@@ -176,16 +193,30 @@ class Engine:
             name: Perception(now, body.sector, body.arena,
                              [] if body.action == "sleeping" else
                              perceive(name, self.bodies, self.objects, self.world, self.defaults))
-            for name, body in self.bodies.items()}
+            for name, body in self.bodies.items() if name in self.minds}
         view = TownView(self)
+        thinking = [name for name in sorted(self.minds) if name not in self.controlled()]
         intents = await asyncio.gather(*(self.minds[name].think(perceptions[name], view)
-                                         for name in sorted(self.minds)))
+                                         for name in thinking))
         for intent in intents:
             self._apply(intent, events)
         await self._hold_conversations(intents, events)
         self._mishaps(events)
         await self._commit(events)
         return events
+
+    def controlled(self) -> dict[str, str]:
+        """Residents a person has taken over (they do not think for themselves meanwhile)."""
+        return {row.resident: pid for pid, row in self.people.items() if row.resident}
+
+    def visitor_names(self) -> set[str]:
+        return {name for name, body in self.bodies.items() if body.visitor is not None}
+
+    def depart(self, person_id: str) -> None:
+        row = self.people.pop(person_id)
+        if row.resident is None:
+            self.bodies.pop(row.name, None)
+        self._departed.append((person_id, format_game_time(self.clock.now)))
 
     def _mishaps(self, events: list[TownEvent]) -> None:
         for name in sorted(self.bodies):
@@ -198,7 +229,7 @@ class Engine:
                 continue  # something just put right does not go wrong again at once
             state = mishap(path, name, self.clock.tick, self.town.seed, self.mishap_rate)
             if state is not None:
-                self._set_object(path, state)
+                self.set_object(path, state)
                 sector, arena, obj = path.split(": ")
                 events.append(self._event("object", f"The {obj}", f"is {state}!", "⚠️", sector,
                                           f"{arena}: {obj}"))
@@ -224,11 +255,21 @@ class Engine:
             follow_ups += self._record_conversation(first, second, lines, events)
         await asyncio.gather(*follow_ups)
 
+    def voice_of(self, name: str) -> dialogue.Voice:
+        body = self.bodies[name]
+        if name in self.minds:
+            return self.minds[name].voice(body.action)
+        return dialogue.Voice(name, f"{name}, a visitor: {body.visitor}",
+                              MemoryStream(self.town.embedding_dim), body.action)
+
     async def _converse(self, first: str, second: str) -> list[dialogue.Line]:
         body = self.bodies[first]
         place = f"{body.sector}: {body.arena}"
-        voices = (self.minds[first].voice(self.bodies[first].action),
-                  self.minds[second].voice(self.bodies[second].action))
+        voices = (self.voice_of(first), self.voice_of(second))
+        if second not in self.minds:  # a visitor: greet them and let the person answer
+            line = await dialogue.next_line(self.model, voices[0], voices[1], [], self.clock.now,
+                                            place, self.settings.retrieval_count)
+            return [(first, line.text)]
         if self.settings.whole_conversation:
             return await dialogue.converse_in_one_call(self.model, *voices, self.clock.now, place,
                                                        self.settings.retrieval_count)
@@ -257,7 +298,7 @@ class Engine:
             talker.announced = f"{sector}|{arena}|talking with {partner}"
         return [self.minds[name].after_conversation(partner, lines, f"{sector}: {arena}", now, end,
                                                     sector, arena)
-                for name, partner in ((first, second), (second, first))]
+                for name, partner in ((first, second), (second, first)) if name in self.minds]
 
     def _apply(self, intent: Intent, events: list[TownEvent]) -> None:
         body = self.bodies[intent.agent]
@@ -299,7 +340,7 @@ class Engine:
         if path != body.object_path:
             self._release_object(body)
         if path is not None and intent.object_state:
-            self._set_object(path, intent.object_state)
+            self.set_object(path, intent.object_state)
             body.object_path, body.object_state = path, intent.object_state
         body.action, body.emoji = intent.action, intent.emoji
         announcement = f"{intent.sector}|{intent.arena}|{intent.action}"
@@ -315,10 +356,10 @@ class Engine:
         if path is not None and self.objects.get(path) == body.object_state:
             users = [b for b in self.bodies.values() if b is not body and b.object_path == path]
             if not users:
-                self._set_object(path, self.defaults[path])
+                self.set_object(path, self.defaults[path])
         body.object_path = body.object_state = None
 
-    def _set_object(self, path: str, state: str) -> None:
+    def set_object(self, path: str, state: str) -> None:
         if is_alarming(self.objects.get(path, "")) or is_alarming(state):
             self._last_mishap[path] = self.clock.tick  # quiet for a while after trouble
         if self.objects.get(path) != state:
@@ -336,7 +377,9 @@ class Engine:
         next_tick = self.clock.tick + (1 if advance else 0)
         changes = TickChanges(town_id=self.town.id, next_tick=next_tick, tick=self.clock.tick,
                               events=events, usage=self.model.meter.drain(),
-                              objects=self._changed_objects, conversations=self._conversations)
+                              objects=self._changed_objects, conversations=self._conversations,
+                              visitors=self._visitor_rows(), departed=self._departed,
+                              audit=self.audit)
         for name, mind in self.minds.items():
             changes.agents[name] = (self.bodies[name].to_dict(), mind.state.to_dict())
             added, touched = mind.stream.take_changes()
@@ -344,4 +387,17 @@ class Engine:
             changes.touched += [(name, m) for m in touched]
         await self.store.save_tick(changes)
         self._changed_objects, self._conversations = {}, []
+        self._departed, self.audit = [], []
         self.clock.tick = next_tick
+
+    def _visitor_rows(self) -> list[VisitorRow]:
+        rows = []
+        for person_id, row in self.people.items():
+            body = self.bodies.get(row.name) if row.resident is None else None
+            rows.append(VisitorRow(person_id, row.name, row.description,
+                                   {**row.body, **(body.to_dict() if body else {})}, row.resident))
+        return rows
+
+    async def commit_now(self, events: list[TownEvent]) -> None:
+        """Persist what a person's action changed between ticks, in one transaction."""
+        await self._commit(events, advance=False)

@@ -7,6 +7,7 @@ whether a person could be talked to and whether an object's state is someone's d
 
 from __future__ import annotations
 
+from townbot.mind.prompting import quoted
 from townbot.mind.reacting import Sighting
 from townbot.town.body import Body
 from townbot.world.model import World, split_path
@@ -19,6 +20,12 @@ def is_free_to_talk(body: Body) -> bool:
         "talking with")
 
 
+def describe(name: str, body: Body) -> str:
+    if body.visitor is not None:  # a person's own words reach prompts only quoted and bounded
+        return f"{name}, a visitor ({quoted(body.visitor, 120)}), is {body.action}"
+    return f"{name} is {body.action}"
+
+
 def perceive(name: str, bodies: dict[str, Body], objects: dict[str, str], world: World,
              defaults: dict[str, str], bandwidth: int = ATTENTION_BANDWIDTH) -> list[Sighting]:
     me = bodies[name]
@@ -26,7 +33,7 @@ def perceive(name: str, bodies: dict[str, Body], objects: dict[str, str], world:
         return []
     here = [(other, body) for other, body in sorted(bodies.items())
             if body.sector == me.sector and body.arena == me.arena]
-    seen = [Sighting(f"{other} is {body.action}", "agent", other, body.action,
+    seen = [Sighting(describe(other, body), "agent", other, body.action,
                      available=is_free_to_talk(body)) for other, body in here if other != name]
     in_use = {(body.object_path, body.object_state) for _, body in here}
     prefix = f"{me.sector}: {me.arena}: "

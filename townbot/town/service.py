@@ -1,0 +1,579 @@
+"""TownService: every use case a person has in the town, once, for every platform.
+
+Each use case is validated, permission-checked, rate-limited where it costs model calls, and
+written to the audit log with its outcome. Bad input raises `TownError` with what was wrong and
+what would be right, and changes nothing. Platforms (console, Discord) only translate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import re
+import time
+from collections import defaultdict, deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from townbot.mind import dialogue
+from townbot.mind.answering import Ablation, answer_as
+from townbot.mind.prompting import quoted
+from townbot.mind.retrieval import retrieve
+from townbot.store.database import AuditEntry, VisitorRow
+from townbot.town.body import Body
+from townbot.town.engine import Engine
+from townbot.town.launch import PROJECT_ROOT
+from townbot.town.scenarios import load_scenario, scenario_names
+from townbot.world.clock import clock_face, format_game_time, minute_of_day
+from townbot.world.errors import DataError
+from townbot.world.events import TownEvent
+from townbot.world.model import join_path, split_path
+
+MODERATOR_ONLY = frozenset({"seed", "scenario", "announce", "pause", "resume", "speed", "memories",
+                            "takeover"})
+USE_CASES = ("join", "say", "go", "leave", "takeover", "whisper", "interview", "set", "seed",
+             "scenario", "announce", "pause", "resume", "speed", "status", "where", "profile",
+             "memories")
+CHANGES_THE_TOWN = frozenset({"join", "say", "go", "takeover", "whisper", "interview", "set",
+                              "seed", "scenario", "announce"})
+LIMITS = {"name": 40, "description": 120, "say": 500, "whisper": 300, "interview": 500,
+          "state": 80, "seed": 600, "announce": 500, "query": 200}
+SPEED_RANGE = (0.0, 3600.0)  # real seconds per tick
+OBJECT_FORM = re.compile(r"^\s*<([^>]+)>\s*(?:is\s+)?(.+?)\s*$", re.IGNORECASE)
+
+
+class TownError(Exception):
+    """A use case was refused; the message says what was wrong and what would be right."""
+
+
+@dataclass(frozen=True)
+class Person:
+    id: str  # platform-qualified, e.g. "console:local" or "discord:1234"
+    name: str
+    moderator: bool = False
+
+    @property
+    def role(self) -> str:
+        return "moderator" if self.moderator else "everyone"
+
+
+@dataclass
+class Outcome:
+    text: str
+    events: list[TownEvent] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RateLimit:
+    """At most `count` uses per `seconds` of real time, per person and use case."""
+
+    count: int
+    seconds: float
+
+
+DEFAULT_RATES = {"whisper": RateLimit(3, 60), "set": RateLimit(5, 60),
+                 "interview": RateLimit(5, 60)}
+
+
+def closest_names(name: str, options: list[str]) -> str:
+    matches = difflib.get_close_matches(name, options, n=3, cutoff=0.4)
+    return f" (did you mean {' or '.join(repr(m) for m in matches)}?)" if matches else ""
+
+
+def bounded(text: str, what: str) -> str:
+    flat = " ".join((text or "").split())
+    if not flat:
+        raise TownError(f"the {what} is empty; write some text (up to {LIMITS[what]} characters)")
+    if len(flat) > LIMITS[what]:
+        raise TownError(f"the {what} is {len(flat)} characters long; the limit is "
+                        f"{LIMITS[what]}")
+    return flat
+
+
+class TownService:
+    def __init__(self, engine: Engine, *, scenarios: Path | None = None,
+                 permissions: dict[str, str] | None = None,
+                 rates: dict[str, RateLimit] | None = None,
+                 now: Callable[[], float] = time.monotonic) -> None:
+        self.engine = engine
+        self.scenarios = scenarios or PROJECT_ROOT / "scenarios"
+        self.permissions = {case: ("moderator" if case in MODERATOR_ONLY else "everyone")
+                            for case in USE_CASES}
+        self.permissions.update(permissions or {})
+        self.rates = dict(DEFAULT_RATES if rates is None else rates)
+        self._now = now
+        self._uses: dict[tuple[str, str], deque[float]] = defaultdict(deque)
+        self._exchanges: dict[tuple[str, str], list[dialogue.Line]] = {}
+        self.lock = asyncio.Lock()  # a use case and a tick never interleave
+
+    # --- plumbing ---------------------------------------------------------------------------
+
+    @property
+    def paused(self) -> bool:
+        return bool(self.engine.town.paused)
+
+    async def tick(self) -> list[TownEvent]:
+        """One tick unless paused; platforms' schedulers call this."""
+        async with self.lock:
+            if self.paused:
+                return []
+            return await self.engine.tick()
+
+    async def _run(self, case: str, person: Person, arguments: dict[str, Any],
+                   action: Callable[[], Awaitable[Outcome]]) -> Outcome:
+        async with self.lock:
+            try:
+                self._admit(case, person)
+                outcome = await action()
+            except TownError as refusal:
+                await self._audit(case, person, arguments, "refused", str(refusal))
+                raise
+            await self._audit(case, person, arguments, "ok", outcome.text[:200])
+            return outcome
+
+    def _admit(self, case: str, person: Person) -> None:
+        if self.permissions.get(case) == "moderator" and not person.moderator:
+            raise TownError(f"only moderators may use {case}; ask a moderator")
+        if self.paused and case in CHANGES_THE_TOWN:
+            raise TownError("the town is paused; a moderator can resume it")
+        limit = self.rates.get(case)
+        if limit is None:
+            return
+        uses = self._uses[(person.id, case)]
+        moment = self._now()
+        while uses and moment - uses[0] >= limit.seconds:
+            uses.popleft()
+        if len(uses) >= limit.count:
+            wait = int(limit.seconds - (moment - uses[0])) + 1
+            raise TownError(f"you have used {case} {limit.count} times in the last "
+                            f"{int(limit.seconds)} s; try again in {wait} s")
+        uses.append(moment)
+
+    async def _audit(self, case: str, person: Person, arguments: dict[str, Any], outcome: str,
+                     detail: str) -> None:
+        self.engine.audit.append(AuditEntry(
+            datetime.now(UTC).isoformat(timespec="seconds"),
+            format_game_time(self.engine.clock.now), person.id, person.name, person.role, case,
+            arguments, outcome, detail))
+        await self.engine.commit_now([])
+
+    # --- lookups ----------------------------------------------------------------------------
+
+    def resident(self, name: str) -> str:
+        names = list(self.engine.minds)
+        wanted = " ".join(name.split()).lower()
+        exact = [n for n in names if n.lower() == wanted]
+        first = [n for n in names if n.split()[0].lower() == wanted]
+        if exact or len(first) == 1:
+            return (exact or first)[0]
+        raise TownError(f"there is no resident called '{name}'{closest_names(name, names)}")
+
+    def area(self, text: str) -> tuple[str, str]:
+        """An area by 'Sector', 'Sector: arena' or channel slug; a sector means its first arena."""
+        world = self.engine.world
+        parts = split_path(text)
+        by_channel = {s.channel: s.name for s in world.sectors.values()}
+        sector = by_channel.get(parts[0].lstrip("#").lower(), parts[0])
+        matches = [s for s in world.sectors if s.lower() == sector.lower()]
+        if not matches:
+            options = list(world.sectors) + list(by_channel)
+            raise TownError(f"there is no area called '{text}'{closest_names(sector, options)}")
+        sector = matches[0]
+        arenas = list(world.sectors[sector].arenas)
+        if len(parts) == 1:
+            return sector, arenas[0]
+        arena = next((a for a in arenas if a.lower() == parts[1].lower()), None)
+        if arena is None:
+            raise TownError(f"{sector} has no '{parts[1]}'{closest_names(parts[1], arenas)}; "
+                            f"its areas are {', '.join(arenas)}")
+        return sector, arena
+
+    def object_path(self, path: str) -> str:
+        parts = split_path(path)
+        if len(parts) != 3:
+            raise TownError(f"'{path}' is not an object; write <Sector: arena: object>, e.g. "
+                            "<Isabella Rodriguez's apartment: kitchen: stove>")
+        sector, arena = self.area(f"{parts[0]}: {parts[1]}")
+        objects = list(self.engine.world.arena(sector, arena).objects)
+        obj = next((o for o in objects if o.lower() == parts[2].lower()), None)
+        if obj is None:
+            raise TownError(f"{sector}: {arena} has no '{parts[2]}'"
+                            f"{closest_names(parts[2], objects)}; its objects are "
+                            f"{', '.join(objects)}")
+        return join_path(sector, arena, obj)
+
+    def visitor(self, person: Person) -> VisitorRow:
+        row = self.engine.people.get(person.id)
+        if row is None:
+            raise TownError("you are not in the town; join first (a name and a one-line "
+                            "description)")
+        return row
+
+    def _speaker_body(self, row: VisitorRow) -> tuple[str, Body]:
+        name = row.resident or row.name
+        return name, self.engine.bodies[name]
+
+    def _event(self, kind: str, actor: str, text: str, emoji: str, sector: str | None,
+               place: str = "") -> TownEvent:
+        world = self.engine.world
+        channel = world.sectors[sector].channel if sector else world.town_hall_channel
+        return TownEvent(format_game_time(self.engine.clock.now), channel, kind, actor, text,
+                         emoji, place)
+
+    # --- joining and moving -----------------------------------------------------------------
+
+    async def join(self, person: Person, name: str, description: str,
+                   area: str = "Hobbs Cafe") -> Outcome:
+        async def act() -> Outcome:
+            visitor_name = bounded(name, "name")
+            about = bounded(description, "description")
+            if person.id in self.engine.people:
+                raise TownError(f"you are already in the town as "
+                                f"{self.engine.people[person.id].name}; leave first to rejoin")
+            taken = {n.lower() for n in self.engine.bodies} | {
+                n.split()[0].lower() for n in self.engine.minds}
+            if visitor_name.lower() in taken:
+                raise TownError(f"'{visitor_name}' is already someone in the town; choose "
+                                "another name")
+            sector, arena = self.area(area)
+            body = Body(sector, arena, action="looking around", emoji="👋", visitor=about)
+            joined = format_game_time(self.engine.clock.now)
+            self.engine.bodies[visitor_name] = body
+            self.engine.people[person.id] = VisitorRow(person.id, visitor_name, about,
+                                                       {**body.to_dict(), "joined": joined})
+            event = self._event("arrival", visitor_name, f"({quoted(about, 120)}) arrives",
+                                "👋", sector, f"{sector}: {arena}")
+            await self.engine.commit_now([event])
+            return Outcome(f"You are {visitor_name}, {about}, at {sector}: {arena}.", [event])
+        return await self._run("join", person, {"name": name, "description": description,
+                                                "area": area}, act)
+
+    async def takeover(self, moderator: Person, person: Person, resident: str) -> Outcome:
+        async def act() -> Outcome:
+            who = self.resident(resident)
+            if person.id in self.engine.people:
+                raise TownError(f"{person.name} is already in the town; they must leave first")
+            if who in self.engine.controlled():
+                raise TownError(f"{who} is already taken over by someone else")
+            self.engine.people[person.id] = VisitorRow(
+                person.id, who, f"a person speaking as {who}",
+                {"joined": format_game_time(self.engine.clock.now)}, resident=who)
+            await self.engine.commit_now([])
+            return Outcome(f"{person.name} now speaks and moves as {who}; {who} stops acting "
+                           "on their own until they leave.")
+        return await self._run("takeover", moderator, {"person": person.id,
+                                                       "resident": resident}, act)
+
+    async def go(self, person: Person, area: str) -> Outcome:
+        async def act() -> Outcome:
+            row = self.visitor(person)
+            name, body = self._speaker_body(row)
+            sector, arena = self.area(area)
+            reason = self.engine.availability(name, sector, arena)
+            if reason:
+                raise TownError(f"you cannot go there now: {reason}")
+            origin = body.sector or body.travel_sector
+            minutes = self.engine.world.walking_minutes(origin, sector) if origin else 0
+            events = []
+            if origin == sector:
+                body.sector, body.arena = sector, arena
+            else:
+                body.set_travel(sector, arena, self.engine.clock.now + timedelta(minutes=minutes))
+                body.action, body.emoji = f"walking to {sector}", "🚶"
+                events.append(self._event("move", name, f"is walking to {sector} ({minutes} min)",
+                                          "🚶", origin, f"{sector}: {arena}"))
+            await self.engine.commit_now(events)
+            when = f"in {minutes} game minutes" if minutes else "now"
+            return Outcome(f"You will be at {sector}: {arena} {when}.", events)
+        return await self._run("go", person, {"area": area}, act)
+
+    async def leave(self, person: Person) -> Outcome:
+        async def act() -> Outcome:
+            row = self.visitor(person)
+            name, body = self._speaker_body(row)
+            event = self._event("departure", name, "leaves the town" if not row.resident
+                                else "is on their own again", "👋", body.sector)
+            self.engine.depart(person.id)
+            await self.engine.commit_now([event])
+            return Outcome(f"{name} has left the town.", [event])
+        return await self._run("leave", person, {}, act)
+
+    # --- speaking ---------------------------------------------------------------------------
+
+    def _addressed(self, speaker: str, text: str, present: list[str]) -> str | None:
+        lowered = text.lower()
+        named = [n for n in present if re.search(rf"\b({re.escape(n.lower())}|"
+                                                 rf"{re.escape(n.split()[0].lower())})\b",
+                                                 lowered)]
+        if named:
+            return named[0]
+        return present[0] if len(present) == 1 else None
+
+    async def say(self, person: Person, text: str) -> Outcome:
+        async def act() -> Outcome:
+            row = self.visitor(person)
+            said = bounded(text, "say")
+            name, body = self._speaker_body(row)
+            if body.walking or body.sector is None:
+                raise TownError(f"you are on the way to {body.travel_sector}; speak when you "
+                                "arrive")
+            here = (body.sector, body.arena)
+            present = [n for n, b in self.engine.bodies.items()
+                       if n in self.engine.minds and n != name and (b.sector, b.arena) == here
+                       and b.action != "sleeping"]
+            place = f"{body.sector}: {body.arena}"
+            events = [self._event("speech", name, said, "💬", body.sector, place)]
+            for listener in present:
+                self.engine.minds[listener].clock = self.engine.clock.now
+                self.engine.minds[listener].remember("observation", f'{name} said: {quoted(said)}')
+            addressed = self._addressed(name, said, present)
+            reply = None
+            if addressed is not None:
+                reply = await self._reply(name, addressed, said, place)
+                events.append(self._event("speech", addressed, reply, "💬", body.sector, place))
+            for listener in present:
+                await self.engine.minds[listener].flush_memories(self.engine.clock.now,
+                                                                 force=True)
+            await self.engine.commit_now(events)
+            answer = f"{addressed}: {reply}" if reply else (
+                "Nobody here is awake to hear you." if not present else
+                f"Heard by {', '.join(present)}; say a name to address someone.")
+            return Outcome(answer, events, {"reply": reply, "from": addressed})
+        return await self._run("say", person, {"text": text}, act)
+
+    async def _reply(self, speaker: str, resident: str, said: str, place: str) -> str:
+        """The addressed resident answers now (one model call) and remembers the exchange."""
+        history = self._exchanges.setdefault((speaker, resident), [])
+        history.append((speaker, said))
+        del history[:-8]
+        mind = self.engine.minds[resident]
+        line = await dialogue.next_line(self.engine.model, self.engine.voice_of(resident),
+                                        self.engine.voice_of(speaker), list(history),
+                                        self.engine.clock.now, place,
+                                        self.engine.settings.retrieval_count)
+        history.append((resident, line.text))
+        mind.remember("conversation", f"{speaker} said to {resident}: {quoted(said)}; "
+                                      f"{resident} answered: {quoted(line.text)}")
+        if speaker in self.engine.minds:
+            self.engine.minds[speaker].remember(
+                "conversation", f"{speaker} said to {resident}: {quoted(said)}; {resident} "
+                                f"answered: {quoted(line.text)}")
+        return line.text
+
+    # --- the inner voice, interviews, objects -------------------------------------------------
+
+    async def whisper(self, person: Person, resident: str, text: str) -> Outcome:
+        async def act() -> Outcome:
+            who = self.resident(resident)
+            directive = bounded(text, "whisper")
+            before = [b.activity for b in self.engine.minds[who].state.blocks]
+            thought = await self.engine.minds[who].hear_inner_voice(
+                directive, self.engine.clock.now)
+            after = [b.activity for b in self.engine.minds[who].state.blocks]
+            await self.engine.commit_now([])
+            changed = "and rewrites the rest of the day" if after != before else \
+                "(asleep now: it will shape tomorrow's plan)"
+            return Outcome(f"{who} hears the thought {quoted(thought)} {changed}.",
+                           data={"thought": thought, "replanned": after != before})
+        return await self._run("whisper", person, {"resident": resident, "text": text}, act)
+
+    async def interview(self, person: Person, resident: str, question: str,
+                        as_persona: str | None = None, remember: bool = False,
+                        access: Ablation | None = None) -> Outcome:
+        async def act() -> Outcome:
+            who = self.resident(resident)
+            asked = bounded(question, "interview")
+            asker = quoted(bounded(as_persona, "description"), 120) if as_persona else person.name
+            mind = self.engine.minds[who]
+            reply = await answer_as(self.engine.model, mind.persona, mind.summary_text,
+                                    mind.stream, asked, self.engine.clock.now, asker=asker,
+                                    access=access or Ablation(), remember=remember)
+            if remember:
+                mind.clock = self.engine.clock.now
+                mind.remember("conversation", f"{asker} asked {who}: {quoted(asked)}; {who} "
+                                              f"answered: {quoted(reply)}")
+                await mind.flush_memories(self.engine.clock.now, force=True)
+                await self.engine.commit_now([])
+            return Outcome(f"{who}: {reply}", data={"answer": reply, "resident": who})
+        return await self._run("interview", person, {"resident": resident, "question": question,
+                                                     "as": as_persona, "remember": remember},
+                               act)
+
+    def parse_object_command(self, text: str) -> tuple[str, str]:
+        """'<Sector: arena: object> is burning' -> (path, state)."""
+        match = OBJECT_FORM.match(text or "")
+        if not match:
+            raise TownError("write the change as <Sector: arena: object> is <state>, e.g. "
+                            "<Isabella Rodriguez's apartment: kitchen: stove> is burning")
+        return match.group(1), match.group(2)
+
+    async def set_object(self, person: Person, path: str, state: str | None = None) -> Outcome:
+        async def act() -> Outcome:
+            target, new_state = (path, state) if state is not None else \
+                self.parse_object_command(path)
+            full = self.object_path(target)
+            value = bounded(new_state, "state")
+            sector, arena, obj = split_path(full)
+            self.engine.set_object(full, value)
+            event = self._event("object", f"The {obj}", f"is now {value}", "⚠️", sector,
+                                f"{arena}: {obj}")
+            await self.engine.commit_now([event])
+            return Outcome(f"<{full}> is {value}; anyone there notices at the next tick.",
+                           [event])
+        return await self._run("set", person, {"path": path, "state": state}, act)
+
+    # --- moderators -------------------------------------------------------------------------
+
+    async def _seed_thought(self, resident: str, text: str) -> str:
+        mind = self.engine.minds[resident]
+        mind.clock = self.engine.clock.now
+        mind.remember("thought", text)
+        await mind.flush_memories(self.engine.clock.now, force=True)
+        return text
+
+    async def seed(self, moderator: Person, resident: str, intent: str) -> Outcome:
+        async def act() -> Outcome:
+            who = self.resident(resident)
+            text = await self._seed_thought(who, bounded(intent, "seed"))
+            await self.engine.commit_now([])
+            return Outcome(f"{who} now has in mind: {quoted(text)}")
+        return await self._run("seed", moderator, {"resident": resident, "intent": intent}, act)
+
+    def scenario_names(self) -> list[str]:
+        return scenario_names(self.scenarios)
+
+    async def load_scenario(self, moderator: Person, name: str) -> Outcome:
+        async def act() -> Outcome:
+            names = self.scenario_names()
+            if name not in names:
+                raise TownError(f"there is no scenario '{name}'{closest_names(name, names)}; "
+                                f"available: {', '.join(names) or 'none'}")
+            try:
+                spec = load_scenario(self.scenarios, name)
+            except DataError as error:
+                raise TownError(str(error)) from error
+            seeds = [(self.resident(s.resident), s.thought) for s in spec.seeds]
+            objects = [(self.object_path(o.path), o.state) for o in spec.objects]
+            for who, thought in seeds:
+                await self._seed_thought(who, " ".join(thought.split()))
+            for path, state in objects:
+                self.engine.set_object(path, state)
+            events = [self._event("announcement", "Town hall", spec.announcement, "📣", None)] \
+                if spec.announcement else []
+            await self.engine.commit_now(events)
+            return Outcome(f"Loaded scenario '{spec.name}': {' '.join(spec.description.split())}",
+                           events)
+        return await self._run("scenario", moderator, {"name": name}, act)
+
+    async def announce(self, moderator: Person, text: str, area: str | None = None) -> Outcome:
+        async def act() -> Outcome:
+            notice = bounded(text, "announce")
+            where = self.area(area) if area else None
+            listeners = [n for n, b in self.engine.bodies.items()
+                         if n in self.engine.minds and b.action != "sleeping" and not b.walking
+                         and (where is None or b.sector == where[0])]
+            for name in listeners:
+                mind = self.engine.minds[name]
+                mind.clock = self.engine.clock.now
+                mind.remember("observation", f"Announcement: {quoted(notice)}")
+                await mind.flush_memories(self.engine.clock.now, force=True)
+            event = self._event("announcement", "Town hall", notice, "📣",
+                                where[0] if where else None)
+            await self.engine.commit_now([event])
+            return Outcome(f"Announced to {len(listeners)} residents present.", [event])
+        return await self._run("announce", moderator, {"text": text, "area": area}, act)
+
+    async def pause(self, moderator: Person) -> Outcome:
+        return await self._set_paused(moderator, True)
+
+    async def resume(self, moderator: Person) -> Outcome:
+        return await self._set_paused(moderator, False)
+
+    async def _set_paused(self, moderator: Person, paused: bool) -> Outcome:
+        case = "pause" if paused else "resume"
+
+        async def act() -> Outcome:
+            if self.paused == paused:
+                raise TownError(f"the town is already {'paused' if paused else 'running'}")
+            await self.engine.store.set_town_flags(self.engine.town.id, paused=paused)
+            self.engine.town = await self.engine.store.town(self.engine.town.id)
+            return Outcome("The town is paused." if paused else "The town is running again.")
+        return await self._run(case, moderator, {}, act)
+
+    async def speed(self, moderator: Person, seconds_per_tick: float) -> Outcome:
+        async def act() -> Outcome:
+            low, high = SPEED_RANGE
+            if not low <= seconds_per_tick <= high:
+                raise TownError(f"{seconds_per_tick} s per tick is out of range; use {low:g} "
+                                f"to {high:g} seconds")
+            await self.engine.store.set_town_flags(self.engine.town.id,
+                                                   tick_seconds=seconds_per_tick)
+            self.engine.town = await self.engine.store.town(self.engine.town.id)
+            return Outcome(f"One tick ({self.engine.clock.tick_minutes} game minutes) every "
+                           f"{seconds_per_tick:g} real seconds.")
+        return await self._run("speed", moderator, {"seconds": seconds_per_tick}, act)
+
+    # --- looking ------------------------------------------------------------------------------
+
+    async def status(self, person: Person) -> Outcome:
+        async def act() -> Outcome:
+            engine = self.engine
+            state = "paused" if self.paused else "running"
+            text = (f"{engine.world.town} is {state}: {engine.clock.now:%A %B %d, %H:%M}, tick "
+                    f"{engine.clock.tick}, {len(engine.minds)} residents, "
+                    f"{len(engine.people)} people, one tick every {engine.town.tick_seconds:g} s; "
+                    f"model: {engine.model.label}")
+            return Outcome(text, data={"paused": self.paused, "tick": engine.clock.tick,
+                                       "time": format_game_time(engine.clock.now)})
+        return await self._run("status", person, {}, act)
+
+    async def where(self, person: Person) -> Outcome:
+        async def act() -> Outcome:
+            rows = []
+            for name in sorted(self.engine.bodies):
+                body = self.engine.bodies[name]
+                kind = "visitor" if body.visitor is not None else "resident"
+                rows.append({"name": name, "kind": kind, "place": body.place,
+                             "action": body.action, "emoji": body.emoji})
+            text = "\n".join(f"{r['emoji']} {r['name']}: {r['action']} ({r['place']})"
+                             for r in rows)
+            return Outcome(text, data={"people": rows})
+        return await self._run("where", person, {}, act)
+
+    async def profile(self, person: Person, resident: str) -> Outcome:
+        async def act() -> Outcome:
+            who = self.resident(resident)
+            mind, body = self.engine.minds[who], self.engine.bodies[who]
+            plan = [f"{clock_face(minute_of_day(b.start))} {b.activity}"
+                    for b in mind.state.blocks]
+            text = (f"{mind.summary_text}\nNow: {body.emoji} {body.action} ({body.place})\n"
+                    "Today: " + ("; ".join(plan) or "not planned yet"))
+            return Outcome(text, data={"resident": who, "summary": mind.summary_text,
+                                       "action": body.action, "place": body.place, "plan": plan})
+        return await self._run("profile", person, {"resident": resident}, act)
+
+    async def memories(self, moderator: Person, resident: str, query: str,
+                       count: int = 10) -> Outcome:
+        async def act() -> Outcome:
+            who = self.resident(resident)
+            asked = bounded(query, "query")
+            if not 1 <= count <= 50:
+                raise TownError(f"{count} memories is out of range; ask for 1 to 50")
+            mind = self.engine.minds[who]
+            vector = (await self.engine.model.embed([asked]))[0]
+            found = retrieve(mind.stream, vector, self.engine.clock.now, limit=count,
+                             weights=self.engine.settings.weights, touch=False)
+            rows = [{"id": s.memory.id, "kind": s.memory.kind, "text": s.memory.text,
+                     "score": round(s.score, 3), "recency": round(s.recency, 3),
+                     "importance": round(s.importance, 3), "relevance": round(s.relevance, 3)}
+                    for s in found]
+            text = "\n".join(f"{r['score']:.2f} (rec {r['recency']:.2f}, imp {r['importance']:.2f},"
+                             f" rel {r['relevance']:.2f}) [{r['kind']}] {r['text']}" for r in rows)
+            return Outcome(text or "no memories yet", data={"memories": rows})
+        return await self._run("memories", moderator, {"resident": resident, "query": query,
+                                                       "count": count}, act)
+
