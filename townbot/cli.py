@@ -14,10 +14,12 @@ from townbot.llm.metering import MeteredModel, UsageRecord
 from townbot.llm.offline import OFFLINE_LABEL
 from townbot.llm.port import ModelError
 from townbot.llm.settings import ModelSettings, SettingsError, load_settings
+from townbot.platforms.console import add_play_parser, run_play
 from townbot.store.database import Store, StoreError, TownRow, replace_embeddings
 from townbot.town.engine import Engine
 from townbot.town.export import export_town, to_markdown
 from townbot.town.launch import TownFiles, make_model, open_engine
+from townbot.town.service import TownError
 from townbot.town.transcript import render_transcript
 from townbot.town.usage import render_usage, summarise
 from townbot.world.clock import GameClock, parse_game_time
@@ -50,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", type=int, default=0, help="seed for a new town (default 0)")
     sim.add_argument("--scenario", help="scenario from scenarios/ to load first")
     sim.add_argument("--no-transcript", action="store_true", help="print only the summary")
+
+    add_play_parser(commands)
 
     export = commands.add_parser("export", help="print a town's state and history")
     export.add_argument("--db", required=True, help="database file")
@@ -252,9 +256,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "sim":
             print(model_line(settings), flush=True)
             return asyncio.run(run_sim(args, settings))
+        if args.command == "play":
+            print(model_line(settings), flush=True)
+            return asyncio.run(run_play(args, lambda: open_engine(
+                TownFiles(args.world, args.personas), args.db, seed=args.seed, settings=settings)))
         if args.command == "usage":
             return asyncio.run(run_usage(args, settings))
         return asyncio.run(run_reembed(args, settings))
-    except (DataError, StoreError, SettingsError, ModelError) as error:
+    except (DataError, StoreError, SettingsError, ModelError, TownError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -225,6 +225,8 @@ def utterance(context: Mapping[str, Any], score) -> Utterance:  # noqa: ANN001
     elif last_speaker == partner and (reaction := _reaction_to(last_text)):
         parts.append(reaction)
     news = _shareable(context, speaker, score) if len(history) < 7 else None
+    if news and parts and news_content(news)[:40] in parts[0]:
+        news = None  # the answer already told it
     if news:
         parts.append(news)
     asked_before = any(s == speaker and t.rstrip().endswith("?") for s, t in history)

@@ -49,4 +49,4 @@ class Body:
 
     @classmethod
     def from_dict(cls, data: dict) -> Body:
-        return cls(**data)
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})

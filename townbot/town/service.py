@@ -173,7 +173,8 @@ class TownService:
         raise TownError(f"there is no resident called '{name}'{closest_names(name, names)}")
 
     def area(self, text: str) -> tuple[str, str]:
-        """An area by 'Sector', 'Sector: arena' or channel slug; a sector means its first arena."""
+        """An area by 'Sector', 'Sector: arena' or channel slug. A sector alone means its
+        liveliest arena (most people awake there), else its first."""
         world = self.engine.world
         parts = split_path(text)
         by_channel = {s.channel: s.name for s in world.sectors.values()}
@@ -185,12 +186,19 @@ class TownService:
         sector = matches[0]
         arenas = list(world.sectors[sector].arenas)
         if len(parts) == 1:
-            return sector, arenas[0]
+            return sector, self._liveliest(sector, arenas)
         arena = next((a for a in arenas if a.lower() == parts[1].lower()), None)
         if arena is None:
             raise TownError(f"{sector} has no '{parts[1]}'{closest_names(parts[1], arenas)}; "
                             f"its areas are {', '.join(arenas)}")
         return sector, arena
+
+    def _liveliest(self, sector: str, arenas: list[str]) -> str:
+        company = {arena: 0 for arena in arenas}
+        for body in self.engine.bodies.values():
+            if body.sector == sector and body.arena in company and body.action != "sleeping":
+                company[body.arena] += 1
+        return max(arenas, key=lambda arena: (company[arena], -arenas.index(arena)))
 
     def object_path(self, path: str) -> str:
         parts = split_path(path)
@@ -227,7 +235,7 @@ class TownService:
     # --- joining and moving -----------------------------------------------------------------
 
     async def join(self, person: Person, name: str, description: str,
-                   area: str = "Hobbs Cafe") -> Outcome:
+                   area: str = "Johnson Park") -> Outcome:
         async def act() -> Outcome:
             visitor_name = bounded(name, "name")
             about = bounded(description, "description")
@@ -240,6 +248,10 @@ class TownService:
                 raise TownError(f"'{visitor_name}' is already someone in the town; choose "
                                 "another name")
             sector, arena = self.area(area)
+            closed = self.engine.availability(visitor_name, sector, arena)
+            if closed:
+                raise TownError(f"you cannot join at {sector}: {closed}; choose another area, "
+                                "e.g. Johnson Park")
             body = Body(sector, arena, action="looking around", emoji="👋", visitor=about)
             joined = format_game_time(self.engine.clock.now)
             self.engine.bodies[visitor_name] = body
@@ -321,9 +333,9 @@ class TownService:
             if body.walking or body.sector is None:
                 raise TownError(f"you are on the way to {body.travel_sector}; speak when you "
                                 "arrive")
-            here = (body.sector, body.arena)
-            present = [n for n, b in self.engine.bodies.items()
-                       if n in self.engine.minds and n != name and (b.sector, b.arena) == here
+            # An area is a sector (one channel on Discord): everyone awake in it hears.
+            present = [n for n, b in sorted(self.engine.bodies.items())
+                       if n in self.engine.minds and n != name and b.sector == body.sector
                        and b.action != "sleeping"]
             place = f"{body.sector}: {body.arena}"
             events = [self._event("speech", name, said, "💬", body.sector, place)]
@@ -341,7 +353,7 @@ class TownService:
             await self.engine.commit_now(events)
             answer = f"{addressed}: {reply}" if reply else (
                 "Nobody here is awake to hear you." if not present else
-                f"Heard by {', '.join(present)}; say a name to address someone.")
+                f"Heard by {', '.join(present)}; say a name to get an answer.")
             return Outcome(answer, events, {"reply": reply, "from": addressed})
         return await self._run("say", person, {"text": text}, act)
 

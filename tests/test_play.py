@@ -1,0 +1,103 @@
+"""`townbot play`: a scripted terminal session through the real Console and TownService, and
+the piped command line a newcomer runs."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, open_engine
+
+from townbot.platforms.console import Console
+from townbot.town.service import Person, TownService
+
+
+@pytest.fixture
+async def console(world, tmp_path):
+    engine = await open_engine(world, tmp_path / "play.db")
+    out = io.StringIO()
+    shell = Console(TownService(engine), Person("console:me", "me", moderator=True), out=out,
+                    seconds_per_tick=0)
+    yield shell
+    await engine.store.close()
+
+
+async def run(console: Console, *lines: str) -> str:
+    start = console.out.tell()
+    for line in lines:
+        await console.handle(line)
+    console.out.seek(start)
+    text = console.out.read()
+    console.out.seek(0, io.SEEK_END)
+    return text
+
+
+async def test_a_visitor_greets_isabella_and_is_answered_in_the_same_tick(console):
+    await run(console, "/wait 7")  # 08:10: Hobbs Cafe is open, Isabella is behind the counter
+    joined = await run(console, "/join Alex a reporter for the Smallville Gazette @ Hobbs Cafe")
+    assert "You are Alex" in joined and "Hobbs Cafe" in joined
+    tick = console.service.engine.clock.tick
+    answer = await run(console, "Good morning Isabella!")
+    assert "Isabella Rodriguez:" in answer
+    assert '#hobbs-cafe' in answer and 'Alex: "Good morning Isabella!"' in answer
+    assert console.service.engine.clock.tick == tick
+
+
+async def test_a_whisper_changes_a_residents_plans(console):
+    await run(console, "/wait 7")
+    john = console.service.engine.minds["John Lin"]
+    before = [b.activity for b in john.state.blocks]
+    out = await run(console, "/whisper John Lin: You are going to run against Sam in the "
+                             "upcoming election")
+    assert "rewrites the rest of the day" in out
+    assert [b.activity for b in john.state.blocks] != before
+
+
+async def test_a_burning_stove_is_dealt_with_by_whoever_is_in_that_kitchen(console):
+    engine = console.service.engine
+    cook = None
+    for _ in range(40):
+        await console.tick()
+        cook = next((name for name, body in sorted(engine.bodies.items())
+                     if name in engine.minds and body.arena == "kitchen" and not body.walking
+                     and "stove" in engine.world.arena(body.sector, "kitchen").objects
+                     and body.action != "sleeping"), None)
+        if cook:
+            break
+    assert cook, "someone is in a kitchen within the first hours"
+    kitchen = engine.bodies[cook].sector
+    out = await run(console, f"/set <{kitchen}: kitchen: stove> is burning", "/wait 1")
+    assert "is now burning" in out
+    assert any(cook in line and "stove" in line for line in out.splitlines()), out
+    assert engine.objects[f"{kitchen}: kitchen: stove"] != "burning"
+
+
+async def test_an_interview_answers_from_memory_and_keeps_the_memory_count(console):
+    sam = console.service.engine.minds["Sam Moore"]
+    count = len(sam.stream)
+    out = await run(console, "/interview Sam Moore: Who is running for mayor? as a reporter")
+    assert "Sam Moore:" in out and "mayor" in out.lower()
+    assert len(sam.stream) == count
+
+
+async def test_the_party_scenario_loads_and_errors_are_explained(console):
+    out = await run(console, "/scenario valentines-party")
+    assert "Loaded scenario 'Valentine's Day party'" in out
+    out = await run(console, "/whisper Nobody: hi", "/frobnicate", "/speed fast", "/wait x")
+    assert out.count("! ") == 3 and "unknown command /frobnicate" in out
+    assert "did you mean" in out or "name a resident" in out
+
+
+def test_a_piped_session_from_the_command_line(tmp_path):
+    script = "/join Alex a reporter\nWho is running for mayor?\n"
+    done = subprocess.run([sys.executable, "-m", "townbot", "play", "--ticks", "6", "--speed",
+                           "0", "--db", str(tmp_path / "t.db")], input=script, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "offline model" in lines[0]
+    assert any(line.startswith("> You are Alex") for line in lines)
+    assert any(line.startswith("> Sam Moore:") and "mayor" in line for line in lines)
+    assert any(" 07:50 " in line for line in lines), "six ticks: 07:00 to 07:50"

@@ -1,0 +1,1 @@
+"""Thin adapters between people and TownService: the terminal and Discord."""
