@@ -19,7 +19,7 @@ from townbot.store.database import Store, StoreError, TownRow, replace_embedding
 from townbot.town.engine import Engine
 from townbot.town.export import export_town, to_markdown
 from townbot.town.launch import TownFiles, make_model, open_engine
-from townbot.town.service import TownError
+from townbot.town.service import Person, TownError, TownService
 from townbot.town.transcript import render_transcript
 from townbot.town.usage import render_usage, summarise
 from townbot.world.clock import GameClock, parse_game_time
@@ -138,7 +138,7 @@ async def run_sim(args: argparse.Namespace, settings: ModelSettings) -> int:
                                settings=settings)
     try:
         if args.scenario:
-            raise DataError(args.scenario, "", "scenarios are not available yet in this version")
+            print((await TownService(engine).load_scenario(SCENARIO_LOADER, args.scenario)).text)
         start = engine.clock.now
         ticks = engine.clock.ticks_for(hours=args.hours or 0, days=args.days or 0) \
             if (args.hours or args.days) else engine.clock.ticks_for(days=1)
@@ -236,6 +236,9 @@ async def run_export(args: argparse.Namespace) -> int:
     print(json.dumps(data, indent=2, ensure_ascii=False) if args.format == "json"
           else to_markdown(data))
     return 0
+
+
+SCENARIO_LOADER = Person("cli:scenario", "townbot sim --scenario", moderator=True)
 
 
 def model_line(settings: ModelSettings) -> str:
