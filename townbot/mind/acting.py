@@ -35,26 +35,33 @@ def _fallback(preferred: list[str | None], options: list[str],
         n in options for n in preferred) else options[0])
 
 
+async def _choose(model: LanguageModel, persona: Persona, purpose: str, prompt: str,
+                  options: list[str], available: Callable[[str], str | None],
+                  preferred: list[str | None], context: dict) -> str:
+    """Ask for one of `options`; an unavailable or unknown answer is refused (one repair try,
+    then the first preferred option that is available)."""
+    answer = await model.ask(Ask(
+        purpose=purpose, prompt=prompt, schema=PlaceChoice, agent=persona.name,
+        context={**context, "options": options},
+        check=lambda a: _problem(a.choice, options, available),
+        default=lambda: _fallback(preferred, options, available)))
+    return answer.choice
+
+
 async def choose_sector(model: LanguageModel, persona: Persona, activity: str, now: datetime,
                         known: dict[str, list[str]], current: str, hint: str | None,
                         norms: dict[str, str], availability: Availability) -> str:
     options = sorted(known)
     if len(options) == 1:
         return options[0]
-
-    def available(sector: str) -> str | None:
-        return availability(sector, None)
-
     prompt = render("choose_sector", time=clock_face(now.hour * 60 + now.minute),
                     first_name=persona.first_name, activity=activity, current=current,
                     home=persona.home_sector, options_text="; ".join(options),
                     norms=" ".join(norms.get(o, "") for o in options if norms.get(o)) or "none")
-    answer = await model.ask(Ask(
-        purpose="choose_sector", prompt=prompt, schema=PlaceChoice, agent=persona.name,
-        context={"activity": activity, "options": options, "hint": hint, "current": current},
-        check=lambda a: _problem(a.choice, options, available),
-        default=lambda: _fallback([hint, current, persona.home_sector], options, available)))
-    return answer.choice
+    return await _choose(model, persona, "choose_sector", prompt, options,
+                         lambda sector: availability(sector, None),
+                         [hint, current, persona.home_sector],
+                         {"activity": activity, "hint": hint, "current": current})
 
 
 async def choose_arena(model: LanguageModel, persona: Persona, activity: str, now: datetime,
@@ -62,16 +69,9 @@ async def choose_arena(model: LanguageModel, persona: Persona, activity: str, no
                        norms: str, availability: Availability) -> str:
     if len(arenas) == 1:
         return arenas[0]
-
-    def available(arena: str) -> str | None:
-        return availability(sector, arena)
-
     prompt = render("choose_arena", time=clock_face(now.hour * 60 + now.minute),
                     first_name=persona.first_name, sector=sector, activity=activity,
                     options_text="; ".join(arenas), norms=norms or "none")
-    answer = await model.ask(Ask(
-        purpose="choose_arena", prompt=prompt, schema=PlaceChoice, agent=persona.name,
-        context={"activity": activity, "options": arenas, "hint": hint, "current": current},
-        check=lambda a: _problem(a.choice, arenas, available),
-        default=lambda: _fallback([hint, current], arenas, available)))
-    return answer.choice
+    return await _choose(model, persona, "choose_arena", prompt, arenas,
+                         lambda arena: availability(sector, arena), [hint, current],
+                         {"activity": activity, "hint": hint, "current": current})

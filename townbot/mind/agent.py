@@ -12,7 +12,7 @@ from typing import Protocol
 
 from townbot import wording
 from townbot.llm.port import Ask, LanguageModel
-from townbot.llm.purposes import ImportanceScores
+from townbot.llm.purposes import ImportanceScores, Reaction
 from townbot.mind import acting, dialogue, planning, reacting, reflection, summary
 from townbot.mind.memory import MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
@@ -324,7 +324,7 @@ class AgentMind:
         return None
 
     def _handle_object(self, now: datetime, perception: Perception, sighting: Sighting,
-                       decision) -> None:  # noqa: ANN001 - purposes.Reaction
+                       decision: Reaction) -> None:
         sector, arena, obj = sighting.subject.split(": ")
         action = decision.action or f"dealing with the {obj}"
         until = now + timedelta(minutes=decision.minutes)

@@ -162,18 +162,10 @@ class Console:
         return await self.service.announce(self.person, arguments)
 
     def _is_resident(self, text: str) -> bool:
-        try:
-            self.service.resident(text.strip())
-        except TownError:
-            return False
-        return True
+        return _resolves(self.service.resident, text)
 
     def _is_area(self, text: str) -> bool:
-        try:
-            self.service.area(text.strip())
-        except TownError:
-            return False
-        return True
+        return _resolves(self.service.area, text)
 
     async def _speed(self, arguments: str) -> Outcome:
         try:
@@ -206,6 +198,14 @@ class Console:
         engine = self.service.engine
         names = list(engine.minds) + [n.split()[0] for n in engine.minds]
         return [*COMMANDS, *names, *engine.world.sectors, *self.service.scenario_names()]
+
+
+def _resolves(lookup: Callable[[str], object], text: str) -> bool:
+    try:
+        lookup(text.strip())
+    except TownError:
+        return False
+    return True
 
 
 def install_completion(console: Console) -> None:
