@@ -107,6 +107,21 @@ async def test_the_addressed_resident_answers_at_once_and_both_keep_the_exchange
                for m in isabella.stream.by_kind("conversation"))
     stored = await town.engine.store.events(town.engine.town.id)
     assert [e.actor for e in stored[-2:]] == ["Alex", "Isabella Rodriguez"]
+    rows = await town.engine.store.db.execute_fetchall(
+        "SELECT participants FROM conversations ORDER BY id DESC LIMIT 1")
+    assert json.loads(rows[0][0]) == ["Alex", "Isabella Rodriguez"], "the visitor's side is kept"
+
+
+async def test_residents_strike_up_a_conversation_with_a_visitor(town):
+    from townbot.mind.agent import Intent
+    await town.join(ALEX, "Alex", "a new face in town", "Hobbs Cafe")
+    events: list = []
+    await town.engine._hold_conversations(
+        [Intent("Isabella Rodriguez", "Hobbs Cafe", "cafe", "serving", "☕", talk_to="Alex")],
+        events)
+    assert [e.actor for e in events if e.kind == "speech"] == ["Isabella Rodriguez"]
+    isabella = town.engine.minds["Isabella Rodriguez"]
+    assert any("talked with Alex" in m.text for m in isabella.stream.by_kind("conversation"))
 
 
 async def test_say_needs_a_joined_person_and_some_text(town):

@@ -398,6 +398,15 @@ class Engine:
                                    {**row.body, **(body.to_dict() if body else {})}, row.resident))
         return rows
 
+    def record_exchange(self, first: str, second: str, lines: list[dialogue.Line]) -> None:
+        """Keep a person's exchange with a resident as a conversation (saved with the next
+        commit), so the visitor's side is on record too."""
+        body = self.bodies[second]
+        now = format_game_time(self.clock.now)
+        self._conversations.append(ConversationRecord(
+            now, now, body.sector or "", body.arena or "", (first, second),
+            tuple((speaker, text, now) for speaker, text in lines)))
+
     async def commit_now(self, events: list[TownEvent]) -> None:
         """Persist what a person's action changed between ticks, in one transaction."""
         await self._commit(events, advance=False)

@@ -347,6 +347,7 @@ class TownService:
             if addressed is not None:
                 reply = await self._reply(name, addressed, said, place)
                 events.append(self._event("speech", addressed, reply, "💬", body.sector, place))
+                self.engine.record_exchange(name, addressed, [(name, said), (addressed, reply)])
             for listener in present:
                 await self.engine.minds[listener].flush_memories(self.engine.clock.now,
                                                                  force=True)
