@@ -3,6 +3,8 @@ recorded per town, and re-embedded on request."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 
 import httpx2
@@ -10,11 +12,11 @@ import numpy as np
 import pytest
 
 from townbot.cli import main, reembed_town
-from townbot.llm.fake_server import FakeOpenAIServer, counted_tokens
+from townbot.llm.fake_server import FakeOpenAIServer, counted_tokens, minimal_answer, schema_of
 from townbot.llm.metering import MeteredModel
 from townbot.llm.offline import OfflineModel
 from townbot.llm.openai_client import Backoff, OpenAIModel
-from townbot.llm.port import ModelConfigError
+from townbot.llm.port import ModelConfigError, ModelError
 from townbot.llm.settings import load_settings
 from townbot.store.database import Store, StoreError
 from townbot.town.engine import Engine
@@ -35,6 +37,10 @@ def embedding_model(transport: httpx2.AsyncBaseTransport, **env: str) -> Metered
 
 def never_chats(body: dict) -> str:
     raise AssertionError("no chat expected")
+
+
+def smallest_answers(body: dict) -> str:
+    return json.dumps(minimal_answer(schema_of(body)))
 
 
 async def test_the_dimension_is_learnt_from_the_server_before_the_town_opens():
@@ -146,21 +152,56 @@ async def test_reembed_moves_a_town_to_another_embedding_model(world: World, tmp
     await store.close()
 
 
-async def test_the_reembed_command_brings_a_town_back_to_the_offline_embedder(world: World, tmp_path: Path,
-                                                                               capsys):
-    db = tmp_path / "town.db"
+async def found_town_on_fake_embeddings(world: World, db: Path) -> int:
+    """A town founded and ticked once on the fake server's 40-dimension embeddings."""
     store = await Store.open(db)
-    server = FakeOpenAIServer(never_chats, embedding_dim=40)
-    model = embedding_model(server.transport())
+    model = embedding_model(FakeOpenAIServer(smallest_answers, embedding_dim=40).transport())
     await model.prepare()
     engine = await Engine.open(world, store, model)
     await engine.tick()
     count = len(await store.memories(engine.town.id))
     await model.close()
     await store.close()
+    return count
+
+
+def test_the_reembed_command_brings_a_town_back_to_the_offline_embedder(world: World, tmp_path: Path,
+                                                                         capsys):
+    db = tmp_path / "town.db"
+    count = asyncio.run(found_town_on_fake_embeddings(world, db))
+    assert main(["sim", "--hours", "0.5", "--db", str(db), "--no-transcript"]) == 2
+    assert "embedded with fake-embed (40 dimensions)" in capsys.readouterr().err
 
     assert main(["reembed", "--db", str(db)]) == 0  # no model configured: the offline embedder
     out = capsys.readouterr().out
     assert f"re-embedded {count} memories with offline-hashing-256 (256 dimensions)" in out
     assert "they were embedded with fake-embed (40)" in out
     assert main(["sim", "--hours", "0.5", "--db", str(db), "--no-transcript"]) == 0
+
+
+async def test_a_reembed_the_server_cannot_finish_changes_nothing(world: World, tmp_path: Path):
+    store = await Store.open(tmp_path / "town.db")
+    engine = await Engine.open(world, store, MeteredModel(OfflineModel()))
+    await engine.tick()
+    before = await store.memories(engine.town.id)
+    server = FakeOpenAIServer(never_chats, embedding_dim=40)
+    batches = {"served": 0}
+
+    async def fails_after_the_probe_and_one_batch(request: httpx2.Request) -> httpx2.Response:
+        if batches["served"] >= 2:
+            return httpx2.Response(503, json={"error": {"message": "overloaded"}})
+        batches["served"] += 1
+        return await server.handle(request)
+
+    model = embedding_model(httpx2.MockTransport(fails_after_the_probe_and_one_batch),
+                            TOWNBOT_EMBEDDING_BATCH="8", TOWNBOT_MAX_RETRIES="1",
+                            TOWNBOT_CONCURRENCY="1")
+    await model.prepare()
+    with pytest.raises(ModelError, match="could not be embedded.*nothing was changed"):
+        await reembed_town(store, await store.town(), model)
+    town = await store.town()
+    assert (town.embedding_model, town.embedding_dim) == ("offline-hashing-256", 256)
+    after = await store.memories(town.id)
+    assert all(np.array_equal(a.vector, b.vector) for a, b in zip(before, after, strict=True))
+    await model.close()
+    await store.close()

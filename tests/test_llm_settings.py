@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from townbot.cli import main, model_line
-from townbot.llm.settings import LOCAL_DUMMY_KEY, SettingsError, load_settings
+from townbot.llm.settings import LOCAL_DUMMY_KEY, SettingsError, load_settings, setting_names
 
 NO_FILE = Path("/nonexistent/townbot.toml")
 
@@ -66,7 +67,8 @@ def test_townbot_config_points_at_another_file(tmp_path):
 @pytest.mark.parametrize(("env", "expected"), [
     ({"TOWNBOT_TIMEOUT": "soon"}, r"TOWNBOT_TIMEOUT='soon' is not a number; use e\.g\. TOWNBOT_TIMEOUT=60"),
     ({"TOWNBOT_CONCURRENCY": "0"}, r"TOWNBOT_CONCURRENCY='0' is out of range 1 to 1024"),
-    ({"TOWNBOT_STRUCTURED_OUTPUT": "xml"}, r"TOWNBOT_STRUCTURED_OUTPUT='xml'.*json_schema, json_object, prompt"),
+    ({"TOWNBOT_STRUCTURED_OUTPUT": "xml"},
+     r"TOWNBOT_STRUCTURED_OUTPUT='xml'.*json_schema, json_object, prompt"),
     ({"TOWNBOT_BASE_URL": "localhost:11434"}, r"TOWNBOT_BASE_URL='localhost:11434' is not a URL"),
     ({"TOWNBOT_MAX_CALLS_PER_DAY": "lots"}, r"TOWNBOT_MAX_CALLS_PER_DAY='lots' is not a whole number"),
 ])
@@ -105,3 +107,38 @@ def test_sim_with_a_bad_setting_stops_before_touching_the_database(tmp_path, mon
     assert main(["sim", "--hours", "1", "--db", str(db)]) == 2
     assert "TOWNBOT_TIMEOUT='-3' is out of range" in capsys.readouterr().err
     assert not db.exists()
+
+
+def readme_examples() -> list[str]:
+    """The indented code blocks of README's "Language models" section."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Language models", 1)[1].split("\n## ", 1)[0]
+    blocks, current = [], []
+    for line in section.splitlines():
+        if line.startswith("    ") or (current and not line.strip()):
+            current.append(line[4:])
+        elif current:
+            blocks.append("\n".join(current).strip())
+            current = []
+    return blocks
+
+
+def test_every_readme_example_gives_working_settings(tmp_path):
+    examples = readme_examples()
+    assert len(examples) == 5, "OpenAI, Ollama, vLLM, llama-server, LM Studio"
+    for block in examples:
+        if block.startswith("[llm]"):
+            settings = load_settings({}, write_config(tmp_path, block))
+        else:
+            env = dict(re.findall(r"\b((?:TOWNBOT|OPENAI)_[A-Z_]+)=(\S+)", block))
+            settings = load_settings(env, NO_FILE) if env else None
+        assert settings is None or not settings.offline, f"example names no model:\n{block}"
+
+
+def test_the_readme_table_documents_every_setting():
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    table = text.split("## Language models", 1)[1].split("**OpenAI**", 1)[0]
+    for key, variables in setting_names():
+        assert f"`{key}`" in table, key
+        for variable in variables.split(" / "):
+            assert f"`{variable}`" in table, variable

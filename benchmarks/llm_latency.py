@@ -1,0 +1,192 @@
+"""Do ticks keep 25 residents' model calls concurrent? Wall time against the critical path.
+
+Runs 25 agents on the offline model behind an injected latency per call (default 1 s for
+answers, 0.1 s for embeddings) and prints calls and prompt tokens per agent per game day by
+purpose, and the wall time against the critical path: for each tick, the longest chain of calls
+that must run one after another. Ticks that do not serialise agents keep wall / critical < 1.5.
+
+How the critical path is measured, without trusting wall-clock order: every asyncio task gets
+its own record (a contextvar set by a task factory). A task's calls are kept per resident (an
+ask's `agent`; a call without one, such as an embedding, counts for every resident of the
+task). A task's chain is its longest resident chain plus, for each group of tasks it started
+together (one `asyncio.gather`), the longest chain among them. Summing per resident rather
+than per task means that residents serialised inside one task are caught, not hidden; it also
+makes a two-person conversation count as its longer speaker's share, so the critical path
+is if anything too short and the ratio too high.
+
+Usage: python benchmarks/llm_latency.py [--hours H | --days D] [--latency S] [--embed-latency S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextvars
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from townbot.llm.faults import FaultRates, FaultyModel
+from townbot.llm.metering import MeteredModel
+from townbot.llm.offline import OfflineModel
+from townbot.llm.port import AnswerT, Ask, Reply
+from townbot.store.database import Store
+from townbot.town.engine import Engine
+from townbot.town.usage import summarise
+from townbot.world.loading import load_world
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_RATIO = 1.5
+
+
+@dataclass
+class Work:
+    """The model time of one task, per resident, and the groups of tasks it started together."""
+
+    per_agent: dict[str | None, float] = field(default_factory=lambda: defaultdict(float))
+    groups: list[list[Work]] = field(default_factory=list)
+    _open_group: list[Work] | None = None
+
+    def add_call(self, agent: str | None, seconds: float) -> None:
+        self.per_agent[agent] += seconds
+
+    def start_child(self, child: Work, loop: asyncio.AbstractEventLoop) -> None:
+        """Tasks created before this task next yields were started together (one gather)."""
+        if self._open_group is None:
+            self._open_group = []
+            self.groups.append(self._open_group)
+            loop.call_soon(self._close_group)
+        self._open_group.append(child)
+
+    def _close_group(self) -> None:
+        self._open_group = None
+
+    def critical(self) -> float:
+        shared = self.per_agent.get(None, 0.0)  # calls without a resident count for every one
+        own = max((s for a, s in self.per_agent.items() if a is not None), default=0.0) + shared
+        return own + sum(max(child.critical() for child in group) for group in self.groups)
+
+
+CURRENT: contextvars.ContextVar[Work | None] = contextvars.ContextVar("work", default=None)
+
+
+def task_factory(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any],
+                 context: contextvars.Context | None = None) -> asyncio.Task:
+    parent = CURRENT.get()
+    context = context or contextvars.copy_context()
+    if parent is not None:
+        child = Work()
+        parent.start_child(child, loop)
+        context.run(CURRENT.set, child)
+    return asyncio.Task(coro, loop=loop, context=context)
+
+
+class ChainedModel:
+    """Charges each call's injected latency to the calling task's record, then passes it on."""
+
+    def __init__(self, inner: FaultyModel, latency: float, embed_latency: float) -> None:
+        self.inner = inner
+        self.latency = latency
+        self.embed_latency = embed_latency
+        self.label = inner.label
+        self.embedding_model = inner.embedding_model
+        self.embedding_dim = inner.embedding_dim
+        self.calls = 0
+
+    def _charge(self, agent: str | None, seconds: float) -> None:
+        work = CURRENT.get()
+        if work is not None:
+            work.add_call(agent, seconds)
+
+    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
+        self.calls += 1
+        self._charge(request.agent, self.latency)
+        return await self.inner.reply(request)
+
+    async def ask(self, request: Ask[AnswerT]) -> AnswerT:
+        self._charge(request.agent, self.latency)
+        return await self.inner.ask(request)
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self._charge(None, self.embed_latency)
+        return await self.inner.embed(texts)
+
+
+def print_usage(rows: list[dict[str, Any]], agents: int, hours: float) -> None:
+    """Calls and prompt tokens per agent per game day (24 game hours), by purpose."""
+    agent_days = agents * hours / 24
+    summary = summarise(rows)
+    print(f"\ncalls and prompt tokens per agent per game day, by purpose ({agents} agents x "
+          f"{hours:g} game hours = {agent_days:.2f} agent-days; tokens estimated by the offline model):")
+    print(f"{'purpose':<22}{'calls':>8}{'calls/agent-day':>17}{'prompt tok':>12}{'tok/agent-day':>15}")
+    for purpose, entry in summary["purposes"].items():
+        print(f"{purpose:<22}{entry['calls']:>8}{entry['calls'] / agent_days:>17.1f}"
+              f"{entry['prompt_tokens']:>12}{entry['prompt_tokens'] / agent_days:>15.0f}")
+    print(f"{'total':<22}{summary['calls']:>8}{summary['calls'] / agent_days:>17.1f}"
+          f"{summary['prompt_tokens']:>12}{summary['prompt_tokens'] / agent_days:>15.0f}")
+    print(f"that is {summary['calls'] / agents / hours:.1f} calls and "
+          f"{summary['prompt_tokens'] / agents / hours:.0f} prompt tokens per agent per game hour; "
+          f"{summary['fallbacks']} answers came from defaults")
+
+
+async def run(hours: float, latency: float, embed_latency: float, seed: int) -> bool:
+    asyncio.get_running_loop().set_task_factory(task_factory)
+    world = load_world(ROOT / "world.yaml", ROOT / "personas")
+    faulty = FaultyModel(OfflineModel(seed=seed), FaultRates(latency=latency), seed=seed,
+                         embed_latency=embed_latency)
+    chained = ChainedModel(faulty, latency, embed_latency)
+    with tempfile.TemporaryDirectory() as folder:
+        store = await Store.open(Path(folder) / "bench.db")
+        engine = await Engine.open(world, store, MeteredModel(chained), seed=seed)
+        ticks = engine.clock.ticks_for(hours=hours)
+        start = engine.clock.now
+        print(f"llm latency benchmark: {len(engine.minds)} agents, {ticks} ticks of "
+              f"{engine.clock.tick_minutes} min ({hours:g} game hours from {start:%a %b %d %H:%M}); "
+              f"offline model behind {latency:g} s per answer and {embed_latency:g} s per embedding "
+              "call", flush=True)
+        wall = critical = 0.0
+        worst = (0.0, 0.0, start)
+        for _ in range(ticks):
+            root = Work()
+            token = CURRENT.set(root)
+            when, began = engine.clock.now, time.perf_counter()
+            await engine.tick()
+            spent = time.perf_counter() - began
+            CURRENT.reset(token)
+            wall, critical = wall + spent, critical + root.critical()
+            if spent - root.critical() > worst[0] - worst[1]:
+                worst = (spent, root.critical(), when)
+        rows = await store.usage_rows(engine.town.id)
+        await store.close()
+    print_usage(rows, len(engine.minds), hours)
+    ratio = wall / critical if critical else float("inf")
+    print(f"\nwall time {wall:.1f} s; critical path {critical:.1f} s; ratio {ratio:.3f} "
+          f"(target < {TARGET_RATIO}); {chained.calls} answers asked in {ticks} ticks")
+    print(f"largest gap: tick at {worst[2]:%H:%M} took {worst[0]:.2f} s against {worst[1]:.2f} s")
+    ok = ratio < TARGET_RATIO
+    print("OK: ticks keep residents concurrent" if ok else "TOO SLOW: something serialises residents")
+    return ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    length = parser.add_mutually_exclusive_group()
+    length.add_argument("--hours", type=float, help="game hours to run (default: one game day)")
+    length.add_argument("--days", type=float, help="game days to run")
+    parser.add_argument("--latency", type=float, default=1.0, help="seconds per answer (default 1)")
+    parser.add_argument("--embed-latency", type=float, default=0.1,
+                        help="seconds per embedding call (default 0.1)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    hours = args.hours if args.hours is not None else 24 * (args.days if args.days is not None else 1)
+    return 0 if asyncio.run(run(hours, args.latency, args.embed_latency, args.seed)) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,151 @@
+"""Budget caps, the answer cache and the usage summary, as an operator sees them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx2
+
+from townbot.cli import main
+from townbot.llm.budget import Budget
+from townbot.llm.fake_server import FakeOpenAIServer
+from townbot.llm.metering import MeteredModel
+from townbot.llm.offline import OfflineModel
+from townbot.llm.openai_client import OpenAIModel
+from townbot.llm.port import Ask
+from townbot.llm.purposes import ImportanceScores, PlaceChoice
+from townbot.llm.settings import Caps, load_settings
+from townbot.store.database import Store
+from townbot.town.engine import Engine
+from townbot.town.launch import TownFiles, open_engine
+from townbot.town.usage import render_usage, summarise
+from townbot.world.model import World
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def choice_ask(optional: bool = False) -> Ask[PlaceChoice]:
+    return Ask(purpose="emoji" if optional else "choose_sector", prompt="Where to?", schema=PlaceChoice,
+               agent="Isabella Rodriguez", optional=optional,
+               context={"options": ["Hobbs Cafe", "Johnson Park"], "hint": "Johnson Park"},
+               default=lambda: PlaceChoice(choice="Hobbs Cafe"))
+
+
+async def test_optional_asks_are_skipped_first_then_every_ask_gets_its_default():
+    budget = Budget(Caps(calls_per_day=10, soft_fraction=0.5))
+    model = MeteredModel(OfflineModel(), budget=budget)
+    answers = [await model.ask(choice_ask(optional=i % 2 == 1)) for i in range(20)]
+    outcomes = [r.outcome for r in model.meter.drain()]
+    # Five calls reach the model; from there optional asks are skipped and essential ones go on.
+    assert outcomes[:5] == ["ok"] * 5
+    assert "skipped" in outcomes[5:] and outcomes.count("ok") == 10
+    assert outcomes[-1] == "over_budget"
+    assert answers[-1].choice == "Hobbs Cafe" and answers[0].choice == "Johnson Park"
+    assert "cap reached, 10 of 10 calls on game day 1" in budget.status(1)
+    assert "residents follow their plans" in budget.status(1)
+    model.meter.game_day = 2
+    assert (await model.ask(choice_ask())).choice == "Johnson Park", "a daily cap opens again"
+
+
+async def test_a_token_cap_counts_what_the_server_reports():
+    server = FakeOpenAIServer(lambda body: '{"choice": "Johnson Park"}')
+    settings = load_settings({"TOWNBOT_CHAT_MODEL": "fake", "TOWNBOT_BASE_URL": "http://fake.test/v1"},
+                             Path("/nonexistent.toml"))
+    budget = Budget(Caps(tokens_per_town=20))
+    model = MeteredModel(OpenAIModel(settings, http_client=httpx2.AsyncClient(transport=server.transport())),
+                         budget=budget)
+    while len(server.chat_requests) < 10 and budget.level(1) != "spent":
+        await model.ask(choice_ask())
+    assert budget.town_tokens >= 20 and len(server.chat_requests) < 10
+    assert (await model.ask(choice_ask())).choice == "Hobbs Cafe"
+    assert model.meter.drain()[-1].outcome == "over_budget"
+    await model.close()
+
+
+async def test_a_town_over_its_budget_keeps_ticking_on_its_plans(world: World, tmp_path: Path):
+    budget = Budget(Caps(calls_per_day=60))
+    store = await Store.open(tmp_path / "town.db")
+    engine = await Engine.open(world, store, MeteredModel(OfflineModel(), budget=budget))
+    late_events = []
+    for tick in range(12):
+        events = await engine.tick()
+        if tick >= 6:
+            late_events += [e for e in events if e.kind == "action"]
+    rows = await store.usage_rows(engine.town.id)
+    called = [r for r in rows if r["outcome"] in ("ok", "repaired", "fallback", "failed")]
+    assert len(called) <= 60
+    assert sum(r["outcome"] == "over_budget" for r in rows) > 0
+    assert late_events, "residents still act after the cap"
+    summary = summarise(rows)
+    assert summary["budget_defaults"] > 0
+    assert "answered by defaults under the budget" in render_usage(summary)
+    await store.close()
+
+
+async def test_a_resumed_town_remembers_what_it_has_spent(tmp_path: Path, monkeypatch):
+    db = str(tmp_path / "town.db")
+    monkeypatch.setenv("TOWNBOT_MAX_CALLS_PER_TOWN", "100000")
+    monkeypatch.chdir(tmp_path)  # no townbot.toml here
+    files = TownFiles(str(ROOT / "world.yaml"), str(ROOT / "personas"))
+    engine = await open_engine(files, db)
+    await engine.tick()
+    spent = engine.model.budget.town_calls
+    await engine.store.close()
+    resumed = await open_engine(files, db)
+    assert spent > 0 and resumed.model.budget.town_calls == spent
+    await resumed.store.close()
+
+
+async def test_the_same_importance_question_is_answered_from_the_cache():
+    server = FakeOpenAIServer(lambda body: '{"scores": [6]}')
+    settings = load_settings({"TOWNBOT_CHAT_MODEL": "fake", "TOWNBOT_BASE_URL": "http://fake.test/v1"},
+                             Path("/nonexistent.toml"))
+    model = MeteredModel(OpenAIModel(settings, http_client=httpx2.AsyncClient(transport=server.transport())))
+
+    def rate(agent: str) -> Ask[ImportanceScores]:
+        return Ask(purpose="importance", prompt="Rate: 1. Isabella is planning a party",
+                   schema=ImportanceScores, agent=agent, default=lambda: ImportanceScores(scores=[3]))
+
+    first = await model.ask(rate("Klaus Mueller"))
+    first.scores.append(1)  # a caller changing its answer does not change the cache
+    assert (await model.ask(rate("Klaus Mueller"))).scores == [6]
+    await model.ask(rate("Maria Lopez"))
+    assert len(server.chat_requests) == 2, "another resident is another question"
+    summary = summarise([r.__dict__ for r in model.meter.drain()])
+    assert summary["cache_hits"] == 1 and summary["calls"] == 2
+    assert "cache hits: 1" in render_usage(summary)
+    await model.close()
+
+
+def test_usage_command_prints_calls_per_agent_day_and_a_price(tmp_path: Path, monkeypatch, capsys):
+    db = tmp_path / "town.db"
+    monkeypatch.chdir(tmp_path)
+    assert main(["sim", "--hours", "1", "--db", str(db), "--no-transcript"]) == 0
+    capsys.readouterr()
+    assert main(["usage", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "/agent-day" in out and "importance" in out
+    assert "per agent per game day" in out and "price: nothing (the offline model runs locally)" in out
+
+
+def test_prices_give_an_estimate_for_a_real_model():
+    settings = load_settings({"TOWNBOT_CHAT_MODEL": "gpt-4o-mini", "OPENAI_API_KEY": "sk-test",
+                              "TOWNBOT_SMALL_MODEL": "gpt-4.1-nano", "TOWNBOT_EMBEDDING_MODEL": "emb",
+                              "TOWNBOT_PRICE_PROMPT": "0.15", "TOWNBOT_PRICE_COMPLETION": "0.60",
+                              "TOWNBOT_SMALL_PRICE_PROMPT": "0.10", "TOWNBOT_SMALL_PRICE_COMPLETION": "0.40",
+                              "TOWNBOT_PRICE_EMBEDDING": "0.02"}, Path("/nonexistent.toml"))
+
+    def row(purpose: str, model: str, prompt: int, completion: int) -> dict:
+        return {"purpose": purpose, "model": model, "prompt_tokens": prompt, "completion_tokens": completion,
+                "outcome": "ok", "agent": "Klaus Mueller", "game_day": 1, "estimated": 0}
+
+    rows = [row("day_plan", "gpt-4o-mini", 1_000_000, 100_000),
+            row("importance", "gpt-4.1-nano", 1_000_000, 0),
+            row("embedding", "emb", 500_000, 0), row("day_plan", "another-model", 10, 0)]
+    summary = summarise(rows, settings)
+    assert abs(summary["price"] - (0.15 + 0.06 + 0.10 + 0.01)) < 1e-9
+    line = render_usage(summary)
+    assert "estimated price: $0.3200" in line
+    assert "plus 10 tokens of models without a configured price" in line
+    assert json.dumps(summary)  # plain data, ready for other front ends
