@@ -151,7 +151,8 @@ async def run_sim(args: argparse.Namespace, settings: ModelSettings) -> int:
         channels = len({e.channel for e in events})
         print(f"{len(events)} events in {channels} channels, {start:%a %H:%M} to "
               f"{engine.clock.now:%a %H:%M}; saved to {args.db}")
-        print(render_usage(summarise(await engine.store.usage_rows(engine.town.id), settings)))
+        print(render_usage(summarise(await engine.store.usage_rows(engine.town.id), settings,
+                                     engine.clock.tick_minutes)))
         for note in session_notes(engine.model):
             print(note)
     finally:
@@ -175,7 +176,7 @@ async def run_usage(args: argparse.Namespace, settings: ModelSettings) -> int:
     finally:
         await store.close()
     print(f"{town.name} (database {args.db}; founded with {town.model})")
-    print(render_usage(summarise(rows, settings)))
+    print(render_usage(summarise(rows, settings, town.tick_minutes)))
     if settings.caps.any:
         budget = Budget(settings.caps)
         budget.restore(rows)

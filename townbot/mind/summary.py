@@ -54,6 +54,7 @@ async def summarise(model: LanguageModel, persona: Persona, stream: MemoryStream
                        for k, v in groups.items()})
     answer = await model.ask(Ask(
         purpose="summary", prompt=prompt, schema=AgentSummary, agent=persona.name,
+        optional=True,  # under a tight budget the persona's own description stands in
         default=lambda: default_summary(persona),
         context={"name": persona.name, "background": persona.background,
                  "currently": persona.currently, **groups}))

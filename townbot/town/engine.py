@@ -115,7 +115,8 @@ class Engine:
                 f"this town's memories were embedded with {town.embedding_model} "
                 f"({town.embedding_dim} dimensions) but the configured model embeds with "
                 f"{model.embedding_model} ({model.embedding_dim}); configure the original "
-                "embedding model or start a new database")
+                f"embedding model (TOWNBOT_EMBEDDING_MODEL), re-embed the memories with "
+                f"`townbot reembed --db {store.path}`, or start a new database")
         rows = await store.agents(town.id)
         missing = sorted(set(world.personas) - set(rows))
         if missing:

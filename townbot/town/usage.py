@@ -26,14 +26,24 @@ def _tally(entry: dict[str, float], row: dict[str, Any]) -> None:
     entry["budget"] += outcome in ("skipped", "over_budget")
 
 
-def summarise(rows: list[dict[str, Any]], settings: ModelSettings | None = None) -> dict[str, Any]:
+def agent_days_of(rows: list[dict[str, Any]], tick_minutes: int | None) -> float:
+    """Residents times the game days the rows span (by tick); without the tick length, the
+    number of (resident, calendar day) pairs, which overcounts runs that cross midnight."""
+    agents = {row["agent"] for row in rows if row["agent"]}
+    if tick_minutes and rows:
+        ticks = [row["tick"] for row in rows]
+        days = (max(ticks) - min(ticks) + 1) * tick_minutes / (24 * 60)
+        return len(agents) * days
+    return float(len({(row["agent"], row["game_day"]) for row in rows if row["agent"]}))
+
+
+def summarise(rows: list[dict[str, Any]], settings: ModelSettings | None = None,
+              tick_minutes: int | None = None) -> dict[str, Any]:
     purposes: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(COLUMNS, 0))
-    agent_days: set[tuple[str, int]] = set()
     for row in rows:
         _tally(purposes[row["purpose"]], row)
-        if row["agent"]:
-            agent_days.add((row["agent"], row["game_day"]))
-    per = max(1, len(agent_days))
+    agent_days = agent_days_of(rows, tick_minutes)
+    per = max(1.0, agent_days)
     asks = {k: v for k, v in purposes.items() if k not in EMBEDDING_PURPOSES}
     for entry in purposes.values():
         entry["calls_per_agent_day"] = entry["calls"] / per
@@ -46,7 +56,7 @@ def summarise(rows: list[dict[str, Any]], settings: ModelSettings | None = None)
             "completion_tokens": sum(p["completion_tokens"] for p in asks.values()),
             "embedding_tokens": sum(p["prompt_tokens"] for k, p in purposes.items()
                                     if k in EMBEDDING_PURPOSES),
-            "agent_days": len(agent_days), "calls_per_agent_day": total_calls / per,
+            "agent_days": agent_days, "calls_per_agent_day": total_calls / per,
             "prompt_tokens_per_agent_day": total_prompt / per,
             "cache_hits": sum(p["cached"] for p in purposes.values()),
             "fallbacks": sum(p["fallbacks"] for p in purposes.values()),
@@ -113,7 +123,7 @@ def render_usage(summary: dict[str, Any]) -> str:
                  f"{summary['completion_tokens']} completion tokens{mark}; per agent per game day: "
                  f"{summary['calls_per_agent_day']:.1f} calls, "
                  f"{summary['prompt_tokens_per_agent_day']:.0f} prompt tokens "
-                 f"over {summary['agent_days']} agent-days")
+                 f"over {summary['agent_days']:.1f} agent-days")
     extras = [f"cache hits: {summary['cache_hits']}"]
     if summary["embedding_tokens"]:
         extras.append(f"embedding tokens: {summary['embedding_tokens']}")
