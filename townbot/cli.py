@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -267,6 +268,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "usage":
             return asyncio.run(run_usage(args, settings))
         return asyncio.run(run_reembed(args, settings))
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (DataError, StoreError, SettingsError, ModelError, TownError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

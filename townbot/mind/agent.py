@@ -250,9 +250,12 @@ class AgentMind:
         if not reflection.due(self.state.importance_since_reflection, self.settings):
             return
         self.state.importance_since_reflection = 0
+        known = {m.text for m in self.stream.by_kind("reflection")}
         for text, evidence in await reflection.reflect(self.model, self.name, self.stream, now,
                                                        self.settings):
-            self.remember("reflection", text, evidence)
+            if text not in known:  # the same insight twice adds nothing
+                known.add(text)
+                self.remember("reflection", text, evidence)
         await self.flush_memories(now, force=True)
 
     async def hear_inner_voice(self, text: str, now: datetime) -> str:

@@ -37,9 +37,11 @@ def perceive(name: str, bodies: dict[str, Body], objects: dict[str, str], world:
                      available=is_free_to_talk(body)) for other, body in here if other != name]
     in_use = {(body.object_path, body.object_state) for _, body in here}
     prefix = f"{me.sector}: {me.arena}: "
+    room = me.arena if "'s " in me.arena else f"the {me.arena}"
     for path in sorted(objects):
-        if path.startswith(prefix) and objects[path] != defaults.get(path):
+        mine = path == me.object_path and objects[path] == me.object_state
+        if path.startswith(prefix) and objects[path] != defaults.get(path) and not mine:
             obj = split_path(path)[2]
-            seen.append(Sighting(f"The {obj} in the {me.arena} is {objects[path]}", "object",
+            seen.append(Sighting(f"The {obj} in {room} is {objects[path]}", "object",
                                  path, objects[path], attended=(path, objects[path]) in in_use))
     return seen[:bandwidth]
