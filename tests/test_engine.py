@@ -178,3 +178,18 @@ async def test_a_burning_stove_gets_turned_off(engine):
     assert engine.objects[stove] != "burning"
     await run_ticks(engine, 3)
     assert engine.objects[stove] == "off"
+
+
+def test_a_resident_does_not_note_the_object_it_is_using(world):
+    machine = join_path("Hobbs Cafe", "cafe", "coffee machine")
+    barista = Body("Hobbs Cafe", "cafe", action="brewing coffee", object_path=machine,
+                   object_state="brewing coffee")
+    guest = Body("Hobbs Cafe", "cafe", action="waiting")
+    bodies = {"Isabella Rodriguez": barista, "Klaus Mueller": guest}
+    objects = {**world.default_object_states(), machine: "brewing coffee"}
+    own = [s.text for s in perceive("Isabella Rodriguez", bodies, objects, world,
+                                    world.default_object_states())]
+    other = perceive("Klaus Mueller", bodies, objects, world, world.default_object_states())
+    assert not any("coffee machine" in t for t in own)
+    machine_seen = [s for s in other if s.kind == "object"]
+    assert machine_seen and machine_seen[0].attended, "someone is using it: nothing to fix"
