@@ -312,3 +312,12 @@ async def test_where_profile_and_memories(town):
     assert "Valentine" in rows[0]["text"]
     await refused(town, town.memories(MOD, "Isabella", "party", 99), "1 to 50")
     await refused(town, town.profile(ALEX, "Nobody"), "no resident called")
+
+
+async def test_looking_at_an_object_says_its_state_and_who_uses_it(town):
+    stove = join_path("Hobbs Cafe", "kitchen", "stove")
+    outcome = await town.look(ALEX, "<Hobbs Cafe: kitchen: stove>")
+    assert outcome.data == {"path": stove, "state": town.engine.objects[stove],
+                            "users": [n for n, b in sorted(town.engine.bodies.items())
+                                      if b.object_path == stove]}
+    await refused(town, town.look(ALEX, "<Hobbs Cafe: kitchen: sink>"), "kitchen sink")

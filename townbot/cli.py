@@ -16,6 +16,7 @@ from townbot.llm.offline import OFFLINE_LABEL
 from townbot.llm.port import ModelError
 from townbot.llm.settings import ModelSettings, SettingsError, load_settings
 from townbot.platforms.console import add_play_parser, run_play
+from townbot.platforms.discord.cli import add_run_parser, run_command
 from townbot.store.database import Store, StoreError, TownRow, replace_embeddings
 from townbot.town.engine import Engine
 from townbot.town.export import export_town, to_markdown
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--no-transcript", action="store_true", help="print only the summary")
 
     add_play_parser(commands)
+    add_run_parser(commands)
 
     export = commands.add_parser("export", help="print a town's state and history")
     export.add_argument("--db", required=True, help="database file")
@@ -257,6 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_check(args)
         if args.command == "export":
             return asyncio.run(run_export(args))
+        if args.command == "run":
+            return run_command(args)
         settings = load_settings()
         if args.command == "sim":
             print(model_line(settings), flush=True)

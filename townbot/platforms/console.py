@@ -31,12 +31,13 @@ HELP = """Commands (plain text is /say):
   /whisper RESIDENT: TEXT           speak as a resident's inner voice
   /interview RESIDENT: QUESTION [as PERSONA]   ask a resident (changes no memory)
   /set <SECTOR: ARENA: OBJECT> is STATE        change an object, e.g. a stove to burning
+  /look <SECTOR: ARENA: OBJECT>                 an object's state and who is using it
   /where | /status | /profile RESIDENT
   /seed RESIDENT: INTENT | /scenario NAME | /announce [AREA:] TEXT     (moderators)
   /memories RESIDENT: QUERY | /pause | /resume | /speed SECONDS        (moderators)
   /wait [N]                         let N ticks pass now (default 1)
   /help | /quit"""
-COMMANDS = ("/join", "/say", "/go", "/leave", "/whisper", "/interview", "/set", "/where",
+COMMANDS = ("/join", "/say", "/go", "/leave", "/whisper", "/interview", "/set", "/look", "/where",
             "/status", "/profile", "/seed", "/scenario", "/announce", "/memories", "/pause",
             "/resume", "/speed", "/wait", "/help", "/quit")
 
@@ -117,6 +118,7 @@ class Console:
             "/go": lambda a: s.go(me, a), "/leave": lambda a: s.leave(me),
             "/whisper": lambda a: s.whisper(me, *self._resident_and_text(a)),
             "/interview": self._interview, "/set": lambda a: s.set_object(me, a),
+            "/look": lambda a: s.look(me, a),
             "/where": lambda a: s.where(me), "/status": lambda a: s.status(me),
             "/profile": lambda a: s.profile(me, a),
             "/seed": lambda a: s.seed(me, *self._resident_and_text(a)),

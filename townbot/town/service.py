@@ -34,7 +34,8 @@ from townbot.world.model import join_path, split_path
 
 MODERATOR_ONLY = frozenset({"seed", "scenario", "announce", "pause", "resume", "speed", "memories",
                             "takeover"})
-USE_CASES = ("join", "say", "go", "leave", "takeover", "whisper", "interview", "set", "seed",
+USE_CASES = ("join", "say", "go", "leave", "takeover", "whisper", "interview", "set", "look",
+             "seed",
              "scenario", "announce", "pause", "resume", "speed", "status", "where", "profile",
              "memories")
 CHANGES_THE_TOWN = frozenset({"join", "say", "go", "takeover", "whisper", "interview", "set",
@@ -76,7 +77,7 @@ class RateLimit:
 
 
 DEFAULT_RATES = {"whisper": RateLimit(3, 60), "set": RateLimit(5, 60),
-                 "interview": RateLimit(5, 60)}
+                 "interview": RateLimit(5, 60), "say": RateLimit(10, 60)}
 
 
 def closest_names(name: str, options: list[str]) -> str:
@@ -224,6 +225,12 @@ class TownService:
     def _speaker_body(self, row: VisitorRow) -> tuple[str, Body]:
         name = row.resident or row.name
         return name, self.engine.bodies[name]
+
+    def speaker_of(self, person: Person) -> tuple[str, Body] | None:
+        """The name a person speaks under in the town (a visitor's, or a taken-over
+        resident's) and that body; None when the person is not in the town."""
+        row = self.engine.people.get(person.id)
+        return self._speaker_body(row) if row else None
 
     def _event(self, kind: str, actor: str, text: str, emoji: str, sector: str | None,
                place: str = "") -> TownEvent:
@@ -438,6 +445,16 @@ class TownService:
             return Outcome(f"<{full}> is {value}; anyone there notices at the next tick.",
                            [event])
         return await self._run("set", person, {"path": path, "state": state}, act)
+
+    async def look(self, person: Person, path: str) -> Outcome:
+        async def act() -> Outcome:
+            full = self.object_path(path)
+            state = self.engine.objects.get(full) or self.engine.defaults[full]
+            users = sorted(n for n, b in self.engine.bodies.items() if b.object_path == full)
+            using = f"; in use by {', '.join(users)}" if users else ""
+            return Outcome(f"<{full}> is {state}{using}.",
+                           data={"path": full, "state": state, "users": users})
+        return await self._run("look", person, {"path": path}, act)
 
     # --- moderators -------------------------------------------------------------------------
 

@@ -1,0 +1,274 @@
+"""The publisher: the outbox reaches Discord in order, paced, once, whatever Discord does."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from test_discord_fakes import Crash, FakeTime, ScriptedOutlet
+
+from townbot.platforms.discord.posts import split_text
+from townbot.platforms.discord.publisher import Publisher
+from townbot.platforms.discord.store import DiscordStore
+from townbot.store.database import Store, TickChanges
+from townbot.world.events import TownEvent
+
+CAFE, PARK = "hobbs-cafe", "johnson-park"
+
+
+async def new_town(path: Path) -> tuple[Store, int]:
+    store = await Store.open(path)
+    town = await store.create_town("Smallville", "2023-02-13 07:00", 10, 0, "offline", "hash", 8,
+                                   {}, {})
+    return store, town.id
+
+
+async def write(store: Store, town_id: int, tick: int, events: list[TownEvent]) -> None:
+    await store.save_tick(TickChanges(town_id=town_id, next_tick=tick + 1, tick=tick,
+                                      events=events))
+
+
+def act(channel: str, actor: str, text: str, minute: int = 0) -> TownEvent:
+    return TownEvent(f"2023-02-13 07:{minute:02d}", channel, "action", actor, text, "☕",
+                     "cafe: counter")
+
+
+def speech(channel: str, actor: str, text: str) -> TownEvent:
+    return TownEvent("2023-02-13 07:00", channel, "speech", actor, text, "💬", "cafe")
+
+
+async def busy_day(store: Store, town_id: int) -> None:
+    """Three channels, ticks of actions and conversations, one speech too long for a message."""
+    long_speech = " ".join(f"word{i}" for i in range(700))
+    for tick in range(4):
+        events = [act(CAFE, "Isabella Rodriguez", f"is serving coffee {tick}"),
+                  act(CAFE, "Klaus Mueller", f"is reading {tick}"),
+                  speech(CAFE, "Isabella Rodriguez", f"Good morning, Klaus ({tick})!"),
+                  speech(CAFE, "Klaus Mueller", f"Morning! ({tick})"),
+                  act(PARK, "Sam Moore", f"is walking the dog {tick}"),
+                  speech(PARK, "Sam Moore", long_speech if tick == 2 else f"What a day {tick}"),
+                  act("town-hall", "Town hall", f"notice {tick}")]
+        await write(store, town_id, tick, events)
+
+
+async def publisher(path: Path, town_id: int, outlet: ScriptedOutlet, clock: FakeTime) -> Publisher:
+    discord_store = await DiscordStore.open(path, town_id)
+    return Publisher(discord_store, outlet, "Smallville", clock=clock, sleep=clock.sleep)
+
+
+async def clean_run(tmp_path: Path) -> ScriptedOutlet:
+    """What Discord shows when nothing goes wrong: the reference for the failure tests."""
+    store, town_id = await new_town(tmp_path / "clean.db")
+    await busy_day(store, town_id)
+    clock = FakeTime()
+    outlet = ScriptedOutlet(clock)
+    posting = await publisher(tmp_path / "clean.db", town_id, outlet, clock)
+    await posting.drain()
+    await posting.store.close()
+    await store.close()
+    return outlet
+
+
+async def unsent(store: Store) -> list[int]:
+    async with store.db.execute("SELECT id FROM outbox WHERE sent_at IS NULL") as cursor:
+        return [row[0] for row in await cursor.fetchall()]
+
+
+async def test_speech_goes_under_the_speakers_name_and_a_ticks_actions_share_one_message(tmp_path):
+    store, town_id = await new_town(tmp_path / "t.db")
+    await write(store, town_id, 0, [act(CAFE, "Isabella Rodriguez", "is opening the cafe"),
+                                    act(CAFE, "**Klaus**", "is reading _a_ paper @everyone"),
+                                    speech(CAFE, "Isabella Rodriguez", "Coffee, Klaus?"),
+                                    act(CAFE, "Klaus Mueller", "is nodding")])
+    await write(store, town_id, 1, [act(CAFE, "Klaus Mueller", "is drinking coffee", 10)])
+    clock = FakeTime()
+    outlet = ScriptedOutlet(clock)
+    posting = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await posting.drain()
+
+    posts = outlet.posts[CAFE]
+    assert [p.username for p in posts] == ["Smallville", "Isabella Rodriguez", "Smallville",
+                                           "Smallville"]
+    assert posts[0].content == ("`07:00` ☕ **Isabella Rodriguez** is opening the cafe · "
+                                "*cafe: counter*\n`07:00` ☕ **\\*\\*Klaus\\*\\*** is reading "
+                                "\\_a\\_ paper @everyone · *cafe: counter*")
+    assert posts[1].content == "Coffee, Klaus?"
+    assert "is nodding" in posts[2].content, "an action after speech starts a new message"
+    assert "`07:10`" in posts[3].content, "the next tick is a message of its own"
+    assert await unsent(store) == []
+    await posting.store.close()
+    await store.close()
+
+
+async def test_a_long_speech_is_split_at_2000_characters_and_no_word_is_lost(tmp_path):
+    words = [f"word{i}" for i in range(600)]
+    store, town_id = await new_town(tmp_path / "t.db")
+    await write(store, town_id, 0, [speech(PARK, "Sam Moore", " ".join(words))])
+    clock = FakeTime()
+    outlet = ScriptedOutlet(clock)
+    posting = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await posting.drain()
+
+    parts = outlet.contents(PARK)
+    assert len(parts) == 3 and all(len(p) <= 2000 for p in parts)
+    assert " ".join(parts).split() == words
+    assert {p.username for p in outlet.posts[PARK]} == {"Sam Moore"}
+    await posting.store.close()
+    await store.close()
+
+
+def test_splitting_prefers_line_breaks_and_cuts_words_only_when_it_must():
+    text = "a" * 1500 + "\n" + "b" * 1000
+    assert split_text(text) == ["a" * 1500, "b" * 1000]
+    assert split_text("x" * 4500) == ["x" * 2000, "x" * 2000, "x" * 500]
+
+
+async def test_429s_5xx_and_disconnects_delay_posts_but_lose_and_repeat_none(tmp_path):
+    expected = await clean_run(tmp_path)
+    store, town_id = await new_town(tmp_path / "t.db")
+    await busy_day(store, town_id)
+    clock = FakeTime()
+    outlet = ScriptedOutlet(clock)
+    outlet.faults = ["429", "500", "500 after", "disconnect", "disconnect after", "history 500",
+                     "ok", "500 after", "gone", "429", "disconnect after", "ok", "500"]
+    posting = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await posting.drain()
+
+    assert outlet.faults == [], "every fault was met"
+    for channel in (CAFE, PARK, "town-hall"):
+        assert outlet.contents(channel) == expected.contents(channel), channel
+    assert outlet.repairs == 1, "a deleted channel is made again"
+    assert await unsent(store) == []
+    assert posting.counts["rate"] == 2 and posting.counts["uncertain"] >= 6
+    await posting.store.close()
+    await store.close()
+
+
+@pytest.mark.parametrize("crash_at", [0, 3, 8, 14])
+async def test_a_restart_after_discord_accepted_a_post_loses_and_repeats_nothing(tmp_path, crash_at):
+    expected = await clean_run(tmp_path)
+    store, town_id = await new_town(tmp_path / "t.db")
+    await busy_day(store, town_id)
+    clock = FakeTime()
+    outlet = ScriptedOutlet(clock)  # Discord's side survives the restart
+    outlet.faults = ["ok"] * crash_at + ["crash after"]
+    first = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    with pytest.raises(Crash):
+        await first.drain()
+    await first.stop(grace=0)  # the process is gone: whatever it was doing stops here
+    await first.store.close()
+    waiting = await unsent(store)
+    assert waiting, "the post Discord accepted was not yet marked sent"
+
+    second = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await second.drain()
+    for channel in (CAFE, PARK, "town-hall"):
+        assert outlet.contents(channel) == expected.contents(channel), channel
+    assert await unsent(store) == []
+    await second.store.close()
+    await store.close()
+
+
+async def test_a_restart_between_the_parts_of_a_long_post_sends_only_the_missing_parts(tmp_path):
+    words = [f"word{i}" for i in range(600)]
+    store, town_id = await new_town(tmp_path / "t.db")
+    await write(store, town_id, 0, [speech(PARK, "Sam Moore", " ".join(words))])
+    clock = FakeTime()
+    outlet = ScriptedOutlet(clock)
+    outlet.faults = ["ok", "crash after"]  # the second of three parts lands, then the crash
+    first = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    with pytest.raises(Crash):
+        await first.drain()
+    await first.store.close()
+
+    second = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await second.drain()
+    assert len(outlet.contents(PARK)) == 3
+    assert " ".join(outlet.contents(PARK)).split() == words
+    await second.store.close()
+    await store.close()
+
+
+def within_limits(times: list[float], count: int, seconds: float) -> bool:
+    """No `count + 1` sends inside any `seconds` window."""
+    ordered = sorted(times)
+    return all(ordered[i + count] - ordered[i] >= seconds for i in range(len(ordered) - count))
+
+
+async def test_pacing_stays_inside_discords_limits_and_wastes_no_time(tmp_path):
+    store, town_id = await new_town(tmp_path / "t.db")
+    for tick in range(70):
+        await write(store, town_id, tick, [speech(CAFE, "Isabella Rodriguez", f"cafe {tick}"),
+                                           speech(PARK, "Sam Moore", f"park {tick}")])
+    clock = FakeTime()
+    outlet = ScriptedOutlet(clock)
+    outlet.faults = ["ok"] * 20 + ["429"]
+    posting = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await posting.drain()
+
+    for channel in (CAFE, PARK):
+        times = outlet.times[channel]
+        assert len(times) == 70
+        assert within_limits(times, 5, 2.0), "at most 5 webhook posts per 2 s"
+        assert within_limits(times, 30, 60.0), "at most 30 posts per minute in a channel"
+    everything = outlet.times[CAFE] + outlet.times[PARK]
+    assert within_limits(everything, 40, 1.0)
+    # 70 posts need two full minutes of the per-minute limit; the pacer adds little to that.
+    assert 120.0 <= max(everything) <= 128.0
+    await posting.store.close()
+    await store.close()
+
+
+async def test_speech_a_visitor_wrote_in_the_channel_is_not_posted_again(tmp_path):
+    store, town_id = await new_town(tmp_path / "t.db")
+    clock = FakeTime()
+    outlet = ScriptedOutlet(clock)
+    posting = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await posting.store.expect_echo(CAFE, "Ada", "Hello   Isabella!")
+    await write(store, town_id, 0, [speech(CAFE, "Ada", "Hello Isabella!"),
+                                    speech(CAFE, "Isabella Rodriguez", "Welcome, Ada!"),
+                                    speech(CAFE, "Ada", "Hello Isabella!")])
+    await posting.drain()
+
+    assert [(p.username, p.content) for p in outlet.posts[CAFE]] == [
+        ("Isabella Rodriguez", "Welcome, Ada!"), ("Ada", "Hello Isabella!")], \
+        "only the line the visitor wrote on Discord is left out"
+    assert await unsent(store) == []
+    await posting.store.close()
+    await store.close()
+
+
+async def test_a_post_discord_refuses_for_good_is_recorded_and_the_rest_still_goes(tmp_path):
+    store, town_id = await new_town(tmp_path / "t.db")
+    await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "first"),
+                                    speech(CAFE, "Isabella Rodriguez", "second")])
+    clock = FakeTime()
+    outlet = ScriptedOutlet(clock)
+    outlet.faults = ["400"]
+    posting = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await posting.drain()
+
+    assert outlet.contents(CAFE) == ["second"]
+    rejected = await posting.store.rejected()
+    assert len(rejected) == 1 and "refused" in rejected[0][1]
+    await posting.store.close()
+    await store.close()
+
+
+async def test_the_running_publisher_posts_new_rows_when_woken(tmp_path):
+    store, town_id = await new_town(tmp_path / "t.db")
+    outlet = ScriptedOutlet(FakeTime())
+    discord_store = await DiscordStore.open(tmp_path / "t.db", town_id)
+    posting = Publisher(discord_store, outlet, "Smallville", poll=60)
+    posting.start()
+    await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Hello!")])
+    posting.wake()
+    for _ in range(200):
+        if outlet.contents(CAFE):
+            break
+        await asyncio.sleep(0.01)
+    assert outlet.contents(CAFE) == ["Hello!"], "posted long before the 60 s poll"
+    await posting.stop()
+    await discord_store.close()
+    await store.close()

@@ -1,0 +1,121 @@
+"""Discord settings from the environment over an optional `.env` file.
+
+The environment wins over `.env`, as everywhere else. A value that cannot work stops the program
+with a `ConfigError` naming the variable and showing a value that would.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from townbot.town.service import SPEED_RANGE
+
+TOKEN = "DISCORD_TOKEN"
+ALLOWED_GUILDS = "TOWNBOT_ALLOWED_GUILDS"
+MODERATOR_ROLE = "TOWNBOT_MODERATOR_ROLE"
+TICK_SECONDS = "TOWNBOT_TICK_SECONDS"
+DATA_DIR = "TOWNBOT_DATA_DIR"
+AVATAR_URL = "TOWNBOT_AVATAR_URL"
+VARIABLES = {
+    TOKEN: "the bot's token from the Developer Portal (Bot > Reset Token)",
+    ALLOWED_GUILDS: "comma-separated server ids the bot hosts a town in (default: every server)",
+    MODERATOR_ROLE: "a role name or id whose members moderate (Manage Server always does)",
+    TICK_SECONDS: "real seconds per tick for a newly founded town (default 10)",
+    DATA_DIR: "folder of the per-server databases (default ./data)",
+    AVATAR_URL: "avatar URL for residents' posts, with {name} for the URL-encoded name",
+}
+LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+
+
+class ConfigError(Exception):
+    """A Discord setting cannot be used; the message names it and shows a value that works."""
+
+
+@dataclass(frozen=True)
+class DiscordConfig:
+    token: str | None = None
+    allowed_guilds: frozenset[int] = frozenset()  # empty: every server the bot is in
+    moderator_role: str | None = None
+    tick_seconds: float | None = None
+    data_dir: Path = Path("data")
+    avatar_url: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)  # merged, for the model settings too
+
+    def allows(self, guild_id: int) -> bool:
+        return not self.allowed_guilds or guild_id in self.allowed_guilds
+
+    def database(self, guild_id: int) -> Path:
+        return self.data_dir / f"{guild_id}.db"
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """KEY=VALUE lines; `#` comments, blank lines, `export ` and matching quotes are allowed."""
+    if not path.exists():
+        return {}
+    values: dict[str, str] = {}
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        match = LINE.match(raw)
+        if match is None:
+            raise ConfigError(f"{path}:{number}: expected KEY=VALUE, e.g. {TOKEN}=...; got "
+                              f"{raw.strip()[:40]!r}")
+        values[match.group(1)] = _unquote(match.group(2))
+    return values
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return re.sub(r"\s+#.*$", "", value)  # an unquoted value may end in a comment
+
+
+def load_config(environ: Mapping[str, str] | None = None,
+                dotenv: Path = Path(".env")) -> DiscordConfig:
+    env = {**read_dotenv(dotenv), **(os.environ if environ is None else environ)}
+    return DiscordConfig(
+        token=env.get(TOKEN) or None,
+        allowed_guilds=_guild_ids(env.get(ALLOWED_GUILDS, "")),
+        moderator_role=env.get(MODERATOR_ROLE, "").strip() or None,
+        tick_seconds=_tick_seconds(env.get(TICK_SECONDS, "")),
+        data_dir=Path(env.get(DATA_DIR) or "data"),
+        avatar_url=_avatar(env.get(AVATAR_URL, "")),
+        env=env)
+
+
+def _guild_ids(text: str) -> frozenset[int]:
+    ids = set()
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if not part.isdigit():
+            raise ConfigError(f"{ALLOWED_GUILDS}: {part!r} is not a server id; use the numbers "
+                              "from Copy Server ID, e.g. 123456789012345678,234567890123456789")
+        ids.add(int(part))
+    return frozenset(ids)
+
+
+def _tick_seconds(text: str) -> float | None:
+    if not text.strip():
+        return None
+    low, high = SPEED_RANGE
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not low < value <= high:
+        raise ConfigError(f"{TICK_SECONDS}={text!r} is not usable; use seconds above {low:g} up "
+                          f"to {high:g}, e.g. {TICK_SECONDS}=10")
+    return value
+
+
+def _avatar(text: str) -> str | None:
+    text = text.strip()
+    if not text:
+        return None
+    if not text.startswith(("https://", "http://")):
+        raise ConfigError(f"{AVATAR_URL}={text!r} is not a URL; e.g. "
+                          f"{AVATAR_URL}=https://example.org/avatars/{{name}}.png")
+    return text

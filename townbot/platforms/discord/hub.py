@@ -1,0 +1,121 @@
+"""The towns this bot hosts, one per server, and who counts as a moderator where."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from townbot.llm.settings import ModelSettings
+from townbot.platforms.discord.config import DiscordConfig
+from townbot.platforms.discord.outlet import WebhookOutlet
+from townbot.platforms.discord.publisher import Publisher
+from townbot.platforms.discord.scheduler import TownScheduler
+from townbot.platforms.discord.setup import GuildLike, channel_plan
+from townbot.platforms.discord.speech import deliver_arrivals
+from townbot.platforms.discord.store import DiscordStore
+from townbot.platforms.discord.town import GuildTown
+from townbot.town.engine import Engine
+from townbot.town.launch import TownFiles, open_engine
+from townbot.town.service import Person, TownError, TownService
+
+log = logging.getLogger(__name__)
+
+# Speaking by writing calls the model whenever someone is addressed: cap it like whispers.
+FOUNDER = Person("discord:townbot", "townbot", moderator=True)  # settings made at founding
+
+
+class Hub:
+    def __init__(self, config: DiscordConfig, scheduler: TownScheduler, *,
+                 files: TownFiles | None = None, settings: ModelSettings | None = None) -> None:
+        self.config = config
+        self.scheduler = scheduler
+        self.files = files or TownFiles()
+        self.settings = settings
+        self.towns: dict[int, GuildTown] = {}
+        self.failures: dict[int, str] = {}  # server id -> why its town could not open
+        self._opening: dict[int, asyncio.Lock] = {}
+
+    # --- who and where ------------------------------------------------------------------------
+
+    def town(self, guild_id: int | None) -> GuildTown:
+        if guild_id is None:
+            raise TownError("the town lives in a server's channels; use this command there")
+        if guild_id in self.towns:
+            return self.towns[guild_id]
+        if not self.config.allows(guild_id):
+            raise TownError("this server has no town: the bot's owner can add its id to "
+                            "TOWNBOT_ALLOWED_GUILDS")
+        if guild_id in self.failures:
+            raise TownError(f"the town could not open here: {self.failures[guild_id]}")
+        raise TownError("the town is still opening; try again in a moment")
+
+    def is_moderator(self, member: Any) -> bool:
+        """Manage Server, or the configured moderator role (by name or id)."""
+        permissions = getattr(member, "guild_permissions", None)
+        if permissions is not None and permissions.manage_guild:
+            return True
+        role = self.config.moderator_role
+        return role is not None and any(r.name == role or str(r.id) == role
+                                        for r in getattr(member, "roles", ()))
+
+    def person(self, member: Any) -> Person:
+        return Person(f"discord:{member.id}", member.display_name, self.is_moderator(member))
+
+    def moderator_rule(self) -> str:
+        role = f" or the {self.config.moderator_role} role" if self.config.moderator_role else ""
+        return f"Manage Server{role}"
+
+    # --- opening and closing ----------------------------------------------------------------------
+
+    async def open_town(self, guild: GuildLike) -> GuildTown:
+        """The server's town: founded on first use, resumed after, channels checked each time."""
+        lock = self._opening.setdefault(guild.id, asyncio.Lock())
+        async with lock:
+            if guild.id not in self.towns:
+                self.towns[guild.id] = await self._open(guild)
+                self.failures.pop(guild.id, None)
+            return self.towns[guild.id]
+
+    async def _open(self, guild: GuildLike) -> GuildTown:
+        path = self.config.database(guild.id)
+        founding = not path.exists()
+        engine = await open_engine(self.files, str(path), settings=self.settings)
+        store = None
+        try:
+            service = TownService(engine)
+            if founding and self.config.tick_seconds is not None:
+                await service.speed(FOUNDER, self.config.tick_seconds)
+            store = await DiscordStore.open(path, engine.town.id)
+            outlet = WebhookOutlet(guild, channel_plan(engine.world), store, self.config.avatar_url)
+            layout = await outlet.ensure()
+            if layout.made:
+                log.info("server %s: made %s", guild.id, ", ".join(layout.made))
+            town = GuildTown(guild.id, service, store, Publisher(store, outlet, engine.world.town),
+                             outlet)
+        except BaseException:
+            await _close_quietly(engine, store)
+            raise
+        town.publisher.start()
+        self.scheduler.add(town.key, lambda: tick_town(town), engine.town.tick_seconds,
+                           paused=service.paused)
+        return town
+
+    async def close(self) -> None:
+        await self.scheduler.shutdown()
+        for guild_id in list(self.towns):
+            await self.towns.pop(guild_id).close()
+
+
+async def tick_town(town: GuildTown) -> None:
+    """The scheduled job: one tick, then post what happened and speak words that arrived."""
+    await town.service.tick()
+    town.publisher.wake()
+    await deliver_arrivals(town)
+
+
+async def _close_quietly(engine: Engine, store: DiscordStore | None) -> None:
+    if store is not None:
+        await store.close()
+    await engine.model.close()
+    await engine.store.close()

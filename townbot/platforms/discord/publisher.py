@@ -1,0 +1,262 @@
+"""The publisher: drains the outbox to Discord, per channel, in order, paced, exactly once.
+
+Each channel has its own worker, so a channel held back by Discord never delays the others. A
+post's rows are marked sent in the same transaction that records Discord's acceptance, right
+after the send returns.
+
+The crash window: a send Discord accepted whose answer never arrived (a 5xx, a broken
+connection, a crash or restart before the mark) leaves `in_flight` set. Before sending again,
+the worker reads the channel's messages after the last one it knows landed and looks for a
+webhook post with the same name and text: found, it counts as sent; absent, it is sent again.
+So a restart anywhere loses no post and repeats none. What remains is discord.py's own retry of
+a post after a 5xx or broken connection, below this layer (see docs/discord.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+import aiohttp
+import discord
+
+from townbot.platforms.discord.pacing import (
+    GLOBAL_WINDOWS,
+    WEBHOOK_WINDOWS,
+    Clock,
+    Pacer,
+    Sleep,
+    take_turn,
+)
+from townbot.platforms.discord.posts import Post, next_post
+from townbot.platforms.discord.store import Delivery, DiscordStore
+
+log = logging.getLogger(__name__)
+
+RATE, UNCERTAIN, GONE, FORBIDDEN, REJECTED = "rate", "uncertain", "gone", "forbidden", "rejected"
+BACKOFF = (1.0, 60.0)  # first and longest wait after a failure, doubling in between
+ROWS_PER_READ = 50
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A webhook message already in a channel."""
+
+    id: int
+    username: str
+    content: str
+
+
+class ChannelGone(Exception):
+    """The channel or its webhook was deleted; the outlet can make it again."""
+
+
+class Refused(Exception):
+    """Discord will never take this post as it is (a 4xx other than 429, 403 or 404)."""
+
+
+class Outlet(Protocol):
+    """What the publisher needs of Discord (the real one is outlet.WebhookOutlet)."""
+
+    async def post(self, channel: str, content: str, username: str) -> int: ...
+
+    async def recent(self, channel: str, after: int | None) -> list[Seen]: ...
+
+    async def repair(self, channel: str) -> None: ...
+
+
+def classify(error: BaseException) -> tuple[str, float] | None:
+    """(what kind of failure, seconds Discord asked to wait), or None for a bug."""
+    if isinstance(error, discord.RateLimited):
+        return RATE, error.retry_after
+    if isinstance(error, ChannelGone | discord.NotFound):
+        return GONE, 0.0
+    if isinstance(error, discord.Forbidden):
+        return FORBIDDEN, 0.0
+    if isinstance(error, discord.HTTPException):
+        if error.status == 429:
+            return RATE, _retry_after(error)
+        return (UNCERTAIN, 0.0) if error.status >= 500 else (REJECTED, 0.0)
+    if isinstance(error, aiohttp.ClientError | TimeoutError | OSError):
+        return UNCERTAIN, 0.0
+    return None
+
+
+def _retry_after(error: discord.HTTPException) -> float:
+    headers = getattr(error.response, "headers", None) or {}
+    try:
+        return float(headers.get("Retry-After", 5.0))
+    except (TypeError, ValueError):
+        return 5.0
+
+
+class Publisher:
+    def __init__(self, store: DiscordStore, outlet: Outlet, town: str, *,
+                 clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep,
+                 channel_windows: Sequence[tuple[int, float]] = WEBHOOK_WINDOWS,
+                 global_windows: Sequence[tuple[int, float]] = GLOBAL_WINDOWS,
+                 poll: float = 5.0) -> None:
+        self.store = store
+        self.outlet = outlet
+        self.town = town
+        self.clock = clock
+        self.sleep = sleep
+        self.poll = poll
+        self._channel_windows = channel_windows
+        self._pacers: dict[str, Pacer] = {}
+        self._global = Pacer(global_windows, clock)
+        self._workers: dict[str, asyncio.Task[None]] = {}
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+        self.counts: Counter[str] = Counter()  # posts, and failures by kind, for status lines
+
+    # --- running ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"publisher {self.town}")
+
+    def wake(self) -> None:
+        """New rows may be waiting (after a tick or a use case): look now, not at the next poll."""
+        self._wake.set()
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Let posts under way finish for up to `grace` seconds, then cancel what is left."""
+        self._stopping = True
+        tasks = [t for t in (self._task, *self._workers.values()) if t is not None]
+        if self._task is not None:
+            self._task.cancel()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*self._workers.values(), return_exceptions=True),
+                                   grace)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def drain(self) -> None:
+        """Post everything unsent now, then return (tests, and a final flush)."""
+        while await self.store.pending_channels():
+            await self._dispatch()
+            await asyncio.gather(*self._workers.values())
+
+    async def _run(self) -> None:
+        while not self._stopping:
+            self._wake.clear()
+            try:
+                await self._dispatch()
+            except Exception:  # the database is busy or gone: try again at the next poll
+                log.exception("publisher for %s cannot read the outbox", self.town)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.poll)
+
+    async def _dispatch(self) -> None:
+        for channel in await self.store.pending_channels():
+            task = self._workers.get(channel)
+            if task is not None and not task.done():
+                continue
+            if task is not None and not task.cancelled() and task.exception() is not None:
+                log.error("posting to #%s stopped: %r; starting again", channel, task.exception())
+            self._workers[channel] = asyncio.create_task(self._work(channel),
+                                                         name=f"post #{channel}")
+
+    # --- one channel ----------------------------------------------------------------------------
+
+    async def _work(self, channel: str) -> None:
+        while not self._stopping:
+            post, state = await self._next(channel)
+            if post is None:
+                return
+            await self._deliver(channel, post, state)
+
+    async def _next(self, channel: str) -> tuple[Post | None, Delivery]:
+        """The post under way (rebuilt from its rows after a restart), else the next one."""
+        state = await self.store.delivery(channel)
+        if state.post_first is not None:
+            rows = await self.store.unsent(channel, ROWS_PER_READ, state.post_first, state.post_last)
+            post = next_post(rows, self.town)
+            if post is not None and (post.first, post.last) == (state.post_first, state.post_last):
+                return post, state
+        while rows := await self.store.unsent(channel, ROWS_PER_READ):
+            if rows[0].kind == "speech" and await self.store.consume_echo(rows[0]):
+                continue
+            post = next_post(rows, self.town)
+            assert post is not None
+            return post, replace(state, post_first=post.first, post_last=post.last, parts_done=0,
+                                 in_flight=False)
+        return None, state
+
+    async def _deliver(self, channel: str, post: Post, state: Delivery) -> None:
+        for index in range(state.parts_done, len(post.parts)):
+            try:
+                message_id = await self._send(channel, post, index, state)
+            except Refused as refusal:
+                await self.store.reject(channel, Delivery(state.last_message_id), post.rows,
+                                        str(refusal))
+                return
+            finished = index + 1 == len(post.parts)
+            state = Delivery(message_id) if finished else Delivery(
+                message_id, post.first, post.last, index + 1, in_flight=False)
+            await self.store.landed(channel, state, post.rows if finished else ())
+            self.counts["posts"] += 1
+
+    async def _send(self, channel: str, post: Post, index: int, state: Delivery) -> int:
+        """Post one part until Discord has it and return its message id (Refused if it never
+        will). Before a send that may already have landed, look for it instead."""
+        content, attempt, broken = post.parts[index], 0, False
+        while True:
+            posting = False
+            try:
+                if broken:
+                    await self.outlet.repair(channel)
+                    broken = False
+                if state.in_flight:
+                    found = await self._find(channel, content, post.username, state.last_message_id)
+                    if found is not None:
+                        return found
+                    state = replace(state, in_flight=False)
+                await take_turn([self._pacer(channel), self._global], self.sleep)
+                state = replace(state, post_first=post.first, post_last=post.last,
+                                parts_done=index, in_flight=True)
+                await self.store.sending(channel, state)
+                posting = True
+                return await self.outlet.post(channel, content, post.username)
+            except Exception as error:
+                kind = await self._failed(channel, error, attempt, posting)
+                if posting and kind in (RATE, GONE, FORBIDDEN):
+                    state = replace(state, in_flight=False)  # these answers mean nothing landed
+                broken = broken or kind == GONE
+                attempt += 1
+
+    async def _find(self, channel: str, content: str, username: str, after: int | None) -> int | None:
+        """The id of a matching webhook post after the last confirmed one, if it landed."""
+        for seen in await self.outlet.recent(channel, after):
+            if seen.username == username and seen.content.strip() == content.strip():
+                return seen.id
+        return None
+
+    async def _failed(self, channel: str, error: Exception, attempt: int, posting: bool) -> str:
+        """Count and log a failure, wait as long as it deserves, and say what kind it was."""
+        verdict = classify(error)
+        if verdict is None:
+            raise error  # a bug, not Discord: let the worker die loudly (it is restarted)
+        kind, retry_after = verdict
+        self.counts[kind] += 1
+        if posting and kind == REJECTED:
+            raise Refused(f"Discord refused the post: {error}") from error
+        first, longest = BACKOFF
+        wait = {RATE: retry_after, GONE: 0.0, FORBIDDEN: longest}.get(
+            kind, min(longest, first * 2 ** attempt))
+        log.warning("#%s: %s (%s); trying again in %.0f s", channel, kind, error, wait)
+        await self.sleep(wait)
+        return kind
+
+    def _pacer(self, channel: str) -> Pacer:
+        if channel not in self._pacers:
+            self._pacers[channel] = Pacer(self._channel_windows, self.clock)
+        return self._pacers[channel]

@@ -1,0 +1,103 @@
+"""Ticks on a clock: one APScheduler interval job per town, one tick at a time.
+
+A tick still running when the next is due is skipped (max_instances=1) and logged, never run
+beside it. Pause, resume and speed change the job. The scheduler must start inside the running
+loop, and shutdown lets a tick under way finish before stopping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Awaitable, Callable
+
+from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobSubmissionEvent
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+
+log = logging.getLogger(__name__)
+
+MIN_INTERVAL = 1.0  # "/town speed 0" means as fast as ticks finish, checked once a second
+MISFIRE_GRACE = 30  # seconds late a tick may still start (after the loop was busy)
+
+
+class TownScheduler:
+    def __init__(self, *, min_interval: float = MIN_INTERVAL,
+                 misfire_grace: int = MISFIRE_GRACE) -> None:
+        self.min_interval = min_interval
+        self.misfire_grace = misfire_grace
+        self.scheduler = AsyncIOScheduler()
+        self.scheduler.add_listener(self._skipped, EVENT_JOB_MAX_INSTANCES | EVENT_JOB_MISSED)
+        self.skipped: Counter[str] = Counter()  # job id -> ticks skipped because one was running
+        self._running: dict[str, asyncio.Task[object]] = {}
+
+    def start(self) -> None:
+        """Call from inside the running event loop: the scheduler binds to it."""
+        asyncio.get_running_loop()
+        self.scheduler.start()
+
+    def add(self, key: str, tick: Callable[[], Awaitable[object]], seconds: float,
+            paused: bool = False) -> None:
+        async def run() -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            self._running[key] = task
+            try:
+                await tick()
+            finally:
+                self._running.pop(key, None)
+
+        self.scheduler.add_job(run, self._trigger(seconds), id=key, name=f"tick {key}",
+                               max_instances=1, coalesce=True,
+                               misfire_grace_time=self.misfire_grace, replace_existing=True)
+        if paused:
+            self.scheduler.pause_job(key)
+
+    def _trigger(self, seconds: float) -> IntervalTrigger:
+        return IntervalTrigger(seconds=max(self.min_interval, seconds))
+
+    def pause(self, key: str) -> None:
+        self.scheduler.pause_job(key)
+
+    def resume(self, key: str) -> None:
+        self.scheduler.resume_job(key)
+
+    def set_interval(self, key: str, seconds: float) -> None:
+        """A new interval; a paused job stays paused (reschedule_job would resume it)."""
+        if self.is_paused(key):
+            self.scheduler.modify_job(key, trigger=self._trigger(seconds))
+        else:
+            self.scheduler.reschedule_job(key, trigger=self._trigger(seconds))
+
+    def is_paused(self, key: str) -> bool:
+        job = self.scheduler.get_job(key)
+        return job is not None and job.next_run_time is None
+
+    def interval(self, key: str) -> float | None:
+        job = self.scheduler.get_job(key)
+        return job.trigger.interval.total_seconds() if job is not None else None
+
+    def remove(self, key: str) -> None:
+        if self.scheduler.get_job(key) is not None:
+            self.scheduler.remove_job(key)
+
+    def _skipped(self, event: JobSubmissionEvent) -> None:
+        self.skipped[event.job_id] += 1
+        why = "the previous tick is still running" if event.code == EVENT_JOB_MAX_INSTANCES \
+            else "the loop was busy past the grace time"
+        log.warning("%s skipped a tick: %s (%d skipped so far)", event.job_id, why,
+                    self.skipped[event.job_id])
+
+    async def shutdown(self, grace: float = 30.0) -> None:
+        """No new ticks; wait up to `grace` seconds for ticks under way; then stop."""
+        if not self.scheduler.running:
+            return
+        self.scheduler.pause()
+        running = list(self._running.values())
+        if running:
+            _, late = await asyncio.wait(running, timeout=grace)
+            if late:
+                log.warning("%d ticks did not finish in %.0f s and are cancelled", len(late), grace)
+        self.scheduler.shutdown(wait=False)
+        await asyncio.sleep(0)  # let the scheduler's own shutdown callback run in this loop

@@ -1,0 +1,142 @@
+"""Visitors speak by writing: a joined person's message in an area channel is their speech there.
+
+A person is where they speak: writing in another area's channel walks them there first, and
+their words are said when they arrive (after the tick that brings them). Residents answer
+through the outbox, under their own names. In an interview thread, every message is a further
+question to the resident interviewed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from townbot.platforms.discord.outlet import NO_MENTIONS
+from townbot.platforms.discord.town import MEMORY_ACCESS, GuildTown, Waiting
+from townbot.town.service import Person, TownError
+
+if TYPE_CHECKING:
+    from townbot.platforms.discord.hub import Hub
+
+log = logging.getLogger(__name__)
+
+WALKING, UNHEARD, ASLEEP = "🚶", "👂", "💤"
+REFUSAL_SECONDS = 30  # a refusal in a public channel removes itself after this long
+HINT = ("{name}, to speak in {town} join first with `/town join`; until then your messages "
+        "here are just yours.")
+
+
+async def handle_message(hub: Hub, message: Any) -> None:
+    if message.author.bot or message.webhook_id is not None or message.guild is None:
+        return
+    town = hub.towns.get(message.guild.id)
+    if town is None:
+        return
+    is_thread = getattr(message.channel, "parent_id", None) is not None
+    interview = await town.store.thread(message.channel.id) if is_thread else None
+    if interview is not None:
+        await _ask_in_thread(town, hub.person(message.author), message, interview)
+        return
+    sector = town.sector_of(town.slug_of(message.channel.id))
+    text = message.clean_content.strip()
+    if sector is None or not text:
+        return
+    person = hub.person(message.author)
+    if town.speaker(person) is None:
+        await _hint_once(town, person, message)
+        return
+    await speak(town, person, sector, text, message)
+
+
+async def speak(town: GuildTown, person: Person, sector: str, text: str, message: Any) -> None:
+    """Say `text` in `sector`, walking there first if the person is elsewhere."""
+    found = town.speaker(person)
+    assert found is not None
+    _, body = found
+    if body.sector != sector and not (body.walking and body.travel_sector == sector):
+        try:
+            await town.service.go(person, town.engine.world.sectors[sector].channel)
+        except TownError as refusal:
+            await refuse(message, refusal)
+            return
+        town.publisher.wake()
+    if body.walking:
+        waiting = town.waiting.setdefault(person.id, Waiting(person, sector))
+        if waiting.sector != sector:  # changed their mind on the way: the new place counts
+            town.waiting[person.id] = waiting = Waiting(person, sector)
+        waiting.said.append((text, message))
+        await _react(message, WALKING)
+        return
+    await say_now(town, person, text, message)
+
+
+async def say_now(town: GuildTown, person: Person, text: str, message: Any) -> None:
+    found = town.speaker(person)
+    assert found is not None
+    name, body = found
+    channel = town.engine.world.sectors[body.sector].channel if body.sector else ""
+    echo = await town.store.expect_echo(channel, name, text)  # their message already shows it
+    try:
+        async with message.channel.typing():
+            outcome = await town.service.say(person, text)
+    except TownError as refusal:
+        await town.store.forget_echo(echo)
+        await refuse(message, refusal)
+        return
+    town.publisher.wake()
+    if outcome.data.get("reply") is None:
+        await _react(message, UNHEARD if "Heard by" in outcome.text else ASLEEP)
+
+
+async def deliver_arrivals(town: GuildTown) -> None:
+    """After a tick: words of people who have now arrived where they wrote them are said."""
+    for person_id, waiting in list(town.waiting.items()):
+        found = town.speaker(waiting.person)
+        if found is None:
+            del town.waiting[person_id]  # left the town on the way
+            continue
+        _, body = found
+        if body.walking:
+            continue
+        del town.waiting[person_id]
+        if body.sector != waiting.sector:
+            continue  # went somewhere else meanwhile; those words were for another place
+        for text, message in waiting.said:
+            await say_now(town, waiting.person, text, message)
+
+
+async def _ask_in_thread(town: GuildTown, person: Person, message: Any, interview: Any) -> None:
+    question = message.clean_content.strip()
+    if not question:
+        return
+    try:
+        async with message.channel.typing():
+            outcome = await town.service.interview(
+                person, interview.resident, question, remember=interview.remember,
+                access=MEMORY_ACCESS.get(interview.memory, MEMORY_ACCESS["full"]))
+    except TownError as refusal:
+        await refuse(message, refusal)
+        return
+    await town.answer_in_thread(message.channel, outcome.data["resident"], outcome.data["answer"])
+
+
+async def refuse(message: Any, refusal: TownError) -> None:
+    with contextlib.suppress(discord.HTTPException):
+        await message.reply(str(refusal), mention_author=False, allowed_mentions=NO_MENTIONS,
+                            delete_after=REFUSAL_SECONDS)
+
+
+async def _react(message: Any, emoji: str) -> None:
+    with contextlib.suppress(discord.HTTPException):
+        await message.add_reaction(emoji)
+
+
+async def _hint_once(town: GuildTown, person: Person, message: Any) -> None:
+    if person.id in town.hinted:
+        return
+    town.hinted.add(person.id)
+    hint = HINT.format(name=person.name, town=town.engine.world.town)
+    await refuse(message, TownError(hint))

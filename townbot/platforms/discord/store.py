@@ -1,0 +1,297 @@
+"""Discord's own state in the town's database, on its own connection.
+
+The engine's connection holds long `BEGIN IMMEDIATE` transactions between awaits; sharing it
+would put the publisher's writes inside a tick's transaction. A second connection to the same
+WAL database keeps them apart (SQLite serialises the writers; each waits up to `BUSY_MS`).
+
+The Discord tables are versioned by their own `discord_schema` row, so the platform never
+competes with the core migrations for `PRAGMA user_version`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import aiosqlite
+
+BUSY_MS = 10_000
+CATEGORY = "#category"  # the layout key of the category (channel slugs never start with '#')
+SCHEMA: list[str] = [
+    # 1: channels and webhooks made per server, delivery progress per channel, speech already
+    # visible on Discord, interview threads.
+    """
+    CREATE TABLE discord_layout (
+        slug TEXT PRIMARY KEY,
+        guild_id INTEGER NOT NULL,
+        channel_id INTEGER NOT NULL,
+        webhook_id INTEGER,
+        updated TEXT NOT NULL
+    );
+    CREATE TABLE discord_delivery (
+        channel TEXT PRIMARY KEY,
+        last_message_id INTEGER,
+        post_first INTEGER,
+        post_last INTEGER,
+        parts_done INTEGER NOT NULL DEFAULT 0,
+        in_flight INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE discord_rejected (
+        outbox_id INTEGER PRIMARY KEY,
+        error TEXT NOT NULL,
+        at TEXT NOT NULL
+    );
+    CREATE TABLE discord_echoes (
+        id INTEGER PRIMARY KEY,
+        channel TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        text TEXT NOT NULL
+    );
+    CREATE TABLE discord_threads (
+        thread_id INTEGER PRIMARY KEY,
+        resident TEXT NOT NULL,
+        memory TEXT NOT NULL,
+        remember INTEGER NOT NULL,
+        opened_by TEXT NOT NULL,
+        created TEXT NOT NULL
+    )
+    """,
+]
+
+
+class LayoutError(Exception):
+    """The database belongs to another server; the message says which."""
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    id: int
+    tick: int
+    game_time: str
+    channel: str
+    kind: str
+    actor: str
+    text: str
+    emoji: str = ""
+    place: str = ""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """Where a channel's posting stands: the post under way and whether a send may have landed."""
+
+    last_message_id: int | None = None
+    post_first: int | None = None
+    post_last: int | None = None
+    parts_done: int = 0
+    in_flight: bool = False
+
+
+@dataclass(frozen=True)
+class Placed:
+    channel_id: int
+    webhook_id: int | None
+
+
+@dataclass(frozen=True)
+class InterviewThread:
+    resident: str
+    memory: str  # a key of town.MEMORY_ACCESS
+    remember: bool
+    opened_by: str
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class DiscordStore:
+    def __init__(self, connection: aiosqlite.Connection, town_id: int) -> None:
+        self.db = connection
+        self.town_id = town_id
+        # Channel workers share this connection: one transaction at a time, and no write of
+        # one worker may land inside another's transaction.
+        self._writing = asyncio.Lock()
+
+    @classmethod
+    async def open(cls, path: str | Path, town_id: int) -> DiscordStore:
+        """Open beside an engine: the town (and the outbox) must already exist in `path`."""
+        connection = await aiosqlite.connect(str(path), isolation_level=None)
+        connection.row_factory = aiosqlite.Row
+        try:
+            await connection.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+            store = cls(connection, town_id)
+            await store._migrate()
+        except BaseException:
+            await connection.close()
+            raise
+        return store
+
+    async def close(self) -> None:
+        await self.db.close()
+
+    async def _migrate(self) -> None:
+        await self.db.execute("CREATE TABLE IF NOT EXISTS discord_schema (version INTEGER NOT NULL)")
+        async with self.db.execute("SELECT MAX(version) FROM discord_schema") as cursor:
+            version = (await cursor.fetchone())[0] or 0
+        for number in range(version + 1, len(SCHEMA) + 1):
+            await self._transaction(lambda n=number: self._apply(n))
+
+    async def _apply(self, number: int) -> None:
+        for statement in filter(str.strip, SCHEMA[number - 1].split(";")):
+            await self.db.execute(statement)
+        await self.db.execute("INSERT INTO discord_schema (version) VALUES (?)", (number,))
+
+    async def _transaction(self, work: Callable[[], Awaitable[object]]) -> None:
+        async with self._writing:
+            await self.db.execute("BEGIN IMMEDIATE")
+            try:
+                await work()
+            except BaseException:
+                await self.db.execute("ROLLBACK")
+                raise
+            await self.db.execute("COMMIT")
+
+    # --- layout -------------------------------------------------------------------------------
+
+    async def layout(self, guild_id: int) -> dict[str, Placed]:
+        async with self.db.execute("SELECT * FROM discord_layout") as cursor:
+            rows = await cursor.fetchall()
+        strangers = {row["guild_id"] for row in rows} - {guild_id}
+        if strangers:
+            raise LayoutError(f"this database was set up for server {strangers.pop()}, not "
+                              f"{guild_id}; each server needs its own <server id>.db")
+        return {row["slug"]: Placed(row["channel_id"], row["webhook_id"]) for row in rows}
+
+    async def place(self, guild_id: int, slug: str, channel_id: int,
+                    webhook_id: int | None) -> None:
+        await self._transaction(lambda: self.db.execute(
+            "INSERT INTO discord_layout (slug, guild_id, channel_id, webhook_id, updated) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (slug) DO UPDATE SET channel_id = "
+            "excluded.channel_id, webhook_id = excluded.webhook_id, updated = excluded.updated",
+            (slug, guild_id, channel_id, webhook_id, utc_now())))
+
+    # --- the outbox -----------------------------------------------------------------------------
+
+    async def pending_channels(self) -> list[str]:
+        async with self.db.execute("SELECT DISTINCT channel FROM outbox WHERE town_id = ? AND "
+                                   "sent_at IS NULL", (self.town_id,)) as cursor:
+            return sorted(row[0] for row in await cursor.fetchall())
+
+    async def unsent(self, channel: str, limit: int = 50, first: int = 0,
+                     last: int | None = None) -> list[OutboxRow]:
+        query = ("SELECT id, tick, game_time, channel, kind, actor, text, emoji, place FROM outbox "
+                 "WHERE town_id = ? AND channel = ? AND sent_at IS NULL AND id >= ?")
+        args: tuple = (self.town_id, channel, first)
+        if last is not None:
+            query += " AND id <= ?"
+            args += (last,)
+        async with self.db.execute(query + " ORDER BY id LIMIT ?", (*args, limit)) as cursor:
+            return [OutboxRow(**dict(row)) for row in await cursor.fetchall()]
+
+    async def backlog(self) -> int:
+        async with self.db.execute("SELECT COUNT(*) FROM outbox WHERE town_id = ? AND sent_at IS "
+                                   "NULL", (self.town_id,)) as cursor:
+            return int((await cursor.fetchone())[0])
+
+    async def delivery(self, channel: str) -> Delivery:
+        async with self.db.execute("SELECT * FROM discord_delivery WHERE channel = ?",
+                                   (channel,)) as cursor:
+            row = await cursor.fetchone()
+        if row is None:
+            return Delivery()
+        return Delivery(row["last_message_id"], row["post_first"], row["post_last"],
+                        row["parts_done"], bool(row["in_flight"]))
+
+    async def _save_delivery(self, channel: str, state: Delivery) -> None:
+        await self.db.execute(
+            "INSERT INTO discord_delivery (channel, last_message_id, post_first, post_last, "
+            "parts_done, in_flight) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (channel) DO UPDATE SET "
+            "last_message_id = excluded.last_message_id, post_first = excluded.post_first, "
+            "post_last = excluded.post_last, parts_done = excluded.parts_done, "
+            "in_flight = excluded.in_flight",
+            (channel, state.last_message_id, state.post_first, state.post_last, state.parts_done,
+             int(state.in_flight)))
+
+    async def sending(self, channel: str, state: Delivery) -> None:
+        """Record, before a send, which post is under way and that a message may land."""
+        await self._transaction(lambda: self._save_delivery(channel, state))
+
+    async def landed(self, channel: str, state: Delivery, finished: Sequence[int]) -> None:
+        """A part was accepted by Discord; rows of a finished post are marked sent with it."""
+        async def work() -> None:
+            await self._save_delivery(channel, state)
+            await self._mark_sent(finished)
+        await self._transaction(work)
+
+    async def _mark_sent(self, ids: Sequence[int]) -> None:
+        await self.db.executemany("UPDATE outbox SET sent_at = ? WHERE id = ? AND town_id = ?",
+                                  [(utc_now(), row_id, self.town_id) for row_id in ids])
+
+    async def reject(self, channel: str, state: Delivery, ids: Sequence[int], error: str) -> None:
+        """Discord refused the post itself (not the moment): keep why, and move past it."""
+        async def work() -> None:
+            await self._save_delivery(channel, state)
+            await self._mark_sent(ids)
+            await self.db.executemany(
+                "INSERT OR REPLACE INTO discord_rejected (outbox_id, error, at) VALUES (?, ?, ?)",
+                [(row_id, error[:500], utc_now()) for row_id in ids])
+        await self._transaction(work)
+
+    async def rejected(self) -> list[tuple[int, str]]:
+        async with self.db.execute("SELECT outbox_id, error FROM discord_rejected "
+                                   "ORDER BY outbox_id") as cursor:
+            return [(row[0], row[1]) for row in await cursor.fetchall()]
+
+    # --- speech already on Discord ---------------------------------------------------------------
+
+    async def expect_echo(self, channel: str, actor: str, text: str) -> int:
+        """Note speech a person wrote on Discord themselves, so the outbox does not repeat it."""
+        ids: list[int] = []
+
+        async def work() -> None:
+            cursor = await self.db.execute(
+                "INSERT INTO discord_echoes (channel, actor, text) VALUES (?, ?, ?)",
+                (channel, actor, " ".join(text.split())))
+            ids.append(int(cursor.lastrowid or 0))
+        await self._transaction(work)
+        return ids[0]
+
+    async def forget_echo(self, echo_id: int) -> None:
+        await self._transaction(lambda: self.db.execute("DELETE FROM discord_echoes WHERE id = ?",
+                                                        (echo_id,)))
+
+    async def consume_echo(self, row: OutboxRow) -> bool:
+        """A person's own message already shows this speech: mark it sent without posting."""
+        consumed = False
+
+        async def work() -> None:
+            nonlocal consumed
+            async with self.db.execute(
+                    "SELECT id FROM discord_echoes WHERE channel = ? AND actor = ? AND text = ? "
+                    "ORDER BY id LIMIT 1", (row.channel, row.actor, row.text)) as cursor:
+                found = await cursor.fetchone()
+            if found is not None:
+                await self.db.execute("DELETE FROM discord_echoes WHERE id = ?", (found[0],))
+                await self._mark_sent([row.id])
+                consumed = True
+        await self._transaction(work)
+        return consumed
+
+    # --- interview threads ----------------------------------------------------------------------
+
+    async def open_thread(self, thread_id: int, interview: InterviewThread) -> None:
+        await self._transaction(lambda: self.db.execute(
+            "INSERT OR REPLACE INTO discord_threads (thread_id, resident, memory, remember, "
+            "opened_by, created) VALUES (?, ?, ?, ?, ?, ?)",
+            (thread_id, interview.resident, interview.memory, int(interview.remember),
+             interview.opened_by, utc_now())))
+
+    async def thread(self, thread_id: int) -> InterviewThread | None:
+        async with self.db.execute("SELECT resident, memory, remember, opened_by FROM "
+                                   "discord_threads WHERE thread_id = ?", (thread_id,)) as cursor:
+            row = await cursor.fetchone()
+        return InterviewThread(row[0], row[1], bool(row[2]), row[3]) if row else None
