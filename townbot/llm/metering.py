@@ -23,6 +23,7 @@ import numpy as np
 from townbot.llm.budget import Budget
 from townbot.llm.cache import AnswerCache
 from townbot.llm.port import AnswerT, Ask, CallFailed, LanguageModel, Reply, usable
+from townbot.prompting import render
 
 DEFAULTED = frozenset({"fallback", "failed", "skipped", "over_budget"})
 
@@ -153,8 +154,7 @@ class MeteredModel:
         if problem is None and first.answer is not None:
             return first.answer, "ok"
         repair = dataclasses.replace(
-            request, prompt=f"{request.prompt}\n\nYour previous answer could not be used: "
-                            f"{problem}. Answer again.")
+            request, prompt=render("repair", prompt=request.prompt, problem=problem))
         try:
             second = await self._reply(repair)
         except CallFailed as error:

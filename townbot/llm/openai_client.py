@@ -42,6 +42,7 @@ from townbot.llm.port import (
     usable,
 )
 from townbot.llm.settings import OPENAI_URL, ModelSettings
+from townbot.prompting import render
 from townbot.world.errors import format_location
 
 ResultT = TypeVar("ResultT")
@@ -321,8 +322,7 @@ class OpenAIModel:
         messages: list[dict[str, str]] = []
         if mode != "json_schema":
             schema = json.dumps(portable_schema(request.schema), separators=(",", ":"))
-            messages.append({"role": "system", "content": "Answer with one JSON object that follows "
-                                                          f"this JSON schema, and nothing else: {schema}"})
+            messages.append({"role": "system", "content": render("json_instruction", schema=schema)})
         messages.append({"role": "user", "content": request.prompt})
         arguments: dict[str, Any] = {"model": model, "messages": messages}
         if mode == "json_schema":

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import PlaceChoice
-from townbot.mind.prompting import render
+from townbot.prompting import render
 from townbot.world.clock import clock_face
 from townbot.world.model import Persona
 

@@ -16,9 +16,9 @@ from townbot.llm.purposes import ImportanceScores, Reaction
 from townbot.mind import acting, dialogue, planning, reacting, reflection, summary
 from townbot.mind.memory import MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
-from townbot.mind.prompting import numbered, render
 from townbot.mind.reacting import Sighting
 from townbot.mind.settings import MindSettings
+from townbot.prompting import numbered, render
 from townbot.world.clock import clock_face, format_game_time, minute_of_day, parse_game_time
 from townbot.world.model import Persona
 

@@ -12,8 +12,8 @@ from datetime import datetime
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import Answer
 from townbot.mind.memory import KINDS, MemoryStream
-from townbot.mind.prompting import quoted, render
 from townbot.mind.retrieval import retrieve
+from townbot.prompting import quoted, render
 from townbot.world.model import Persona
 
 

@@ -13,8 +13,8 @@ from datetime import datetime
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import Exchange, Takeaways, Utterance, WholeConversation
 from townbot.mind.memory import MemoryStream
-from townbot.mind.prompting import render
 from townbot.mind.retrieval import retrieve
+from townbot.prompting import render
 from townbot.world.clock import clock_face, minute_of_day
 
 Line = tuple[str, str]  # (speaker, text)

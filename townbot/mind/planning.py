@@ -14,9 +14,9 @@ from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import DayPlan, Decomposition, HourlySchedule, ScheduleBlock, Step
 from townbot.mind.memory import Memory, MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
-from townbot.mind.prompting import render
 from townbot.mind.retrieval import retrieve
 from townbot.mind.settings import MindSettings
+from townbot.prompting import render
 from townbot.wording import progressive
 from townbot.world.clock import clock_face, parse_clock
 from townbot.world.model import Persona

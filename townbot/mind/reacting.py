@@ -14,9 +14,9 @@ from datetime import datetime
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import Reaction
 from townbot.mind.memory import MemoryStream
-from townbot.mind.prompting import render
 from townbot.mind.retrieval import retrieve
 from townbot.mind.settings import MindSettings
+from townbot.prompting import render
 from townbot.world.clock import clock_face, minute_of_day
 
 
@@ -53,9 +53,10 @@ async def decide(model: LanguageModel, name: str, summary: str, stream: MemorySt
             token_budget=settings.retrieval_tokens, weights=settings.weights)]
     remembered = list(dict.fromkeys(remembered))
     first_name = name.split()[0]
-    guidance = (f"Reacting means starting a conversation with {sighting.subject}."
-                if sighting.kind == "agent"
-                else f"Reacting means dealing with the {sighting.short_subject} right away.")
+    guidance = render("react_guidance_person" if sighting.kind == "agent"
+                      else "react_guidance_object",
+                      subject=sighting.subject if sighting.kind == "agent"
+                      else sighting.short_subject)
     prompt = render("react", summary=summary, time=clock_face(minute_of_day(now)),
                     first_name=first_name, action=action, observation=sighting.text,
                     context="\n".join(f"- {t}" for t in remembered) or "- (nothing)",

@@ -13,9 +13,9 @@ from datetime import datetime
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import Insight, Insights, ReflectionQuestions
 from townbot.mind.memory import Memory, MemoryStream
-from townbot.mind.prompting import numbered, render
 from townbot.mind.retrieval import retrieve
 from townbot.mind.settings import MindSettings
+from townbot.prompting import numbered, render
 
 
 def due(importance_since: int, settings: MindSettings) -> bool:

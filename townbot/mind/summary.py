@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import AgentSummary
 from townbot.mind.memory import MemoryStream
-from townbot.mind.prompting import render
 from townbot.mind.retrieval import retrieve
+from townbot.prompting import render
 from townbot.world.clock import format_game_time, parse_game_time
 from townbot.world.model import Persona
 

@@ -7,8 +7,8 @@ whether a person could be talked to and whether an object's state is someone's d
 
 from __future__ import annotations
 
-from townbot.mind.prompting import quoted
 from townbot.mind.reacting import Sighting
+from townbot.prompting import quoted
 from townbot.town.body import Body
 from townbot.world.model import World, split_path
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from townbot.mind import dialogue
 from townbot.mind.answering import Ablation, answer_as
-from townbot.mind.prompting import quoted
 from townbot.mind.retrieval import retrieve
+from townbot.prompting import quoted
 from townbot.store.database import AuditEntry, VisitorRow
 from townbot.town.body import Body
 from townbot.town.engine import Engine

@@ -1,4 +1,5 @@
-"""Prompt templates: text files in mind/prompts/, filled with string.Template."""
+"""Prompt templates: every prompt is a text file in townbot/prompts/, filled with
+string.Template. Shared by the mind and the model layer, so it depends on nothing."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def template(name: str) -> Template:
 
 def render(template_name: str, /, **values: object) -> str:
     """Fill a template; a missing value is a programming error and raises KeyError."""
-    return template(template_name).substitute({k: str(v) for k, v in values.items()})
+    return template(template_name).substitute({k: str(v) for k, v in values.items()}).rstrip("\n")
 
 
 def quoted(text: str, limit: int = QUOTE_LIMIT) -> str:
