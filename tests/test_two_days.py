@@ -78,3 +78,15 @@ def test_news_spreads_by_conversation(data, secret, source):
              for m in a["memories"]["conversation"]
              if secret in m["text"] and "(heard from" in m["text"]}
     assert len(heard - {"Isabella Rodriguez", "Sam Moore"}) >= 2, heard
+
+
+def test_guests_who_heard_of_the_party_come_to_it(data):
+    guests = {e["actor"] for e in data["events"]
+              if e["channel"] == "hobbs-cafe" and "2023-02-14 17:00" <= e["time"] < "2023-02-14 19:00"
+              and "Valentine's Day party" in e["text"] and e["actor"] != "Isabella Rodriguez"}
+    told = {a["name"] for a in data["agents"]
+            for m in a["memories"]["conversation"]
+            if "Valentine" in m["text"] and "(heard from" in m["text"]
+            and m["created"] < "2023-02-14 06:00"}
+    assert guests, "somebody besides the host comes to the party"
+    assert guests <= told | {"Isabella Rodriguez"}, "only people who were invited turn up"

@@ -92,7 +92,9 @@ def news_content(utterance: str) -> str:
     return utterance
 
 
-DOING = re.compile(r"^[A-Z][\w'-]+ [A-Z][\w'-]+ is \w+ing\b")
+DOING = re.compile(r"^[A-Z][\w'-]+ [A-Z][\w'-]+ is (still )?\w+ing\b")
+DATED = re.compile(r"\b(January|February|March|April|May|June|July|August|September|October|"
+                   r"November|December) \d{1,2}\b")
 INTENDING = re.compile(r" is (going|planning|hoping|about) to ")
 FORWARD_LOOKING = re.compile(r"\b(intends?|plans? to|planning|will|going to|hopes?|invit\w*|"
                              r"run for|running for|announc\w*|party|coming up)\b", re.IGNORECASE)
@@ -186,7 +188,9 @@ def react(context: Mapping[str, Any], chance: int) -> Reaction:
 
 def _shareable(context: Mapping[str, Any], speaker: str, score) -> str | None:  # noqa: ANN001
     said = " ".join(context["already_said"])
-    for memory in sorted(context["memories"], key=lambda m: -m["importance"]):
+    # The most important first and, among equals, news with a date (an invitation) first.
+    for memory in sorted(context["memories"],
+                         key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
         content = HEARD_FROM.sub("", memory["text"])
         if memory["kind"] in ("plan", "reflection") or not is_news(memory["text"], score):
             continue
@@ -233,7 +237,8 @@ def utterance(context: Mapping[str, Any], score) -> Utterance:  # noqa: ANN001
     if not parts and not asked_before and len(history) < 4:
         return Utterance(text=f"And you, {partner_first}? What are you working on these days?",
                          end=False)
-    if not parts or (not news and len(history) >= 3):
+    partner_shared = last_speaker == partner and any(o in last_text for o in SHARE_OPENERS[:2])
+    if not parts or (not news and not partner_shared and len(history) >= 3):
         parts.append(f"Well, I should get going. Good to see you, {partner_first}!")
         return Utterance(text=clip(" ".join(parts), 400), end=True)
     return Utterance(text=clip(" ".join(parts), 400), end=False)
