@@ -247,12 +247,12 @@ def _meal_steps(activity: str) -> list[str]:
     return [f"getting {meal} ready", f"eating {meal}", f"eating {meal}", "washing the dishes"]
 
 
-def _work_steps(activity: str) -> list[str]:
+def _work_steps(activity: str, resuming: bool = False) -> list[str]:
     base = re.sub(r"^(continue to|finish off:) ", "", activity.rstrip("."))
     doing = progressive(base)
     return [
         f"getting ready to {base}"
-        if not activity.startswith(("continue", "finish off"))
+        if not activity.startswith(("continue", "finish off")) and not resuming
         else f"getting back to it: {doing}",
         doing,
         f"still {doing}",
@@ -269,14 +269,14 @@ def is_meal(activity: str) -> bool:
     )
 
 
-def _steps_text(activity: str, count: int) -> list[str]:
+def _steps_text(activity: str, count: int, resuming: bool = False) -> list[str]:
     filler = None
     if activity.lower().startswith(MORNING_VERBS):
         pattern = _morning_steps()
     elif is_meal(activity):
         pattern, filler = _meal_steps(activity), "taking it easy after the meal"
     else:
-        pattern = _work_steps(activity)
+        pattern = _work_steps(activity, resuming)
     if count <= 1:
         return [progressive(activity)]
     if count <= len(pattern):
@@ -470,7 +470,7 @@ class OfflineModel:
             )
         minutes = int(context["minutes"])
         sizes = _chunks(minutes, self.seed, key)
-        texts = _steps_text(activity, len(sizes))
+        texts = _steps_text(activity, len(sizes), bool(context.get("resuming")))
         steps = []
         for size, text in zip(sizes, texts, strict=True):
             obj = pick_object(f"{text} {activity}", objects, self.seed)

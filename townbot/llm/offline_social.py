@@ -53,36 +53,53 @@ def people_in(texts: list[str], exclude: str) -> Counter[str]:
     return found
 
 
+def _plain(verb: str) -> str:
+    """'meets' -> 'meet', 'is' -> 'am' (after I)."""
+    if verb == "is":
+        return "am"
+    if verb == "has":
+        return "have"
+    return verb[:-1] if verb.endswith("s") and not verb.endswith("ss") else verb
+
+
 def first_person(text: str, speaker: str) -> str:
     """'Sam Moore intends to run' said by Sam -> 'I intend to run'."""
     about_self = text.startswith(speaker)
     swaps = [(f"{speaker} is ", "I'm "), (f"{speaker} will ", "I'll "), (f"{speaker} has ", "I've "),
              (f"{speaker}'s ", "my ")]
     if about_self:  # the rest of a sentence about oneself is about oneself too
-        swaps += [(" she ", " I "), (" he ", " I "), (" her ", " my "), (" his ", " my "),
-                  (" wants ", " want "), (" hopes ", " hope "), (" plans ", " plan ")]
+        swaps += [(" her ", " my "), (" his ", " my ")]
+        text = re.sub(r"\b(?:she|he) (\w+)", lambda m: "I " + _plain(m.group(1)), text)
     for old, new in swaps:
         text = text.replace(old, new)
 
     def singular(match: re.Match[str]) -> str:
-        verb = match.group(1)
-        return "I " + (verb[:-1] if verb.endswith("s") and not verb.endswith("ss") else verb)
+        return "I " + _plain(match.group(1))
 
     return re.sub(rf"\b{re.escape(speaker)} (\w+)", singular, text)
 
 
 def third_person(text: str, speaker: str) -> str:
-    """The reverse, for remembering what someone said about themselves."""
-    swaps = [("I'm ", f"{speaker} is "), ("I'll ", f"{speaker} will "),
-             ("I've ", f"{speaker} has "), (" my ", f" {speaker}'s "), ("My ", f"{speaker}'s ")]
-    for old, new in swaps:
-        text = text.replace(old, new)
+    """The reverse, for remembering what someone said about themselves: the first mention
+    becomes the speaker's name, later ones 'they'."""
+    named = False
 
-    def plural(match: re.Match[str]) -> str:
-        verb = match.group(1)
-        return f"{speaker} " + (verb if verb.endswith("s") else verb + "s")
+    def who(match: re.Match[str]) -> str:
+        nonlocal named
+        word, rest = match.group(1), match.group(2) or ""
+        first, named = not named, True
+        if word in ("I'm", "I'll", "I've"):
+            verb = {"I'm": "is" if first else "are", "I'll": "will",
+                    "I've": "has" if first else "have"}[word]
+            return f"{speaker if first else 'they'} {verb}{rest}"
+        if word.lower() == "my":
+            return f"{speaker}'s{rest}" if first else f"their{rest}"
+        verb = rest.strip()
+        if first:
+            return f"{speaker} " + (verb if verb.endswith("s") else verb + "s")
+        return f"they {verb}"
 
-    return re.sub(r"\bI (\w+)", plural, text)
+    return re.sub(r"\b(I'm|I'll|I've|[Mm]y|I)\b( \w+)?", who, text)
 
 
 def news_content(utterance: str) -> str:

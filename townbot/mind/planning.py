@@ -73,7 +73,7 @@ def insert_block(blocks: list[PlanBlock], new: PlanBlock) -> list[PlanBlock]:
                                     block.arena, kept))
         if block.end > new.end:
             result.append(PlanBlock(new.end, block.end, block.activity, block.sector,
-                                    block.arena, []))
+                                    block.arena, [], resumed=True))
     result.append(new)
     return sorted(result, key=lambda b: b.start)
 
@@ -213,6 +213,7 @@ async def decompose(model: LanguageModel, persona: Persona, block: PlanBlock,
         purpose="decompose", prompt=prompt, schema=Decomposition, agent=persona.name,
         default=lambda: _default_steps(block, objects), check=problem,
         context={"activity": block.activity, "minutes": minutes, "objects": objects,
-                 "agent": persona.name, "start": start.isoformat()}))
+                 "agent": persona.name, "start": start.isoformat(),
+                 "resuming": block.resumed}))
     partial = PlanBlock(start, block.end, block.activity, block.sector, block.arena)
     return steps_in_block(answer, partial, objects)
