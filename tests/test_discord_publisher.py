@@ -264,7 +264,7 @@ async def test_the_running_publisher_posts_new_rows_when_woken(tmp_path):
     posting.start()
     await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Hello!")])
     posting.wake()
-    for _ in range(200):
+    for _ in range(1000):  # up to 10 s on a busy machine
         if outlet.contents(CAFE):
             break
         await asyncio.sleep(0.01)
