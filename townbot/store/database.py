@@ -91,7 +91,6 @@ class TickChanges:
     conversations: list[ConversationRecord] = field(default_factory=list)
     visitors: list[VisitorRow] = field(default_factory=list)
     departed: list[tuple[str, str]] = field(default_factory=list)  # (person id, game time)
-    audit: list[AuditEntry] = field(default_factory=list)
     tick: int = 0
 
 
@@ -256,12 +255,6 @@ class Store:
         await self._insert_events(town, changes.tick, changes.events)
         await self._insert_conversations(town, changes.conversations)
         await self._write_visitors(town, changes)
-        await self.db.executemany(
-            "INSERT INTO audit_log (town_id, at, game_time, person_id, person_name, role, "
-            "use_case, arguments, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(town, a.at, a.game_time, a.person_id, a.person_name, a.role, a.use_case,
-              json.dumps(a.arguments, ensure_ascii=False), a.outcome, a.detail)
-             for a in changes.audit])
         await self._insert_usage(town, changes.tick, changes.usage)
 
     async def _insert_events(self, town: int, tick: int, events: Iterable[TownEvent]) -> None:
@@ -290,6 +283,15 @@ class Store:
             rows = await cursor.fetchall()
         return [VisitorRow(r["person_id"], r["name"], r["description"], json.loads(r["body"]),
                            r["resident"]) for r in rows]
+
+    async def add_audit(self, town_id: int, entry: AuditEntry) -> None:
+        """One audit row in its own transaction: what a use case changed is already saved."""
+        await self.db.execute(
+            "INSERT INTO audit_log (town_id, at, game_time, person_id, person_name, role, "
+            "use_case, arguments, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (town_id, entry.at, entry.game_time, entry.person_id, entry.person_name, entry.role,
+             entry.use_case, json.dumps(entry.arguments, ensure_ascii=False), entry.outcome,
+             entry.detail))
 
     async def audit_rows(self, town_id: int) -> list[dict[str, Any]]:
         async with self.db.execute("SELECT * FROM audit_log WHERE town_id = ? ORDER BY id",

@@ -17,7 +17,6 @@ from townbot.mind.agent import AgentMind, Intent, MindState, Perception, startin
 from townbot.mind.memory import MemoryStream
 from townbot.mind.settings import MindSettings
 from townbot.store.database import (
-    AuditEntry,
     ConversationRecord,
     Store,
     StoreError,
@@ -75,7 +74,6 @@ class Engine:
         self._last_mishap: dict[str, int] = {}  # object path -> tick of its last mishap
         self.people: dict[str, VisitorRow] = {}  # person id -> visitor (or taken-over resident)
         self._departed: list[tuple[str, str]] = []
-        self.audit: list[AuditEntry] = []
 
     # --- creation and resumption ------------------------------------------------------------
 
@@ -379,8 +377,7 @@ class Engine:
         changes = TickChanges(town_id=self.town.id, next_tick=next_tick, tick=self.clock.tick,
                               events=events, usage=self.model.meter.drain(),
                               objects=self._changed_objects, conversations=self._conversations,
-                              visitors=self._visitor_rows(), departed=self._departed,
-                              audit=self.audit)
+                              visitors=self._visitor_rows(), departed=self._departed)
         for name, mind in self.minds.items():
             changes.agents[name] = (self.bodies[name].to_dict(), mind.state.to_dict())
             added, touched = mind.stream.take_changes()
@@ -388,7 +385,7 @@ class Engine:
             changes.touched += [(name, m) for m in touched]
         await self.store.save_tick(changes)
         self._changed_objects, self._conversations = {}, []
-        self._departed, self.audit = [], []
+        self._departed = []
         self.clock.tick = next_tick
 
     def _visitor_rows(self) -> list[VisitorRow]:

@@ -156,11 +156,10 @@ class TownService:
 
     async def _audit(self, case: str, person: Person, arguments: dict[str, Any], outcome: str,
                      detail: str) -> None:
-        self.engine.audit.append(AuditEntry(
+        await self.engine.store.add_audit(self.engine.town.id, AuditEntry(
             datetime.now(UTC).isoformat(timespec="seconds"),
             format_game_time(self.engine.clock.now), person.id, person.name, person.role, case,
             arguments, outcome, detail))
-        await self.engine.commit_now([])
 
     # --- lookups ----------------------------------------------------------------------------
 
