@@ -12,7 +12,7 @@ from scripted import ScriptedModel
 from townbot.llm.metering import MeteredModel
 from townbot.mind import dialogue
 from townbot.mind.agent import AgentMind, MindState, Perception, starting_knowledge
-from townbot.mind.answering import Ablation, answer_as
+from townbot.mind.answering import answer_as
 from townbot.mind.memory import MemoryStream
 from townbot.mind.reacting import Sighting
 from townbot.mind.settings import MindSettings
@@ -226,21 +226,6 @@ async def test_an_interview_answers_from_memory_and_writes_nothing(world):
     assert mind.state.pending == []
     asked = model.asked("answer")[0]
     assert "a reporter" in asked.prompt and '"Are you running for mayor?"' in asked.prompt
-
-
-async def test_ablation_hides_the_switched_off_kinds_of_memory(world):
-    model = ScriptedModel()
-    mind = await started(make_mind(world, "Sam Moore", model))
-    mind.remember("thought", "Sam Moore plans to knock on doors for his campaign")
-    mind.remember("reflection", "Sam Moore cares about his neighbours", (0,))
-    await mind.flush_memories(MORNING, force=True)
-    await answer_as(model, mind.persona, mind.summary_text, mind.stream, "What are your plans?",
-                    MORNING, access=Ablation(observations=False, plans=False))
-    used = model.asked("answer")[0].context["memories"]
-    kinds = {m.text: m.kind for m in mind.stream.memories}
-    assert set(used) == {"Sam Moore plans to knock on doors for his campaign",
-                         "Sam Moore cares about his neighbours"}
-    assert {kinds[t] for t in used} == {"thought", "reflection"}
 
 
 @pytest.mark.parametrize("question", ["Are you an AI?", "Is this a computer program?"])

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from townbot.mind import dialogue
-from townbot.mind.answering import Ablation, answer_as
+from townbot.mind.answering import Ablation, answer_as, plan_lines
 from townbot.mind.retrieval import retrieve
 from townbot.prompting import quoted
 from townbot.store.database import AuditEntry, VisitorRow
@@ -410,7 +410,8 @@ class TownService:
             mind = self.engine.minds[who]
             reply = await answer_as(self.engine.model, mind.persona, mind.summary_text,
                                     mind.stream, asked, self.engine.clock.now, asker=asker,
-                                    access=access or Ablation(), remember=remember)
+                                    access=access or Ablation(), remember=remember,
+                                    plan=plan_lines(mind.state.blocks), people=list(self.engine.minds))
             if remember:
                 mind.clock = self.engine.clock.now
                 mind.remember("conversation", f"{asker} asked {who}: {quoted(asked)}; {who} "
