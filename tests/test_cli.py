@@ -19,13 +19,41 @@ def test_sim_says_it_is_offline_first_and_a_second_run_continues(tmp_path, capsy
     assert "Mon 08:00 to Mon 11:00" in second
 
 
-def test_sim_prints_the_transcript_grouped_by_channel(tmp_path, capsys):
+def test_sim_prints_the_transcript_in_time_order_tagged_with_areas(tmp_path, capsys):
     assert main(["sim", "--hours", "1", "--db", str(tmp_path / "t.db")]) == 0
+    out = capsys.readouterr().out
+    events = [line for line in out.splitlines() if line[:2].isdigit() and line[2] == ":"]
+    assert events and [line[:5] for line in events] == sorted(line[:5] for line in events)
+    assert all(line.split()[1].startswith("#") for line in events), "each line names its area"
+    assert "--- 2023-02-13 ---" in out
+    assert "calls" in out and "importance" in out, "the usage summary closes the run"
+
+
+def test_sim_by_area_groups_the_transcript_by_channel(tmp_path, capsys):
+    assert main(["sim", "--hours", "1", "--db", str(tmp_path / "t.db"), "--by-area"]) == 0
     out = capsys.readouterr().out
     assert "#hobbs-cafe (" in out
     headers = [line for line in out.splitlines() if line.startswith("#")]
     assert headers == sorted(headers), "channels are listed in a stable order"
-    assert "calls" in out and "importance" in out, "the usage summary closes the run"
+
+
+def test_a_second_sim_shows_its_own_figures_beside_the_towns_totals(tmp_path, capsys):
+    db = str(tmp_path / "t.db")
+    assert main(["sim", "--hours", "1", "--db", db, "--quiet"]) == 0
+    first = capsys.readouterr().out
+    assert main(["sim", "--hours", "1", "--db", db, "--quiet"]) == 0
+    second = capsys.readouterr().out
+    assert "model usage, this run:" in second and "town totals (all runs):" in second
+
+    def calls(text: str, prefix: str) -> int:
+        line = next(line for line in text.splitlines() if line.startswith(prefix))
+        return int(line.removeprefix(prefix).split()[0])
+
+    assert calls(second, "town totals (all runs): ") == calls(first, "town totals (all runs): ") \
+        + calls(second, "total: ")
+    assert "model problems" not in first + second
+    assert not any(line[:2].isdigit() and ":" in line[:3] for line in second.splitlines()), \
+        "--quiet prints no transcript"
 
 
 def test_export_markdown_and_json_agree_on_the_residents(tmp_path, capsys):

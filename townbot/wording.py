@@ -62,3 +62,20 @@ def inner_voice(text: str, name: str) -> str:
     for old, new in swaps:
         thought = thought.replace(old, new)
     return thought if thought.startswith((name, first)) else f"{name} thinks: {thought}"
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """'1 person', '2 people' (with many='people'), '3 residents'."""
+    return f"{count:g} {noun if count == 1 else many or noun + 's'}"
+
+
+def text_table(headers: list[str], rows: list[list[str]], right: frozenset[int] = frozenset()) -> str:
+    """Columns padded to their widest cell; the columns in `right` (by index) aligned right."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+
+    def line(cells: list[str]) -> str:
+        padded = [str(c).rjust(w) if i in right else str(c).ljust(w)
+                  for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
+        return "  ".join(padded).rstrip()
+
+    return "\n".join([line(headers), *(line(row) for row in rows)])

@@ -9,6 +9,7 @@ from typing import Any
 from townbot.llm.budget import CALL_OUTCOMES, EMBEDDING_PURPOSES
 from townbot.llm.offline import OFFLINE_LABEL
 from townbot.llm.settings import ModelSettings
+from townbot.wording import plural, text_table
 
 COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "repaired", "fallbacks", "failed", "cached",
            "budget")
@@ -109,28 +110,57 @@ def _price_line(summary: dict[str, Any]) -> str:
     return line
 
 
-def render_usage(summary: dict[str, Any]) -> str:
-    header = (f"{'purpose':<18}{'calls':>7}{'/agent-day':>11}{'prompt tok':>12}{'/agent-day':>11}"
-              f"{'compl tok':>10}{'repaired':>9}{'fallbacks':>10}{'cached':>7}{'budget':>7}")
-    lines = [header]
-    for purpose, e in summary["purposes"].items():
-        lines.append(f"{purpose:<18}{e['calls']:>7}{e['calls_per_agent_day']:>11.1f}"
-                     f"{e['prompt_tokens']:>12}{e['prompt_tokens_per_agent_day']:>11.0f}"
-                     f"{e['completion_tokens']:>10}{e['repaired']:>9}{e['fallbacks']:>10}"
-                     f"{e['cached']:>7}{e['budget']:>7}")
+USAGE_HEADERS = ["purpose", "calls", "calls/agent-day", "prompt tok", "prompt/agent-day",
+                 "completion tok", "repaired", "defaults", "cached", "budget"]
+
+
+def usage_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The per-purpose table as text cells; every column but the first is a number."""
+    rows = [[purpose, f"{e['calls']:.0f}", f"{e['calls_per_agent_day']:.1f}", f"{e['prompt_tokens']:.0f}",
+             f"{e['prompt_tokens_per_agent_day']:.0f}", f"{e['completion_tokens']:.0f}",
+             f"{e['repaired']:.0f}", f"{e['fallbacks']:.0f}", f"{e['cached']:.0f}", f"{e['budget']:.0f}"]
+            for purpose, e in summary["purposes"].items()]
+    return USAGE_HEADERS, rows
+
+
+def defaults_note(summary: dict[str, Any]) -> str:
+    """Why answers came from defaults, in the words that fit the model that gave them."""
+    count = summary["fallbacks"]
+    if summary["offline"]:
+        return f"questions the offline model had no usable answer for (defaults used): {count}"
+    return f"answered by defaults after unusable replies or an unreachable server: {count}"
+
+
+def usage_totals(summary: dict[str, Any]) -> list[str]:
+    """The lines under the table: totals, cache, defaults, budget and price."""
     mark = " (estimated)" if summary["estimated"] else ""
-    lines.append(f"total: {summary['calls']} calls, {summary['prompt_tokens']} prompt and "
-                 f"{summary['completion_tokens']} completion tokens{mark}; per agent per game day: "
-                 f"{summary['calls_per_agent_day']:.1f} calls, "
-                 f"{summary['prompt_tokens_per_agent_day']:.0f} prompt tokens "
-                 f"over {summary['agent_days']:.1f} agent-days")
-    extras = [f"cache hits: {summary['cache_hits']}"]
+    lines = [f"total: {plural(int(summary['calls']), 'call')}, {summary['prompt_tokens']:.0f} prompt and "
+             f"{summary['completion_tokens']:.0f} completion tokens{mark}; per agent per game day: "
+             f"{summary['calls_per_agent_day']:.1f} calls, "
+             f"{summary['prompt_tokens_per_agent_day']:.0f} prompt tokens "
+             f"over {summary['agent_days']:.1f} agent-days"]
+    extras = [f"cache hits: {summary['cache_hits']:.0f}"]
     if summary["embedding_tokens"]:
-        extras.append(f"embedding tokens: {summary['embedding_tokens']}")
+        extras.append(f"embedding tokens: {summary['embedding_tokens']:.0f}")
     if summary["fallbacks"]:
-        extras.append(f"answered by defaults after model problems: {summary['fallbacks']}")
+        extras.append(defaults_note(summary))
     if summary["budget_defaults"]:
-        extras.append(f"answered by defaults under the budget: {summary['budget_defaults']}")
+        extras.append(f"answered by defaults under the budget: {summary['budget_defaults']:.0f}")
     lines.append("; ".join(extras))
     lines.append(_price_line(summary))
-    return "\n".join(lines)
+    return lines
+
+
+def render_usage(summary: dict[str, Any], heading: str | None = None) -> str:
+    """The usage summary as plain text: an optional heading, the table, the totals."""
+    headers, rows = usage_table(summary)
+    table = text_table(headers, rows, right=frozenset(range(1, len(headers))))
+    return "\n".join([*([heading] if heading else []), table, *usage_totals(summary)])
+
+
+def town_line(summary: dict[str, Any]) -> str:
+    """The town's totals over all its runs, in one line."""
+    mark = " (estimated)" if summary["estimated"] else ""
+    return (f"town totals (all runs): {plural(int(summary['calls']), 'call')}, "
+            f"{summary['prompt_tokens']:.0f} prompt and {summary['completion_tokens']:.0f} completion "
+            f"tokens{mark} over {summary['agent_days']:.1f} agent-days; {_price_line(summary)}")

@@ -1,0 +1,149 @@
+"""`townbot sim`: the town headless, with a progress bar, the transcript in time order (or by
+area) and the model usage of this run beside the town's totals. Ctrl-C stops after the tick
+under way has committed."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from townbot.llm.budget import OPEN
+from townbot.llm.metering import MeteredModel
+from townbot.llm.settings import ModelSettings
+from townbot.platforms.terminal import Interrupts, Screen, TickProgress
+from townbot.town.engine import Engine
+from townbot.town.launch import TownFiles, open_engine
+from townbot.town.service import Person, TownService
+from townbot.town.transcript import by_area, in_time_order
+from townbot.town.usage import USAGE_HEADERS, summarise, town_line, usage_table, usage_totals
+from townbot.wording import plural
+from townbot.world.events import TownEvent
+
+PROBLEM_WORDS = {"cut_off": "cut off", "invalid_json": "not JSON", "wrong_shape": "of the wrong format",
+                 "refused": "refused", "empty": "empty", "unusable": "refused by the ask's own check"}
+SCENARIO_LOADER = Person("cli:scenario", "townbot sim --scenario", moderator=True)
+INTERRUPTED = 130  # the shell's code for a program ended by Ctrl-C
+
+
+def add_sim_parser(commands: argparse._SubParsersAction) -> None:
+    sim = commands.add_parser("sim", help="run the town headless and print the transcript")
+    sim.add_argument("--world", help="world file (default: ./world.yaml)")
+    sim.add_argument("--personas", help="persona folder (default: ./personas)")
+    length = sim.add_mutually_exclusive_group()
+    length.add_argument("--hours", type=float, help="game hours to run")
+    length.add_argument("--days", type=float, help="game days to run (default 1)")
+    sim.add_argument("--db", default="townbot.db", help="database file (default: townbot.db)")
+    sim.add_argument("--seed", type=int, default=0, help="seed for a new town (default 0)")
+    sim.add_argument("--scenario", help="scenario from scenarios/ to load first")
+    shown = sim.add_mutually_exclusive_group()
+    shown.add_argument("--by-area", action="store_true",
+                       help="group the transcript by area instead of time order")
+    shown.add_argument("--quiet", "--no-transcript", dest="quiet", action="store_true",
+                       help="print only the summary")
+
+
+def budget_label(model: MeteredModel) -> str:
+    """A note for the progress line once the budget starts to bite."""
+    budget = model.budget
+    if budget is None or budget.level(model.meter.game_day) == OPEN:
+        return ""
+    return "  " + budget.status(model.meter.game_day)
+
+
+def progress_label(engine: Engine) -> str:
+    """The text after the progress bar: the game time and what the model layer wants known."""
+    return engine.clock.now.strftime("%a %b %d %H:%M") + budget_label(engine.model)
+
+
+async def simulate(engine: Engine, ticks: int, stop: asyncio.Event | None = None) -> list[TownEvent]:
+    """Up to `ticks` ticks; stops early, between ticks, once `stop` is set."""
+    events: list[TownEvent] = []
+    with TickProgress(ticks, lambda: progress_label(engine)) as progress:
+        for done in range(1, ticks + 1):
+            events += await engine.tick()
+            progress.update(done)
+            if stop is not None and stop.is_set():
+                break
+    return events
+
+
+def session_notes(model: MeteredModel, offline: bool) -> list[str]:
+    """What happened with the model in this run: budget state, server retries, reply problems."""
+    notes = []
+    if model.budget is not None:
+        notes.append(model.budget.status(model.meter.game_day))
+    stats = getattr(model.inner, "stats", None)
+    if stats is not None:
+        notes.append(stats.describe())
+    if model.meter.problems:
+        count = sum(model.meter.problems.values())
+        if offline:
+            notes.append(f"the offline model had no usable answer {plural(count, 'time')} this run; "
+                         "each was asked once more, then a default answered")
+        else:
+            problems = ", ".join(f"{n} {PROBLEM_WORDS.get(kind, kind)}"
+                                 for kind, n in sorted(model.meter.problems.items()))
+            notes.append(f"unusable replies this run: {problems} (each got one repair try)")
+    if model.meter.last_failure:
+        notes.append(f"last model failure: {model.meter.last_failure}")
+    return notes
+
+
+def show_usage(screen: Screen, run: dict, town: dict | None) -> None:
+    """This run's table and totals, then the town's totals when earlier runs count too."""
+    headers, rows = usage_table(run)
+    screen.table(headers, rows, right=range(1, len(USAGE_HEADERS)), title="model usage, this run:")
+    for line in usage_totals(run):
+        screen.line(line)
+    if town is not None:
+        screen.line(town_line(town))
+
+
+async def run_sim(args: argparse.Namespace, settings: ModelSettings) -> int:
+    engine = await open_engine(TownFiles(args.world, args.personas), args.db, seed=args.seed,
+                               settings=settings)
+    screen = Screen(channels=[s.channel for s in engine.world.sectors.values()]
+                    + [engine.world.town_hall_channel])
+    try:
+        if args.scenario:
+            screen.reply((await TownService(engine).load_scenario(SCENARIO_LOADER, args.scenario)).text)
+        start = engine.clock.now
+        ticks = engine.clock.ticks_for(hours=args.hours or 0, days=args.days or 0) \
+            if (args.hours or args.days) else engine.clock.ticks_for(days=1)
+        earlier = await engine.store.usage_rows(engine.town.id)
+        screen.line(f"{engine.world.town}: {len(engine.minds)} residents, from "
+                    f"{start:%a %b %d %H:%M} for {ticks} ticks of {engine.clock.tick_minutes} min "
+                    f"(database {args.db})")
+        tick_before = engine.clock.tick
+        with Interrupts() as interrupts:
+            try:
+                events = await simulate(engine, ticks, interrupts.requested)
+            except asyncio.CancelledError:  # a second Ctrl-C: the tick under way is rolled back
+                print(f"stopped by Ctrl-C during a tick; {args.db} keeps the town as of "
+                      f"{engine.clock.now:%a %H:%M}", file=sys.stderr)
+                return INTERRUPTED
+        if interrupts.requested.is_set():
+            done = engine.clock.tick - tick_before
+            print(f"stopped by Ctrl-C after {plural(done, 'tick')}, at {engine.clock.now:%a %H:%M}; "
+                  f"saved to {args.db}", file=sys.stderr)
+            return INTERRUPTED
+        if not args.quiet:
+            screen.legend()
+            for line in by_area(events) if args.by_area else in_time_order(events):
+                screen.area_line(line)
+        channels = len({e.channel for e in events})
+        screen.line(f"{plural(len(events), 'event')} in {plural(channels, 'area')}, {start:%a %H:%M} to "
+                    f"{engine.clock.now:%a %H:%M}; saved to {args.db}")
+        rows = await engine.store.usage_rows(engine.town.id)
+        last_earlier = earlier[-1]["id"] if earlier else 0
+        run = summarise([r for r in rows if r["id"] > last_earlier], settings, engine.clock.tick_minutes)
+        town = summarise(rows, settings, engine.clock.tick_minutes) if earlier else None
+        show_usage(screen, run, town)
+        for note in session_notes(engine.model, settings.offline):
+            screen.line(note)
+    finally:
+        await engine.model.close()
+        await engine.store.close()
+    return 0
+

@@ -1,0 +1,172 @@
+"""What the terminal shows, on `rich`: area colours, tables, the progress bar. On a terminal the
+text is styled; into a pipe or a file it is plain, so scripts and tests read simple lines."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Callable, Iterable
+from typing import TextIO
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from townbot.town.transcript import Line
+from townbot.wording import text_table
+
+# Colours that stay apart from each other on dark and light backgrounds: 24 of the 256-colour
+# palette, and the 12 of a 16-colour terminal (black, white and greys are left out).
+RICH_COLOURS = ("color(196)", "color(40)", "color(220)", "color(33)", "color(201)", "color(44)",
+                "color(208)", "color(129)", "color(118)", "color(39)", "color(211)", "color(136)",
+                "color(30)", "color(160)", "color(99)", "color(148)", "color(214)", "color(51)",
+                "color(170)", "color(28)", "color(166)", "color(63)", "color(180)", "color(125)")
+BASIC_COLOURS = ("red", "green", "yellow", "blue", "magenta", "cyan", "bright_red", "bright_green",
+                 "bright_yellow", "bright_blue", "bright_magenta", "bright_cyan")
+
+
+class Palette:
+    """One colour per area, each different while there are enough colours; past that, colours
+    repeat and `legend` says which area has which."""
+
+    def __init__(self, channels: Iterable[str], colours: tuple[str, ...]) -> None:
+        self.channels = sorted(set(channels))
+        self.colours = colours
+        self.by_channel = {c: colours[i % len(colours)] for i, c in enumerate(self.channels)}
+
+    @property
+    def repeats(self) -> bool:
+        return len(self.channels) > len(self.colours)
+
+    def style(self, channel: str | None) -> str:
+        if channel is None:
+            return "dim"
+        if channel not in self.by_channel:  # an area met later: the next colour in turn
+            self.by_channel[channel] = self.colours[len(self.by_channel) % len(self.colours)]
+        return self.by_channel[channel]
+
+
+class Screen:
+    """Prints lines, area lines, replies, refusals and tables. `file` None means whatever
+    sys.stdout is at the moment of printing (prompt_toolkit swaps it to keep the input line)."""
+
+    def __init__(self, file: TextIO | None = None, styled: bool | None = None,
+                 channels: Iterable[str] = ()) -> None:
+        self.file = file
+        self.styled = (file or sys.stdout).isatty() if styled is None else styled
+        self.console = Console(file=file, force_terminal=self.styled, no_color=not self.styled,
+                               highlight=False, markup=False, emoji=False, soft_wrap=True)
+        colours = RICH_COLOURS if self.console.color_system in ("256", "truecolor") else BASIC_COLOURS
+        self.palette = Palette(channels, colours)
+
+    def _out(self) -> TextIO:
+        return self.file or sys.stdout
+
+    def line(self, text: str, style: str = "") -> None:
+        if self.styled:
+            self.console.print(Text(text, style=style))
+        else:
+            print(text, file=self._out(), flush=True)
+
+    def area_line(self, line: Line) -> None:
+        self.line(line.text, self.palette.style(line.channel) if self.styled else "")
+
+    def reply(self, text: str) -> None:
+        self.line(f"> {text}", "bold")
+
+    def refusal(self, text: str) -> None:
+        """Every refusal looks the same: '! what was wrong; what would be right'."""
+        self.line(f"! {text}", "bold red")
+
+    def legend(self) -> None:
+        """The area colours, when some areas share one (more areas than colours)."""
+        if not (self.styled and self.palette.repeats):
+            return
+        legend = Text("areas: ")
+        for channel in self.palette.channels:
+            legend.append(f"#{channel} ", style=self.palette.style(channel))
+        self.console.print(legend)
+
+    def table(self, headers: list[str], rows: list[list[str]], right: Iterable[int] = (),
+              title: str | None = None) -> None:
+        """A table: rich's on a terminal, aligned plain columns otherwise."""
+        right = frozenset(right)
+        if not self.styled:
+            text = text_table(headers, rows, right)
+            print(f"{title}\n{text}" if title else text, file=self._out(), flush=True)
+            return
+        table = Table(title=title, title_justify="left", header_style="bold", box=None,
+                      pad_edge=False)
+        for index, header in enumerate(headers):
+            table.add_column(header, justify="right" if index in right else "left")
+        for row in rows:
+            table.add_row(*row)
+        self.console.print(table)
+
+
+class TickProgress:
+    """The progress of `sim` on standard error: rich's bar on a terminal, a line per tenth
+    otherwise. `label` gives the text after the bar (the game time, budget notes, ...)."""
+
+    def __init__(self, total: int, label: Callable[[], str], file: TextIO | None = None) -> None:
+        self.total = max(1, total)
+        self.label = label
+        self.file = file or sys.stderr
+        self._last_tenth = -1
+        self._bar: Progress | None = None
+        if self.file.isatty():
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("ticks"), TimeElapsedColumn(), TextColumn("{task.fields[label]}"),
+                                 console=Console(file=self.file), transient=False)
+            self._task = self._bar.add_task("sim", total=self.total, label=label())
+
+    def __enter__(self) -> TickProgress:
+        if self._bar is not None:
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def update(self, done: int) -> None:
+        label = self.label()
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done, label=label)
+        elif (tenth := 10 * done // self.total) != self._last_tenth:
+            self._last_tenth = tenth
+            print(f"progress: {done}/{self.total} ticks ({label})", file=self.file, flush=True)
+
+
+class Interrupts:
+    """Ctrl-C asks to stop once the current tick has committed; a second Ctrl-C stops at once
+    (the unfinished tick is rolled back). Used as `with Interrupts() as stop:` inside the loop."""
+
+    def __init__(self) -> None:
+        self.requested = asyncio.Event()
+        self.presses = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task | None = None
+        self._previous: object = None
+
+    def __enter__(self) -> Interrupts:
+        self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
+        self._previous = signal.getsignal(signal.SIGINT)
+        try:
+            self._loop.add_signal_handler(signal.SIGINT, self.press)
+        except (NotImplementedError, RuntimeError, ValueError):  # no signals here (Windows, a thread)
+            self._loop = None
+        return self
+
+    def press(self) -> None:
+        self.presses += 1
+        self.requested.set()
+        if self.presses > 1 and self._task is not None:
+            self._task.cancel()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._loop is not None:
+            self._loop.remove_signal_handler(signal.SIGINT)
+            signal.signal(signal.SIGINT, self._previous)  # type: ignore[arg-type]
