@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from townbot.cli import main
 
 
@@ -70,6 +72,27 @@ def test_export_markdown_and_json_agree_on_the_residents(tmp_path, capsys):
         assert f"## {agent['name']}" in markdown
 
 
-def test_export_of_an_empty_database_says_what_to_do(tmp_path, capsys):
-    assert main(["export", "--db", str(tmp_path / "empty.db")]) == 2
-    assert "townbot sim --db" in capsys.readouterr().err
+def test_export_of_a_missing_database_says_what_to_do_and_creates_nothing(tmp_path, capsys):
+    for command in ("export", "usage"):
+        assert main([command, "--db", str(tmp_path / "missing.db")]) == 2
+        assert "does not exist" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("length", [["--hours", "0"], ["--days", "0"], ["--hours", "-1"],
+                                    ["--days", "nan"], ["--hours", "two"]])
+def test_sim_length_must_be_a_positive_number_and_nothing_is_founded(tmp_path, capsys, length):
+    with pytest.raises(SystemExit) as stopped:
+        main(["sim", *length, "--db", str(tmp_path / "t.db")])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "not above zero" in err or "not a number" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["sim", "--hours", "1"], ["play", "--ticks", "1"]])
+def test_an_unknown_scenario_is_refused_before_the_town_is_founded(tmp_path, capsys, command):
+    assert main([*command, "--scenario", "valentine", "--db", str(tmp_path / "t.db")]) == 2
+    assert "there is no scenario 'valentine' (did you mean 'valentines-party'" in \
+        capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -433,3 +433,72 @@ def test_check_command_reports_a_broken_file_on_stderr(town, capsys) -> None:
     assert "residents" not in out
     assert str(path) in err
     assert "lifestyle.sleeps" in err and "bedtime" in err
+
+
+# ---------------------------------------------------------------- keys and places twice, bad bytes
+
+
+def test_a_key_written_twice_in_a_persona_names_both_lines(town) -> None:
+    world_path, personas_dir = town
+    persona = personas_dir / "isabella_rodriguez.yaml"
+    replace_once(persona, "age: 34\n", "age: 34\nage: 99\n")
+    error = load_error(world_path, personas_dir)
+    assert error.file == str(persona)
+    assert error.place == "line 3, column 1"
+    assert error.problem == "key 'age' is written twice in one mapping, on line 2 and on line 3; " \
+                            "keep one"
+
+
+def test_a_key_written_twice_deep_in_the_world_is_refused(town) -> None:
+    world_path, personas_dir = town
+    replace_once(world_path, "    channel: hobbs-cafe\n",
+                 "    channel: hobbs-cafe\n    channel: hobbs-coffee\n")
+    error = load_error(world_path, personas_dir)
+    assert "key 'channel' is written twice" in error.problem
+
+
+def test_merge_keys_are_still_allowed(tmp_path) -> None:
+    from townbot.world.loading import StrictLoader
+    text = "base: &b {x: 1}\nmerged:\n  <<: *b\n  y: 2\n"
+    assert yaml.load(text, Loader=StrictLoader)["merged"] == {"x": 1, "y": 2}
+
+
+@pytest.mark.parametrize(("where", "kind", "first"), [
+    (lambda d: d["sectors"].append(dict(sector(d, "Hobbs Cafe"))), "sector", "sectors[0]"),
+    (lambda d: sector(d, "Hobbs Cafe")["arenas"].append(sector(d, "Hobbs Cafe")["arenas"][0]),
+     "arena", "sectors[0] (Hobbs Cafe).arenas[0]"),
+    (lambda d: sector(d, "Hobbs Cafe")["arenas"][0]["objects"].append(
+        sector(d, "Hobbs Cafe")["arenas"][0]["objects"][0]), "object", "objects[0]"),
+])
+def test_duplicate_sectors_arenas_and_objects_name_both_places(town, where, kind, first) -> None:
+    world_path, personas_dir = town
+    edit_yaml(world_path, where)
+    error = load_error(world_path, personas_dir)
+    assert f"duplicate {kind} name" in error.problem
+    assert f"first at {first}; rename one" in error.problem
+
+
+@pytest.mark.parametrize(("content", "problem"), [
+    (b"name: Isabella\x00\x01\x02", "is a binary file, not YAML text; give a text file"),
+    (b"name: Isabella Rodr\xedguez\n", "is not UTF-8 text (byte 0xed); save the file as UTF-8"),
+])
+def test_binary_and_non_utf8_files_get_one_line(town, content, problem) -> None:
+    world_path, personas_dir = town
+    persona = personas_dir / "isabella_rodriguez.yaml"
+    persona.write_bytes(content)
+    error = load_error(world_path, personas_dir)
+    assert str(error) == f"{persona}: {'line 1: ' if 'UTF' in problem else ''}{problem}"
+
+
+def test_a_folder_where_a_file_should_be_gets_one_line(town) -> None:
+    world_path, personas_dir = town
+    (personas_dir / "extra.yaml").mkdir()
+    assert load_error(world_path, personas_dir).problem == "is a folder, not a file"
+
+
+def test_check_prints_one_line_for_a_broken_file(town, capsys) -> None:
+    from townbot.cli import main
+    world_path, personas_dir = town
+    (personas_dir / "isabella_rodriguez.yaml").write_bytes(b"\xff\xfe\x00n\x00a")
+    assert main(["check", "--world", str(world_path), "--personas", str(personas_dir)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

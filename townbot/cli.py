@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import os
 import sys
@@ -15,6 +16,7 @@ from townbot.llm.metering import MeteredModel, UsageRecord
 from townbot.llm.offline import OFFLINE_LABEL
 from townbot.llm.port import ModelError
 from townbot.llm.settings import ModelSettings, SettingsError, load_settings
+from townbot.platforms.arguments import check_scenario
 from townbot.platforms.console import add_play_parser, run_play
 from townbot.platforms.discord.cli import add_run_parser, run_command
 from townbot.platforms.sim import INTERRUPTED, add_sim_parser, run_sim
@@ -77,7 +79,7 @@ async def _stored_town(store: Store) -> TownRow:
 
 
 async def run_usage(args: argparse.Namespace, settings: ModelSettings) -> int:
-    store = await Store.open(args.db)
+    store = await Store.open(args.db, read_only=True)
     try:
         town = await _stored_town(store)
         rows = await store.usage_rows(town.id)
@@ -137,7 +139,7 @@ async def reembed_town(store: Store, town: TownRow, model: MeteredModel) -> int:
 
 
 async def run_export(args: argparse.Namespace) -> int:
-    store = await Store.open(args.db)
+    store = await Store.open(args.db, read_only=True)
     try:
         data = await export_town(store)
     finally:
@@ -164,10 +166,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "run":
             return run_command(args)
         settings = load_settings()
+        check_scenario(getattr(args, "scenario", None))
         if args.command == "sim":
             print(model_line(settings), flush=True)
             return asyncio.run(run_sim(args, settings))
         if args.command == "play":
+            if isinstance(sys.stdin, io.TextIOWrapper):  # a stray invalid byte must not end play
+                sys.stdin.reconfigure(errors="replace")
             print(model_line(settings), flush=True)
             return asyncio.run(run_play(args, lambda: open_engine(
                 TownFiles(args.world, args.personas), args.db, seed=args.seed, settings=settings)))

@@ -11,6 +11,7 @@ import sys
 from townbot.llm.budget import OPEN
 from townbot.llm.metering import MeteredModel
 from townbot.llm.settings import ModelSettings
+from townbot.platforms.arguments import positive
 from townbot.platforms.terminal import Interrupts, Screen, TickProgress
 from townbot.town.engine import Engine
 from townbot.town.launch import TownFiles, open_engine
@@ -31,8 +32,8 @@ def add_sim_parser(commands: argparse._SubParsersAction) -> None:
     sim.add_argument("--world", help="world file (default: ./world.yaml)")
     sim.add_argument("--personas", help="persona folder (default: ./personas)")
     length = sim.add_mutually_exclusive_group()
-    length.add_argument("--hours", type=float, help="game hours to run")
-    length.add_argument("--days", type=float, help="game days to run (default 1)")
+    length.add_argument("--hours", type=positive, help="game hours to run")
+    length.add_argument("--days", type=positive, help="game days to run (default 1)")
     sim.add_argument("--db", default="townbot.db", help="database file (default: townbot.db)")
     sim.add_argument("--seed", type=int, default=0, help="seed for a new town (default 0)")
     sim.add_argument("--scenario", help="scenario from scenarios/ to load first")

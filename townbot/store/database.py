@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,13 +14,45 @@ import numpy as np
 
 from townbot.llm.metering import UsageRecord
 from townbot.mind.memory import Memory
+from townbot.store.errors import StoreError
 from townbot.store.migrations import MIGRATIONS
+from townbot.store.writer_lock import WriterLock
 from townbot.world.clock import format_game_time, parse_game_time
 from townbot.world.events import TownEvent
 
+SQLITE_HEADER = b"SQLite format 3\x00"
 
-class StoreError(Exception):
-    """The database cannot be used as asked; the message says what to do instead."""
+
+def check_database_file(path: str, *, must_exist: bool) -> None:
+    """Refuse, before SQLite touches it, a path that is a folder, unreadable or not SQLite."""
+    file = Path(path)
+    if not file.exists():
+        if must_exist:
+            raise StoreError(f"{path} does not exist; give the --db of a town (made by "
+                             "`townbot sim` or `townbot run`)")
+        return
+    if file.is_dir():
+        raise StoreError(f"{path} is a folder, not a database file; give a file path to --db")
+    try:
+        with file.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as error:
+        raise StoreError(f"{path} cannot be read ({error.strerror}); check its permissions") \
+            from error
+    if header and header != SQLITE_HEADER:
+        raise StoreError(f"{path} is not a townbot database (not an SQLite file); it was left "
+                         "untouched; give --db another file")
+
+
+async def check_townbot_schema(connection: aiosqlite.Connection, path: str) -> None:
+    """An SQLite file that has tables but no townbot schema belongs to something else."""
+    async with connection.execute("PRAGMA user_version") as cursor:
+        version = (await cursor.fetchone())[0]
+    async with connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'") as cursor:
+        tables = {row[0] for row in await cursor.fetchall()}
+    if tables and (version == 0 or "towns" not in tables):
+        raise StoreError(f"{path} is an SQLite database of something else (no townbot tables); "
+                         "it was left untouched; give --db another file")
 
 
 @dataclass(frozen=True)
@@ -98,27 +131,70 @@ class Store:
     def __init__(self, connection: aiosqlite.Connection, path: str) -> None:
         self.db = connection
         self.path = path
+        self.lock: WriterLock | None = None
 
     @classmethod
-    async def open(cls, path: str | Path) -> Store:
+    async def open(cls, path: str | Path, *, read_only: bool = False) -> Store:
+        """Open a town's database to write it, holding its one-writer lock, or `read_only`
+        (no lock, no migration, nothing created). A file that is not a townbot database is
+        refused without being touched."""
         path = str(path)
+        lock = None
         if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        connection = await aiosqlite.connect(path, isolation_level=None)
-        connection.row_factory = aiosqlite.Row
-        await connection.execute("PRAGMA journal_mode=WAL")
-        await connection.execute("PRAGMA synchronous=NORMAL")
-        await connection.execute("PRAGMA foreign_keys=ON")
-        store = cls(connection, path)
+            check_database_file(path, must_exist=read_only)
+            if not read_only:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                lock = WriterLock(path).acquire()
         try:
-            await store.migrate()
+            return await cls._connect(path, read_only, lock)
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
+
+    @classmethod
+    async def _connect(cls, path: str, read_only: bool, lock: WriterLock | None) -> Store:
+        target = f"file:{Path(path).resolve().as_uri()[7:]}?mode=ro" if read_only else path
+        try:
+            connection = await aiosqlite.connect(target, isolation_level=None, uri=read_only)
+        except sqlite3.Error as error:
+            raise StoreError(f"{path} cannot be opened: {error}") from error
+        try:
+            connection.row_factory = aiosqlite.Row
+            await check_townbot_schema(connection, path)
+            if not read_only:
+                await connection.execute("PRAGMA journal_mode=WAL")
+                await connection.execute("PRAGMA synchronous=NORMAL")
+            await connection.execute("PRAGMA foreign_keys=ON")
+            store = cls(connection, path)
+            store.lock = lock
+            await (store.check_version() if read_only else store.migrate())
+        except sqlite3.DatabaseError as error:
+            await connection.close()  # else aiosqlite's thread keeps the process alive
+            raise StoreError(f"{path} is not a townbot database ({error}); give --db another "
+                             "file") from error
         except BaseException:
             await connection.close()
             raise
         return store
 
     async def close(self) -> None:
-        await self.db.close()
+        try:
+            await self.db.close()
+        finally:
+            if self.lock is not None:
+                self.lock.release()
+                self.lock = None
+
+    async def check_version(self) -> None:
+        """A reader cannot migrate: the database must already be at this townbot's version."""
+        version = await self.schema_version()
+        if version != len(MIGRATIONS):
+            older = "older" if version < len(MIGRATIONS) else "newer"
+            raise StoreError(f"{self.path} has schema version {version}, {older} than this "
+                             f"townbot ({len(MIGRATIONS)}); "
+                             + ("open it once with `townbot sim --hours 0.2` or `townbot run` to "
+                                "upgrade it" if older == "older" else "upgrade townbot to read it"))
 
     async def schema_version(self) -> int:
         async with self.db.execute("PRAGMA user_version") as cursor:

@@ -33,16 +33,70 @@ def closest(name: str, options: list[str]) -> str:
     return f" (did you mean {' or '.join(repr(m) for m in matches)}?)" if matches else ""
 
 
-def read_yaml(path: Path, spec: type[SpecT]) -> SpecT:
+class StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader, except that a key written twice in one mapping is an error (plain
+    PyYAML lets the last one win silently: `age: 36` then `age: 99` gives 99)."""
+
+
+class DuplicateKey(yaml.YAMLError):
+    def __init__(self, problem: str, mark: yaml.Mark) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.problem_mark = mark
+
+
+def _mapping_without_duplicates(loader: StrictLoader, node: yaml.MappingNode,
+                                deep: bool = False) -> dict:
+    loader.flatten_mapping(node)
+    seen: dict[object, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        line = key_node.start_mark.line + 1
+        try:
+            first = seen.setdefault(key, line)
+        except TypeError:  # an unhashable key: construct_mapping says so itself
+            continue
+        if first != line:
+            raise DuplicateKey(f"key '{key}' is written twice in one mapping, on line {first} "
+                               f"and on line {line}; keep one", key_node.start_mark)
+    return loader.construct_mapping(node, deep=deep)
+
+
+StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+                             _mapping_without_duplicates)
+
+
+def read_text(path: Path) -> str:
+    """A data file's text, or one DataError line when it is missing, unreadable, binary or not
+    UTF-8."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
     except FileNotFoundError as error:
         raise DataError(str(path), "", "file not found") from error
+    except IsADirectoryError as error:
+        raise DataError(str(path), "", "is a folder, not a file") from error
+    except OSError as error:
+        raise DataError(str(path), "", f"cannot be read ({error.strerror})") from error
+    if b"\x00" in data:
+        raise DataError(str(path), "", "is a binary file, not YAML text; give a text file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[:error.start].count(b"\n") + 1
+        raise DataError(str(path), f"line {line}", "is not UTF-8 text (byte "
+                        f"0x{data[error.start]:02x}); save the file as UTF-8") from error
+
+
+def read_yaml(path: Path, spec: type[SpecT]) -> SpecT:
+    text = read_text(path)
+    try:
+        raw = yaml.load(text, Loader=StrictLoader)  # a SafeLoader: no Python objects
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         place = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(error, "problem", None) or "invalid YAML"
-        raise DataError(str(path), place, f"YAML syntax error: {problem}") from error
+        prefix = "" if isinstance(error, DuplicateKey) else "YAML syntax error: "
+        raise DataError(str(path), place, prefix + problem) from error
     if not isinstance(raw, dict):
         raise DataError(str(path), "(top level)", "expected a mapping of keys to values")
     try:
@@ -113,10 +167,13 @@ def _build_sectors(file: str, spec: WorldSpec, streets: StreetMap) -> dict[str, 
     sectors: dict[str, Sector] = {}
     channels: dict[str, str] = {spec.town_hall_channel: "the town hall"}
     entrances: dict[tuple[int, int], str] = {}
+    first_index: dict[str, int] = {}
     for index, sector in enumerate(spec.sectors):
         place = f"sectors[{index}] ({sector.name})"
         if sector.name in sectors:
-            raise DataError(file, place, f"duplicate sector name '{sector.name}'")
+            raise DataError(file, place, f"duplicate sector name '{sector.name}', first at "
+                                         f"sectors[{first_index[sector.name]}]; rename one")
+        first_index[sector.name] = index
         if sector.channel in channels:
             raise DataError(file, place + ".channel",
                             f"channel '{sector.channel}' is already used by {channels[sector.channel]}")
@@ -141,15 +198,22 @@ def _build_sectors(file: str, spec: WorldSpec, streets: StreetMap) -> dict[str, 
 
 def _build_sector(file: str, place: str, spec: SectorSpec) -> Sector:
     arenas: dict[str, Arena] = {}
+    arena_index: dict[str, int] = {}
     for a_index, arena in enumerate(spec.arenas):
         arena_place = f"{place}.arenas[{a_index}] ({arena.name})"
         if arena.name in arenas:
-            raise DataError(file, arena_place, f"duplicate arena name '{arena.name}'")
+            raise DataError(file, arena_place, f"duplicate arena name '{arena.name}', first at "
+                                               f"{place}.arenas[{arena_index[arena.name]}]; "
+                                               "rename one")
+        arena_index[arena.name] = a_index
         objects: dict[str, GameObject] = {}
+        object_index: dict[str, int] = {}
         for o_index, obj in enumerate(arena.objects):
             if obj.name in objects:
                 raise DataError(file, f"{arena_place}.objects[{o_index}]",
-                                f"duplicate object name '{obj.name}' in this arena")
+                                f"duplicate object name '{obj.name}' in this arena, first at "
+                                f"objects[{object_index[obj.name]}]; rename one")
+            object_index[obj.name] = o_index
             objects[obj.name] = GameObject(obj.name, obj.state)
         arenas[arena.name] = Arena(arena.name, objects, arena.capacity)
     hours = None
