@@ -10,7 +10,7 @@ import pytest
 from scripted import ScriptedModel
 
 from townbot.llm.metering import MeteredModel
-from townbot.mind import dialogue
+from townbot.mind import dialogue, reacting
 from townbot.mind.agent import AgentMind, MindState, Perception, starting_knowledge
 from townbot.mind.answering import answer_as
 from townbot.mind.memory import MemoryStream
@@ -180,6 +180,74 @@ async def test_a_conversation_stops_at_the_turn_cap(world):
     a, b = make_mind(world, "Tom Moreno", model), make_mind(world, "John Lin", model)
     talk = await dialogue.converse_by_lines(model, a.voice(""), b.voice(""), MORNING, "x", 4, 5)
     assert len(talk) == 4
+
+
+async def test_each_line_knows_the_listener_the_date_and_the_speakers_own_action(world):
+    model = ScriptedModel({
+        "relationship": lambda r: {"text": "Maria has a quiet crush on Klaus; they share a dorm."},
+        "utterance": lambda r: {"text": "Hi Klaus!", "end": len(r.context["history"]) >= 1}})
+    maria = await started(make_mind(world, "Maria Lopez", model))
+    klaus = await started(make_mind(world, "Klaus Mueller", model))
+    await dialogue.converse_by_lines(model, maria.voice("studying physics"),
+                                     klaus.voice("reading"), MORNING, "Hobbs Cafe: cafe", 8, 30)
+    asked = model.asked("relationship")[0]
+    assert asked.agent == "Maria Lopez" and "Klaus Mueller" in asked.prompt
+    assert any("crush on Klaus" in m for m in asked.context["memories"]), "from her memories"
+    first = model.asked("utterance")[0].prompt
+    assert "Maria has a quiet crush on Klaus; they share a dorm." in first
+    assert "Monday February 13, 2023, 9:00 am" in first, "the date, so 'February 14' is tomorrow"
+    assert "Maria was studying physics" in first and "Klaus Mueller, who is reading" in first
+    speakers = [r.agent for r in model.asked("relationship")]
+    assert sorted(speakers) == ["Klaus Mueller", "Maria Lopez"], "once per speaker per talk"
+
+
+async def test_a_stranger_is_not_summarised_and_is_greeted_as_one(world):
+    model = ScriptedModel()
+    abigail = await started(make_mind(world, "Abigail Chen", model))
+    klaus = await started(make_mind(world, "Klaus Mueller", model))
+    lines = await dialogue.converse_by_lines(model, abigail.voice("drawing"),
+                                             klaus.voice("reading"), MORNING, "x", 2, 30)
+    assert not [r for r in model.asked("relationship") if r.agent == "Abigail Chen"]
+    assert "Abigail does not know Klaus Mueller yet." in model.asked("utterance")[0].prompt
+    assert "I don't think we've met" in lines[0][1]
+
+
+async def test_news_told_to_one_listener_is_still_told_to_the_next(world):
+    model = ScriptedModel()
+    isabella = await started(make_mind(world, "Isabella Rodriguez", model))
+    for listener in ("Klaus Mueller", "Maria Lopez"):
+        other = await started(make_mind(world, listener, model))
+        lines = await dialogue.converse_by_lines(model, isabella.voice("serving coffee"),
+                                                 other.voice("having coffee"), MORNING,
+                                                 "Hobbs Cafe: cafe", 8, 30)
+        said = [t for s, t in lines if s == "Isabella Rodriguez"]
+        assert any("Valentine" in t for t in said), (listener, lines)
+        isabella.state.told[listener] = said
+    again = await dialogue.converse_by_lines(model, isabella.voice("serving coffee"),
+                                             other.voice("having coffee"), MORNING,
+                                             "Hobbs Cafe: cafe", 8, 30)
+    assert not any("Valentine" in t for s, t in again if s == "Isabella Rodriguez"), \
+        "the same listener is not told twice"
+
+
+async def test_the_decision_to_talk_knows_when_they_last_talked_and_about_what(world):
+    model = ScriptedModel({
+        "react": lambda r: {"react": False, "wait": True, "minutes": 10},
+        "takeaways": lambda r: {"facts": ["Maria Lopez is studying for a physics exam "
+                                          "(heard from Maria Lopez)"]}})
+    klaus = await started(make_mind(world, "Klaus Mueller", model))
+    lines = [("Klaus Mueller", "Hi!"), ("Maria Lopez", "I have a physics exam on Friday")]
+    await klaus.after_conversation("Maria Lopez", lines, "Oak Hill College: library", MORNING,
+                                   MORNING + timedelta(minutes=5), "Oak Hill College", "library")
+    klaus.state.last_talked.clear()
+    later = MORNING + timedelta(hours=3)
+    sighting = Sighting("Maria Lopez is reading", "agent", "Maria Lopez", "reading")
+    decision = await reacting.decide(model, klaus.name, klaus.summary_text, klaus.stream, later,
+                                     "reading", sighting, MindSettings())
+    prompt = model.asked("react")[0].prompt
+    assert "Klaus last talked with Maria Lopez on Monday February 13 at 9:00 am" in prompt
+    assert "studying for a physics exam" in prompt
+    assert '"wait": true' in prompt and decision.wait
 
 
 async def test_after_a_conversation_both_remember_it_and_what_they_learned(world):

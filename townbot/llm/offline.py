@@ -309,6 +309,7 @@ class OfflineModel:
             "reflection_questions": social.reflection_questions,
             "insights": lambda c: social.insights(c, score_importance),
             "react": self._react,
+            "relationship": social.relationship,
             "utterance": lambda c: social.utterance(c, score_importance),
             "conversation": lambda c: social.whole_conversation(c, score_importance),
             "takeaways": lambda c: social.takeaways(c, score_importance),

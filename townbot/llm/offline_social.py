@@ -20,6 +20,7 @@ from townbot.llm.purposes import (
     Insights,
     Reaction,
     ReflectionQuestions,
+    Relationship,
     Takeaways,
     Utterance,
     WholeConversation,
@@ -54,12 +55,21 @@ def people_in(texts: list[str], exclude: str) -> Counter[str]:
 
 
 def _plain(verb: str) -> str:
-    """'meets' -> 'meet', 'is' -> 'am' (after I)."""
+    """'meets' -> 'meet', 'watches' -> 'watch', 'tries' -> 'try', 'is' -> 'am' (after I)."""
     if verb == "is":
         return "am"
     if verb == "has":
         return "have"
+    if verb.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return verb[:-2]
+    if verb.endswith("ies") and len(verb) > 4:
+        return verb[:-3] + "y"
     return verb[:-1] if verb.endswith("s") and not verb.endswith("ss") else verb
+
+
+# A verb joined to an earlier one about the same subject: "... and wonders who ...".
+JOINED_VERB = re.compile(r"\b(and|but|then|or) (\w+s) (?=(?:who|what|whether|how|about|to|that|"
+                         r"if|when|where|why|the|a|an|my|it|for|on|in|with|at)\b)")
 
 
 def first_person(text: str, speaker: str) -> str:
@@ -70,6 +80,7 @@ def first_person(text: str, speaker: str) -> str:
     if about_self:  # the rest of a sentence about oneself is about oneself too
         swaps += [(" her ", " my "), (" his ", " my ")]
         text = re.sub(r"\b(?:she|he) (\w+)", lambda m: "I " + _plain(m.group(1)), text)
+        text = JOINED_VERB.sub(lambda m: f"{m.group(1)} {_plain(m.group(2))} ", text)
     for old, new in swaps:
         text = text.replace(old, new)
 
@@ -155,8 +166,23 @@ def reflection_questions(context: Mapping[str, Any]) -> ReflectionQuestions:
     return ReflectionQuestions(questions=questions[:3])
 
 
+REFLECTION_MARKERS = (" knows that ", " has been taking in: ", " spends a lot of time ",
+                      " keeps running into ", " and is getting to know them")
+
+
+def lower_first(text: str) -> str:
+    """Lower-case the start of a sentence that continues another, but never a name."""
+    if PERSON.match(text) or text.startswith(("I ", "I'")):
+        return text
+    return text[:1].lower() + text[1:]
+
+
 def insights(context: Mapping[str, Any], score) -> Insights:  # noqa: ANN001
     name, question, texts = context["name"], context["question"], list(context["texts"])
+    kinds = list(context.get("kinds") or ["observation"] * len(texts))
+    # Insights rest on what happened; earlier insights are not restated inside new ones.
+    lived = [i for i, (t, k) in enumerate(zip(texts, kinds, strict=True), 1)
+             if k != "reflection" and not any(marker in t for marker in REFLECTION_MARKERS)]
     found: list[Insight] = []
     person = re.search(r"relationship with (.+)\?$", question)
     if person:
@@ -167,21 +193,25 @@ def insights(context: Mapping[str, Any], score) -> Insights:  # noqa: ANN001
             relation = "has been talking with" if talked else "keeps running into"
             found.append(Insight(text=f"{name} {relation} {other} and is getting to know them",
                                  evidence=cited[:5]))
-    news = [i for i, t in enumerate(texts, 1)
-            if is_news(t, score) and not t.startswith(f"{name} knows that")]
+    news = [i for i in lived if is_news(texts[i - 1], score)
+            and not HEARD_FROM.sub("", texts[i - 1]).startswith(name)]  # not one's own news
     if "news" in question and news:
         for index in news[:3]:
             content = HEARD_FROM.sub("", texts[index - 1])
-            found.append(Insight(text=clip(f"{name} knows that {content[0].lower()}{content[1:]}"),
+            found.append(Insight(text=clip(f"{name} knows that {lower_first(content)}"),
                                  evidence=[index]))
-    own = Counter(t[len(name) + 4:] for t in texts if t.startswith(f"{name} is "))
+    own = Counter(texts[i - 1][len(name) + 4:] for i in lived
+                  if texts[i - 1].startswith(f"{name} is "))
     if own and not found:
         activity, _ = own.most_common(1)[0]
-        cited = [i for i, t in enumerate(texts, 1) if t == f"{name} is {activity}"]
+        cited = [i for i in lived if texts[i - 1] == f"{name} is {activity}"]
         found.append(Insight(text=clip(f"{name} spends a lot of time {activity}"),
                              evidence=cited[:5]))
+    if not found and lived:
+        found.append(Insight(text=clip(f"{name} has been taking in: {texts[lived[0] - 1]}"),
+                             evidence=[lived[0]]))
     if not found:
-        found.append(Insight(text=clip(f"{name} has been taking in: {texts[0]}"), evidence=[1]))
+        found.append(Insight(text=f"{name} has been thinking things over", evidence=[1]))
     return Insights(insights=found[:5])
 
 
@@ -204,13 +234,17 @@ def react(context: Mapping[str, Any], chance: int) -> Reaction:
 
 
 def _shareable(context: Mapping[str, Any], speaker: str, score) -> str | None:  # noqa: ANN001
+    """The most important news not yet told to this listener and not the listener's own."""
     said = " ".join(context["already_said"])
+    partner = context.get("partner", "")
     # The most important first and, among equals, news with a date (an invitation) first.
     for memory in sorted(context["memories"],
                          key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
         content = HEARD_FROM.sub("", memory["text"])
         if memory["kind"] in ("plan", "reflection") or not is_news(memory["text"], score):
             continue
+        if partner and (content.startswith(partner) or f"(heard from {partner})" in memory["text"]):
+            continue  # nobody is told their own news, or news they just told us
         if content[:40] in said or first_person(content, speaker)[:40] in said:
             continue
         if content.startswith(speaker):
@@ -227,13 +261,28 @@ def _reaction_to(last_text: str) -> str | None:
     return "Really? I hadn't heard that. Thanks for telling me!"
 
 
+def relationship(context: Mapping[str, Any]) -> Relationship:
+    """What the speaker knows of the listener: how often they talked, and one fact."""
+    name, partner = context["name"], context["partner"]
+    first = name.split()[0]
+    about = [t for t in context["memories"] if partner in t]
+    talks = sum(1 for t in about if f"talked with {partner}" in t)
+    facts = [HEARD_FROM.sub("", t) for t in about
+             if "talked with" not in t and not any(m in t for m in REFLECTION_MARKERS)]
+    known = f"{first} knows {partner}" + (f": {facts[0].rstrip('.')}." if facts else ".")
+    if talks:
+        known += f" They have talked {talks} time{'s' if talks > 1 else ''} lately."
+    return Relationship(text=clip(known, 400))
+
+
 def utterance(context: Mapping[str, Any], score) -> Utterance:  # noqa: ANN001
     """Greet; then answer what was asked, react to news, share news of one's own; say goodbye
     once neither has anything new."""
     speaker, partner = context["speaker"], context["partner"]
     partner_first = partner.split()[0]
     history: list = list(context["history"])
-    knows = any(partner in m["text"] for m in context["memories"])
+    knows = "does not know" not in context.get("relationship", "") and (
+        "relationship" in context or any(partner in m["text"] for m in context["memories"]))
     if not history:
         opener = (f"Hi {partner_first}! How is it going?" if knows
                   else f"Hello there, I'm {speaker.split()[0]}. I don't think we've met - "
@@ -269,7 +318,8 @@ def _answer_question(question: str, context: Mapping[str, Any], speaker: str) ->
         "what", "when", "where", "which", "your", "about", "have", "there", "this", "that",
         "with", "going", "doing", "today"}
     if not asked:  # "what are you up to?"
-        doing = context.get("speaker_action") or "getting on with my day"
+        doing = re.sub(r"\b(?:her|his) (?=\w)", "my ",
+                       context.get("speaker_action") or "getting on with my day")
         return f"Oh, I'm {doing}." if not doing.startswith(("talking", "walking")) \
             else "Not much - just out and about."
     best, overlap = None, 0

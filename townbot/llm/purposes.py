@@ -85,13 +85,21 @@ class Insights(BaseModel):
 
 
 class Reaction(BaseModel):
-    """purpose 'react': continue the plan, or react (talk to a person, deal with an object)."""
+    """purpose 'react': continue the plan, or react (talk to a person, deal with an object);
+    for a person, `wait` instead means waiting for them to finish before going on."""
 
     react: bool
+    wait: bool = False
     action: Annotated[str, Field(max_length=200)] = ""
     minutes: Literal[5, 10, 15, 20, 30] = 10
     object_state: Annotated[str, Field(max_length=80)] = ""
     emoji: Annotated[str, Field(max_length=16)] = "❗"
+
+
+class Relationship(BaseModel):
+    """purpose 'relationship': what the speaker's relationship with the listener is."""
+
+    text: Annotated[str, Field(min_length=1, max_length=400)]
 
 
 class Utterance(BaseModel):

@@ -347,8 +347,9 @@ class AgentMind:
     # --- conversations ----------------------------------------------------------------------
 
     def voice(self, action: str) -> dialogue.Voice:
-        told = [t for texts in self.state.told.values() for t in texts]
-        return dialogue.Voice(self.name, self.summary_text, self.stream, action, told)
+        told = {listener: list(lines) for listener, lines in self.state.told.items()}
+        return dialogue.Voice(self.name, self.summary_text, self.stream, action, told,
+                              self.settings.recall.utterance, self.settings.recall.relationship)
 
     async def after_conversation(self, partner: str, lines: list[dialogue.Line], place: str,
                                  start: datetime, end: datetime, sector: str,

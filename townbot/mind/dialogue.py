@@ -1,6 +1,9 @@
-"""Dialogue (paper 4.3.2): each line conditioned on the speaker's memories of the other and on
-the conversation so far, until someone ends it or the turn cap is reached. Afterwards each
-participant remembers the conversation and what it learned, which is how news spreads.
+"""Dialogue (paper 4.3.2): before each line the speaker summarises its relationship with the
+listener from what it remembers about them, then retrieves again on that summary, on what the
+listener is doing and on the last lines; the line is conditioned on those memories, today's
+date and time, the speaker's own action and the conversation so far, until someone ends it or
+the turn cap is reached. Afterwards each participant remembers the conversation and what it
+learned, which is how news spreads.
 
 A setting generates the whole exchange in one call instead (the paper's suggested saving).
 """
@@ -11,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from townbot.llm.port import Ask, LanguageModel
-from townbot.llm.purposes import Exchange, Takeaways, Utterance, WholeConversation
+from townbot.llm.purposes import Exchange, Relationship, Takeaways, Utterance, WholeConversation
 from townbot.mind.memory import MemoryStream
 from townbot.mind.retrieval import retrieve
 from townbot.prompting import render
@@ -22,52 +25,98 @@ Line = tuple[str, str]  # (speaker, text)
 
 @dataclass
 class Voice:
-    """What a speaker brings to a conversation: who it is and what it remembers."""
+    """What a speaker brings to a conversation: who it is, what it is doing, what it remembers
+    and what it has already told each person. One Voice lasts one conversation."""
 
     name: str
     summary: str
     stream: MemoryStream
     action: str
-    already_told: list[str] = field(default_factory=list)
+    told: dict[str, list[str]] = field(default_factory=dict)  # listener -> lines said before
+    recall_tokens: int = 450  # remembered text per line's prompt
+    relationship_tokens: int = 400  # statements the relationship summary is drawn from
+    relationships: dict[str, str] = field(default_factory=dict)  # summarised this conversation
+
+    def told_to(self, listener: str) -> list[str]:
+        return list(self.told.get(listener, []))
 
 
 def transcript(lines: list[Line]) -> str:
     return "\n".join(f'{speaker}: "{text}"' for speaker, text in lines) or "(nothing yet)"
 
 
-TOKENS_PER_RECALL = 350  # budget of remembered text per retrieval in a line's prompt
+def bullets(texts: list[str]) -> str:
+    return "\n".join(f"- {t}" for t in texts) or "- (nothing)"
 
 
-async def recall_for(model: LanguageModel, voice: Voice, partner: str, topic: str,
-                     now: datetime, count: int) -> list[dict]:
-    """The paper's two retrievals for a line: the partner, and what is being talked about."""
-    queries = [f"What does {voice.name} know about {partner}?", topic]
+async def relationship_with(model: LanguageModel, voice: Voice, partner: Voice,
+                            now: datetime, count: int) -> str:
+    """The paper's first step before speaking: what the speaker makes of the listener, from
+    what it remembers about them (retrieved on the listener's name, as the original does).
+    Summarised once per conversation and speaker; it changes little within one talk."""
+    if partner.name in voice.relationships:
+        return voice.relationships[partner.name]
+    vector = (await model.embed([partner.name]))[0]
+    found = [s.memory.text for s in retrieve(voice.stream, vector, now, limit=count,
+                                             token_budget=voice.relationship_tokens)]
+    first = voice.name.split()[0]
+    if not any(partner.name in text for text in found):
+        summary = f"{first} does not know {partner.name} yet."  # no call: there is nothing to sum
+    else:
+        prompt = render("relationship", summary=voice.summary, first_name=first,
+                        partner=partner.name, context=bullets(found))
+        answer = await model.ask(Ask(
+            purpose="relationship", prompt=prompt, schema=Relationship, agent=voice.name,
+            optional=True,  # under a tight budget the statements themselves stand in
+            default=lambda: Relationship(text=" ".join(t for t in found
+                                                       if partner.name in t)[:400]),
+            context={"name": voice.name, "partner": partner.name, "memories": found}))
+        summary = answer.text
+    voice.relationships[partner.name] = summary
+    return summary
+
+
+async def recall_for(model: LanguageModel, voice: Voice, partner: Voice, relationship: str,
+                     lines: list[Line], now: datetime, count: int) -> list[dict]:
+    """The paper's second retrieval: on the relationship, on what the listener is doing, and
+    on the last lines (or, before anyone spoke, on what the two might talk about)."""
+    recent = " ".join(text for _, text in lines[-4:])
+    queries = [relationship, f"{partner.name} is {partner.action}",
+               recent or f"things {voice.name} would bring up with {partner.name}"]
     vectors = await model.embed(queries)
     found: dict[int, dict] = {}
+    share = max(1, voice.recall_tokens // len(queries))
     for vector in vectors:
-        for scored in retrieve(voice.stream, vector, now, limit=count,
-                               token_budget=TOKENS_PER_RECALL):
+        for scored in retrieve(voice.stream, vector, now, limit=count, token_budget=share):
             m = scored.memory
             found[m.id] = {"text": m.text, "importance": m.importance, "kind": m.kind}
     return list(found.values())
 
 
+def moment(now: datetime) -> str:
+    """'Tuesday February 14, 2023, 3:10 pm': the date too, so 'February 14' means today."""
+    return f"{now:%A %B} {now.day}, {now.year}, {clock_face(minute_of_day(now))}"
+
+
 async def next_line(model: LanguageModel, voice: Voice, partner: Voice, lines: list[Line],
                     now: datetime, place: str, count: int) -> Utterance:
-    topic = lines[-1][1] if lines else f"things {voice.name} would bring up with {partner.name}"
-    memories = await recall_for(model, voice, partner.name, topic, now, count)
-    prompt = render("utterance", summary=voice.summary, time=clock_face(minute_of_day(now)),
-                    place=place, first_name=voice.name.split()[0], partner=partner.name,
-                    partner_action=partner.action,
-                    context="\n".join(f"- {m['text']}" for m in memories) or "- (nothing)",
-                    history=transcript(lines))
+    relationship = await relationship_with(model, voice, partner, now, count)
+    memories = await recall_for(model, voice, partner, relationship, lines, now, count)
+    first_name = voice.name.split()[0]
+    prompt = render("utterance", summary=voice.summary, moment=moment(now), place=place,
+                    first_name=first_name, action=voice.action or "talking",
+                    partner=partner.name, partner_action=partner.action,
+                    relationship=relationship,
+                    context=bullets([m["text"] for m in memories]), history=transcript(lines))
     return await model.ask(Ask(
         purpose="utterance", prompt=prompt, schema=Utterance, agent=voice.name,
         default=lambda: Utterance(text="Anyway, I should get going. See you later!", end=True),
         context={"speaker": voice.name, "partner": partner.name, "partner_action": partner.action,
-                 "speaker_action": voice.action,
+                 "speaker_action": voice.action, "relationship": relationship,
+                 "date": now.date().isoformat(),
                  "memories": memories, "history": list(lines), "turn": len(lines),
-                 "already_said": voice.already_told + [t for s, t in lines if s == voice.name]}))
+                 "already_said": voice.told_to(partner.name)
+                 + [t for s, t in lines if s == voice.name]}))
 
 
 async def converse_by_lines(model: LanguageModel, first: Voice, second: Voice, now: datetime,
@@ -90,11 +139,14 @@ def _whole_problem(answer: WholeConversation, names: set[str]) -> str | None:
 
 async def converse_in_one_call(model: LanguageModel, first: Voice, second: Voice, now: datetime,
                                place: str, count: int) -> list[Line]:
-    memories_a = await recall_for(model, first, second.name, "things to talk about", now, count)
-    memories_b = await recall_for(model, second, first.name, "things to talk about", now, count)
+    relation_a = await relationship_with(model, first, second, now, count)
+    relation_b = await relationship_with(model, second, first, now, count)
+    memories_a = await recall_for(model, first, second, relation_a, [], now, count)
+    memories_b = await recall_for(model, second, first, relation_b, [], now, count)
     prompt = render("conversation", summary_a=first.summary, summary_b=second.summary,
-                    time=clock_face(minute_of_day(now)), place=place, first=first.name,
-                    second=second.name,
+                    moment=moment(now), place=place, first=first.name, second=second.name,
+                    action_a=first.action or "talking", action_b=second.action or "talking",
+                    relation_a=relation_a, relation_b=relation_b,
                     context_a="; ".join(m["text"] for m in memories_a) or "nothing in particular",
                     context_b="; ".join(m["text"] for m in memories_b) or "nothing in particular")
     answer = await model.ask(Ask(
@@ -105,8 +157,9 @@ async def converse_in_one_call(model: LanguageModel, first: Voice, second: Voice
             Exchange(speaker=second.name, text=f"Hi, {first.name.split()[0]}. Good to see you.")]),
         context={"first": first.name, "second": second.name, "memories_a": memories_a,
                  "memories_b": memories_b, "partner_action_a": second.action,
-                 "partner_action_b": first.action, "already_said_a": first.already_told,
-                 "already_said_b": second.already_told}))
+                 "partner_action_b": first.action,
+                 "already_said_a": first.told_to(second.name),
+                 "already_said_b": second.told_to(first.name)}))
     return [(line.speaker, line.text) for line in answer.lines]
 
 

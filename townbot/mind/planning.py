@@ -45,7 +45,7 @@ def retrieve_plans(stream: MemoryStream, query: np.ndarray, now: datetime,
                    settings: MindSettings, limit: int = 5) -> list[Memory]:
     """Memories that could shape today's plan: notable thoughts, talks, reflections, sights."""
     found = retrieve(stream, query, now, limit=limit * 3, kinds=INTENTION_KINDS,
-                     weights=settings.weights)
+                     token_budget=settings.recall.intentions, weights=settings.weights)
     return [s.memory for s in found if s.memory.importance >= 5][:limit]
 
 

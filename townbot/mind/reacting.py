@@ -2,8 +2,9 @@
 
 The context comes from the paper's two retrievals: the observer's relationship with the
 observed entity, and the entity's current status. People may be talked to (never while
-asleep, and not again within a cooldown per pair); unusual object states (a burning stove, a
-leaking shower) may be dealt with.
+asleep, and not again within a cooldown per pair) or waited for, as the original code does;
+the decision knows when the two last talked and about what. Unusual object states (a burning
+stove, a leaking shower) may be dealt with.
 """
 
 from __future__ import annotations
@@ -42,21 +43,41 @@ def context_queries(observer: str, sighting: Sighting) -> list[str]:
             f"{sighting.subject}?", f"{sighting.short_subject} is {sighting.status}"]
 
 
+def last_talk(stream: MemoryStream, name: str, partner: str) -> str:
+    """When the two last talked and about what (what was learned, else how it went)."""
+    first = name.split()[0]
+    prefix = f"{name} talked with {partner} at "
+    talk = next((m for m in reversed(stream.memories)
+                 if m.kind == "conversation" and m.text.startswith(prefix)), None)
+    if talk is None:
+        return f"{first} and {partner} have not talked before."
+    learned = [m.text for m in stream.memories if m.kind == "conversation"
+               and m.created == talk.created and f"(heard from {partner})" in m.text]
+    about = "; ".join(learned) or talk.text.split(". ", 1)[-1]
+    when = f"{talk.created:%A %B} {talk.created.day} at {clock_face(minute_of_day(talk.created))}"
+    about = about if len(about) <= 240 else about[:239] + "…"
+    return f"{first} last talked with {partner} on {when}, about: {about}"
+
+
 async def decide(model: LanguageModel, name: str, summary: str, stream: MemoryStream,
                  now: datetime, action: str, sighting: Sighting,
                  settings: MindSettings) -> Reaction:
-    vectors = await model.embed(context_queries(name, sighting))
+    queries = context_queries(name, sighting)
+    vectors = await model.embed(queries)
     remembered: list[str] = []
     for vector in vectors:
         remembered += [s.memory.text for s in retrieve(
             stream, vector, now, limit=settings.retrieval_count,
-            token_budget=settings.retrieval_tokens, weights=settings.weights)]
+            token_budget=settings.recall.react // len(queries), weights=settings.weights)]
     remembered = list(dict.fromkeys(remembered))
     first_name = name.split()[0]
-    guidance = render("react_guidance_person" if sighting.kind == "agent"
-                      else "react_guidance_object",
-                      subject=sighting.subject if sighting.kind == "agent"
-                      else sighting.short_subject)
+    if sighting.kind == "agent":
+        talked = last_talk(stream, name, sighting.subject)
+        guidance = render("react_guidance_person", subject=sighting.subject, last_talk=talked,
+                          first_name=first_name)
+    else:
+        talked = ""
+        guidance = render("react_guidance_object", subject=sighting.short_subject)
     prompt = render("react", summary=summary, time=clock_face(minute_of_day(now)),
                     first_name=first_name, action=action, observation=sighting.text,
                     context="\n".join(f"- {t}" for t in remembered) or "- (nothing)",
@@ -66,4 +87,4 @@ async def decide(model: LanguageModel, name: str, summary: str, stream: MemorySt
         default=lambda: Reaction(react=False),
         context={"name": name, "kind": sighting.kind, "subject": sighting.subject,
                  "status": sighting.status, "memories": remembered, "action": action,
-                 "day": now.date().isoformat()}))
+                 "last_talk": talked, "day": now.date().isoformat()}))

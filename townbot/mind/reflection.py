@@ -44,7 +44,8 @@ async def draw_insights(model: LanguageModel, name: str, question: str,
     answer = await model.ask(Ask(
         purpose="insights", agent=name, schema=Insights,
         prompt=render("insights", name=name, question=question, numbered=numbered(texts)),
-        context={"name": name, "question": question, "texts": texts},
+        context={"name": name, "question": question, "texts": texts,
+                 "kinds": [m.kind for m in memories]},
         check=lambda a: _evidence_problem(a, len(texts)),
         default=lambda: Insights(insights=[Insight(text=f"{name} has been thinking about: "
                                                    f"{question}", evidence=[1])])))
@@ -60,6 +61,7 @@ async def reflect(model: LanguageModel, name: str, stream: MemoryStream, now: da
     found: list[tuple[str, tuple[int, ...]]] = []
     for question, vector in zip(questions, vectors, strict=True):
         memories = [s.memory for s in retrieve(stream, vector, now, limit=settings.retrieval_count,
+                                               token_budget=settings.recall.reflection,
                                                weights=settings.weights)]
         if memories:
             found += await draw_insights(model, name, question, memories,

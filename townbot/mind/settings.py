@@ -8,6 +8,23 @@ from townbot.mind.retrieval import RetrievalWeights
 
 
 @dataclass(frozen=True)
+class RecallBudget:
+    """Tokens of remembered text each kind of prompt gets (about 4 characters a token).
+
+    The paper puts "the top-ranked memories that fit in the language model's context window"
+    into a prompt; a budget per purpose keeps prompts small and lets short memories fill the
+    room a fixed count would waste. A prompt with several queries shares its budget."""
+
+    react: int = 500  # the relationship with what was seen, and its status
+    relationship: int = 400  # what the speaker remembers of the listener
+    utterance: int = 450  # the relationship, the listener's status and the last lines
+    reflection: int = 600  # per question, reflections included
+    summary: int = 300  # per query of the agent summary
+    intentions: int = 300  # what could shape today's plan
+    answer: int = 600  # an interview answer
+
+
+@dataclass(frozen=True)
 class MindSettings:
     weights: RetrievalWeights = field(default_factory=RetrievalWeights)
     reflection_threshold: int = 150  # summed importance since the last reflection
@@ -19,5 +36,5 @@ class MindSettings:
     react_interval_minutes: int = 45  # at most one decision about people per this many minutes
     turn_cap: int = 8  # utterances before a conversation is wound up
     whole_conversation: bool = False  # one call per conversation (cheaper) instead of per line
-    retrieval_count: int = 8  # memories put in a prompt per retrieval
-    retrieval_tokens: int = 350  # and at most this many tokens of them
+    retrieval_count: int = 30  # most memories per retrieval; the token budget usually stops first
+    recall: RecallBudget = field(default_factory=RecallBudget)

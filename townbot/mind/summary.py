@@ -42,8 +42,8 @@ def is_stale(cached: dict | None, now: datetime, refresh_hours: float) -> bool:
 
 
 async def summarise(model: LanguageModel, persona: Persona, stream: MemoryStream,
-                    now: datetime, count: int = 8, *, kinds: tuple[str, ...] | None = None,
-                    touch: bool = True) -> dict[str, str]:
+                    now: datetime, count: int = 30, *, tokens: int = 300,
+                    kinds: tuple[str, ...] | None = None, touch: bool = True) -> dict[str, str]:
     """Run the three retrievals and ask for the three summaries in one call (from the given
     kinds of memory only, for an interview's ablation, which touches no access time)."""
     queries = summary_queries(persona.name)
@@ -51,7 +51,8 @@ async def summarise(model: LanguageModel, persona: Persona, stream: MemoryStream
     groups: dict[str, list[str]] = {}
     for (key, _), vector in zip(queries.items(), vectors, strict=True):
         groups[key] = [s.memory.text for s in retrieve(stream, vector, now, limit=count,
-                                                            kinds=kinds, touch=touch)]
+                                                       token_budget=tokens, kinds=kinds,
+                                                       touch=touch)]
     prompt = render("summary", name=persona.name,
                     **{k: "\n".join(f"- {t}" for t in v) or "- (nothing yet)"
                        for k, v in groups.items()})
