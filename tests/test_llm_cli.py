@@ -102,5 +102,5 @@ def test_an_unreachable_server_stops_with_the_settings_to_check(tmp_path: Path, 
     monkeypatch.setenv("TOWNBOT_MAX_RETRIES", "0")
     assert main(["sim", "--hours", "0.5", "--db", str(tmp_path / "town.db")]) == 2
     err = capsys.readouterr().err
-    assert "could not reach the embedding model 'fake-embed'" in err
-    assert "TOWNBOT_BASE_URL" in err
+    assert f"cannot connect to http://127.0.0.1:{port}/v1" in err
+    assert "set TOWNBOT_BASE_URL to the address it listens on" in err

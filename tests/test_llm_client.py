@@ -106,12 +106,14 @@ async def test_nested_schemas_are_inlined_with_every_field_required():
     await model.close()
 
 
-async def test_json_object_mode_puts_the_schema_in_a_system_message():
+async def test_json_object_mode_sends_the_schema_in_the_request_and_a_system_message():
     server = FakeOpenAIServer(replies('{"choice": "Oak Hill College"}'))
     model = metered(server.transport(), TOWNBOT_STRUCTURED_OUTPUT="json_object")
     assert (await model.ask(place_ask())).choice == "Oak Hill College"
     sent = server.chat_requests[0]
-    assert sent["response_format"] == {"type": "json_object"}
+    assert sent["response_format"] == {"type": "json_object", "schema": {
+        "type": "object", "properties": {"choice": {"type": "string"}}, "required": ["choice"],
+        "additionalProperties": False}}, "a server with grammars (llama-cpp-python) enforces it"
     system = sent["messages"][0]
     assert system["role"] == "system" and "JSON schema" in system["content"]
     assert '"choice"' in system["content"]

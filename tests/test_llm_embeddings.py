@@ -197,7 +197,7 @@ async def test_a_reembed_the_server_cannot_finish_changes_nothing(world: World, 
                             TOWNBOT_EMBEDDING_BATCH="8", TOWNBOT_MAX_RETRIES="1",
                             TOWNBOT_CONCURRENCY="1")
     await model.prepare()
-    with pytest.raises(ModelError, match="could not be embedded.*nothing was changed"):
+    with pytest.raises(ModelError, match="(not be embedded|10 calls in a row).*nothing was changed"):
         await reembed_town(store, await store.town(), model)
     town = await store.town()
     assert (town.embedding_model, town.embedding_dim) == ("offline-hashing-256", 256)

@@ -11,9 +11,11 @@ import sys
 import time
 from collections.abc import Sequence
 
+from townbot.doctor import add_doctor_parser, run_doctor
 from townbot.llm.budget import Budget
 from townbot.llm.metering import MeteredModel, UsageRecord
 from townbot.llm.offline import OFFLINE_LABEL
+from townbot.llm.openai_client import ServerUnavailable
 from townbot.llm.port import ModelError
 from townbot.llm.settings import ModelSettings, SettingsError, load_settings
 from townbot.platforms.arguments import check_scenario
@@ -45,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_sim_parser(commands)
     add_play_parser(commands)
+    add_doctor_parser(commands)
     add_run_parser(commands)
 
     export = commands.add_parser("export", help="print a town's state and history")
@@ -124,7 +127,10 @@ async def reembed_town(store: Store, town: TownRow, model: MeteredModel) -> int:
         if report is None:  # a local embedder: nothing to count
             matrix = await model.inner.embed(texts)
         else:
-            embedded = await report(texts)
+            try:
+                embedded = await report(texts)
+            except ServerUnavailable as error:
+                raise ModelError(f"{error}; nothing was changed, try again later") from None
             if embedded.failed:
                 raise ModelError(f"{embedded.failed} memories could not be embedded (the server stayed "
                                  "unavailable); nothing was changed, try again later")
@@ -176,6 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(model_line(settings), flush=True)
             return asyncio.run(run_play(args, lambda: open_engine(
                 TownFiles(args.world, args.personas), args.db, seed=args.seed, settings=settings)))
+        if args.command == "doctor":
+            return run_doctor(args, settings, dict(os.environ))
         if args.command == "usage":
             return asyncio.run(run_usage(args, settings))
         return asyncio.run(run_reembed(args, settings))

@@ -40,22 +40,26 @@ def schema_of(body: dict[str, Any]) -> dict[str, Any] | None:
     return json.loads(system[system.index("{"):]) if "{" in system else None
 
 
-def minimal_answer(schema: dict[str, Any]) -> Any:
-    """The smallest value that fits a (portable) JSON schema: first enum value, minimum, one item."""
+def minimal_answer(schema: dict[str, Any], name: str = "") -> Any:
+    """The smallest value that fits a (portable) JSON schema: first enum value, minimum, one item;
+    texts by field name (a time for `start`, an emoji for `emoji`), since patterns are not sent."""
     if "enum" in schema:
         return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
     kind = schema.get("type")
     if kind == "object":
-        return {name: minimal_answer(part) for name, part in schema.get("properties", {}).items()}
+        return {key: minimal_answer(part, key) for key, part in schema.get("properties", {}).items()}
     if kind == "array":
-        return [minimal_answer(schema["items"]) for _ in range(max(1, schema.get("minItems", 1)))]
+        return [minimal_answer(schema["items"], name) for _ in range(max(1, schema.get("minItems", 1)))]
     if kind == "integer":
         return schema.get("minimum", 1)
     if kind == "boolean":
         return False
-    if schema.get("pattern") == r"^\d{2}:\d{2}$":
-        return "08:00"
-    return "x"
+    return SAMPLE_TEXTS.get(name, "tidy the desk")  # words: a lone letter reads as a placeholder
+
+
+SAMPLE_TEXTS = {"start": "08:00", "emoji": "🙂"}
 
 
 def counted_tokens(text: str) -> int:

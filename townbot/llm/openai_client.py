@@ -13,20 +13,17 @@ back. Embeddings are batched, cached by text and normalised to unit length.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any, TypeVar
 
 import httpx2
 import numpy as np
 import openai
 from openai.types.chat import ChatCompletion
-from pydantic import BaseModel, ValidationError
 
 from townbot.llm.cache import EmbeddingCache
 from townbot.llm.embedding import HashingEmbedder
@@ -38,75 +35,29 @@ from townbot.llm.port import (
     CallFailed,
     Embedded,
     ModelConfigError,
+    ModelError,
     Reply,
     usable,
 )
 from townbot.llm.settings import OPENAI_URL, ModelSettings
-from townbot.prompting import render
-from townbot.world.errors import format_location
+from townbot.llm.structured import chat_messages, read_answer, response_format
 
 ResultT = TypeVar("ResultT")
-# Keywords some servers' structured-output grammars reject; pydantic still enforces them locally.
-UNPORTABLE_KEYWORDS = frozenset({"title", "description", "default", "minLength", "maxLength"})
-THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)
-FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 PROBE_TEXT = "townbot embedding dimension probe"
+# Concurrency before the start-up check has measured what the server serves at once.
+UNMEASURED_CONCURRENCY = 4
 
 
-# --- structured answers ---------------------------------------------------------------------
+class NoAnswer(CallFailed):
+    """The server itself failed the call (down, failing, silent), not the request."""
 
 
-@cache
-def portable_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """The schema in the subset every json_schema server accepts: references inlined, every
-    property required, no extra properties, no length keywords or titles."""
-    raw = schema.model_json_schema()
-    definitions = raw.pop("$defs", {})
+class ServerUnavailable(ModelError):
+    """The server failed this many calls in a row that the run cannot go on usefully.
 
-    def walk(node: Any) -> Any:
-        if isinstance(node, list):
-            return [walk(item) for item in node]
-        if not isinstance(node, dict):
-            return node
-        if "$ref" in node:
-            return walk(definitions[node["$ref"].rsplit("/", 1)[-1]])
-        out = {key: walk(value) for key, value in node.items()
-               if key not in UNPORTABLE_KEYWORDS and key != "properties"}
-        if "properties" in node:
-            out["properties"] = {name: walk(value) for name, value in node["properties"].items()}
-            out["required"] = list(node["properties"])
-            out["additionalProperties"] = False
-        return out
-
-    return walk(raw)
-
-
-def schema_name(purpose: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_-]", "_", purpose)[:64] or "answer"
-
-
-def extract_json(content: str) -> str:
-    """The JSON object in a reply: without a reasoning model's <think> block or code fences."""
-    text = THINKING.sub("", content).strip()
-    fenced = FENCE.match(text)
-    if fenced:
-        text = fenced.group(1)
-    if not text.startswith("{") and "{" in text:
-        text = text[text.index("{"): text.rindex("}") + 1] if "}" in text else text[text.index("{"):]
-    return text
-
-
-def parse_answer(schema: type[AnswerT], content: str) -> tuple[AnswerT | None, str | None, str | None]:
-    """(answer, problem, problem kind): exactly one of answer and problem is set."""
-    try:
-        data = json.loads(extract_json(content))
-    except json.JSONDecodeError as error:
-        return None, f"it was not valid JSON ({error.msg} at character {error.pos})", "invalid_json"
-    try:
-        return schema.model_validate(data), None, None
-    except ValidationError as error:
-        details = "; ".join(f"{format_location(e['loc'])}: {e['msg']}" for e in error.errors()[:3])
-        return None, f"it did not have the required format ({details})", "wrong_shape"
+    `townbot sim` stops with it; a hosted town pauses until the server answers again. Calls
+    made while it stands fail at once instead of waiting out their timeouts.
+    """
 
 
 # --- one server -----------------------------------------------------------------------------
@@ -128,16 +79,30 @@ class Backoff:
 
 @dataclass
 class ServerStats:
-    """What the servers did this session: requests sent, retries, and the errors behind them."""
+    """What the servers did this session: requests sent, retries, and the errors behind them.
+
+    `calls` and `failed_calls` count calls (a call may take several requests); a failed call
+    is one the server never answered through its retries. `in_a_row` counts such failures since
+    the last answer; `mended` counts replies whose slightly-off values were mended (judging).
+    """
 
     requests: int = 0
     retries: int = 0
     errors: Counter[str] = field(default_factory=Counter)
+    calls: int = 0
+    failed_calls: int = 0
+    in_a_row: int = 0
+    mended: int = 0
+    last_error: str = ""
 
     def describe(self) -> str:
         errors = ", ".join(f"{kind}: {count}" for kind, count in sorted(self.errors.items()))
+        mended = f", {self.mended} replies mended" if self.mended else ""
         return (f"server: {self.requests} requests, {self.retries} retries"
-                + (f" ({errors})" if errors else ""))
+                + (f" ({errors})" if errors else "") + mended)
+
+    def failure_share(self) -> float:
+        return self.failed_calls / self.calls if self.calls else 0.0
 
 
 class GarbledResponse(Exception):
@@ -168,7 +133,7 @@ def _retry_after(error: Exception) -> float | None:
         return None
 
 
-def _brief(error: Exception) -> str:
+def brief(error: Exception) -> str:
     message = getattr(error, "message", None) or str(error) or type(error).__name__
     return " ".join(message.split())[:200]
 
@@ -177,19 +142,61 @@ class Endpoint:
     """One server: its client, a concurrency limit, and retries with backoff."""
 
     def __init__(self, client: openai.AsyncOpenAI, url: str, *, concurrency: int, max_retries: int,
-                 backoff: Backoff, stats: ServerStats) -> None:
+                 backoff: Backoff, stats: ServerStats, max_failures: int = 0) -> None:
         self.client = client
         self.url = url
         self.max_retries = max_retries
         self.backoff = backoff
         self.stats = stats
+        self.max_failures = max_failures  # 0: never give up on the server
+        self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
+
+    def limit(self, concurrency: int) -> None:
+        """Serve this many requests at once from now on (set before the town starts)."""
+        self.concurrency = concurrency
+        self._slots = asyncio.Semaphore(concurrency)
+
+    @property
+    def down(self) -> bool:
+        return bool(self.max_failures) and self.stats.in_a_row >= self.max_failures
+
+    def revive(self) -> None:
+        """The server answered a check again: let calls through once more."""
+        self.stats.in_a_row = 0
 
     async def call(self, send: Callable[[], Awaitable[ResultT]], setting: str,
                    model: str) -> tuple[ResultT, int]:
-        """The result and how many requests it took; CallFailed when every try failed."""
+        """The result and how many requests it took; CallFailed when every try failed, and
+        ServerUnavailable once `max_failures` calls in a row have failed."""
+        self._refuse_when_down()
+        self.stats.calls += 1
+        try:
+            result = await self._try(send, setting, model)
+        except CallFailed as error:
+            self.stats.failed_calls += 1
+            if isinstance(error, NoAnswer):
+                self.stats.in_a_row += 1
+                self.stats.last_error = str(error)
+                self._refuse_when_down()
+            raise
+        self.stats.in_a_row = 0
+        return result
+
+    def _refuse_when_down(self) -> None:
+        if self.down:
+            raise ServerUnavailable(
+                f"{self.url} failed {self.stats.in_a_row} calls in a row (last: "
+                f"{self.stats.last_error}); check that the server is running and answering, or "
+                "raise TOWNBOT_TIMEOUT for a slow one (TOWNBOT_MAX_FAILURES sets how many "
+                "failures in a row stop a run)")
+
+    async def _try(self, send: Callable[[], Awaitable[ResultT]], setting: str,
+                   model: str) -> tuple[ResultT, int]:
         for attempt in range(self.max_retries + 1):
             try:
+                # The timeout runs from here, inside the limit: a request waiting for a slot
+                # has not been sent, so it cannot time out.
                 async with self._slots:
                     self.stats.requests += 1
                     return await send(), attempt + 1
@@ -207,28 +214,28 @@ class Endpoint:
         transient = isinstance(error, RETRYABLE) or (
             isinstance(error, openai.APIStatusError) and error.status_code in (408, 409))
         if not transient:
-            raise CallFailed(f"{self.url} rejected a request to {model}: {_brief(error)}") from None
+            raise CallFailed(f"{self.url} rejected a request to {model}: {brief(error)}") from None
         if attempt == self.max_retries:
-            raise CallFailed(f"{self.url} did not answer {model} after {attempt + 1} tries "
-                             f"(last: {kind}: {_brief(error)})") from None
+            raise NoAnswer(f"{self.url} did not answer {model} after {attempt + 1} tries "
+                           f"(last: {kind}: {brief(error)})") from None
         return self.backoff.delay(attempt, _retry_after(error))
 
     def _refuse_settings(self, error: Exception, setting: str, model: str) -> None:
         """Errors no retry can fix become ModelConfigError naming the setting to change."""
         if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
             raise ModelConfigError(
-                f"{self.url} refused the API key ({error.status_code}: {_brief(error)}); set "
+                f"{self.url} refused the API key ({error.status_code}: {brief(error)}); set "
                 "TOWNBOT_API_KEY (or OPENAI_API_KEY) to a key it accepts") from None
         if isinstance(error, openai.NotFoundError):
             raise ModelConfigError(
-                f"{self.url} has no model '{model}' or no such endpoint (404: {_brief(error)}); set "
+                f"{self.url} has no model '{model}' or no such endpoint (404: {brief(error)}); set "
                 f"{setting} to a model the server serves, and check that TOWNBOT_BASE_URL is its "
                 "OpenAI-compatible base (usually ending in /v1)") from None
         if isinstance(error, openai.BadRequestError) and re.search(
-                r"response_format|json_schema|json_object", _brief(error), re.IGNORECASE):
+                r"response_format|json_schema|json_object", brief(error), re.IGNORECASE):
             raise ModelConfigError(
                 f"{self.url} does not accept the structured-output request for {model} "
-                f"({_brief(error)}); set TOWNBOT_STRUCTURED_OUTPUT=json_object, or =prompt for a "
+                f"({brief(error)}); set TOWNBOT_STRUCTURED_OUTPUT=json_object, or =prompt for a "
                 "server with no JSON mode") from None
 
 
@@ -268,8 +275,9 @@ class OpenAIModel:
                   backoff: Backoff) -> Endpoint:
         client = openai.AsyncOpenAI(api_key=key, base_url=url, timeout=self.settings.timeout,
                                     max_retries=0, http_client=http_client)
-        return Endpoint(client, url, concurrency=self.settings.concurrency,
-                        max_retries=self.settings.max_retries, backoff=backoff, stats=self.stats)
+        return Endpoint(client, url, concurrency=self.settings.concurrency or UNMEASURED_CONCURRENCY,
+                        max_retries=self.settings.max_retries, backoff=backoff, stats=self.stats,
+                        max_failures=self.settings.max_failures)
 
     def model_for(self, purpose: str) -> str:
         return self.settings.model_for(purpose)
@@ -305,7 +313,7 @@ class OpenAIModel:
 
     async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
         model = self.model_for(request.purpose)
-        arguments = self._chat_arguments(request, model)
+        arguments = self.chat_arguments(request, model)
 
         async def send() -> ChatCompletion:
             completion = await self.chat.client.chat.completions.create(**arguments)
@@ -317,20 +325,12 @@ class OpenAIModel:
         completion, requests = await self.chat.call(send, setting, model)
         return self._read(request, model, arguments["messages"], completion, requests)
 
-    def _chat_arguments(self, request: Ask, model: str) -> dict[str, Any]:
-        mode = self.settings.structured_output
-        messages: list[dict[str, str]] = []
-        if mode != "json_schema":
-            schema = json.dumps(portable_schema(request.schema), separators=(",", ":"))
-            messages.append({"role": "system", "content": render("json_instruction", schema=schema)})
-        messages.append({"role": "user", "content": request.prompt})
-        arguments: dict[str, Any] = {"model": model, "messages": messages}
-        if mode == "json_schema":
-            arguments["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": schema_name(request.purpose), "schema": portable_schema(request.schema),
-                "strict": True}}
-        elif mode == "json_object":
-            arguments["response_format"] = {"type": "json_object"}
+    def chat_arguments(self, request: Ask, model: str, mode: str | None = None) -> dict[str, Any]:
+        """The keyword arguments of one chat request in a structured-output mode."""
+        mode = mode or self.settings.structured_output
+        arguments: dict[str, Any] = {"model": model, "messages": chat_messages(request, mode)}
+        if (answer_format := response_format(request, mode)) is not None:
+            arguments["response_format"] = answer_format
         # OpenAI's newer models accept only max_completion_tokens; other servers know max_tokens.
         limit = "max_completion_tokens" if self.settings.base_url == OPENAI_URL else "max_tokens"
         arguments[limit] = self.settings.max_tokens
@@ -360,7 +360,8 @@ class OpenAIModel:
             if choice.finish_reason == "length":
                 return reply(None, "it was cut off before any answer; answer at once, briefly", "cut_off")
             return reply(None, "it was empty", "empty")
-        answer, problem, kind = parse_answer(request.schema, content)
+        answer, problem, kind, mended = read_answer(request, content)
+        self.stats.mended += bool(mended)
         if answer is None and choice.finish_reason == "length":
             return reply(None, f"it was cut off at the length limit after {completion_tokens} tokens; "
                                "give a shorter answer", "cut_off")

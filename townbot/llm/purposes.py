@@ -130,3 +130,10 @@ class Answer(BaseModel):
     """purpose 'answer': a reply in the agent's own voice."""
 
     text: Annotated[str, Field(min_length=1, max_length=1200)]
+
+
+class Ready(BaseModel):
+    """purpose 'probe': the start-up check's tiny structured request."""
+
+    status: Literal["ready"]
+    count: Literal[1, 2, 3]

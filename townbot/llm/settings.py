@@ -18,6 +18,7 @@ from typing import Any
 
 OPENAI_URL = "https://api.openai.com/v1"
 STRUCTURED_MODES = ("json_schema", "json_object", "prompt")
+MODE_SETTINGS = (*STRUCTURED_MODES, "auto")  # auto: the best mode the start-up check finds
 # A local server ignores the key but the openai client refuses to start without one.
 LOCAL_DUMMY_KEY = "not-needed"
 CONFIG_ENV = "TOWNBOT_CONFIG"
@@ -76,7 +77,8 @@ class ModelSettings:
     structured_output: str = "json_schema"
     timeout: float = 60.0
     max_retries: int = 3
-    concurrency: int = 8
+    concurrency: int | None = None  # None: what the start-up check measured
+    max_failures: int = 10  # calls in a row the server fails before a run stops (0: never)
     max_tokens: int = 1024
     temperature: float | None = None
     prices: Prices = field(default_factory=Prices)
@@ -141,11 +143,11 @@ def _number(low: float, high: float, example: str, *, integer: bool = False,
 
 def _mode(value: Any, where: str) -> str:
     text = _text(value, where).lower()
-    if text not in STRUCTURED_MODES:
+    if text not in MODE_SETTINGS:
         raise SettingsError(f"{where}={value!r} is not a structured-output mode; use one of "
-                            f"{', '.join(STRUCTURED_MODES)} (json_schema for OpenAI, vLLM, Ollama "
+                            f"{', '.join(MODE_SETTINGS)} (json_schema for OpenAI, vLLM, Ollama "
                             ">= 0.5 and llama-server; json_object for llama-cpp-python; prompt "
-                            "for servers with neither)")
+                            "for servers with neither; auto to let the start-up check choose)")
     return text
 
 
@@ -184,6 +186,8 @@ SPECS = [
     Spec("concurrency", ("TOWNBOT_CONCURRENCY",),
          _number(1, 1024, "TOWNBOT_CONCURRENCY=8 (1 for a server that serves one request at a time)",
                  integer=True)),
+    Spec("max_failures", ("TOWNBOT_MAX_FAILURES",),
+         _number(0, 100000, "TOWNBOT_MAX_FAILURES=10 (0 never stops)", integer=True)),
     Spec("max_tokens", ("TOWNBOT_MAX_TOKENS",),
          _number(16, 200000, "TOWNBOT_MAX_TOKENS=1024", integer=True)),
     Spec("temperature", ("TOWNBOT_TEMPERATURE",), _number(0, 2, "TOWNBOT_TEMPERATURE=0.7")),

@@ -52,9 +52,22 @@ def budget_label(model: MeteredModel) -> str:
     return "  " + budget.status(model.meter.game_day)
 
 
+def failure_label(model: MeteredModel) -> str:
+    """The share of calls answered by defaults so far, for the progress line (empty when none):
+    the server's failures and the replies that stayed unusable after their repair."""
+    outcomes = model.meter.outcomes
+    calls = sum(outcomes.values())
+    failed, unusable = outcomes["failed"], outcomes["fallback"]
+    if not calls or not (failed or unusable):
+        return ""
+    return (f"  defaults {100 * (failed + unusable) / calls:.0f}% "
+            f"(server {failed}, unusable {unusable} of {calls})")
+
+
 def progress_label(engine: Engine) -> str:
     """The text after the progress bar: the game time and what the model layer wants known."""
-    return engine.clock.now.strftime("%a %b %d %H:%M") + budget_label(engine.model)
+    return (engine.clock.now.strftime("%a %b %d %H:%M") + budget_label(engine.model)
+            + failure_label(engine.model))
 
 
 async def simulate(engine: Engine, ticks: int, stop: asyncio.Event | None = None) -> list[TownEvent]:

@@ -9,6 +9,7 @@ from townbot.llm.budget import Budget
 from townbot.llm.metering import MeteredModel
 from townbot.llm.offline import OfflineModel
 from townbot.llm.openai_client import OpenAIModel
+from townbot.llm.probe import start_up_check
 from townbot.llm.settings import ModelSettings, load_settings
 from townbot.store.database import Store
 from townbot.town.engine import Engine
@@ -43,6 +44,21 @@ def make_model(seed: int, settings: ModelSettings | None = None) -> MeteredModel
     return MeteredModel(inner, budget=Budget(settings.caps) if settings.caps.any else None)
 
 
+async def checked_model(seed: int, settings: ModelSettings | None = None) -> MeteredModel:
+    """`make_model` after the start-up check of the server (townbot.llm.probe): settings that
+    cannot work stop here, before the first tick, with a message naming what to change."""
+    settings = settings or load_settings()
+    if settings.offline:
+        return make_model(seed, settings)
+    client = OpenAIModel(settings)
+    try:
+        await start_up_check(client)
+    except BaseException:
+        await client.close()
+        raise
+    return MeteredModel(client, budget=Budget(settings.caps) if settings.caps.any else None)
+
+
 async def open_engine(files: TownFiles, db: str, *, seed: int = 0,
                       model: MeteredModel | None = None,
                       settings: ModelSettings | None = None) -> Engine:
@@ -54,7 +70,7 @@ async def open_engine(files: TownFiles, db: str, *, seed: int = 0,
         if town is not None:
             seed = town.seed  # a resumed town keeps the seed it was founded with
         if model is None:
-            model = made = make_model(seed, settings)
+            model = made = await checked_model(seed, settings)
         await model.prepare()  # a server's embedding dimension must be known before resuming
         if town is not None and model.budget is not None:
             model.budget.restore(await store.usage_rows(town.id))

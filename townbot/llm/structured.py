@@ -1,0 +1,119 @@
+"""Structured answers over the OpenAI chat API: the request in each mode, the reply read back.
+
+Modes: `json_schema` (the server enforces a strict schema), `json_object` (JSON mode; the schema
+is in a system message and also sent as `response_format.schema`, which llama-cpp-python turns
+into a grammar) and `prompt` (the schema in a system message only). Keywords some servers'
+grammars choke on (`pattern`, lengths, titles) are left out of what is sent; pydantic still
+checks them here. Every reply goes through the same reading: JSON extracted, slightly-off values
+mended and the result judged (`judging`), so a client and a replay judge alike.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel
+
+from townbot.llm.judging import coerce, judge
+from townbot.llm.port import AnswerT, Ask
+from townbot.prompting import render
+from townbot.world.errors import format_location
+
+STRUCTURED_MODES = ("json_schema", "json_object", "prompt")
+# Keywords some servers' structured-output grammars reject (llama-cpp-python's crashes on a
+# `pattern`); pydantic still enforces them locally.
+UNPORTABLE_KEYWORDS = frozenset({"title", "description", "default", "minLength", "maxLength",
+                                 "pattern", "format"})
+THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)
+FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+
+
+@cache
+def portable_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The schema in the subset every structured-output server accepts: references inlined,
+    every property required, no extra properties, no lengths, patterns or titles."""
+    raw = schema.model_json_schema()
+    definitions = raw.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return walk(definitions[node["$ref"].rsplit("/", 1)[-1]])
+        out = {key: walk(value) for key, value in node.items()
+               if key not in UNPORTABLE_KEYWORDS and key != "properties"}
+        if "properties" in node:
+            out["properties"] = {name: walk(value) for name, value in node["properties"].items()}
+            out["required"] = list(node["properties"])
+            out["additionalProperties"] = False
+        return out
+
+    return walk(raw)
+
+
+def schema_name(purpose: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", purpose)[:64] or "answer"
+
+
+def chat_messages(request: Ask, mode: str) -> list[dict[str, str]]:
+    messages: list[dict[str, str]] = []
+    if mode != "json_schema":
+        schema = json.dumps(portable_schema(request.schema), separators=(",", ":"))
+        messages.append({"role": "system", "content": render("json_instruction", schema=schema)})
+    messages.append({"role": "user", "content": request.prompt})
+    return messages
+
+
+def response_format(request: Ask, mode: str) -> dict[str, Any] | None:
+    """What `response_format` carries in a mode (None: the field is left out)."""
+    schema = portable_schema(request.schema)
+    if mode == "json_schema":
+        return {"type": "json_schema", "json_schema": {
+            "name": schema_name(request.purpose), "schema": schema, "strict": True}}
+    if mode == "json_object":
+        # OpenAI ignores the extra key; llama-cpp-python enforces it as a grammar.
+        return {"type": "json_object", "schema": schema}
+    return None
+
+
+# --- reading a reply back -------------------------------------------------------------------
+
+
+def extract_json(content: str) -> str:
+    """The JSON object in a reply: without a reasoning model's <think> block or code fences."""
+    text = THINKING.sub("", content).strip()
+    fenced = FENCE.match(text)
+    if fenced:
+        text = fenced.group(1)
+    if not text.startswith("{") and "{" in text:
+        text = text[text.index("{"): text.rindex("}") + 1] if "}" in text else text[text.index("{"):]
+    return text
+
+
+def parse_answer(schema: type[AnswerT], content: str,
+                 ) -> tuple[AnswerT | None, str | None, str | None, list[str]]:
+    """(answer, problem, problem kind, values mended): exactly one of answer and problem is set."""
+    try:
+        data = json.loads(extract_json(content))
+    except json.JSONDecodeError as error:
+        return None, f"it was not valid JSON ({error.msg} at character {error.pos})", "invalid_json", []
+    answer, mended, error = coerce(schema, data)
+    if answer is None:
+        assert error is not None
+        details = "; ".join(f"{format_location(e['loc'])}: {e['msg']}" for e in error.errors()[:3])
+        return None, f"it did not have the required format ({details})", "wrong_shape", mended
+    return answer, None, None, mended  # type: ignore[return-value]
+
+
+def read_answer(request: Ask[AnswerT], content: str,
+                ) -> tuple[AnswerT | None, str | None, str | None, list[str]]:
+    """A reply's content as the ask's answer, parsed, mended and judged."""
+    answer, problem, kind, mended = parse_answer(request.schema, content)
+    if answer is not None and (complaint := judge(request, answer)) is not None:
+        return None, complaint, "placeholder", mended
+    return answer, problem, kind, mended
