@@ -290,6 +290,20 @@ class Store:
         return [TownEvent(row["game_time"], row["channel"], row["kind"], row["actor"],
                           row["text"], row["emoji"], row["place"]) for row in rows]
 
+    async def events_after(self, town_id: int, after_id: int) -> list[tuple[int, TownEvent]]:
+        """Outbox rows newer than `after_id` with their ids, for readers that keep up."""
+        async with self.db.execute("SELECT * FROM outbox WHERE town_id = ? AND id > ? ORDER BY id",
+                                   (town_id, after_id)) as cursor:
+            rows = await cursor.fetchall()
+        return [(row["id"], TownEvent(row["game_time"], row["channel"], row["kind"], row["actor"],
+                                      row["text"], row["emoji"], row["place"])) for row in rows]
+
+    async def visitor_names(self, town_id: int) -> set[str]:
+        """Everyone who ever came as a visitor (not people who took over a resident)."""
+        async with self.db.execute("SELECT name FROM visitors WHERE town_id = ? AND resident "
+                                   "IS NULL", (town_id,)) as cursor:
+            return {row["name"] for row in await cursor.fetchall()}
+
     async def usage_rows(self, town_id: int) -> list[dict[str, Any]]:
         async with self.db.execute("SELECT * FROM llm_usage WHERE town_id = ? ORDER BY id",
                                    (town_id,)) as cursor:

@@ -18,6 +18,7 @@ from townbot.world.model import (
     Persona,
     RoutineStep,
     Sector,
+    SectorLayout,
     World,
     split_path,
 )
@@ -224,7 +225,8 @@ def _build_sector(file: str, place: str, spec: SectorSpec) -> Sector:
             raise DataError(file, place + ".hours", "opening and closing times are the same")
     return Sector(name=spec.name, kind=spec.kind, channel=spec.channel, entrance=spec.entrance,
                   arenas=arenas, description=spec.description, norms=tuple(spec.norms),
-                  hours=hours, staff=frozenset(spec.staff))
+                  hours=hours, staff=frozenset(spec.staff),
+                  layout=SectorLayout(**spec.layout.model_dump()) if spec.layout else SectorLayout())
 
 
 def _check_staff(file: str, spec: WorldSpec, world: World) -> None:

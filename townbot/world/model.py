@@ -47,6 +47,16 @@ class OpeningHours:
 
 
 @dataclass(frozen=True)
+class SectorLayout:
+    """The map's hint for a sector: which side of its street, size (along, away) in blocks,
+    and a shift along the street."""
+
+    side: str | None = None
+    size: tuple[float, float] | None = None
+    shift: float = 0
+
+
+@dataclass(frozen=True)
 class Sector:
     name: str
     kind: str
@@ -57,6 +67,7 @@ class Sector:
     norms: tuple[str, ...] = ()
     hours: OpeningHours | None = None
     staff: frozenset[str] = frozenset()
+    layout: SectorLayout = SectorLayout()
 
     def admits(self, person: str, minute: int) -> bool:
         """Whether the sector lets this person in at this minute of the day (closing-time norm)."""

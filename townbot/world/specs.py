@@ -32,6 +32,14 @@ class StreetSpec(Strict):
     end: tuple[int, int] = Field(alias="to")
 
 
+class LayoutSpec(Strict):
+    """A hint for the map where the street grid alone leaves a sector's building unclear."""
+
+    side: str | None = Field(default=None, pattern="^(north|south|east|west)$")
+    size: tuple[Annotated[float, Field(gt=0, le=12)], Annotated[float, Field(gt=0, le=12)]] | None = None
+    shift: Annotated[float, Field(ge=-6, le=6)] = 0  # blocks along the street (east or south)
+
+
 class SectorSpec(Strict):
     name: Name
     kind: str = Field(pattern="^(home|business|public|college)$")
@@ -41,6 +49,7 @@ class SectorSpec(Strict):
     staff: list[str] = []
     description: str = ""
     norms: list[str] = []
+    layout: LayoutSpec | None = None
     arenas: list[ArenaSpec] = Field(min_length=1)
 
     @field_validator("hours")

@@ -1,0 +1,1 @@
+"""Pictures of the town: maps of a moment, animations of a span, and plots."""

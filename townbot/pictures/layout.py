@@ -1,0 +1,174 @@
+"""Where each sector and arena sits on the map, in street-grid units.
+
+Each sector's building stands beside its entrance, on the side of its street that is free of
+other streets and buildings; world.yaml's optional `layout` hint fixes the side, the size or a
+shift along the street where that choice alone would not do. Walking routes run along the
+streets, so a walker drawn on the grid is on the way they really take.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from townbot.world.model import Sector, World
+
+CLEARANCE = 0.3  # from a street's centre line to the buildings beside it
+GAP = 0.1  # between two buildings
+TITLE = 0.34  # the band with the sector's name at the top of its building
+SIDES = {"north": (0, -1), "south": (0, 1), "west": (-1, 0), "east": (1, 0)}
+
+
+@dataclass(frozen=True)
+class Box:
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+    @property
+    def width(self) -> float:
+        return self.right - self.left
+
+    @property
+    def height(self) -> float:
+        return self.bottom - self.top
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        return (self.left + self.right) / 2, (self.top + self.bottom) / 2
+
+    def overlaps(self, other: Box, margin: float = 0.0) -> bool:
+        return (self.left < other.right + margin and other.left < self.right + margin
+                and self.top < other.bottom + margin and other.top < self.bottom + margin)
+
+    def contains(self, x: float, y: float) -> bool:
+        return self.left <= x <= self.right and self.top <= y <= self.bottom
+
+    def grown(self, by: float) -> Box:
+        return Box(self.left - by, self.top - by, self.right + by, self.bottom + by)
+
+
+@dataclass(frozen=True)
+class SectorPlan:
+    name: str
+    kind: str
+    box: Box
+    side: str
+    entrance: tuple[int, int]
+    arenas: dict[str, Box]
+
+
+@dataclass(frozen=True)
+class TownLayout:
+    sectors: dict[str, SectorPlan]
+    streets: list[tuple[str, tuple[int, int], tuple[int, int]]]
+    bounds: Box
+
+    def overlapping(self) -> list[tuple[str, str]]:
+        """Pairs of sectors whose buildings overlap (none in a good layout)."""
+        plans = list(self.sectors.values())
+        return [(a.name, b.name) for i, a in enumerate(plans) for b in plans[i + 1:]
+                if a.box.overlaps(b.box)]
+
+    def on_streets(self) -> list[str]:
+        """Sectors whose building covers a street (none in a good layout)."""
+        return [plan.name for plan in self.sectors.values()
+                if any(plan.box.overlaps(street) for street in _street_boxes(self.streets))]
+
+
+def default_size(sector: Sector) -> tuple[float, float]:
+    """(along the street, away from it) in blocks, from how many arenas it has."""
+    count = len(sector.arenas)
+    if count <= 2:
+        return 1.7, 1.5
+    if count <= 4:
+        return 1.8, 1.9
+    if count <= 6:
+        return 1.8, 2.4
+    return 3.2, 3.2
+
+
+def candidate_sides(world: World, point: tuple[int, int]) -> list[str]:
+    """Sides of the street(s) through an entrance: across a street, never along it."""
+    x, y = point
+    on = world.streets.on_street
+    sides = []
+    if on((x - 1, y)) or on((x + 1, y)):
+        sides += ["north", "south"]
+    if on((x, y - 1)) or on((x, y + 1)):
+        sides += ["west", "east"]
+    return sides or list(SIDES)
+
+
+def building(point: tuple[int, int], side: str, size: tuple[float, float], shift: float) -> Box:
+    """The box standing on `side` of the street at `point`, its near edge facing the entrance."""
+    x, y = point
+    along, away = size
+    if side in ("north", "south"):
+        left = x - along / 2 + shift
+        top = y - CLEARANCE - away if side == "north" else y + CLEARANCE
+        return Box(left, top, left + along, top + away)
+    top = y - along / 2 + shift
+    left = x - CLEARANCE - away if side == "west" else x + CLEARANCE
+    return Box(left, top, left + away, top + along)
+
+
+def _street_boxes(streets: list[tuple[str, tuple[int, int], tuple[int, int]]]) -> list[Box]:
+    half = CLEARANCE - 0.05
+    return [Box(min(a[0], b[0]) - half, min(a[1], b[1]) - half, max(a[0], b[0]) + half,
+                max(a[1], b[1]) + half) for _, a, b in streets]
+
+
+def plan_town(world: World) -> TownLayout:
+    """Place every sector: hinted ones first, then the rest in world.yaml's order."""
+    streets = [(s.name, s.start, s.end) for s in world.streets.streets]
+    blocked = _street_boxes(streets)
+    placed: dict[str, Box] = {}
+    sides: dict[str, str] = {}
+    order = sorted(world.sectors.values(), key=lambda s: s.layout.side is None)
+    for sector in order:
+        size = sector.layout.size or default_size(sector)
+        options = [sector.layout.side] if sector.layout.side else \
+            candidate_sides(world, sector.entrance)
+
+        def clashes(side: str, size=size, sector=sector) -> int:
+            box = building(sector.entrance, side, size, sector.layout.shift)
+            return (sum(box.overlaps(other, GAP) for other in placed.values())
+                    + sum(box.overlaps(street) for street in blocked))
+
+        best = min(options, key=lambda side: (clashes(side), options.index(side)))
+        placed[sector.name] = building(sector.entrance, best, size, sector.layout.shift)
+        sides[sector.name] = best
+    plans = {name: SectorPlan(name, s.kind, placed[name], sides[name], s.entrance,
+                              arena_cells(placed[name], list(s.arenas)))
+             for name, s in world.sectors.items()}
+    return TownLayout(plans, streets, _bounds(list(placed.values()), streets))
+
+
+def arena_cells(box: Box, arenas: list[str]) -> dict[str, Box]:
+    """Arenas as a grid of cells under the sector's title band, roughly square."""
+    pad = 0.06
+    inner = Box(box.left + pad, box.top + TITLE, box.right - pad, box.bottom - pad)
+    count = len(arenas)
+    columns = max(1, min(count, round(math.sqrt(count * inner.width / inner.height))))
+    rows = math.ceil(count / columns)
+    height = inner.height / rows
+    cells = {}
+    short = count - (rows - 1) * columns  # the first row holds the rest: the main arena is first
+    for index, arena in enumerate(arenas):
+        row, column = (0, index) if index < short else divmod(index - short + columns, columns)
+        cell_width = inner.width / (short if row == 0 else columns)
+        left = inner.left + column * cell_width
+        top = inner.top + row * height
+        cells[arena] = Box(left + pad / 2, top + pad / 2, left + cell_width - pad / 2,
+                           top + height - pad / 2)
+    return cells
+
+
+def _bounds(boxes: list[Box], streets: list[tuple[str, tuple[int, int], tuple[int, int]]]) -> Box:
+    xs = [b.left for b in boxes] + [b.right for b in boxes] + \
+        [p[0] for _, a, b in streets for p in (a, b)]
+    ys = [b.top for b in boxes] + [b.bottom for b in boxes] + \
+        [p[1] for _, a, b in streets for p in (a, b)]
+    return Box(min(xs) - 0.5, min(ys) - 0.5, max(xs) + 0.5, max(ys) + 0.5)

@@ -1,0 +1,356 @@
+"""The map of the town at one moment: buildings on the street grid, everyone at their place.
+
+Pure: a world, its layout and a Moment in, a picture and the drawn positions out. The
+buildings are drawn once per view and reused, so each moment only adds its people and its
+objects in trouble. The same inputs always give the same pixels (Pillow's own bundled font).
+"""
+
+from __future__ import annotations
+
+import io
+import zlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from PIL import Image, ImageDraw, ImageFont
+
+from townbot.pictures.layout import Box, TownLayout, plan_town
+from townbot.town.history import Moment, Whereabouts
+from townbot.world.model import World, split_path
+
+FULL_SCALE = 64  # pixels per street block on the whole-town map
+ZOOM_WIDTH = 960  # pixels across a single sector's close-up
+HEADER = 30  # pixels of the caption band
+BACKGROUND = (233, 239, 226)
+STREET = (203, 203, 198)
+INK = (52, 52, 60)
+FAINT = (120, 120, 128)
+TROUBLE = (214, 40, 40)
+VISITOR = (245, 158, 11)
+FILLS = {"home": (247, 232, 208), "business": (214, 230, 245), "public": (205, 233, 196),
+         "college": (229, 221, 245)}
+PERSON_COLOURS = [(37, 99, 235), (5, 150, 105), (190, 24, 93), (124, 58, 237), (202, 138, 4),
+                  (8, 145, 178), (220, 38, 38), (77, 124, 15), (71, 85, 105), (234, 88, 12)]
+
+
+@dataclass(frozen=True)
+class Marker:
+    """Where the map drew someone, in pixels, and the place it drew them at."""
+
+    name: str
+    x: float
+    y: float
+    sector: str | None
+    arena: str | None
+    walking_to: str | None
+    visitor: bool
+
+
+@dataclass
+class MapPicture:
+    image: Image.Image
+    positions: dict[str, Marker]
+    region: Box
+    scale: float
+    highlighted: list[str] = field(default_factory=list)  # object paths drawn as in trouble
+
+    def positions_json(self) -> dict[str, dict]:
+        """The drawn positions as plain data (pixels; place or destination)."""
+        return {name: {"x": round(m.x, 1), "y": round(m.y, 1), "sector": m.sector,
+                       "arena": m.arena, "walking_to": m.walking_to, "visitor": m.visitor}
+                for name, m in self.positions.items()}
+
+    def png(self) -> bytes:
+        buffer = io.BytesIO()
+        self.image.save(buffer, format="PNG", optimize=False, compress_level=6)
+        return buffer.getvalue()
+
+    def to_pixels(self, x: float, y: float) -> tuple[float, float]:
+        return (x - self.region.left) * self.scale, (y - self.region.top) * self.scale + HEADER
+
+
+def font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    return _fonts.setdefault(size, ImageFont.load_default(size=size))
+
+
+_fonts: dict[int, ImageFont.FreeTypeFont | ImageFont.ImageFont] = {}
+
+
+def fit(text: str, face: ImageFont.FreeTypeFont | ImageFont.ImageFont, width: float) -> str:
+    """The text, cut with an ellipsis so it fits `width` pixels."""
+    if face.getlength(text) <= width:
+        return text
+    while text and face.getlength(text + "…") > width:
+        text = text[:-1]
+    return text + "…" if text else ""
+
+
+def initials(name: str) -> str:
+    words = name.split()
+    return (words[0][0] + words[-1][0]).upper() if len(words) > 1 else name[:2].title()
+
+
+def colour_of(name: str) -> tuple[int, int, int]:
+    return PERSON_COLOURS[zlib.crc32(name.encode()) % len(PERSON_COLOURS)]
+
+
+class MapPainter:
+    """Draws moments of one world; keeps each view's buildings to draw over."""
+
+    def __init__(self, world: World, layout: TownLayout | None = None) -> None:
+        self.world = world
+        self.layout = layout or plan_town(world)
+        self._bases: dict[str | None, tuple[Image.Image, Box, float]] = {}
+
+    def view(self, focus: str | None) -> tuple[Image.Image, Box, float]:
+        """The buildings of the whole town, or of one sector close up (cached)."""
+        if focus not in self._bases:
+            if focus is None:
+                region, scale = self.layout.bounds, FULL_SCALE
+            else:
+                region = self.layout.sectors[focus].box.grown(0.45)
+                scale = ZOOM_WIDTH / region.width
+            self._bases[focus] = (self._draw_base(region, scale), region, scale)
+        return self._bases[focus]
+
+    def draw(self, moment: Moment, focus: str | None = None) -> MapPicture:
+        if focus is not None and focus not in self.layout.sectors:
+            raise KeyError(f"no sector called {focus}")
+        base, region, scale = self.view(focus)
+        picture = MapPicture(base.copy(), {}, region, scale)
+        pen = ImageDraw.Draw(picture.image)
+        self._caption(pen, picture, moment.time, focus)
+        for path, state in sorted(moment.troubles.items()):
+            self._trouble(pen, picture, path, state)
+        groups: dict[tuple[str, str], list[Whereabouts]] = defaultdict(list)
+        walkers = []
+        for person in moment.people.values():
+            if person.walk is not None:
+                walkers.append(person)
+            elif person.sector is not None and person.arena is not None and \
+                    self.world.has_arena(person.sector, person.arena):
+                groups[(person.sector, person.arena)].append(person)
+        for (sector, arena), people in sorted(groups.items()):
+            if focus in (None, sector):
+                self._arena_people(pen, picture, sector, arena, people)
+        self._walkers(pen, picture, walkers, moment.time)
+        return picture
+
+    # --- the buildings ----------------------------------------------------------------------
+
+    def _draw_base(self, region: Box, scale: float) -> Image.Image:
+        width, height = round(region.width * scale), round(region.height * scale) + HEADER
+        image = Image.new("RGB", (width, height), BACKGROUND)
+        pen = ImageDraw.Draw(image)
+
+        def at(x: float, y: float) -> tuple[float, float]:
+            return (x - region.left) * scale, (y - region.top) * scale + HEADER
+
+        for name, start, end in self.layout.streets:
+            pen.line([at(*start), at(*end)], fill=STREET, width=max(3, round(0.26 * scale)))
+            self._street_name(image, name, at(*start), at(*end), scale)
+        for plan in self.layout.sectors.values():
+            fill = FILLS.get(plan.kind, (235, 235, 235))
+            box = [*at(plan.box.left, plan.box.top), *at(plan.box.right, plan.box.bottom)]
+            door = at(*plan.entrance)
+            pen.line([door, self._nearest_edge(door, box)], fill=FAINT, width=max(1, round(scale / 28)))
+            pen.rounded_rectangle(box, radius=max(2, scale / 10), fill=fill, outline=INK,
+                                  width=max(1, round(scale / 40)))
+            room = box[2] - box[0] - scale * 0.16
+            size = max(9, round(scale * 0.2))
+            while size > 9 and font(size).getlength(plan.name) > room:
+                size -= 1  # a long name gets a smaller face before it is cut
+            pen.text((box[0] + scale * 0.08, box[1] + scale * 0.06),
+                     fit(plan.name, font(size), room), fill=INK, font=font(size))
+            light = tuple(min(255, c + (255 - c) // 2) for c in fill)
+            label = font(max(8, round(scale * 0.15)))
+            for arena, cell in plan.arenas.items():
+                cell_box = [*at(cell.left, cell.top), *at(cell.right, cell.bottom)]
+                pen.rectangle(cell_box, fill=light, outline=(170, 170, 170))
+                pen.text((cell_box[0] + 2, cell_box[1] + 1),
+                         fit(arena, label, cell_box[2] - cell_box[0] - 4), fill=FAINT, font=label)
+            pen.ellipse([door[0] - 2, door[1] - 2, door[0] + 2, door[1] + 2], fill=INK)
+        return image
+
+    @staticmethod
+    def _nearest_edge(point: tuple[float, float], box: list[float]) -> tuple[float, float]:
+        x = min(max(point[0], box[0]), box[2])
+        y = min(max(point[1], box[1]), box[3])
+        return x, y
+
+    @staticmethod
+    def _street_name(image: Image.Image, name: str, start: tuple[float, float],
+                     end: tuple[float, float], scale: float) -> None:
+        face = font(max(8, round(scale * 0.15)))
+        length = abs(end[0] - start[0]) + abs(end[1] - start[1])
+        text = fit(name, face, length * 0.8)
+        if not text:
+            return
+        stamp = Image.new("RGBA", (round(face.getlength(text)) + 2, round(scale * 0.2) + 2))
+        ImageDraw.Draw(stamp).text((1, 0), text, fill=(110, 110, 104, 255), font=face)
+        vertical = start[0] == end[0]
+        if vertical:
+            stamp = stamp.rotate(90, expand=True)
+        # a quarter of the way along, clear of the crossings at either end
+        x = start[0] + (end[0] - start[0]) * 0.25 - stamp.width / 2
+        y = start[1] + (end[1] - start[1]) * 0.25 - stamp.height / 2
+        image.paste(stamp, (round(x), round(y)), stamp)
+
+    # --- what changes from moment to moment -------------------------------------------------
+
+    def _caption(self, pen: ImageDraw.ImageDraw, picture: MapPicture, time: datetime,
+                 focus: str | None) -> None:
+        pen.rectangle([0, 0, picture.image.width, HEADER - 1], fill=(255, 255, 255))
+        where = focus or self.world.town
+        pen.text((8, 7), f"{where}, {time:%A %B %d %Y, %H:%M}", fill=INK, font=font(15))
+        if picture.image.width > 600:
+            self._legend(pen, picture.image.width)
+
+    def _legend(self, pen: ImageDraw.ImageDraw, width: int) -> None:
+        face, r, y = font(12), 6, HEADER / 2
+        x = width - 8 - sum(face.getlength(t) + 3 * r + 14
+                            for t in ("resident", "visitor", "on the way", "trouble"))
+        for text, shape in (("resident", "dot"), ("visitor", "diamond"), ("on the way", "ring"),
+                            ("trouble", "box")):
+            centre = x + r
+            if shape == "dot":
+                pen.ellipse([centre - r, y - r, centre + r, y + r], fill=PERSON_COLOURS[0])
+            elif shape == "diamond":
+                pen.polygon([(centre, y - r), (centre + r, y), (centre, y + r), (centre - r, y)],
+                            fill=VISITOR, outline=INK)
+            elif shape == "ring":
+                pen.ellipse([centre - r, y - r, centre + r, y + r], outline=PERSON_COLOURS[0],
+                            width=2)
+            else:
+                pen.rectangle([centre - r, y - r, centre + r, y + r], outline=TROUBLE, width=2)
+            pen.text((x + 2 * r + 4, y), text, fill=FAINT, font=face, anchor="lm")
+            x += face.getlength(text) + 3 * r + 14
+
+    def _cell(self, picture: MapPicture, sector: str, arena: str) -> list[float]:
+        cell = self.layout.sectors[sector].arenas[arena]
+        return [*picture.to_pixels(cell.left, cell.top), *picture.to_pixels(cell.right, cell.bottom)]
+
+    def _trouble(self, pen: ImageDraw.ImageDraw, picture: MapPicture, path: str, state: str) -> None:
+        parts = split_path(path)
+        if len(parts) != 3 or not self.world.has_arena(parts[0], parts[1]) or \
+                parts[0] not in self.layout.sectors:
+            return
+        box = self._cell(picture, parts[0], parts[1])
+        pen.rectangle(box, outline=TROUBLE, width=max(2, round(picture.scale / 20)))
+        face = font(max(8, round(picture.scale * 0.15)))
+        text = fit(f"! {parts[2]} {state}", face, box[2] - box[0] - 4)
+        pen.text((box[0] + 2, box[3] - face.size - 3), text, fill=TROUBLE, font=face)
+        picture.highlighted.append(path)
+
+    def _arena_people(self, pen: ImageDraw.ImageDraw, picture: MapPicture, sector: str, arena: str,
+                      people: list[Whereabouts]) -> None:
+        left, top, right, bottom = self._cell(picture, sector, arena)
+        radius, label = marker_size(picture.scale), font(label_size(picture.scale))
+        top += font(max(8, round(picture.scale * 0.15))).size + 2  # under the arena's name
+        columns, step = slots(len(people), right - left, bottom - top, radius, label.size)
+        slot_w = (right - left) / columns
+        for index, person in enumerate(sorted(people, key=lambda p: p.name)):
+            row, column = divmod(index, columns)
+            x = left + slot_w * (column + 0.5)
+            y = top + radius + row * step
+            detail = f": {person.action}" if picture.scale >= 120 else ""
+            name = person.name.split()[0] if not detail else person.name
+            self._person(pen, picture, person, x, y, radius,
+                         fit(name + detail, label, max(slot_w - 2, 2 * radius)), label)
+            picture.positions[person.name] = Marker(person.name, x, y, sector, arena, None,
+                                                    person.visitor)
+
+    def _walkers(self, pen: ImageDraw.ImageDraw, picture: MapPicture, walkers: list[Whereabouts],
+                 time: datetime) -> None:
+        radius, label = marker_size(picture.scale), font(label_size(picture.scale))
+        taken: dict[tuple[int, int], int] = defaultdict(int)
+        for person in sorted(walkers, key=lambda p: p.name):
+            walk = person.walk
+            assert walk is not None
+            if walk.origin not in self.world.sectors or walk.sector not in self.world.sectors:
+                continue
+            route = self.world.route(walk.origin, walk.sector)
+            point, rest = along(route, walk.progress(time))
+            x, y = picture.to_pixels(*point)
+            if not (0 <= x < picture.image.width and HEADER <= y < picture.image.height):
+                continue  # off this close-up
+            crowd = taken[(round(x), round(y))]
+            taken[(round(x), round(y))] += 1
+            y += crowd * (2 * radius + 2)  # walkers at one spot queue up
+            colour = VISITOR if person.visitor else colour_of(person.name)
+            path = [(x, y)] + [picture.to_pixels(*p) for p in rest]
+            if len(path) > 1:
+                pen.line(path, fill=colour, width=max(1, round(picture.scale / 28)))
+            self._person(pen, picture, person, x, y, radius, person.name.split()[0], label,
+                         hollow=True)
+            picture.positions[person.name] = Marker(person.name, x, y, None, None, walk.sector,
+                                                    person.visitor)
+
+    @staticmethod
+    def _person(pen: ImageDraw.ImageDraw, picture: MapPicture, person: Whereabouts, x: float,
+                y: float, radius: float, text: str, label: ImageFont.ImageFont | ImageFont.FreeTypeFont,
+                hollow: bool = False) -> None:
+        colour = VISITOR if person.visitor else colour_of(person.name)
+        inside = font(max(8, round(radius * 0.95)))
+        if person.visitor:
+            pen.polygon([(x, y - radius * 1.25), (x + radius * 1.25, y), (x, y + radius * 1.25),
+                         (x - radius * 1.25, y)], fill=colour, outline=INK)
+        elif hollow:
+            pen.ellipse([x - radius, y - radius, x + radius, y + radius], fill=(255, 255, 255),
+                        outline=colour, width=max(2, round(radius / 4)))
+        else:
+            pen.ellipse([x - radius, y - radius, x + radius, y + radius], fill=colour,
+                        outline=(255, 255, 255))
+        ink = colour if hollow and not person.visitor else (255, 255, 255) \
+            if not person.visitor else INK
+        pen.text((x, y), initials(person.name), fill=ink, font=inside, anchor="mm")
+        pen.text((x, y + radius + 1), text, fill=INK, font=label, anchor="ma")
+
+
+def marker_size(scale: float) -> float:
+    return min(16.0, max(6.0, scale * 0.16))
+
+
+def label_size(scale: float) -> int:
+    return min(16, max(8, round(scale * 0.16)))
+
+
+def slots(count: int, width: float, height: float, radius: float,
+          label: int) -> tuple[int, float]:
+    """(columns, row step) for `count` people in a cell: roomy when they fit, packed when not."""
+    slot_h = 2 * radius + label + 3
+    columns = max(1, int(width // (label * 5)))  # room for a first name under each
+    most = max(1, int(width // (1.5 * radius)))  # packed circles may overlap a little
+    while columns < most and -(-count // columns) * slot_h > height:
+        columns += 1
+    columns = max(1, min(columns, count))
+    rows = -(-count // columns)
+    if rows * slot_h <= height or rows == 1:
+        return columns, slot_h
+    return columns, max(1.0, (height - 2 * radius) / (rows - 1))
+
+
+def along(route: list[tuple[int, int]], progress: float) -> tuple[tuple[float, float],
+                                                                   list[tuple[int, int]]]:
+    """The point `progress` (0..1) of the way along a route, and the grid points still ahead."""
+    if len(route) == 1:
+        return (float(route[0][0]), float(route[0][1])), []
+    distance = progress * (len(route) - 1)
+    index = min(int(distance), len(route) - 2)
+    part = distance - index
+    (x1, y1), (x2, y2) = route[index], route[index + 1]
+    return (x1 + (x2 - x1) * part, y1 + (y2 - y1) * part), route[index + 1:]
+
+
+def animate(pictures: list[MapPicture], frame_ms: int = 250) -> bytes:
+    """A looping GIF of the pictures, all on the first picture's palette so colours hold."""
+    if not pictures:
+        raise ValueError("an animation needs at least one picture")
+    first = pictures[0].image.quantize(colors=255, dither=Image.Dither.NONE)
+    frames = [first] + [p.image.quantize(palette=first, dither=Image.Dither.NONE)
+                        for p in pictures[1:]]
+    buffer = io.BytesIO()
+    first.save(buffer, format="GIF", save_all=True, append_images=frames[1:], duration=frame_ms,
+               loop=0, optimize=False, disposal=1)
+    return buffer.getvalue()

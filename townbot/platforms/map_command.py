@@ -1,0 +1,116 @@
+"""`townbot map`: draw any moment of a town's history as a PNG, or a span as a GIF.
+
+Read-only: the database is opened so that it cannot be changed, and a missing one is never
+created.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from townbot.store.database import StoreError
+
+FRAME_MS = 250  # one tick per quarter second: a game day in about 36 s
+
+
+def add_map_parser(subparsers: Any) -> None:
+    draw = subparsers.add_parser("map", help="draw the town at a moment (PNG) or over a span (GIF)")
+    draw.add_argument("--db", required=True, help="the town's database (read only)")
+    draw.add_argument("--at", help='game time, e.g. "2023-02-14 17:30" (default: the last tick)')
+    draw.add_argument("--from", dest="start", help="first game time of an animation")
+    draw.add_argument("--to", dest="end", help="last game time of an animation")
+    draw.add_argument("--every", type=int, default=1, help="ticks between animation frames "
+                      "(default 1)")
+    draw.add_argument("--area", help="draw one sector close up, e.g. 'Hobbs Cafe'")
+    draw.add_argument("--out", required=True, help="picture to write: .png, or .gif for a span")
+    draw.add_argument("--positions", help="also write where each person was drawn (pixels and "
+                      "place) to this JSON file")
+    draw.add_argument("--world", help="world file (default: ./world.yaml)")
+    draw.add_argument("--personas", help="persona folder (default: ./personas)")
+
+
+def run_map(args: argparse.Namespace) -> int:
+    return asyncio.run(draw_to_file(args))
+
+
+def check_request(args: argparse.Namespace) -> str:
+    """'png' or 'gif' from the options, or a StoreError saying which combination would work."""
+    span = args.start is not None or args.end is not None
+    if span and (args.start is None or args.end is None):
+        raise StoreError("an animation needs both --from and --to, e.g. --from '2023-02-13 07:00' "
+                         "--to '2023-02-13 22:00'")
+    if span and args.at:
+        raise StoreError("give either --at (one picture) or --from and --to (an animation)")
+    if args.every < 1:
+        raise StoreError(f"--every {args.every} is not a number of ticks; use 1 or more")
+    suffix = Path(args.out).suffix.lower()
+    wanted = ".gif" if span else ".png"
+    if suffix != wanted:
+        raise StoreError(f"--out {args.out}: " + (
+            "an animation is written as a GIF; name the file *.gif" if span else
+            "one moment is written as a PNG; name the file *.png (or give --from and --to "
+            "for a GIF)"))
+    if span and args.positions:
+        raise StoreError("--positions goes with one picture (--at), not an animation")
+    if Path(args.out).resolve() == Path(args.db).resolve():
+        raise StoreError("--out must not be the database itself")
+    return wanted[1:]
+
+
+async def draw_to_file(args: argparse.Namespace) -> int:
+    from townbot.pictures.townmap import MapPainter, animate
+    from townbot.store.readonly import open_readonly
+    from townbot.town.history import load_history, parse_moment
+    from townbot.town.launch import TownFiles
+
+    kind = check_request(args)
+    world = TownFiles(args.world, args.personas).load()
+    area = resolve_area(args.area, list(world.sectors))
+    store = await open_readonly(args.db)
+    try:
+        history = await load_history(store, world)
+    finally:
+        await store.close()
+    painter = MapPainter(world)
+    if kind == "png":
+        moment = history.at(parse_moment(args.at, history) if args.at else history.latest)
+        picture = painter.draw(moment, area)
+        Path(args.out).write_bytes(picture.png())
+        if args.positions:
+            Path(args.positions).write_text(json.dumps(
+                {"time": f"{moment.time:%Y-%m-%d %H:%M}", "people": picture.positions_json()},
+                indent=1, ensure_ascii=False), encoding="utf-8")
+        width, height = picture.image.size
+        print(f"wrote {args.out}: {world.town} at {moment.time:%Y-%m-%d %H:%M}, "
+              f"{len(moment.people)} people, {width}x{height} pixels")
+        return 0
+    start, end = parse_moment(args.start, history), parse_moment(args.end, history)
+    if end < start:
+        raise StoreError(f"--to {args.end} is before --from {args.start}")
+    step = timedelta(minutes=history.town.tick_minutes * args.every)
+    times = [start]
+    while times[-1] + step <= end:
+        times.append(times[-1] + step)
+    data = animate([painter.draw(history.at(t), area) for t in times], FRAME_MS)
+    Path(args.out).write_bytes(data)
+    print(f"wrote {args.out}: {world.town} from {start:%Y-%m-%d %H:%M} to {times[-1]:%H:%M}, "
+          f"{len(times)} frames, {len(data) // 1024} KiB")
+    return 0
+
+
+def resolve_area(area: str | None, sectors: list[str]) -> str | None:
+    """A sector name from what a person typed (case and spacing forgiven)."""
+    if area is None:
+        return None
+    by_key = {name.lower(): name for name in sectors}
+    found = by_key.get(" ".join(area.split()).lower())
+    if found is None:
+        from townbot.world.loading import closest
+        raise StoreError(f"there is no area called '{area}'{closest(area, sectors)}; areas are "
+                         f"sectors of world.yaml, e.g. Hobbs Cafe")
+    return found
