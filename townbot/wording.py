@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 # One-syllable verbs that double their last letter before -ing ("get" -> "getting").
 DOUBLED_FINAL = frozenset((
     "begin chat chop cut dig drop get grab hit hug jog jot let mop nap pat plan plug pop prep "
@@ -69,13 +71,17 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
     return f"{count:g} {noun if count == 1 else many or noun + 's'}"
 
 
-def text_table(headers: list[str], rows: list[list[str]], right: frozenset[int] = frozenset()) -> str:
-    """Columns padded to their widest cell; the columns in `right` (by index) aligned right."""
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+def text_table(headers: list[str], rows: list[list[str]], right: frozenset[int] = frozenset(),
+               measure: Callable[[str], int] = len) -> str:
+    """Columns padded to their widest cell (as `measure` counts a cell's width on screen); the
+    columns in `right` (by index) aligned right; no header line when `headers` is empty."""
+    table = [headers, *rows] if headers else rows
+    widths = [max(measure(str(cell)) for cell in column) for column in zip(*table, strict=True)]
 
     def line(cells: list[str]) -> str:
-        padded = [str(c).rjust(w) if i in right else str(c).ljust(w)
-                  for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
+        pads = [" " * (w - measure(str(c))) for c, w in zip(cells, widths, strict=True)]
+        padded = [pad + str(c) if i in right else str(c) + pad
+                  for i, (c, pad) in enumerate(zip(cells, pads, strict=True))]
         return "  ".join(padded).rstrip()
 
-    return "\n".join([line(headers), *(line(row) for row in rows)])
+    return "\n".join(line(cells) for cells in table)

@@ -1,8 +1,9 @@
 """`townbot play`: the town in a terminal. It ticks on a timer, prints each area's events in
-its own colour, and turns typed commands into TownService use cases (plain text is /say).
+its own colour above an input line, and turns typed commands into TownService use cases (plain
+text is /say). The input line is prompt_toolkit's: history, and completion of commands and of
+their arguments (residents, areas, objects, scenarios).
 
-Commands come from the keyboard (with history and tab completion) or, when standard input is
-not a terminal, from a pipe, so a session can be scripted:
+When standard input is not a terminal the session is a script, a tick before each line:
     printf '/join Alex a reporter\\nWho is running for mayor?\\n' | townbot play --ticks 6
 """
 
@@ -13,17 +14,24 @@ import asyncio
 import contextlib
 import getpass
 import sys
-import time
-import zlib
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TextIO
+import threading
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TextIO, TypeVar
 
-from townbot.town.service import Outcome, Person, TownError, TownService
+from prompt_toolkit import PromptSession
+from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.patch_stdout import patch_stdout
+
+from townbot.platforms.terminal import Interrupts, Screen
+from townbot.town.service import Outcome, Person, TownError, TownService, closest_names
+from townbot.town.transcript import event_line
+from townbot.wording import plural
 from townbot.world.events import TownEvent
 
-COLOURS = (31, 32, 33, 34, 35, 36, 91, 92, 93, 94, 95, 96)
-HELP = """Commands (plain text is /say):
+HELP = """Commands (plain text is /say; Tab completes commands, residents, areas, objects, scenarios):
   /join NAME DESCRIPTION [@ AREA]   enter the town as a visitor (default: Johnson Park)
   /say TEXT                         speak where you are; name someone to get an answer
   /go AREA                          walk to another area (e.g. /go Johnson Park)
@@ -36,10 +44,20 @@ HELP = """Commands (plain text is /say):
   /seed RESIDENT: INTENT | /scenario NAME | /announce [AREA:] TEXT     (moderators)
   /memories RESIDENT: QUERY | /pause | /resume | /speed SECONDS        (moderators)
   /wait [N]                         let N ticks pass now (default 1)
-  /help | /quit"""
+  /help | /quit (or Ctrl-D; Ctrl-C also stops, once the tick under way is saved)"""
 COMMANDS = ("/join", "/say", "/go", "/leave", "/whisper", "/interview", "/set", "/look", "/where",
             "/status", "/profile", "/seed", "/scenario", "/announce", "/memories", "/pause",
             "/resume", "/speed", "/wait", "/help", "/quit")
+# What each command takes first, for completion ("resident:" is a name then a colon).
+ARGUMENTS = {"/whisper": "resident:", "/interview": "resident:", "/seed": "resident:",
+             "/memories": "resident:", "/profile": "resident", "/go": "area", "/announce": "area:",
+             "/scenario": "scenario", "/set": "object", "/look": "object"}
+EXAMPLES = {"/whisper": "/whisper John Lin: You are going to run for mayor",
+            "/interview": "/interview Isabella Rodriguez: What are you planning this week?",
+            "/seed": "/seed Isabella Rodriguez: Throw a Valentine's Day party at Hobbs Cafe",
+            "/memories": "/memories Klaus Mueller: research"}
+PROMPT = "you> "
+T = TypeVar("T")
 
 
 def add_play_parser(commands: argparse._SubParsersAction) -> None:
@@ -57,33 +75,50 @@ def add_play_parser(commands: argparse._SubParsersAction) -> None:
     play.add_argument("--scenario", help="scenario from scenarios/ to load first")
 
 
-def colour_for(channel: str, enabled: bool) -> Callable[[str], str]:
-    if not enabled:
-        return lambda text: text
-    code = COLOURS[zlib.crc32(channel.encode()) % len(COLOURS)]
-    return lambda text: f"\x1b[{code}m{text}\x1b[0m"
-
-
 @dataclass
 class Console:
+    """Typed lines to use cases, events to area-coloured lines. `out` None is standard output."""
+
     service: TownService
     person: Person
-    out: TextIO = sys.stdout
-    colour: bool = False
+    out: TextIO | None = None
+    styled: bool = False
     seconds_per_tick: float = 2.0
     ticks_done: int = 0
+    quitting: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        world = self.service.engine.world
+        channels = [s.channel for s in world.sectors.values()] + [world.town_hall_channel]
+        self.screen = Screen(self.out, styled=self.styled, channels=channels)
+        self._width = max(len(c) for c in channels) + 1
+
+    def pace(self) -> str:
+        if self.seconds_per_tick == 0:
+            return "after another, back to back"
+        return f"every {plural(self.seconds_per_tick, 'real second')}"
 
     def show(self, events: list[TownEvent]) -> None:
         for event in events:
-            paint = colour_for(event.channel, self.colour)
-            print(paint(f"#{event.channel:<22} {event.line()}"), file=self.out, flush=True)
+            self.screen.area_line(event_line(event, self._width))
 
     def say(self, text: str) -> None:
-        print(text, file=self.out, flush=True)
+        self.screen.line(text)
 
     async def tick(self) -> None:
         self.show(await self.service.tick())
         self.ticks_done += 1
+
+    async def run_clock(self, limit: int | None) -> None:
+        """A tick every `seconds_per_tick` until `limit` or quitting; a tick under way when
+        quitting begins is finished (and committed) first."""
+        while limit is None or self.ticks_done < limit:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.quitting.wait(), self.seconds_per_tick)
+            if self.quitting.is_set():
+                return
+            if not self.service.paused:
+                await self.tick()
 
     # --- commands ---------------------------------------------------------------------------
 
@@ -95,52 +130,57 @@ class Console:
         if not line.startswith("/"):
             line = "/say " + line
         name, _, rest = line.partition(" ")
-        handler = self._handlers().get(name.lower())
-        if handler is None:
-            self.say(f"unknown command {name}; type /help for the list")
-            return True
-        if name.lower() == "/quit":
+        name = name.lower()
+        if name == "/quit":
             return False
+        handler = self._handlers().get(name)
         try:
+            if handler is None:
+                raise TownError(f"there is no command {name}{closest_names(name, list(COMMANDS))}; "
+                                "type /help for the list")
             outcome = await handler(rest.strip())
         except TownError as refusal:
-            self.say(f"! {refusal}")
+            self.screen.refusal(str(refusal))
             return True
         if outcome is not None:
             self.show(outcome.events)
-            self.say(f"> {outcome.text}")
+            self.screen.reply(outcome.text)
         return True
 
-    def _handlers(self) -> dict[str, Callable[[str], object]]:
+    def _handlers(self) -> dict[str, Callable[[str], Awaitable[Outcome | None]]]:
         s, me = self.service, self.person
         return {
             "/join": self._join, "/say": lambda a: s.say(me, a),
             "/go": lambda a: s.go(me, a), "/leave": lambda a: s.leave(me),
-            "/whisper": lambda a: s.whisper(me, *self._resident_and_text(a)),
+            "/whisper": lambda a: s.whisper(me, *self._resident_and_text(a, "/whisper")),
             "/interview": self._interview, "/set": lambda a: s.set_object(me, a),
             "/look": lambda a: s.look(me, a),
-            "/where": lambda a: s.where(me), "/status": lambda a: s.status(me),
+            "/where": self._where, "/status": self._status,
             "/profile": lambda a: s.profile(me, a),
-            "/seed": lambda a: s.seed(me, *self._resident_and_text(a)),
+            "/seed": lambda a: s.seed(me, *self._resident_and_text(a, "/seed")),
             "/scenario": lambda a: s.load_scenario(me, a), "/announce": self._announce,
-            "/memories": lambda a: s.memories(me, *self._resident_and_text(a)),
+            "/memories": lambda a: s.memories(me, *self._resident_and_text(a, "/memories")),
             "/pause": lambda a: s.pause(me), "/resume": lambda a: s.resume(me),
             "/speed": self._speed, "/wait": self._wait, "/help": self._help,
-            "/quit": self._help,
         }
 
-    def _resident_and_text(self, arguments: str) -> tuple[str, str]:
-        """'John Lin: text', or a resident's full or first name followed by the text."""
+    def _resident_and_text(self, arguments: str, command: str) -> tuple[str, str]:
+        """'John Lin: text' (the service checks the name), or a resident's full or first name
+        followed by the text."""
         before, colon, after = arguments.partition(":")
-        if colon and self._is_resident(before):
+        if colon:
             return before.strip(), after.strip()
         lowered = arguments.lower()
         for name in sorted(self.service.engine.minds, key=len, reverse=True):
             for form in (name, name.split()[0]):
-                if lowered.startswith(form.lower() + " "):
+                if lowered == form.lower() or lowered.startswith(form.lower() + " "):
                     return name, arguments[len(form):].strip()
-        raise TownError("name a resident first, e.g. /whisper John Lin: You are going to run "
-                        "for mayor")
+        first = arguments.split()[0] if arguments.split() else ""
+        try:
+            self.service.resident(first)
+        except TownError as unknown:
+            raise TownError(f"{unknown}; name a resident first, e.g. {EXAMPLES[command]}") from None
+        raise TownError(f"name a resident first, e.g. {EXAMPLES[command]}")
 
     async def _join(self, arguments: str) -> Outcome:
         words, area = arguments, "Johnson Park"
@@ -150,7 +190,7 @@ class Console:
         return await self.service.join(self.person, name, description, area.strip())
 
     async def _interview(self, arguments: str) -> Outcome:
-        resident, question = self._resident_and_text(arguments)
+        resident, question = self._resident_and_text(arguments, "/interview")
         persona = None
         if " as " in question:
             question, _, persona = question.rpartition(" as ")
@@ -163,11 +203,28 @@ class Console:
             return await self.service.announce(self.person, text.strip(), area.strip())
         return await self.service.announce(self.person, arguments)
 
-    def _is_resident(self, text: str) -> bool:
-        return _resolves(self.service.resident, text)
-
     def _is_area(self, text: str) -> bool:
-        return _resolves(self.service.area, text)
+        try:
+            self.service.area(text.strip())
+        except TownError:
+            return False
+        return True
+
+    async def _where(self, arguments: str) -> None:
+        outcome = await self.service.where(self.person)
+        rows = [[p["emoji"], p["name"], p["action"], p["place"]] for p in outcome.data["people"]]
+        self.screen.table(["", "who", "doing", "where"], rows)
+
+    async def _status(self, arguments: str) -> None:
+        outcome = await self.service.status(self.person)
+        engine, data = self.service.engine, outcome.data
+        rows = [["town", f"{engine.world.town}, {'paused' if data['paused'] else 'running'}"],
+                ["game time", f"{engine.clock.now:%A %B %d, %H:%M} (tick {data['tick']})"],
+                ["speed", f"one tick ({engine.clock.tick_minutes} game minutes) {self.pace()}"],
+                ["people", f"{plural(len(engine.minds), 'resident')}, "
+                           f"{plural(len(engine.people), 'visitor')}"],
+                ["model", engine.model.label]]
+        self.screen.table([], rows)
 
     async def _speed(self, arguments: str) -> Outcome:
         try:
@@ -194,100 +251,172 @@ class Console:
     async def _help(self, arguments: str) -> None:
         self.say(HELP)
 
-    # --- completion -------------------------------------------------------------------------
 
-    def completions(self) -> list[str]:
+# --- completion -------------------------------------------------------------------------------
+
+
+def _matching(typed: str, options: Iterable[str]) -> list[str]:
+    """Options that start with what was typed, or have a word that does ('Hob', 'cafe')."""
+    wanted = typed.strip().lower()
+    return [o for o in options
+            if o.lower().startswith(wanted) or any(w.startswith(wanted) for w in o.lower().split())]
+
+
+class TownCompleter(Completer):
+    """Completes a line's command, then its argument: a resident (and the colon after it), an
+    area, a scenario, or an object path <Sector: arena: object> one part at a time."""
+
+    def __init__(self, service: TownService) -> None:
+        self.service = service
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        for text, start in self.complete(document.text_before_cursor):
+            yield Completion(text, start_position=start, display=text.rstrip(": >"))
+
+    def complete(self, line: str) -> list[tuple[str, int]]:
+        """(replacement, start position relative to the cursor) for what is typed so far."""
+        command, space, argument = line.partition(" ")
+        if not space:
+            return [(c, -len(command)) for c in COMMANDS if c.startswith(command.lower())] \
+                if command.startswith("/") else []
+        kind = ARGUMENTS.get(command.lower())
+        if command.lower() == "/join" and " @ " in argument:
+            kind, argument = "area", argument.rpartition(" @ ")[2]
+        if kind is None or (kind.endswith(":") and ":" in argument):
+            return []
+        if kind == "object":
+            return self._object(argument)
         engine = self.service.engine
-        names = list(engine.minds) + [n.split()[0] for n in engine.minds]
-        return [*COMMANDS, *names, *engine.world.sectors, *self.service.scenario_names()]
+        options = {"resident": list(engine.minds), "area": list(engine.world.sectors),
+                   "scenario": self.service.scenario_names()}[kind.rstrip(":")]
+        after = ": " if kind.endswith(":") else ""
+        return [(o + after, -len(argument)) for o in _matching(argument, options)]
 
-
-def _resolves(lookup: Callable[[str], object], text: str) -> bool:
-    try:
-        lookup(text.strip())
-    except TownError:
-        return False
-    return True
-
-
-def install_completion(console: Console) -> None:
-    try:
-        import readline
-    except ImportError:  # some platforms ship Python without readline
-        return
-    words = console.completions()
-
-    def complete(text: str, state: int) -> str | None:
-        buffer = readline.get_line_buffer()
-        matches = [w for w in words if w.lower().startswith(buffer.lower())
-                   or w.lower().startswith(text.lower())]
-        if state >= len(matches):
-            return None
-        match = matches[state]
-        return match[len(buffer) - len(text):] if match.lower().startswith(buffer.lower()) \
-            else match
-
-    readline.set_completer_delims("\t\n")
-    readline.set_completer(complete)
-    readline.parse_and_bind("tab: complete")
-
-
-async def read_lines(queue: asyncio.Queue[str | None], interactive: bool) -> None:
-    loop = asyncio.get_running_loop()
-    while True:
-        if interactive:
-            try:
-                line = await loop.run_in_executor(None, input, "")
-            except EOFError:
-                line = None
+    def _object(self, argument: str) -> list[tuple[str, int]]:
+        if not argument.startswith("<") or ">" in argument:
+            return [("<", -len(argument))] if not argument.strip() else []
+        *done, typed = argument[1:].split(":")
+        world = self.service.engine.world
+        done = [part.strip() for part in done]
+        if not done:
+            options, after = list(world.sectors), ": "
+        elif len(done) == 1 and done[0] in world.sectors:
+            options, after = list(world.sectors[done[0]].arenas), ": "
+        elif len(done) == 2 and done[0] in world.sectors and done[1] in world.sectors[done[0]].arenas:
+            options, after = list(world.arena(done[0], done[1]).objects), "> "
         else:
-            line = await loop.run_in_executor(None, sys.stdin.readline)
-            line = line if line else None
-        await queue.put(line)
-        if line is None:
-            return
+            return []
+        return [(o + after, -len(typed)) for o in _matching(typed, options)]
 
 
-async def play(console: Console, limit: int | None, interactive: bool) -> None:
-    """Interactive: typed commands run as they come, a tick every `seconds_per_tick`.
-    Scripted (input from a pipe): a tick passes before each command, so a script plays out over
-    game time (/wait N lets more pass), then the remaining ticks up to --ticks. Without --ticks
-    a session ends at /quit or at the end of the input."""
-    queue: asyncio.Queue[str | None] = asyncio.Queue()
-    reader = asyncio.create_task(read_lines(queue, interactive))
+# --- the session --------------------------------------------------------------------------------
+
+
+async def first_of(awaitable: Awaitable[T], *events: asyncio.Event) -> T | None:
+    """The awaitable's result, or None as soon as one of `events` is set (it is then cancelled)."""
+    task = asyncio.ensure_future(awaitable)
+    waiters = [asyncio.ensure_future(event.wait()) for event in events]
     try:
-        if interactive:
-            await _play_live(console, queue, limit)
-            return
-        while (line := await queue.get()) is not None:
-            if not line.strip():
-                continue
-            if (limit is None or console.ticks_done < limit) and not console.service.paused:
-                await console.tick()
-            if not await console.handle(line):
-                return
-        while limit is not None and console.ticks_done < limit and not console.service.paused:
-            await console.tick()
-            await asyncio.sleep(console.seconds_per_tick)
+        await asyncio.wait([task, *waiters], return_when=asyncio.FIRST_COMPLETED)
     finally:
-        reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await reader
+        for waiter in waiters:
+            waiter.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    return task.result() if not task.cancelled() else None
 
 
-async def _play_live(console: Console, queue: asyncio.Queue[str | None],
-                     limit: int | None) -> None:
-    next_tick = time.monotonic() + console.seconds_per_tick
-    while limit is None or console.ticks_done < limit:
-        try:
-            line = await asyncio.wait_for(queue.get(), max(0.0, next_tick - time.monotonic()))
-        except TimeoutError:
-            if not console.service.paused:
-                await console.tick()
-            next_tick = time.monotonic() + console.seconds_per_tick
+def read_piped_lines(queue: asyncio.Queue[str | None], stream: TextIO) -> None:
+    """Feed standard input's lines to `queue` from a daemon thread (it never holds up the exit);
+    bytes that are not UTF-8 become U+FFFD instead of stopping the session."""
+    loop = asyncio.get_running_loop()
+    source = getattr(stream, "buffer", None)
+
+    def pump() -> None:
+        for raw in iter(source.readline if source else stream.readline, b"" if source else ""):
+            text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+            loop.call_soon_threadsafe(queue.put_nowait, text)
+        loop.call_soon_threadsafe(queue.put_nowait, None)
+
+    threading.Thread(target=pump, name="stdin", daemon=True).start()
+
+
+async def play_scripted(console: Console, queue: asyncio.Queue[str | None], limit: int | None,
+                        stop: asyncio.Event) -> None:
+    """A tick passes before each line, so a script plays out over game time (/wait N lets more
+    pass), then the remaining ticks up to `limit`. Ends at /quit, the end of input, or `stop`."""
+    while not stop.is_set():
+        line = await first_of(queue.get(), stop)
+        if line is None:
+            break
+        if not line.strip():
             continue
-        if line is None or not await console.handle(line):
+        if (limit is None or console.ticks_done < limit) and not console.service.paused:
+            await console.tick()
+        if not await console.handle(line):
             return
+    while limit is not None and console.ticks_done < limit and not console.service.paused \
+            and not stop.is_set():
+        await console.tick()
+        await first_of(asyncio.sleep(console.seconds_per_tick), stop)
+
+
+async def play_live(console: Console, session: PromptSession, limit: int | None,
+                    stop: asyncio.Event) -> bool:
+    """Typed commands run as they come while the clock ticks; True when it ended by Ctrl-C.
+    /quit, Ctrl-D, Ctrl-C and the end of --ticks leave at once, after the tick under way.
+    The prompt is awaited here, not in a task of its own: asyncio lets a KeyboardInterrupt
+    out of a task to the loop, while here it is simply caught."""
+    clock = asyncio.create_task(console.run_clock(limit))
+    ending = asyncio.Event()  # the clock reached --ticks, or Ctrl-C came outside the prompt
+    clock.add_done_callback(lambda _: ending.set())
+    watcher = asyncio.create_task(stop.wait())
+    watcher.add_done_callback(lambda _: ending.set())
+
+    def leave_prompt() -> None:
+        app = session.app
+        if ending.is_set() and app.is_running and app.future is not None and not app.future.done():
+            app.exit(result=None)
+
+    ending_watch = asyncio.create_task(ending.wait())
+    ending_watch.add_done_callback(lambda _: leave_prompt())
+    interrupted = False
+    try:
+        while not ending.is_set():
+            try:
+                line = await session.prompt_async(PROMPT, handle_sigint=False, pre_run=leave_prompt)
+            except KeyboardInterrupt:  # Ctrl-C typed at the prompt
+                interrupted = True
+                break
+            except EOFError:  # Ctrl-D
+                break
+            if line is not None and not await console.handle(line):
+                break
+    finally:
+        console.quitting.set()
+        watcher.cancel()
+        ending_watch.cancel()
+        await clock  # a tick under way commits before we leave
+    return interrupted or stop.is_set()
+
+
+def make_session(console: Console) -> PromptSession:
+    return PromptSession(completer=TownCompleter(console.service), auto_suggest=AutoSuggestFromHistory(),
+                         complete_while_typing=False)
+
+
+async def _session(console: Console, limit: int | None, interactive: bool,
+                   stop: asyncio.Event) -> bool:
+    """Live on a terminal, scripted from a pipe; True when Ctrl-C ended it."""
+    if interactive:
+        with patch_stdout(raw=True):
+            return await play_live(console, make_session(console), limit, stop)
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+    read_piped_lines(queue, sys.stdin)
+    await play_scripted(console, queue, limit, stop)
+    return stop.is_set()
 
 
 def person_for(args: argparse.Namespace) -> Person:
@@ -295,26 +424,35 @@ def person_for(args: argparse.Namespace) -> Person:
     return Person(f"console:{name}", name, moderator=args.role == "moderator")
 
 
-
 SYSTEM = Person("console:scenario", "scenario loader", moderator=True)
 
 
-async def run_play(args: argparse.Namespace, open_town: Callable[..., object]) -> int:
+async def run_play(args: argparse.Namespace, open_town: Callable[..., Awaitable]) -> int:
     """`townbot play`: `open_town` opens the engine (see townbot.town.launch.open_engine)."""
     engine = await open_town()
-    console = Console(TownService(engine), person_for(args), colour=sys.stdout.isatty(),
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    console = Console(TownService(engine), person_for(args), styled=sys.stdout.isatty(),
                       seconds_per_tick=max(0.0, args.speed))
-    interactive = sys.stdin.isatty()
+    interrupted = False
     try:
         console.say(f"{engine.world.town}, {engine.clock.now:%A %B %d %H:%M}: "
-                    f"{len(engine.minds)} residents. One tick ({engine.clock.tick_minutes} game "
-                    f"minutes) every {console.seconds_per_tick:g} s. Type /help for commands.")
+                    f"{plural(len(engine.minds), 'resident')}. One tick ({engine.clock.tick_minutes} "
+                    f"game minutes) {console.pace()}. "
+                    "Type /help for commands.")
+        console.screen.legend()
         if args.scenario:
-            console.say("> " + (await console.service.load_scenario(SYSTEM, args.scenario)).text)
-        if interactive:
-            install_completion(console)
-        await play(console, args.ticks, interactive)
+            console.screen.reply((await console.service.load_scenario(SYSTEM, args.scenario)).text)
+        with Interrupts() as interrupts:
+            try:
+                interrupted = await _session(console, args.ticks, interactive, interrupts.requested)
+            except asyncio.CancelledError:  # a second Ctrl-C: the tick under way is rolled back
+                interrupted = True
     finally:
         await engine.model.close()
         await engine.store.close()
+    if interrupted:
+        print(f"stopped by Ctrl-C at {engine.clock.now:%a %H:%M}; the town is saved in {args.db}",
+              file=sys.stderr)
+        return 130
     return 0
+

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TextIO
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -94,12 +95,12 @@ class Screen:
         """A table: rich's on a terminal, aligned plain columns otherwise."""
         right = frozenset(right)
         if not self.styled:
-            text = text_table(headers, rows, right)
+            text = text_table(headers, rows, right, measure=cell_len)
             print(f"{title}\n{text}" if title else text, file=self._out(), flush=True)
             return
         table = Table(title=title, title_justify="left", header_style="bold", box=None,
-                      pad_edge=False)
-        for index, header in enumerate(headers):
+                      pad_edge=False, show_header=bool(headers))
+        for index, header in enumerate(headers or [""] * len(rows[0] if rows else [])):
             table.add_column(header, justify="right" if index in right else "left")
         for row in rows:
             table.add_row(*row)

@@ -22,6 +22,12 @@ class Line:
     channel: str | None = None
 
 
+def event_line(event: TownEvent, width: int) -> Line:
+    """'HH:MM #area  what happened', the area tag padded to `width`."""
+    clock, _, rest = event.line().partition(" ")
+    return Line(f"{clock} {'#' + event.channel:<{width}} {rest}", event.channel)
+
+
 def filler_activities(events: list[TownEvent]) -> set[str]:
     """Actions so common across residents that listing each one hides the day."""
     counts = Counter(e.text for e in events if e.kind == "action")
@@ -65,8 +71,7 @@ def in_time_order(events: list[TownEvent], fold: bool = True) -> list[Line]:
                     folded[event.text].append(event.actor)
                     continue
                 shown.add(event.text)
-            clock, _, rest = event.line().partition(" ")
-            lines.append(Line(f"{clock} {'#' + event.channel:<{width}} {rest}", event.channel))
+            lines.append(event_line(event, width))
         lines += [_fold_line(text, actors) for text, actors in folded.items()]
     return lines
 
