@@ -9,6 +9,7 @@ from typing import TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from townbot.text import clean_tree
 from townbot.world.clock import parse_clock, parse_game_time
 from townbot.world.errors import DataError, format_location
 from townbot.world.model import (
@@ -100,6 +101,7 @@ def read_yaml(path: Path, spec: type[SpecT]) -> SpecT:
         raise DataError(str(path), place, prefix + problem) from error
     if not isinstance(raw, dict):
         raise DataError(str(path), "(top level)", "expected a mapping of keys to values")
+    raw = clean_tree(raw)  # text from files is people's text too
     try:
         return spec.model_validate(raw)
     except ValidationError as error:
