@@ -316,10 +316,21 @@ class Store:
         await self.db.execute("BEGIN IMMEDIATE")
         try:
             await self._write_tick(changes)
-        except BaseException:
-            await self.db.execute("ROLLBACK")
-            raise
-        await self.db.execute("COMMIT")
+            await self.db.execute("COMMIT")
+        except BaseException as error:
+            if self.db.in_transaction:  # SQLite may have rolled back already (a full disk)
+                await self.db.execute("ROLLBACK")
+            full = self.disk_full(error)
+            if full is None:
+                raise
+            raise full from error
+
+    def disk_full(self, error: BaseException) -> StoreError | None:
+        """SQLITE_FULL as one line saying what happened to the town."""
+        if getattr(error, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:
+            return None
+        return StoreError(f"the disk of {self.path} is full: the last change was not saved and "
+                          "the town is intact as of its last save; free some space and run again")
 
     async def _write_tick(self, changes: TickChanges) -> None:
         town = changes.town_id
@@ -376,6 +387,15 @@ class Store:
 
     async def add_audit(self, town_id: int, entry: AuditEntry) -> None:
         """One audit row in its own transaction: what a use case changed is already saved."""
+        try:
+            await self._insert_audit(town_id, entry)
+        except sqlite3.OperationalError as error:
+            full = self.disk_full(error)
+            if full is None:
+                raise
+            raise full from error
+
+    async def _insert_audit(self, town_id: int, entry: AuditEntry) -> None:
         await self.db.execute(
             "INSERT INTO audit_log (town_id, at, game_time, person_id, person_name, role, "
             "use_case, arguments, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
