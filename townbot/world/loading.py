@@ -294,7 +294,7 @@ def load_persona(path: Path, world: World) -> Persona:
                    home_sector=home_sector, home_arena=home_arena, routine=routine,
                    seed_memories=tuple(" ".join(m.split()) for m in spec.memories),
                    work_sector=work[0], work_arena=work[1],
-                   known_places=tuple(spec.knows_places), source=file)
+                   known_places=tuple(spec.knows_places), source=file, avatar=spec.avatar)
 
 
 def _build_routine(file: str, spec: PersonaSpec, world: World, wakes: int,

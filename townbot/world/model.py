@@ -99,6 +99,7 @@ class Persona:
     work_arena: str | None = None
     known_places: tuple[str, ...] = ()
     source: str = ""
+    avatar: str | None = None  # picture URL for posts under the resident's name (Discord)
 
     @property
     def first_name(self) -> str:

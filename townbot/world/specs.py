@@ -117,3 +117,4 @@ class PersonaSpec(Strict):
     knows_places: list[str] = []
     routine: list[RoutineSpec] = Field(min_length=2)
     memories: list[str] = Field(min_length=1)
+    avatar: Annotated[str, Field(pattern=r"^https?://\S+$", max_length=2048)] | None = None
