@@ -1,100 +1,184 @@
-"""The client: which servers get a town and commands, and what happens to deleted channels."""
+"""The client on the in-memory Discord: which servers get a town, the command sync kept apart
+from opening towns, a server removed, deleted channels, failures of commands, shutdown."""
 
 from __future__ import annotations
 
-from unittest.mock import AsyncMock
+import asyncio
+import logging
+import time
 
 import discord
-import pytest
-from test_discord_fakes import GUILD, FakeGuild, interaction, invoke, member
+from discord_harness import connect, fake_fixture, make_bot, server_fixture, until  # noqa: F401  (fixtures)
 
-from townbot.llm.settings import load_settings
-from townbot.platforms.discord.bot import TownBot
-from townbot.platforms.discord.config import DiscordConfig
-from townbot.platforms.discord.hub import Hub
-from townbot.platforms.discord.scheduler import TownScheduler
+from townbot.platforms.discord.hub import tick_town
+from townbot.platforms.discord.setup import NEEDED
 from townbot.platforms.discord.town import MEMORY_ACCESS
 from townbot.town.service import LIMITS, SPEED_RANGE
 
 
-@pytest.fixture
-async def bot(tmp_path):
-    config = DiscordConfig(data_dir=tmp_path, tick_seconds=3600.0,
-                           allowed_guilds=frozenset({GUILD}))
-    client = TownBot(Hub(config, TownScheduler(), settings=load_settings({})))
-    client.tree.sync = AsyncMock(return_value=[])  # the one call that would reach Discord
-    await client.setup_hook()
-    yield client
-    await client.close()
-
-
-def test_the_bot_asks_for_message_content_and_never_mentions(bot):
+def test_the_bot_asks_for_message_content_and_never_mentions(tmp_path):
+    bot = make_bot(tmp_path)
     assert bot.intents.message_content and bot.intents.guilds
     assert bot.allowed_mentions.everyone is False and bot.allowed_mentions.users is False
-    assert {c.name for c in bot.tree.get_commands()} == {"town", "object", "event", "say",
-                                                         "whisper", "interview", "memories"}
+    assert {c.name for c in bot.tree.get_commands()} == {"town", "object", "mod", "say",
+                                                         "whisper", "interview", "help"}
 
 
-async def test_an_allowed_server_gets_its_town_and_the_commands(bot, tmp_path):
-    guild = FakeGuild(GUILD)
-    await bot.host(guild)
-    assert GUILD in bot.hub.towns and (tmp_path / f"{GUILD}.db").exists()
-    bot.tree.sync.assert_awaited_once_with(guild=guild)
-    assert {c.name for c in bot.tree.get_commands(guild=guild)} >= {"town", "interview"}
-    await bot.host(guild)  # on_ready again after a reconnect
-    assert bot.tree.sync.await_count == 1
+async def test_an_allowed_server_gets_its_town_and_the_commands_are_synced_once(server, tmp_path):
+    assert server.guild in server.bot.hub.towns and (tmp_path / f"{server.guild}.db").exists()
+    syncs = [r for r in server.fake.requests if r[0] == "PUT" and r[1].endswith("/commands")]
+    assert syncs == [("PUT", f"/applications/{server.bot.application_id}/commands")], \
+        "globally, apart from any server"
+    server.bot.dispatch("ready")  # a reconnect
+    await server.fake.settle()
+    assert len([r for r in server.fake.requests if r[1].endswith("/commands")]) == 1
+    assert len(server.bot.hub.towns) == 1
 
 
-async def test_another_server_gets_nothing(bot, tmp_path):
-    await bot.host(FakeGuild(99))
-    assert bot.hub.towns == {} and not (tmp_path / "99.db").exists()
-    fake = interaction(bot.hub, member(), guild_id=99)
-    await invoke("town status", fake)
-    assert "TOWNBOT_ALLOWED_GUILDS" in fake.followup.send.call_args.args[0]
+async def test_a_failed_sync_is_reported_as_such_the_town_runs_and_a_reconnect_retries(
+        fake, tmp_path, caplog):
+    fake.fail("PUT", r"/commands$", 403, code=50001, message="Missing Access")
+    with caplog.at_level(logging.ERROR):
+        connected = await connect(fake, tmp_path)
+    bot = connected.bot
+    assert "the slash commands could not be synced: Discord refused the commands (403 Missing " \
+           "Access): the bot was invited without the applications.commands scope" in caplog.text
+    assert "could not open" not in caplog.text
+    assert bot.sync_problem is not None and connected.guild in bot.hub.towns
+    assert connected.guild not in bot.hub.failures
+
+    town = connected.town
+    await tick_town(town)
+    assert town.engine.clock.tick == 1, "the town runs without its commands"
+
+    bot.dispatch("ready")  # the gateway reconnects: the sync is tried again
+    await fake.settle()
+    assert bot.commands_synced and bot.sync_problem is None
+    exchange = await connected.slash("town status")
+    assert exchange.embeds[0]["title"] == "Smallville is running"
+    await bot.close()
 
 
-async def test_missing_permissions_are_explained_to_whoever_tries_a_command(bot):
-    await bot.host(FakeGuild(GUILD, permissions=discord.Permissions(send_messages=True)))
-    assert bot.hub.towns == {}
-    fake = interaction(bot.hub, member())
-    await invoke("town status", fake)
-    said = fake.followup.send.call_args.args[0]
-    assert said.startswith("the town could not open here: the bot lacks view channels, manage "
-                           "channels, manage webhooks")
+async def test_a_failed_sync_is_shown_to_moderators_in_status(fake, tmp_path):
+    fake.fail("PUT", r"/commands$", 403, code=50001, message="Missing Access")
+    connected = await connect(fake, tmp_path)
+    fake.commands[None] = [{"id": "1", "name": "town", "type": 1, "options": [
+        {"type": 1, "name": "status", "options": []}]}]  # synced by an earlier version
+    exchange = await connected.slash("town status", connected.admin)
+    assert exchange.text.startswith("Commands: not synced: Discord refused the commands (403")
+    exchange = await connected.slash("town status")
+    assert exchange.text == "", "members are not bothered with it"
+    await connected.bot.close()
 
 
-async def test_a_deleted_town_channel_is_made_again_at_once(bot):
-    guild = FakeGuild(GUILD)
-    await bot.host(guild)
-    town = bot.hub.towns[GUILD]
-    park = town.outlet.layout.channels["johnson-park"]
-    guild.delete_channel(park)
-    await bot.on_guild_channel_delete(park)
-    assert [c.name for c in guild.channels.values()].count("johnson-park") == 1
-    assert town.outlet.layout.channels["johnson-park"] is not park
-    await bot.on_guild_channel_delete(guild.general)  # the server's own: not ours to remake
-    assert guild.named("general") == [guild.general]
+async def test_another_server_gets_nothing(fake, tmp_path):
+    other = fake.add_guild("Someone else's")
+    connected = await connect(fake, tmp_path, allowed_guilds=frozenset({12345}))
+    assert connected.bot.hub.towns == {} and not (tmp_path / f"{other}.db").exists()
+    exchange = await fake.slash(connected.bot, other, fake.add_member(other, "Bea"),
+                                "town status")
+    assert "TOWNBOT_ALLOWED_GUILDS" in exchange.text
+    await connected.bot.close()
 
 
-async def test_a_failing_command_is_logged_and_the_person_is_told(bot, caplog):
-    fake = interaction(bot.hub, member())
-    fake.command.qualified_name = "town status"
-    fake.response.is_done.return_value = True
-    error = discord.app_commands.CommandInvokeError(fake.command, RuntimeError("boom"))
-    await bot.tree.on_error(fake, error)
-    assert "/town status failed" in caplog.text
-    fake.followup.send.assert_awaited_once_with(
-        "/town status failed on the bot's side (it is logged); please try again later",
-        ephemeral=True)
+async def test_missing_permissions_are_explained_to_whoever_tries_a_command(fake, tmp_path):
+    guild = fake.add_guild("Strict server", bot_permissions=discord.Permissions(
+        send_messages=True))
+    connected = await connect(fake, tmp_path, guild=guild)
+    assert connected.bot.hub.towns == {}
+    exchange = await connected.slash("town status")
+    assert exchange.text.startswith("the town could not open here: the bot lacks manage channels, "
+                                    "manage webhooks, create public threads")
+    assert fake.named(guild, "town-hall") == [], "nothing was made"
+    await connected.bot.close()
 
 
-def test_the_commands_serialise_as_discord_expects_with_the_services_limits(bot):
+async def test_a_server_joined_later_gets_its_town(server):
+    later = server.fake.add_guild("New friends")
+    await server.fake.join(later)
+    assert later in server.bot.hub.towns
+    assert len(server.fake.named(later, "town-hall")) == 1
+
+
+async def test_a_removed_server_is_ticked_and_posted_no_more(server):
+    fake, hub, town = server.fake, server.bot.hub, server.town
+    await tick_town(town)
+    await town.publisher.drain()
+    posted = len(fake.requests)
+    assert hub.scheduler.scheduler.get_job(town.key) is not None
+
+    await fake.remove(server.guild)
+    assert server.guild not in hub.towns
+    assert hub.scheduler.scheduler.get_job(town.key) is None, "no more ticks"
+    assert town.publisher._task is None or town.publisher._task.done(), "no more posts"
+    await asyncio.sleep(0.2)
+    assert len(fake.requests) == posted, "nothing more reached Discord"
+
+
+async def test_a_deleted_town_channel_is_made_again_at_once(server):
+    fake = server.fake
+    park = server.channel("johnson-park")
+    fake.delete_channel(park)
+    await fake.settle()
+    [remade] = fake.named(server.guild, "johnson-park")
+    assert int(remade["id"]) != park
+    assert server.town.outlet.layout.channels["johnson-park"].id == int(remade["id"])
+    general = server.channel("general")
+    fake.delete_channel(general)  # the server's own: not ours to make again
+    await fake.settle()
+    assert fake.named(server.guild, "general") == []
+
+
+async def test_a_failing_command_is_logged_and_the_person_is_told(server, caplog, monkeypatch):
+    async def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(server.town.service, "status", broken)
+    with caplog.at_level(logging.ERROR):
+        exchange = await server.slash("town status")
+    assert "/town status failed" in caplog.text and "boom" in caplog.text
+    assert exchange.text == ("/town status failed on the bot's side (it is logged); please try "
+                             "again later")
+    assert exchange.ephemeral
+
+
+async def test_shutdown_refuses_new_commands_and_finishes_within_ten_seconds(server, monkeypatch):
+    town = server.town
+    engine_tick = town.engine.tick
+
+    async def endless_tick():  # a tick on a model that stopped answering
+        await asyncio.sleep(3600)
+        return await engine_tick()
+    monkeypatch.setattr(town.engine, "tick", endless_tick)
+    server.bot.hub.scheduler.scheduler.modify_job(town.key, next_run_time=discord.utils.utcnow())
+    await until(lambda: town.key in server.bot.hub.scheduler._running)
+
+    started = time.monotonic()
+    closing = asyncio.create_task(server.bot.close())
+    await until(lambda: server.bot.closing)
+    exchange = await server.slash("town status")
+    assert exchange.text == "the bot is shutting down; try again in a minute"
+    await closing
+    assert time.monotonic() - started < 10.0
+    assert town.engine.clock.tick == 0, "the cancelled tick committed nothing"
+
+
+def test_the_commands_serialise_as_discord_expects_with_the_services_limits(tmp_path):
+    bot = make_bot(tmp_path)
     payload = {c["name"]: c for c in (c.to_dict(bot.tree) for c in bot.tree.get_commands())}
     assert all(c["dm_permission"] is False for c in payload.values()), "server commands only"
+    assert int(payload["mod"]["default_member_permissions"]) == discord.Permissions(
+        manage_guild=True).value
+    assert all(payload[name]["default_member_permissions"] is None
+               for name in payload if name != "mod")
     join = next(o for o in payload["town"]["options"] if o["name"] == "join")
     limits = {o["name"]: o.get("max_length") for o in join["options"]}
     assert limits == {"name": LIMITS["name"], "description": LIMITS["description"], "area": None}
-    speed = next(o for o in payload["town"]["options"] if o["name"] == "speed")["options"][0]
+    speed = next(o for o in payload["mod"]["options"] if o["name"] == "speed")["options"][0]
     assert (speed["min_value"], speed["max_value"]) == SPEED_RANGE
     memory = next(o for o in payload["interview"]["options"] if o["name"] == "memory")
     assert [c["value"] for c in memory["choices"]] == list(MEMORY_ACCESS)
+
+
+def test_the_invite_asks_for_what_the_bot_does():
+    assert NEEDED.pin_messages and NEEDED.embed_links and NEEDED.manage_webhooks
+    assert not NEEDED.administrator and not NEEDED.manage_messages

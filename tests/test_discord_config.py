@@ -5,11 +5,20 @@ from __future__ import annotations
 import argparse
 import io
 from pathlib import Path
+from types import SimpleNamespace
 
+import aiohttp
 import pytest
+from fakediscord import FakeDiscord
 
 from townbot.llm.settings import load_settings
-from townbot.platforms.discord.cli import add_run_parser, run_command
+from townbot.platforms.discord.cli import (
+    add_run_parser,
+    add_sync_parser,
+    run_command,
+    run_sync,
+    shard_plan,
+)
 from townbot.platforms.discord.config import ConfigError, DiscordConfig, load_config, read_dotenv
 from townbot.platforms.discord.dryrun import application_id, dry_run
 from townbot.world.errors import DataError
@@ -22,8 +31,11 @@ TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GhIjKl.not-a-real-secret"  # base64 of 1234567
 
 def run(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="townbot")
-    add_run_parser(parser.add_subparsers(dest="command", required=True))
-    return run_command(parser.parse_args(argv))
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_run_parser(commands)
+    add_sync_parser(commands)
+    args = parser.parse_args(argv)
+    return run_command(args) if args.command == "run" else run_sync(args)
 
 
 @pytest.fixture
@@ -77,8 +89,10 @@ def test_dry_run_works_on_a_fresh_checkout_and_writes_nothing(fresh_checkout, ca
     assert "DISCORD_TOKEN           not set" in out
     assert "#hobbs-cafe" in out and "#town-hall" in out and "20 channels" in out
     assert "/town join name description [area*]" in out
-    assert "/town pause (moderators)" in out and "/memories resident* query [count] (moderators)" in out
-    assert "permissions=309774584912&scope=bot+applications.commands" in out
+    assert "/mod pause (moderators)" in out
+    assert "/mod memories resident* query [count] (moderators)" in out
+    assert "/town pause" not in out and "/help" in out
+    assert "permissions=2252109588286544&scope=bot+applications.commands" in out
     assert "Message Content Intent" in out and "Not ready to connect" in out
     assert list(fresh_checkout.iterdir()) == [], "a dry run makes no folder and no database"
 
@@ -116,3 +130,67 @@ def test_dry_run_reports_a_broken_world_file(fresh_checkout, capsys):
     world.write_text("town: Nowhere\n", encoding="utf-8")
     assert run(["run", "--dry-run", "--world", str(world)]) == 2
     assert "world.yaml: start: missing field" in capsys.readouterr().err
+
+
+@pytest.fixture
+def discord_fake(fresh_checkout, monkeypatch):
+    fake = FakeDiscord.install(monkeypatch)
+    yield fake
+    fake.uninstall()
+
+
+def one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, f"one line, no traceback: {err}"
+    return lines[0]
+
+
+def test_a_bad_token_gives_one_clear_line_and_exit_2(discord_fake, monkeypatch, capsys):
+    monkeypatch.setenv("DISCORD_TOKEN", TOKEN)  # not the token the fake Discord knows
+    assert run(["run"]) == 2
+    assert one_line(capsys.readouterr().err) == (
+        "error: Discord refused DISCORD_TOKEN; reset the token in the Developer Portal (Bot > "
+        "Reset Token) and set the new one")
+
+
+def test_an_unreachable_network_gives_one_clear_line_and_exit_2(discord_fake, monkeypatch,
+                                                                capsys):
+    monkeypatch.setenv("DISCORD_TOKEN", discord_fake.token)
+    key = SimpleNamespace(host="discord.com", port=443, ssl=True)
+    discord_fake.fail("GET", r"^/users/@me$", error=aiohttp.ClientConnectorError(
+        key, OSError(101, "Network is unreachable")))
+    assert run(["run"]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith("error: cannot reach Discord (Cannot connect to host discord.com:443")
+    assert line.endswith("check the network connection, a proxy or firewall, and "
+                         "https://discordstatus.com, then start again")
+
+
+def test_sync_gives_discord_the_commands_globally_or_to_one_server(discord_fake, monkeypatch,
+                                                                   capsys):
+    monkeypatch.setenv("DISCORD_TOKEN", discord_fake.token)
+    assert run(["sync"]) == 0
+    assert capsys.readouterr().out == "synced 7 commands globally\n"
+    assert {c["name"] for c in discord_fake.commands[None]} == {
+        "town", "object", "mod", "say", "whisper", "interview", "help"}
+    assert run(["sync", "--guild", "42"]) == 0
+    assert "to server 42" in capsys.readouterr().out and 42 in discord_fake.commands
+
+
+def test_a_failed_sync_says_exactly_why(discord_fake, monkeypatch, capsys):
+    monkeypatch.setenv("DISCORD_TOKEN", discord_fake.token)
+    discord_fake.fail("PUT", r"/commands$", 403, code=50001, message="Missing Access")
+    assert run(["sync"]) == 2
+    assert one_line(capsys.readouterr().err).startswith(
+        "error: the commands were not synced: Discord refused the commands (403 Missing Access): "
+        "the bot was invited without the applications.commands scope")
+
+
+def test_shards_are_checked_before_connecting():
+    assert shard_plan(None, None) is None
+    assert shard_plan(4, "2,0") == (4, [0, 2])
+    assert shard_plan(2, None) == (2, [0, 1])
+    with pytest.raises(ConfigError, match="--shard-ids '5' is not usable; give ids from 0 to 3"):
+        shard_plan(4, "5")
+    with pytest.raises(ConfigError, match="--shards must be"):
+        shard_plan(None, "0")

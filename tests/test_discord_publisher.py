@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from test_discord_fakes import Crash, FakeTime, ScriptedOutlet
+from discord_harness import Crash, FakeTime, ScriptedOutlet
 
 from townbot.platforms.discord.posts import split_text
 from townbot.platforms.discord.publisher import Publisher

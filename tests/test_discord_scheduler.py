@@ -6,7 +6,7 @@ import asyncio
 import logging
 
 import pytest
-from test_discord_fakes import GUILD, FakeGuild, interaction, invoke, member, open_hub
+from discord_harness import connect, fake_fixture, server_fixture  # noqa: F401  (fixtures)
 
 from townbot.platforms.discord.hub import tick_town
 from townbot.platforms.discord.scheduler import TownScheduler
@@ -86,25 +86,37 @@ async def test_shutdown_lets_the_tick_under_way_finish():
     assert not scheduler.scheduler.running
 
 
-async def test_the_town_job_ticks_and_posts_what_happened(tmp_path):
-    hub = await open_hub(tmp_path, FakeGuild())
-    town = hub.towns[GUILD]
+async def test_the_town_job_ticks_and_posts_what_happened(server):
+    town = server.town
     await tick_town(town)
     await town.publisher.drain()
-    posted = [m for c in town.outlet.layout.channels.values() for m in c.messages]
+    posted = [m for c in town.outlet.layout.channels.values()
+              for m in server.fake.messages(c.id) if m.get("webhook_id")]
     assert town.engine.clock.tick == 1
-    assert posted and all(m.webhook_id is not None for m in posted)
-    await hub.close()
+    assert posted and {m["author"]["username"] for m in posted} >= {"Smallville"}
 
 
-async def test_a_paused_town_comes_back_paused_after_a_restart(tmp_path):
-    guild = FakeGuild()
-    hub = await open_hub(tmp_path, guild)
-    await invoke("town pause", interaction(hub, member(10, "Admin", manage_guild=True)))
-    await hub.close()
+async def test_a_paused_town_comes_back_paused_after_a_restart(fake, tmp_path):
+    first = await connect(fake, tmp_path)
+    await first.slash("mod pause", first.admin)
+    await first.bot.close()
 
-    again = await open_hub(tmp_path, guild)
-    town = again.towns[GUILD]
-    assert town.service.paused and again.scheduler.is_paused(town.key)
-    assert again.scheduler.interval(town.key) == 3600.0
-    await again.close()
+    again = await connect(fake, tmp_path, guild=first.guild)
+    town, scheduler = again.town, again.bot.hub.scheduler
+    assert town.service.paused and scheduler.is_paused(town.key)
+    assert scheduler.interval(town.key) == 3600.0
+    await again.bot.close()
+
+
+async def test_stopping_one_town_cancels_its_tick_after_the_grace_and_leaves_others():
+    scheduler = TownScheduler(min_interval=0.01)
+    scheduler.start()
+    stuck, other = SlowTicks(3600), SlowTicks(0)
+    scheduler.add("guild-1", stuck, 0.01)
+    scheduler.add("guild-2", other, 0.01)
+    await until(lambda: stuck.running == 1)
+    await scheduler.stop("guild-1", grace=0.1)
+    assert scheduler.scheduler.get_job("guild-1") is None and stuck.done == 0
+    done = other.done
+    await until(lambda: other.done > done)
+    await scheduler.shutdown()

@@ -20,7 +20,7 @@ from townbot.llm.port import ModelError
 from townbot.llm.settings import ModelSettings, SettingsError, load_settings
 from townbot.platforms.arguments import check_scenario
 from townbot.platforms.console import add_play_parser, run_play
-from townbot.platforms.discord.cli import add_run_parser, run_command
+from townbot.platforms.discord.cli import add_run_parser, add_sync_parser, run_command, run_sync
 from townbot.platforms.map_command import add_map_parser, run_map
 from townbot.platforms.sim import INTERRUPTED, add_sim_parser, run_sim
 from townbot.store.database import Store, StoreError, TownRow, replace_embeddings
@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_doctor_parser(commands)
     add_run_parser(commands)
     add_map_parser(commands)
+    add_sync_parser(commands)
 
     export = commands.add_parser("export", help="print a town's state and history")
     export.add_argument("--db", required=True, help="database file")
@@ -175,6 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_command(args)
         if args.command == "map":
             return run_map(args)
+        if args.command == "sync":
+            return run_sync(args)
         settings = load_settings()
         check_scenario(getattr(args, "scenario", None))
         if args.command == "sim":

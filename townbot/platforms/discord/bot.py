@@ -1,13 +1,22 @@
-"""The Discord client: opens a town in each allowed server, routes commands and messages."""
+"""The Discord client: opens a town in each allowed server, routes commands and messages.
+
+The same behaviour runs on a plain `discord.Client` (one process, every shard) and on an
+`AutoShardedClient` that owns some of the bot's shards (`townbot run --shards N --shard-ids`):
+Discord sends a process only the servers of its shards, so a server's town lives in exactly one
+process.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+from typing import Any
 
 import discord
 from discord import app_commands
 
+from townbot.platforms.discord.buttons import BUTTONS
 from townbot.platforms.discord.commands import all_commands
 from townbot.platforms.discord.hub import Hub
 from townbot.platforms.discord.setup import SetupError, missing_permissions
@@ -16,6 +25,9 @@ from townbot.town.service import TownError
 
 log = logging.getLogger(__name__)
 
+GATEWAY_GRACE = 1.0  # seconds to close the gateway politely on shutdown
+CLOSING = "the bot is shutting down; try again in a minute"
+
 
 def intents() -> discord.Intents:
     chosen = discord.Intents.default()
@@ -23,38 +35,98 @@ def intents() -> discord.Intents:
     return chosen
 
 
+class TownTree(app_commands.CommandTree):
+    """Refuses new interactions once shutdown has begun."""
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        if getattr(self.client, "closing", False):
+            with contextlib.suppress(discord.HTTPException):
+                await interaction.response.send_message(CLOSING, ephemeral=True)
+            return False
+        return True
+
+
 def command_tree(client: discord.Client) -> app_commands.CommandTree:
-    tree = app_commands.CommandTree(client)
+    tree = TownTree(client)
     for command in all_commands():
         tree.add_command(command)
     return tree
 
 
-class TownBot(discord.Client):
-    def __init__(self, hub: Hub) -> None:
-        super().__init__(intents=intents(), allowed_mentions=discord.AllowedMentions.none())
+def explain_sync_failure(error: BaseException) -> str:
+    """What a failed command sync means, and what to do about it."""
+    if isinstance(error, discord.Forbidden):
+        return ("Discord refused the commands (403 Missing Access): the bot was invited without "
+                "the applications.commands scope; invite it again with the link from `townbot "
+                "run --dry-run`, then run `townbot sync`")
+    if isinstance(error, discord.HTTPException):
+        return f"Discord answered {error.status} ({error.text or 'no reason given'})"
+    return f"Discord could not be reached ({error.__class__.__name__}: {error})"
+
+
+class TownBotBehaviour:
+    """The town's side of the client; mixed into discord.Client or AutoShardedClient."""
+
+    hub: Hub
+    tree: app_commands.CommandTree
+    closing: bool
+    commands_synced: bool
+    sync_problem: str | None
+
+    def _setup_town_bot(self, hub: Hub, *, sync: bool) -> None:
         self.hub = hub
-        self.tree = command_tree(self)
+        self.tree = command_tree(self)  # type: ignore[arg-type]
         self.tree.error(self.command_failed)
+        self.closing = False
+        self.commands_synced = not sync  # False: sync on (re)connect until it works
+        self.sync_problem = None
 
     async def setup_hook(self) -> None:
         self.hub.scheduler.start()  # inside the running loop, before the gateway connects
+        for button in BUTTONS:
+            self.add_dynamic_items(button)  # type: ignore[attr-defined]
 
     async def on_ready(self) -> None:
-        log.info("connected as %s to %d servers", self.user, len(self.guilds))
-        for guild in self.guilds:
+        guilds = self.guilds  # type: ignore[attr-defined]
+        log.info("connected as %s to %d servers", self.user, len(guilds))  # type: ignore
+        for guild in guilds:
             await self.host(guild)
+        if not await self.sync_commands():
+            log.error("the slash commands could not be synced: %s; trying again at the next "
+                      "reconnect", self.sync_problem)
 
     async def on_guild_join(self, guild: discord.Guild) -> None:
         await self.host(guild)
 
+    async def on_guild_remove(self, guild: discord.Guild) -> None:
+        """Kicked or the server deleted: its town stops ticking and posting, and is closed."""
+        if await self.hub.close_town(guild.id):
+            log.info("server %s (%s): the bot left; the town is closed (its database stays)",
+                     guild.id, guild.name)
+
+    async def sync_commands(self, guild: discord.abc.Snowflake | None = None) -> bool:
+        """Give Discord the command tree (globally, or to one server while developing).
+
+        A failure is reported as what it is and tried again at the next (re)connect; the towns
+        go on either way (commands synced before still work)."""
+        if self.commands_synced and guild is None:
+            return True
+        try:
+            await self.tree.sync(guild=guild)
+        except (discord.HTTPException, OSError) as error:
+            self.sync_problem = explain_sync_failure(error)
+            return False
+        self.commands_synced, self.sync_problem = True, None
+        log.info("slash commands synced %s", f"to server {guild.id}" if guild else "globally")
+        return True
+
     async def host(self, guild: discord.Guild) -> None:
-        """Open the server's town and give it the commands (on_ready repeats on reconnects)."""
+        """Open the server's town (on_ready repeats on reconnects: an open town stays as is)."""
         if not self.hub.config.allows(guild.id):
             log.info("server %s (%s) is not in TOWNBOT_ALLOWED_GUILDS; no town there", guild.id,
                      guild.name)
             return
-        if guild.id in self.hub.towns:
+        if guild.id in self.hub.towns or self.closing:
             return
         try:
             missing = missing_permissions(guild.me.guild_permissions)
@@ -62,8 +134,6 @@ class TownBot(discord.Client):
                 raise SetupError(f"the bot lacks {', '.join(missing)}; invite it again with the "
                                  "link from `townbot run --dry-run`")
             await self.hub.open_town(guild)
-            self.tree.copy_global_to(guild=guild)
-            await self.tree.sync(guild=guild)
         except Exception as error:  # one server's trouble must not stop the others' towns
             self.hub.failures[guild.id] = str(error)
             log.error("server %s (%s): the town could not open: %s", guild.id, guild.name, error,
@@ -74,6 +144,8 @@ class TownBot(discord.Client):
     async def command_failed(self, interaction: discord.Interaction,
                              error: app_commands.AppCommandError) -> None:
         """A bug, not a refusal (those are answered by the command): log it, tell the person."""
+        if isinstance(error, app_commands.CheckFailure):
+            return  # refused by interaction_check, already answered
         name = interaction.command.qualified_name if interaction.command else "a command"
         log.error("/%s failed", name, exc_info=error)
         text = f"/{name} failed on the bot's side (it is logged); please try again later"
@@ -84,14 +156,45 @@ class TownBot(discord.Client):
                 await interaction.response.send_message(text, ephemeral=True)
 
     async def on_message(self, message: discord.Message) -> None:
-        await handle_message(self.hub, message)
+        if not self.closing:
+            await handle_message(self.hub, message)
 
     async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
         town = self.hub.towns.get(channel.guild.id)
-        if town is not None and town.slug_of(channel.id) is not None:
+        if town is not None and town.slug_of(channel.id) is not None and not self.closing:
             log.warning("#%s was deleted; making it again", channel.name)
             await town.outlet.ensure()
 
     async def close(self) -> None:
+        """Stop taking interactions, close the gateway, finish or roll back the ticks and let
+        posts under way finish, then close the databases: within `Hub.SHUTDOWN` seconds."""
+        self.closing = True
+        await self._close_gateway()
         await self.hub.close()
-        await super().close()
+        await super().close()  # type: ignore[misc]
+
+    async def _close_gateway(self) -> None:
+        sockets: list[Any] = []
+        if getattr(self, "ws", None) is not None:
+            sockets.append(self.ws)  # type: ignore[attr-defined]
+        shards = getattr(self, "_AutoShardedClient__shards", {})
+        sockets += [shard.ws for shard in shards.values()]
+        for socket in sockets:
+            with contextlib.suppress(Exception):  # a socket already gone is closed enough
+                await asyncio.wait_for(socket.close(code=1000), GATEWAY_GRACE)
+
+
+class TownBot(TownBotBehaviour, discord.Client):
+    def __init__(self, hub: Hub, *, sync: bool = True) -> None:
+        super().__init__(intents=intents(), allowed_mentions=discord.AllowedMentions.none())
+        self._setup_town_bot(hub, sync=sync)
+
+
+class ShardedTownBot(TownBotBehaviour, discord.AutoShardedClient):
+    """Some of the bot's shards: `shard_ids` of `shard_count`."""
+
+    def __init__(self, hub: Hub, *, shard_count: int, shard_ids: list[int],
+                 sync: bool = True) -> None:
+        super().__init__(intents=intents(), allowed_mentions=discord.AllowedMentions.none(),
+                         shard_count=shard_count, shard_ids=shard_ids)
+        self._setup_town_bot(hub, sync=sync)

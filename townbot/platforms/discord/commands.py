@@ -1,33 +1,33 @@
 """Slash commands: every TownService use case, grouped, with autocomplete.
 
-Every command defers at once: a use case waits for a tick in progress (the service's lock), and
-a tick with a real model can outlast Discord's 3 seconds. Answers come as follow-ups; refusals
-(`TownError`) always come back only to the person who asked. Moderator commands check Manage
-Server or the configured role here, and TownService checks `Person.moderator` again.
+`/town`, `/object`, `/say`, `/whisper`, `/interview` and `/help` are for everyone. Moderator
+use cases are the `/mod` group, which carries `default_permissions(manage_guild=True)` so
+Discord shows it only to members with Manage Server (a server can widen that under Server
+Settings > Integrations); each of them also checks Manage Server or the configured role before
+doing anything, and TownService checks `Person.moderator` again.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Literal
+import logging
+from collections.abc import Iterable
+from typing import Any, Literal
 
 import discord
 from discord import app_commands
 
-from townbot.platforms.discord.outlet import NO_MENTIONS
-from townbot.platforms.discord.posts import split_text
+from townbot.platforms.discord.buttons import AskButton, view_of
+from townbot.platforms.discord.cards import Status, help_card, interview_card, profile_card, status_card
+from townbot.platforms.discord.respond import Reply, hub_of, refuse, run, send
 from townbot.platforms.discord.store import InterviewThread
 from townbot.platforms.discord.town import MEMORY_ACCESS, GuildTown
 from townbot.town.service import LIMITS, SPEED_RANGE, Person, TownError
 from townbot.world.model import join_path
 
-if TYPE_CHECKING:
-    from townbot.platforms.discord.hub import Hub
+log = logging.getLogger(__name__)
 
 CHOICES = 25  # Discord shows at most 25 suggestions of at most 100 characters
-MAX_PARTS = 3  # follow-ups per answer (a long `where` or `memories` list)
-Work = Callable[[GuildTown, Person], Awaitable[str]]
 Memory = Literal["full", "no reflections", "no reflections or plans", "no memories"]
 Name = app_commands.Range[str, 1, LIMITS["name"]]
 About = app_commands.Range[str, 1, LIMITS["description"]]
@@ -40,55 +40,6 @@ Notice = app_commands.Range[str, 1, LIMITS["announce"]]
 Query = app_commands.Range[str, 1, LIMITS["query"]]
 Seconds = app_commands.Range[float, SPEED_RANGE[0], SPEED_RANGE[1]]
 Count = app_commands.Range[int, 1, 50]
-
-
-def hub_of(interaction: discord.Interaction) -> Hub:
-    return interaction.client.hub  # type: ignore[attr-defined]
-
-
-# --- answering ------------------------------------------------------------------------------------
-
-async def send(interaction: discord.Interaction, text: str, *, ephemeral: bool) -> Any:
-    """A follow-up in parts of at most 2000 characters; returns the first message."""
-    first = None
-    for part in split_text(text or "(nothing)")[:MAX_PARTS]:
-        message = await interaction.followup.send(part, ephemeral=ephemeral, wait=True,
-                                                  allowed_mentions=NO_MENTIONS)
-        first = first or message
-    return first
-
-
-async def refuse(interaction: discord.Interaction, refusal: TownError, *, public: bool) -> None:
-    if public:  # the public "thinking..." message would otherwise carry the refusal
-        with contextlib.suppress(discord.HTTPException):
-            await interaction.delete_original_response()
-    await send(interaction, str(refusal), ephemeral=True)
-
-
-async def not_a_moderator(interaction: discord.Interaction, case: str) -> bool:
-    """Refuse a moderator command to anyone else, before anything is deferred or done."""
-    hub = hub_of(interaction)
-    if hub.person(interaction.user).moderator:
-        return False
-    await interaction.response.send_message(
-        f"only moderators may use {case} ({hub.moderator_rule()}); ask a moderator",
-        ephemeral=True)
-    return True
-
-
-async def run(interaction: discord.Interaction, work: Work, *, public: bool = False,
-              moderators: str | None = None) -> None:
-    """Defer, do the work in this server's town, answer or refuse."""
-    if moderators is not None and await not_a_moderator(interaction, moderators):
-        return
-    await interaction.response.defer(ephemeral=not public, thinking=True)
-    hub = hub_of(interaction)
-    try:
-        text = await work(hub.town(interaction.guild_id), hub.person(interaction.user))
-    except TownError as refusal:
-        await refuse(interaction, refusal, public=public)
-        return
-    await send(interaction, text, ephemeral=not public)
 
 
 # --- autocomplete ---------------------------------------------------------------------------------
@@ -182,7 +133,7 @@ class TownGroup(app_commands.Group):
     async def leave(self, interaction: discord.Interaction) -> None:
         async def work(town: GuildTown, person: Person) -> str:
             outcome = await town.service.leave(person)
-            town.waiting.pop(person.id, None)
+            await town.store.forget_words(person.id)
             town.publisher.wake()
             return outcome.text
         await run(interaction, work)
@@ -191,57 +142,108 @@ class TownGroup(app_commands.Group):
     async def where(self, interaction: discord.Interaction) -> None:
         async def work(town: GuildTown, person: Person) -> str:
             return (await town.service.where(person)).text
-        await run(interaction, work)
+        await run(interaction, work, more="/town profile shows any one resident in full")
 
-    @app_commands.command(description="The town's time, state and speed")
+    @app_commands.command(description="The town's clock, speed and people")
     async def status(self, interaction: discord.Interaction) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
+        async def work(town: GuildTown, person: Person) -> Reply:
             outcome = await town.service.status(person)
-            skipped = hub_of(interaction).scheduler.skipped[town.key]
-            return (f"{outcome.text}\nOn Discord: {await town.store.backlog()} events waiting "
-                    f"to be posted; {skipped} ticks skipped while one was still running.")
+            engine = town.engine
+            card = status_card(Status(
+                town=engine.world.town, paused=bool(outcome.data["paused"]),
+                clock=f"{engine.clock.now:%A %B %d, %H:%M}", tick=int(outcome.data["tick"]),
+                seconds_per_tick=engine.town.tick_seconds, tick_minutes=engine.clock.tick_minutes,
+                residents=len(engine.minds), people=len(engine.people),
+                waiting=await town.store.backlog(),
+                skipped=hub_of(interaction).scheduler.skipped[town.key], model=engine.model.label))
+            problem = getattr(interaction.client, "sync_problem", None)
+            note = f"Commands: not synced: {problem}" if problem and person.moderator else ""
+            return Reply(note, card)
         await run(interaction, work)
 
-    @app_commands.command(description="A resident's summary, what they do now and their day")
+    @app_commands.command(description="A resident's card: who they are, where, their day")
     async def profile(self, interaction: discord.Interaction, resident: Resident) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            return (await town.service.profile(person, resident)).text
+        async def work(town: GuildTown, person: Person) -> Reply:
+            data = (await town.service.profile(person, resident)).data
+            return Reply(embed=profile_card(data["resident"], data["summary"], data["place"],
+                                            data["action"], data["plan"],
+                                            town.outlet.avatar(data["resident"])))
         await run(interaction, work)
 
-    @app_commands.command(description="Moderators: let a member speak and move as a resident")
-    async def takeover(self, interaction: discord.Interaction, member: discord.Member,
-                       resident: Resident) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            target = hub_of(interaction).person(member)
-            return (await town.service.takeover(person, target, resident)).text
-        await run(interaction, work, moderators="takeover")
 
-    @app_commands.command(description="Moderators: stop the clock")
+# --- /mod: moderators only ---------------------------------------------------------------------------
+
+@app_commands.default_permissions(manage_guild=True)
+class ModGroup(app_commands.Group):
+    def __init__(self) -> None:
+        super().__init__(name="mod", description="Moderators: the clock, news, ideas, scenarios",
+                         guild_only=True)
+
+    @app_commands.command(description="Stop the clock")
     async def pause(self, interaction: discord.Interaction) -> None:
         async def work(town: GuildTown, person: Person) -> str:
             outcome = await town.service.pause(person)
             hub_of(interaction).scheduler.pause(town.key)
             return outcome.text
-        await run(interaction, work, moderators="pause")
+        await run(interaction, work, moderators="/mod pause")
 
-    @app_commands.command(description="Moderators: start the clock again")
+    @app_commands.command(description="Start the clock again")
     async def resume(self, interaction: discord.Interaction) -> None:
         async def work(town: GuildTown, person: Person) -> str:
             outcome = await town.service.resume(person)
             hub_of(interaction).scheduler.resume(town.key)
             return outcome.text
-        await run(interaction, work, moderators="resume")
+        await run(interaction, work, moderators="/mod resume")
 
-    @app_commands.command(description="Moderators: real seconds per tick")
+    @app_commands.command(description="Real seconds per tick (one tick is 10 game minutes)")
     async def speed(self, interaction: discord.Interaction, seconds: Seconds) -> None:
         async def work(town: GuildTown, person: Person) -> str:
             outcome = await town.service.speed(person, seconds)
             hub_of(interaction).scheduler.set_interval(town.key, seconds)
             return outcome.text
-        await run(interaction, work, moderators="speed")
+        await run(interaction, work, moderators="/mod speed")
+
+    @app_commands.command(description="Let a member speak and move as a resident")
+    async def takeover(self, interaction: discord.Interaction, member: discord.Member,
+                       resident: Resident) -> None:
+        async def work(town: GuildTown, person: Person) -> str:
+            target = hub_of(interaction).person(member)
+            return (await town.service.takeover(person, target, resident)).text
+        await run(interaction, work, moderators="/mod takeover")
+
+    @app_commands.command(description="Plant an intention in a resident's mind")
+    async def seed(self, interaction: discord.Interaction, resident: Resident,
+                   intent: Intent) -> None:
+        async def work(town: GuildTown, person: Person) -> str:
+            return (await town.service.seed(person, resident, intent)).text
+        await run(interaction, work, moderators="/mod seed")
+
+    @app_commands.command(description="Announce to the town (#town-hall) or one area")
+    async def announce(self, interaction: discord.Interaction, text: Notice,
+                       area: Area | None = None) -> None:
+        async def work(town: GuildTown, person: Person) -> str:
+            outcome = await town.service.announce(person, text, area)
+            town.publisher.wake()
+            return outcome.text
+        await run(interaction, work, moderators="/mod announce")
+
+    @app_commands.command(description="Load a scenario from scenarios/")
+    async def scenario(self, interaction: discord.Interaction, name: Scenario) -> None:
+        async def work(town: GuildTown, person: Person) -> str:
+            outcome = await town.service.load_scenario(person, name)
+            town.publisher.wake()
+            return outcome.text
+        await run(interaction, work, moderators="/mod scenario")
+
+    @app_commands.command(description="A resident's memories retrieved for a query, with scores")
+    async def memories(self, interaction: discord.Interaction, resident: Resident, query: Query,
+                       count: Count = 10) -> None:
+        async def work(town: GuildTown, person: Person) -> str:
+            return (await town.service.memories(person, resident, query, count)).text
+        await run(interaction, work, moderators="/mod memories", more="ask for a smaller count")
 
 
-# --- /object and /event ----------------------------------------------------------------------------
+# --- /object --------------------------------------------------------------------------------------
 
 class ObjectGroup(app_commands.Group):
     def __init__(self) -> None:
@@ -261,36 +263,6 @@ class ObjectGroup(app_commands.Group):
         async def work(town: GuildTown, person: Person) -> str:
             return (await town.service.look(person, path)).text
         await run(interaction, work)
-
-
-class EventGroup(app_commands.Group):
-    def __init__(self) -> None:
-        super().__init__(name="event", description="Moderators: seed ideas, announce, load "
-                         "scenarios", guild_only=True)
-
-    @app_commands.command(description="Moderators: plant an intention in a resident's mind")
-    async def seed(self, interaction: discord.Interaction, resident: Resident,
-                   intent: Intent) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            return (await town.service.seed(person, resident, intent)).text
-        await run(interaction, work, moderators="seed")
-
-    @app_commands.command(description="Moderators: announce to the town or one area")
-    async def announce(self, interaction: discord.Interaction, text: Notice,
-                       area: Area | None = None) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            outcome = await town.service.announce(person, text, area)
-            town.publisher.wake()
-            return outcome.text
-        await run(interaction, work, moderators="announce")
-
-    @app_commands.command(description="Moderators: load a scenario from scenarios/")
-    async def scenario(self, interaction: discord.Interaction, name: Scenario) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            outcome = await town.service.load_scenario(person, name)
-            town.publisher.wake()
-            return outcome.text
-        await run(interaction, work, moderators="scenario")
 
 
 # --- top-level commands -----------------------------------------------------------------------------
@@ -313,6 +285,14 @@ async def whisper(interaction: discord.Interaction, resident: Resident, text: Wh
     await run(interaction, work)
 
 
+@app_commands.command(name="help", description="What the town is and how to take part")
+@app_commands.guild_only()
+async def help_(interaction: discord.Interaction) -> None:
+    async def work(town: GuildTown, person: Person) -> Reply:
+        return Reply(embed=help_card(town.engine.world.town, person.moderator))
+    await run(interaction, work)
+
+
 @app_commands.command(description="Ask a resident a question; ask more in the thread it opens")
 @app_commands.describe(as_persona="ask as someone else, described in one line",
                        remember="the resident remembers this interview",
@@ -331,34 +311,37 @@ async def interview(interaction: discord.Interaction, resident: Resident, questi
     except TownError as refusal:
         await refuse(interaction, refusal, public=True)
         return
-    who, asker = outcome.data["resident"], as_persona or person.name
-    message = await send(interaction, f"**{asker}** asks **{who}**: {question}\n**{who}:** "
-                                      f"{outcome.data['answer']}", ephemeral=False)
-    await _open_thread(town, message, InterviewThread(who, memory, remember, person.id))
+    who = outcome.data["resident"]
+    card = interview_card(who, question, outcome.data["answer"], town.outlet.avatar(who),
+                          asker=as_persona or person.name)
+    await send(interaction, Reply(embed=card, view=view_of(AskButton())), ephemeral=False)
+    await _open_thread(interaction, town, InterviewThread(who, memory, remember, person.id))
 
 
-async def _open_thread(town: GuildTown, message: Any, interview: InterviewThread) -> None:
-    """Further questions go in a thread on the answer; without one the answer still stands."""
-    try:
-        thread = await message.create_thread(name=f"Interview with {interview.resident}"[:100],
-                                             auto_archive_duration=60)
-    except discord.HTTPException:
+async def _open_thread(interaction: discord.Interaction, town: GuildTown,
+                       interview: InterviewThread) -> None:
+    """Further questions go in a thread on the answer (a follow-up message knows no server, so
+    the thread starts from the original response, else in the channel); without one the answer
+    still stands."""
+    name = f"Interview with {interview.resident}"[:100]
+    thread = None
+    with contextlib.suppress(discord.HTTPException):
+        message = await interaction.original_response()
+        thread = await message.create_thread(name=name, auto_archive_duration=60)
+    channel = interaction.channel
+    if thread is None and isinstance(channel, discord.TextChannel):
+        with contextlib.suppress(discord.HTTPException):
+            thread = await channel.create_thread(name=name, auto_archive_duration=60,
+                                                 type=discord.ChannelType.public_thread)
+    if thread is None:
+        log.warning("server %s: no thread for an interview in #%s", town.guild_id, channel)
         return
     await town.store.open_thread(thread.id, interview)
 
 
-@app_commands.command(description="Moderators: a resident's memories retrieved for a query")
-@app_commands.guild_only()
-async def memories(interaction: discord.Interaction, resident: Resident, query: Query,
-                   count: Count = 10) -> None:
-    async def work(town: GuildTown, person: Person) -> str:
-        return (await town.service.memories(person, resident, query, count)).text
-    await run(interaction, work, moderators="memories")
-
-
 def all_commands() -> list[app_commands.Command[Any, ..., Any] | app_commands.Group]:
-    return [TownGroup(), ObjectGroup(), EventGroup(), say, whisper, interview, memories]
+    return [TownGroup(), ObjectGroup(), ModGroup(), say, whisper, interview, help_]
 
 
-MODERATOR_COMMANDS = frozenset({"town takeover", "town pause", "town resume", "town speed",
-                                "event seed", "event announce", "event scenario", "memories"})
+MODERATOR_COMMANDS = frozenset({"mod pause", "mod resume", "mod speed", "mod takeover",
+                                "mod seed", "mod announce", "mod scenario", "mod memories"})

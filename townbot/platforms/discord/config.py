@@ -26,7 +26,8 @@ VARIABLES = {
     MODERATOR_ROLE: "a role name or id whose members moderate (Manage Server always does)",
     TICK_SECONDS: "real seconds per tick for a newly founded town (default 10)",
     DATA_DIR: "folder of the per-server databases (default ./data)",
-    AVATAR_URL: "avatar URL for residents' posts, with {name} for the URL-encoded name",
+    AVATAR_URL: "avatar URL template for posts, with {name} for the URL-encoded name, or "
+                "'discord' for Discord's default avatars (default: a picture drawn from the name)",
 }
 LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 
@@ -115,6 +116,8 @@ def _avatar(text: str) -> str | None:
     text = text.strip()
     if not text:
         return None
+    if text == "discord":
+        return text
     if not text.startswith(("https://", "http://")):
         raise ConfigError(f"{AVATAR_URL}={text!r} is not a URL; e.g. "
                           f"{AVATAR_URL}=https://example.org/avatars/{{name}}.png")

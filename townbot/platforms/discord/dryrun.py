@@ -102,7 +102,7 @@ def config_lines(config: DiscordConfig, settings: ModelSettings) -> list[str]:
             f"  TOWNBOT_MODERATOR_ROLE  {role}",
             f"  TOWNBOT_TICK_SECONDS    {tick} per tick for a new town",
             f"  TOWNBOT_DATA_DIR        {_data_dir(config.data_dir)}",
-            f"  TOWNBOT_AVATAR_URL      {config.avatar_url or 'none: Discord default avatars'}",
+            f"  TOWNBOT_AVATAR_URL      {config.avatar_url or 'none: a picture drawn from each name'}",
             f"  model                   {model}"]
 
 

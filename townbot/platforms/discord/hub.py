@@ -4,24 +4,29 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 from townbot.llm.settings import ModelSettings
 from townbot.platforms.discord.config import DiscordConfig
 from townbot.platforms.discord.outlet import WebhookOutlet
+from townbot.platforms.discord.pacing import GLOBAL_WINDOWS, Pacer
 from townbot.platforms.discord.publisher import Publisher
 from townbot.platforms.discord.scheduler import TownScheduler
 from townbot.platforms.discord.setup import GuildLike, channel_plan
 from townbot.platforms.discord.speech import deliver_arrivals
 from townbot.platforms.discord.store import DiscordStore
 from townbot.platforms.discord.town import GuildTown
+from townbot.platforms.discord.welcome import post_welcome
 from townbot.town.engine import Engine
 from townbot.town.launch import TownFiles, open_engine
 from townbot.town.service import Person, TownError, TownService
 
 log = logging.getLogger(__name__)
 
-# Speaking by writing calls the model whenever someone is addressed: cap it like whispers.
+# Shutdown must fit a container's default 10 s stop timeout: ticks under way get most of it.
+TICK_GRACE, POST_GRACE, USE_CASE_GRACE = 6.0, 1.5, 1.0
+
 FOUNDER = Person("discord:townbot", "townbot", moderator=True)  # settings made at founding
 
 
@@ -34,6 +39,8 @@ class Hub:
         self.settings = settings
         self.towns: dict[int, GuildTown] = {}
         self.failures: dict[int, str] = {}  # server id -> why its town could not open
+        # Discord's 50 requests per second are per bot: one pacer for every town's posts.
+        self.pacer = Pacer(GLOBAL_WINDOWS, time.monotonic)
         self._opening: dict[int, asyncio.Lock] = {}
 
     # --- who and where ------------------------------------------------------------------------
@@ -87,12 +94,14 @@ class Hub:
             if founding and self.config.tick_seconds is not None:
                 await service.speed(FOUNDER, self.config.tick_seconds)
             store = await DiscordStore.open(path, engine.town.id)
-            outlet = WebhookOutlet(guild, channel_plan(engine.world), store, self.config.avatar_url)
+            outlet = WebhookOutlet(guild, channel_plan(engine.world), store, self.config.avatar_url,
+                                   avatars=engine.world.personas)
             layout = await outlet.ensure()
             if layout.made:
                 log.info("server %s: made %s", guild.id, ", ".join(layout.made))
-            town = GuildTown(guild.id, service, store, Publisher(store, outlet, engine.world.town),
-                             outlet)
+            publisher = Publisher(store, outlet, engine.world.town, global_pacer=self.pacer)
+            town = GuildTown(guild.id, service, store, publisher, outlet)
+            await post_welcome(town)
         except BaseException:
             await _close_quietly(engine, store)
             raise
@@ -101,10 +110,29 @@ class Hub:
                            paused=service.paused)
         return town
 
+    async def close_town(self, guild_id: int) -> bool:
+        """Stop one town for good in this run: no ticks, no posts, no retries; files closed."""
+        self.failures.pop(guild_id, None)
+        town = self.towns.pop(guild_id, None)
+        if town is None:
+            return False
+        await self.scheduler.stop(town.key, TICK_GRACE)
+        await town.close(POST_GRACE, USE_CASE_GRACE)
+        return True
+
     async def close(self) -> None:
-        await self.scheduler.shutdown()
-        for guild_id in list(self.towns):
-            await self.towns.pop(guild_id).close()
+        """Shutdown: no new ticks, ticks under way finished or cancelled (rolled back), posts
+        under way finished, use cases under way committed: at most about 9 s in all."""
+        await self.scheduler.shutdown(TICK_GRACE)
+        towns = [self.towns.pop(guild_id) for guild_id in list(self.towns)]
+        await asyncio.gather(*(town.close(POST_GRACE, USE_CASE_GRACE) for town in towns))
+
+    async def notify_town_hall(self, guild_id: int, text: str) -> bool:
+        """Post a notice in a server's #town-hall now, under the town's name (for moderators:
+        e.g. "the model server is down; the town is paused"). False when there is no town or
+        Discord did not take it (the reason is logged)."""
+        town = self.towns.get(guild_id)
+        return town is not None and await town.notify(text)
 
 
 async def tick_town(town: GuildTown) -> None:

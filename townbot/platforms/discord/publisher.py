@@ -101,7 +101,7 @@ class Publisher:
                  clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep,
                  channel_windows: Sequence[tuple[int, float]] = WEBHOOK_WINDOWS,
                  global_windows: Sequence[tuple[int, float]] = GLOBAL_WINDOWS,
-                 poll: float = 5.0) -> None:
+                 global_pacer: Pacer | None = None, poll: float = 5.0) -> None:
         self.store = store
         self.outlet = outlet
         self.town = town
@@ -110,7 +110,8 @@ class Publisher:
         self.poll = poll
         self._channel_windows = channel_windows
         self._pacers: dict[str, Pacer] = {}
-        self._global = Pacer(global_windows, clock)
+        # The bot's limit is shared by every town it hosts: the hub passes one pacer to all.
+        self._global = global_pacer or Pacer(global_windows, clock)
         self._workers: dict[str, asyncio.Task[None]] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None

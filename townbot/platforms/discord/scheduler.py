@@ -82,6 +82,14 @@ class TownScheduler:
         if self.scheduler.get_job(key) is not None:
             self.scheduler.remove_job(key)
 
+    async def stop(self, key: str, grace: float = 30.0) -> None:
+        """No more ticks of this town; the tick under way finishes within `grace` seconds or
+        is cancelled (its transaction is never committed)."""
+        self.remove(key)
+        running = self._running.get(key)
+        if running is not None:
+            await _finish_or_cancel([running], grace)
+
     def _skipped(self, event: JobSubmissionEvent) -> None:
         self.skipped[event.job_id] += 1
         why = "the previous tick is still running" if event.code == EVENT_JOB_MAX_INSTANCES \
@@ -94,10 +102,18 @@ class TownScheduler:
         if not self.scheduler.running:
             return
         self.scheduler.pause()
-        running = list(self._running.values())
-        if running:
-            _, late = await asyncio.wait(running, timeout=grace)
-            if late:
-                log.warning("%d ticks did not finish in %.0f s and are cancelled", len(late), grace)
+        await _finish_or_cancel(list(self._running.values()), grace)
         self.scheduler.shutdown(wait=False)
         await asyncio.sleep(0)  # let the scheduler's own shutdown callback run in this loop
+
+
+async def _finish_or_cancel(ticks: list[asyncio.Task[object]], grace: float) -> None:
+    if not ticks:
+        return
+    _, late = await asyncio.wait(ticks, timeout=grace)
+    if late:
+        log.warning("%d ticks did not finish in %.0f s and are cancelled (nothing of them is "
+                    "committed)", len(late), grace)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)

@@ -9,17 +9,19 @@ from typing import Any, Protocol
 
 import discord
 
+from townbot.platforms.discord.posts import webhook_name
 from townbot.platforms.discord.store import CATEGORY, DiscordStore, Placed
 from townbot.world.model import World
 
 REASON = "townbot: the town's channels"
-# What the bot does: make channels and webhooks, post, open interview threads and answer in
-# them, read back recent posts after a failure, react to visitors' messages.
+# What the bot does: make channels and webhooks, post and pin the welcome, open interview
+# threads and answer in them, read back recent posts after a failure, react to visitors.
 PERMISSIONS = {"view_channel": "view channels", "manage_channels": "manage channels",
                "manage_webhooks": "manage webhooks", "send_messages": "send messages",
                "create_public_threads": "create public threads",
                "send_messages_in_threads": "send messages in threads",
-               "read_message_history": "read message history", "add_reactions": "add reactions"}
+               "read_message_history": "read message history", "add_reactions": "add reactions",
+               "embed_links": "embed links", "pin_messages": "pin messages"}
 NEEDED = discord.Permissions(**dict.fromkeys(PERMISSIONS, True))
 
 
@@ -45,7 +47,7 @@ class ChannelPlan:
         return [c.slug for c in self.channels]
 
     def webhook_name(self, slug: str) -> str:
-        return f"{self.category} #{slug}"[:80]
+        return webhook_name(f"{self.category} #{slug}", f"Town #{slug}")
 
 
 @dataclass

@@ -1,9 +1,10 @@
 """Visitors speak by writing: a joined person's message in an area channel is their speech there.
 
 A person is where they speak: writing in another area's channel walks them there first, and
-their words are said when they arrive (after the tick that brings them). Residents answer
-through the outbox, under their own names. In an interview thread, every message is a further
-question to the resident interviewed.
+their words are said when they arrive (after the tick that brings them); those words are kept
+in the database meanwhile, so a restart on the way loses none. Residents answer through the
+outbox, under their own names. In an interview thread, every message is a further question to
+the resident interviewed.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
+from townbot.platforms.discord.buttons import ask_in_thread
 from townbot.platforms.discord.outlet import NO_MENTIONS
-from townbot.platforms.discord.town import MEMORY_ACCESS, GuildTown, Waiting
+from townbot.platforms.discord.store import WaitingWords
+from townbot.platforms.discord.town import GuildTown, partial_message
 from townbot.town.service import Person, TownError
 
 if TYPE_CHECKING:
@@ -38,7 +41,7 @@ async def handle_message(hub: Hub, message: Any) -> None:
     is_thread = getattr(message.channel, "parent_id", None) is not None
     interview = await town.store.thread(message.channel.id) if is_thread else None
     if interview is not None:
-        await _ask_in_thread(town, hub.person(message.author), message, interview)
+        await _ask_in_thread(town, hub.person(message.author), message)
         return
     sector = town.sector_of(town.slug_of(message.channel.id))
     text = message.clean_content.strip()
@@ -63,11 +66,9 @@ async def speak(town: GuildTown, person: Person, sector: str, text: str, message
             await refuse(message, refusal)
             return
         town.publisher.wake()
-    if body.walking:
-        waiting = town.waiting.setdefault(person.id, Waiting(person, sector))
-        if waiting.sector != sector:  # changed their mind on the way: the new place counts
-            town.waiting[person.id] = waiting = Waiting(person, sector)
-        waiting.said.append((text, message))
+    if body.walking:  # a new place replaces words meant for another (changed their mind)
+        await town.store.wait_words(WaitingWords(person.id, person.name, person.moderator, sector,
+                                                 text, message.channel.id, message.id))
         await _react(message, WALKING)
         return
     await say_now(town, person, text, message)
@@ -93,34 +94,31 @@ async def say_now(town: GuildTown, person: Person, text: str, message: Any) -> N
 
 async def deliver_arrivals(town: GuildTown) -> None:
     """After a tick: words of people who have now arrived where they wrote them are said."""
-    for person_id, waiting in list(town.waiting.items()):
-        found = town.speaker(waiting.person)
-        if found is None:
-            del town.waiting[person_id]  # left the town on the way
+    gone: set[str] = set()
+    for words in await town.store.waiting_words():
+        person = Person(words.person_id, words.person_name, words.moderator)
+        found = town.speaker(person)
+        if found is not None and found[1].walking:
             continue
-        _, body = found
-        if body.walking:
-            continue
-        del town.waiting[person_id]
-        if body.sector != waiting.sector:
-            continue  # went somewhere else meanwhile; those words were for another place
-        for text, message in waiting.said:
-            await say_now(town, waiting.person, text, message)
+        if words.person_id not in gone:
+            gone.add(words.person_id)
+            await town.store.forget_words(words.person_id)
+        if found is None or found[1].sector != words.sector:
+            continue  # left the town, or went somewhere else meanwhile
+        message = partial_message(town, words.channel_id, words.message_id)
+        if message is not None:
+            await say_now(town, person, words.text, message)
 
 
-async def _ask_in_thread(town: GuildTown, person: Person, message: Any, interview: Any) -> None:
+async def _ask_in_thread(town: GuildTown, person: Person, message: Any) -> None:
     question = message.clean_content.strip()
     if not question:
         return
     try:
         async with message.channel.typing():
-            outcome = await town.service.interview(
-                person, interview.resident, question, remember=interview.remember,
-                access=MEMORY_ACCESS.get(interview.memory, MEMORY_ACCESS["full"]))
+            await ask_in_thread(town, person, message.guild, message.channel.id, question)
     except TownError as refusal:
         await refuse(message, refusal)
-        return
-    await town.answer_in_thread(message.channel, outcome.data["resident"], outcome.data["answer"])
 
 
 async def refuse(message: Any, refusal: TownError) -> None:

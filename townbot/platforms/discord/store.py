@@ -59,6 +59,25 @@ SCHEMA: list[str] = [
         created TEXT NOT NULL
     )
     """,
+    # 2: words of people still walking to where they wrote them (said on arrival, also after
+    # a restart), and the welcome messages pinned per channel.
+    """
+    CREATE TABLE discord_waiting (
+        id INTEGER PRIMARY KEY,
+        person_id TEXT NOT NULL,
+        person_name TEXT NOT NULL,
+        moderator INTEGER NOT NULL,
+        sector TEXT NOT NULL,
+        text TEXT NOT NULL,
+        channel_id INTEGER NOT NULL,
+        message_id INTEGER NOT NULL
+    );
+    CREATE TABLE discord_welcome (
+        slug TEXT PRIMARY KEY,
+        channel_id INTEGER NOT NULL,
+        message_id INTEGER NOT NULL
+    )
+    """,
 ]
 
 
@@ -94,6 +113,19 @@ class Delivery:
 class Placed:
     channel_id: int
     webhook_id: int | None
+
+
+@dataclass(frozen=True)
+class WaitingWords:
+    """Words a person wrote in an area's channel while walking there."""
+
+    person_id: str
+    person_name: str
+    moderator: bool
+    sector: str
+    text: str
+    channel_id: int
+    message_id: int
 
 
 @dataclass(frozen=True)
@@ -295,3 +327,39 @@ class DiscordStore:
                                    "discord_threads WHERE thread_id = ?", (thread_id,)) as cursor:
             row = await cursor.fetchone()
         return InterviewThread(row[0], row[1], bool(row[2]), row[3]) if row else None
+
+    # --- words on the way -----------------------------------------------------------------------
+
+    async def wait_words(self, words: WaitingWords) -> None:
+        """Keep what a walking person wrote; a new place replaces words meant for another."""
+        async def work() -> None:
+            await self.db.execute("DELETE FROM discord_waiting WHERE person_id = ? AND sector != ?",
+                                  (words.person_id, words.sector))
+            await self.db.execute(
+                "INSERT INTO discord_waiting (person_id, person_name, moderator, sector, text, "
+                "channel_id, message_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (words.person_id, words.person_name, int(words.moderator), words.sector,
+                 words.text, words.channel_id, words.message_id))
+        await self._transaction(work)
+
+    async def waiting_words(self) -> list[WaitingWords]:
+        async with self.db.execute("SELECT person_id, person_name, moderator, sector, text, "
+                                   "channel_id, message_id FROM discord_waiting ORDER BY id") as cur:
+            return [WaitingWords(r[0], r[1], bool(r[2]), r[3], r[4], r[5], r[6])
+                    for r in await cur.fetchall()]
+
+    async def forget_words(self, person_id: str) -> None:
+        await self._transaction(lambda: self.db.execute(
+            "DELETE FROM discord_waiting WHERE person_id = ?", (person_id,)))
+
+    # --- welcome messages -----------------------------------------------------------------------
+
+    async def welcome(self) -> dict[str, tuple[int, int]]:
+        """slug -> (channel id, message id) of the welcome pinned there."""
+        async with self.db.execute("SELECT slug, channel_id, message_id FROM discord_welcome") as cur:
+            return {row[0]: (row[1], row[2]) for row in await cur.fetchall()}
+
+    async def welcomed(self, slug: str, channel_id: int, message_id: int) -> None:
+        await self._transaction(lambda: self.db.execute(
+            "INSERT OR REPLACE INTO discord_welcome (slug, channel_id, message_id) VALUES (?, ?, ?)",
+            (slug, channel_id, message_id)))

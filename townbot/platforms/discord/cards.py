@@ -1,0 +1,146 @@
+"""What people look at rather than read: the welcome, /help, and the status, resident and
+interview cards, as Discord embeds. Pure functions of the town's data; the texts are asserted
+word for word in tests/test_discord_welcome.py."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import discord
+
+from townbot.platforms.discord.posts import split_text
+
+COLOUR = discord.Colour(0x4E8F5A)  # a park green for every card of the town
+FIELD, TITLE, DESCRIPTION = 1024, 256, 4096  # Discord's limits for embeds
+
+
+def clip(text: str, limit: int) -> str:
+    """Text that fits `limit` characters, cut at a word with an ellipsis when it must be."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text or "-"
+    return split_text(text, limit - 1)[0].rstrip() + "…"
+
+
+@dataclass(frozen=True)
+class Guide:
+    """The commands as people meet them, shared by the welcome and /help."""
+
+    everyone: tuple[tuple[str, str], ...] = (
+        ("/town join", "arrive as a visitor with a name and a one-line description"),
+        ("/town go", "walk to an area (it takes game time)"),
+        ("/town where", "who is where and what they are doing"),
+        ("/town status", "the clock, the speed and how many people are here"),
+        ("/town profile", "a resident's card: who they are, where, their day"),
+        ("/interview", "ask a resident anything; a thread opens for more questions"),
+        ("/whisper", "be a resident's inner voice: they take it as their own thought"),
+        ("/object set", "change a thing, e.g. set the cafe's stove burning"),
+        ("/say", "speak where you are (writing in the area's channel does the same)"),
+        ("/town leave", "leave the town"),
+    )
+    moderators: tuple[tuple[str, str], ...] = (
+        ("/mod pause, /mod resume, /mod speed", "the town's clock"),
+        ("/mod announce, /mod seed, /mod scenario", "news in #town-hall, an idea planted in "
+                                                   "a resident, a prepared event"),
+        ("/mod takeover, /mod memories", "speak as a resident; see what a resident recalls"),
+    )
+
+    def lines(self, entries: Sequence[tuple[str, str]]) -> str:
+        return "\n".join(f"`{name}`: {what}" for name, what in entries)
+
+
+GUIDE = Guide()
+
+
+def welcome_card(town: str, residents: int, hall: str) -> discord.Embed:
+    """Pinned in #town-hall when the town is set up."""
+    card = discord.Embed(
+        title=f"Welcome to {town}",
+        colour=COLOUR,
+        description=(f"{town} is a small town of {residents} residents who live their own days: "
+                     "they wake up, work, meet, talk, remember and make plans. Each area of the "
+                     "town is a channel in this category, and what happens there is posted "
+                     f"there as it happens. #{hall} is for news and for people."))
+    card.add_field(name="The residents are AI characters", inline=False, value=(
+        "They are generative agents (after Park et al., 2023): what they say and do comes from "
+        "a language model, not from a person."))
+    card.add_field(name="How to join", inline=False, value=(
+        "Press **Join** below, or use `/town join`. You arrive in Johnson Park as a visitor. "
+        "Then write in any area's channel to speak there: you walk there first, everyone there "
+        "hears you, and the resident you name answers."))
+    card.add_field(name="Commands", inline=False, value=clip(GUIDE.lines(GUIDE.everyone), FIELD))
+    card.add_field(name="Moderators (Manage Server)", inline=False,
+                   value=clip(GUIDE.lines(GUIDE.moderators), FIELD))
+    card.set_footer(text="/help shows this again at any time.")
+    return card
+
+
+def area_note(sector: str, description: str, hours: str | None) -> str:
+    """Pinned in each area's channel: what the place is and how to speak there."""
+    opening = f" Open {hours}." if hours else ""
+    return (f"**{sector}**: {' '.join(description.split())}{opening}\n"
+            f"Write here to speak in {sector}; whoever is here hears you. Press **Go here** to "
+            "walk here first.")
+
+
+def help_card(town: str, moderator: bool) -> discord.Embed:
+    card = discord.Embed(title=f"{town}: how to take part", colour=COLOUR, description=(
+        "Join with `/town join`, then write in an area's channel to speak there. The residents "
+        "are AI characters."))
+    card.add_field(name="Commands", inline=False, value=clip(GUIDE.lines(GUIDE.everyone), FIELD))
+    if moderator:
+        card.add_field(name="For moderators", inline=False,
+                       value=clip(GUIDE.lines(GUIDE.moderators), FIELD))
+    return card
+
+
+@dataclass(frozen=True)
+class Status:
+    town: str
+    paused: bool
+    clock: str  # e.g. "Monday February 13, 07:10"
+    tick: int
+    seconds_per_tick: float
+    tick_minutes: int
+    residents: int
+    people: int
+    waiting: int  # outbox events not yet posted
+    skipped: int  # ticks skipped while one was still running
+    model: str
+
+
+def status_card(status: Status) -> discord.Embed:
+    state = "paused" if status.paused else "running"
+    card = discord.Embed(title=f"{status.town} is {state}", colour=COLOUR)
+    card.add_field(name="Clock", value=f"{status.clock} (tick {status.tick})")
+    card.add_field(name="Speed", value=f"{status.tick_minutes} game minutes every "
+                                       f"{status.seconds_per_tick:g} real seconds")
+    card.add_field(name="Paused", value="yes" if status.paused else "no")
+    card.add_field(name="Backlog", value=f"{status.waiting} events waiting to be posted; "
+                                         f"{status.skipped} ticks skipped")
+    visitors = "1 visitor" if status.people == 1 else f"{status.people} visitors"
+    card.add_field(name="People", value=f"{status.residents} residents, {visitors}")
+    card.set_footer(text=f"model: {status.model}")
+    return card
+
+
+def profile_card(resident: str, summary: str, place: str, action: str, plan: Sequence[str],
+                 avatar: str) -> discord.Embed:
+    card = discord.Embed(title=resident, colour=COLOUR, description=clip(summary, DESCRIPTION))
+    card.set_thumbnail(url=avatar)
+    card.add_field(name="Where", value=clip(place, FIELD))
+    card.add_field(name="Doing", value=clip(action, FIELD))
+    card.add_field(name="Today's plan", inline=False,
+                   value=clip("\n".join(plan) or "not planned yet", FIELD))
+    return card
+
+
+def interview_card(resident: str, question: str, answer: str, avatar: str,
+                   asker: str | None = None) -> discord.Embed:
+    card = discord.Embed(title=clip(question, TITLE), colour=COLOUR,
+                         description=clip(answer, DESCRIPTION))
+    card.set_author(name=resident, icon_url=avatar)
+    if asker:
+        card.set_footer(text=f"asked by {asker}; more questions in the thread")
+    return card

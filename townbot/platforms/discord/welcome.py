@@ -1,0 +1,51 @@
+"""The welcome: a pinned card in #town-hall with a "Join" button, and a short pinned note with a
+"Go here" button in each area's channel. Posted once per channel (again only for a channel made
+anew), by the bot itself so the buttons work."""
+
+from __future__ import annotations
+
+import logging
+
+import discord
+
+from townbot.platforms.discord.buttons import GoButton, JoinButton, view_of
+from townbot.platforms.discord.cards import area_note, welcome_card
+from townbot.platforms.discord.outlet import NO_MENTIONS
+from townbot.platforms.discord.town import GuildTown
+
+log = logging.getLogger(__name__)
+
+
+async def post_welcome(town: GuildTown) -> None:
+    world = town.engine.world
+    done = await town.store.welcome()
+    hall = world.town_hall_channel
+    if _missing(town, done, hall):
+        card = welcome_card(world.town, len(world.personas), hall)
+        await _pin(town, hall, embed=card, view=view_of(JoinButton()))
+    for sector in world.sectors.values():
+        if _missing(town, done, sector.channel):
+            hours = sector.hours.describe() if sector.hours else None
+            await _pin(town, sector.channel, content=area_note(sector.name, sector.description,
+                                                               hours),
+                       view=view_of(GoButton(sector.channel)))
+
+
+def _missing(town: GuildTown, done: dict[str, tuple[int, int]], slug: str) -> bool:
+    return done.get(slug, (None, None))[0] != town.channel(slug).id
+
+
+async def _pin(town: GuildTown, slug: str, **message: object) -> None:
+    channel = town.channel(slug)
+    try:
+        sent = await channel.send(allowed_mentions=NO_MENTIONS, **message)
+    except discord.HTTPException as error:  # the town works without it; tried at next start
+        log.warning("server %s: the welcome in #%s could not be posted: %s", town.guild_id, slug,
+                    error)
+        return
+    await town.store.welcomed(slug, channel.id, sent.id)
+    try:
+        await sent.pin(reason="townbot: how to take part")
+    except discord.HTTPException as error:
+        log.warning("server %s: the welcome in #%s could not be pinned: %s", town.guild_id, slug,
+                    error)
