@@ -23,6 +23,7 @@ from townbot.platforms.console import add_play_parser, run_play
 from townbot.platforms.discord.cli import add_run_parser, add_sync_parser, run_command, run_sync
 from townbot.platforms.map_command import add_map_parser, run_map
 from townbot.platforms.sim import INTERRUPTED, add_sim_parser, run_sim
+from townbot.platforms.web.cli import add_web_parser, run_web
 from townbot.store.database import Store, StoreError, TownRow, replace_embeddings
 from townbot.town.export import export_town, to_markdown
 from townbot.town.launch import TownFiles, make_model, open_engine
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parser(commands)
     add_map_parser(commands)
     add_sync_parser(commands)
+    add_web_parser(commands)
 
     export = commands.add_parser("export", help="print a town's state and history")
     export.add_argument("--db", required=True, help="database file")
@@ -178,6 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_map(args)
         if args.command == "sync":
             return run_sync(args)
+        if args.command == "web":
+            return run_web(args)
         settings = load_settings()
         check_scenario(getattr(args, "scenario", None))
         if args.command == "sim":

@@ -1,0 +1,131 @@
+"""One town as the web page sees it: a read-only store, its replayable history, the painter.
+
+Everything here reads; nothing writes. The history reads on from its last outbox row at most
+once a second, so many open pages cost one small query per second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from townbot.pictures.townmap import MapPainter, MapPicture
+from townbot.store.database import Store, StoreError, conversations
+from townbot.store.readonly import open_readonly
+from townbot.town.history import History, Moment, load_history, read_on
+from townbot.world.clock import format_game_time
+from townbot.world.model import World
+
+REFRESH_SECONDS = 1.0
+CACHED_PICTURES = 48
+RECENT_MEMORIES = 12
+
+
+@dataclass
+class WebTown:
+    world: World
+    store: Store
+    history: History
+    painter: MapPainter
+    _read_at: float = 0.0
+    _pictures: OrderedDict[tuple[int, str | None], tuple[MapPicture, bytes]] = field(
+        default_factory=OrderedDict)
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @classmethod
+    async def open(cls, world: World, db: str | Path) -> WebTown:
+        store = await open_readonly(db)
+        try:
+            history = await load_history(store, world)
+        except BaseException:
+            await store.close()
+            raise
+        return cls(world, store, history, MapPainter(world))
+
+    async def close(self) -> None:
+        await self.store.close()
+
+    async def refresh(self) -> None:
+        """Read on from the database when a second has passed since the last look."""
+        if time.monotonic() - self._read_at < REFRESH_SECONDS:
+            return
+        async with self._lock:
+            self._read_at = time.monotonic()
+            if await read_on(self.store, self.history):
+                self._pictures.clear()  # the newest tick may look different now
+
+    # --- the replay --------------------------------------------------------------------------
+
+    def tick_count(self) -> int:
+        return len(self.history.tick_times())
+
+    def time_of(self, tick: int | None) -> datetime:
+        times = self.history.tick_times()
+        if tick is None:
+            return times[-1]
+        if not 0 <= tick < len(times):
+            raise StoreError(f"tick {tick} is outside this town's history; use 0 to {len(times) - 1}")
+        return times[tick]
+
+    def moment(self, tick: int | None) -> tuple[int, Moment]:
+        index = self.tick_count() - 1 if tick is None else tick
+        return index, self.history.at(self.time_of(index))
+
+    async def picture(self, tick: int | None, area: str | None) -> tuple[MapPicture, bytes]:
+        """The map of a tick (drawn off the event loop; the last few kept)."""
+        index, moment = self.moment(tick)
+        key = (index, area)
+        if key not in self._pictures:
+            async with self._lock:
+                picture = await asyncio.to_thread(self.painter.draw, moment, area)
+                data = await asyncio.to_thread(picture.png)
+            self._pictures[key] = (picture, data)
+            while len(self._pictures) > CACHED_PICTURES:
+                self._pictures.popitem(last=False)
+        return self._pictures[key]
+
+    def events_until(self, moment: datetime, channel: str | None, limit: int) -> list[dict]:
+        """The latest events up to `moment`, newest first, of one area or all."""
+        found = []
+        for event in reversed(self.history.events_between(self.history.start, moment)):
+            if channel is None or event.channel == channel:
+                found.append({"time": event.game_time, "channel": event.channel,
+                              "kind": event.kind, "actor": event.actor, "text": event.text,
+                              "emoji": event.emoji, "place": event.place})
+                if len(found) >= limit:
+                    break
+        return found
+
+    # --- a resident --------------------------------------------------------------------------
+
+    async def resident(self, name: str) -> dict[str, Any]:
+        """What a resident's page shows: summary, today's plan, memories, reflections with
+        their evidence, conversations."""
+        town_id = self.history.town.id
+        rows = await self.store.agents(town_id)
+        if name not in rows or name not in self.world.personas:
+            raise KeyError(name)
+        body, mind = rows[name]
+        memories = [s.memory for s in await self.store.memories(town_id, name)]
+        by_id = {m.id: m for m in memories}
+        reflections = [{"text": m.text, "created": format_game_time(m.created),
+                        "importance": m.importance,
+                        "evidence": [by_id[i].text for i in m.evidence if i in by_id]}
+                       for m in memories if m.kind == "reflection"]
+        recent = sorted((m for m in memories if m.kind != "reflection"),
+                        key=lambda m: (m.created, m.id))[-RECENT_MEMORIES:]
+        talks = [t for t in await conversations(self.store, town_id) if name in t["participants"]]
+        return {
+            "name": name, "persona": self.world.personas[name], "body": body,
+            "summary": mind.get("summary") or {}, "day": mind.get("day"),
+            "day_plan": mind.get("day_plan", []), "blocks": mind.get("blocks", []),
+            "recent": [{"kind": m.kind, "text": m.text, "created": format_game_time(m.created),
+                        "importance": m.importance} for m in reversed(recent)],
+            "reflections": list(reversed(reflections)),
+            "conversations": list(reversed(talks)),
+        }
