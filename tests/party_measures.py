@@ -4,7 +4,7 @@ the invitation and who came, mutual knowing (network density), and repeated obse
 
 Run as a script it runs two offline game days and prints the figures beside the paper's:
 
-    .venv/bin/python tests/party_measures.py [--db PATH]
+    .venv/bin/python tests/party_measures.py [--db PATH] [--seed N]
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import json
 import re
 import sys
 from collections import Counter, defaultdict
+from datetime import datetime
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -96,17 +97,17 @@ def density(data: dict[str, Any], until: str | None = None) -> float:
 
 
 def duplicate_observations(data: dict[str, Any]) -> tuple[int, int]:
-    """(observation texts stored again by the same resident on the same day, agent-days)."""
+    """(observation texts stored again by the same resident on the same day, agent-days of
+    the run)."""
     repeats = 0
-    days = set()
     for agent in data["agents"]:
         seen: Counter[tuple[str, str]] = Counter()
         for m in agent["memories"]["observation"]:
-            day = m["created"][:10]
-            days.add((agent["name"], day))
-            seen[(day, m["text"])] += 1
+            seen[(m["created"][:10], m["text"])] += 1
         repeats += sum(count - 1 for count in seen.values())
-    return repeats, len(days)
+    start, now = (datetime.strptime(data["town"][k], "%Y-%m-%d %H:%M") for k in ("start", "now"))
+    days = max(1, round((now - start).total_seconds() / 86400))
+    return repeats, days * len(data["agents"])
 
 
 def measure(data: dict[str, Any]) -> dict[str, Any]:
@@ -163,7 +164,7 @@ def export_of(db: Path) -> dict[str, Any]:
     return json.loads(out.getvalue())
 
 
-async def run_two_days(db: Path) -> None:
+async def run_two_days(db: Path, seed: int = 0) -> None:
     from townbot.llm.metering import MeteredModel
     from townbot.llm.offline import OfflineModel
     from townbot.store.database import Store
@@ -173,7 +174,7 @@ async def run_two_days(db: Path) -> None:
     root = Path(__file__).resolve().parents[1]
     world = load_world(root / "world.yaml", root / "personas")
     store = await Store.open(db)
-    engine = await Engine.open(world, store, MeteredModel(OfflineModel(seed=0)), seed=0)
+    engine = await Engine.open(world, store, MeteredModel(OfflineModel(seed=seed)), seed=seed)
     for _ in range(engine.clock.ticks_for(days=2) - engine.clock.tick):
         await engine.tick()
     await store.close()
@@ -183,9 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, default=Path("party-run.db"),
                         help="database of the run (a finished run is measured as it is)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of a new run (default 0)")
     parser.add_argument("--json", action="store_true", help="print every figure as JSON")
     args = parser.parse_args(argv)
-    asyncio.run(run_two_days(args.db))
+    asyncio.run(run_two_days(args.db, args.seed))
     figures = measure(export_of(args.db))
     print(json.dumps(figures, indent=1) if args.json else report(figures))
     return 0

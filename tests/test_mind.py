@@ -16,6 +16,7 @@ from townbot.mind.answering import answer_as
 from townbot.mind.memory import MemoryStream
 from townbot.mind.reacting import Sighting
 from townbot.mind.settings import MindSettings
+from townbot.world.clock import format_game_time
 
 MORNING = datetime(2023, 2, 13, 9, 0)
 
@@ -157,6 +158,88 @@ async def test_sleeping_people_are_not_talked_to_and_a_pair_waits_out_its_cooldo
     intent = await mind.think(Perception(MORNING + timedelta(hours=1), "Oak Hill College",
                                          "library", [later]), OpenWorld(world))
     assert intent.talk_to is None, "within the cooldown the same pair does not talk again"
+
+
+async def test_an_invitation_heard_at_2_pm_changes_the_plan_that_afternoon(world):
+    invitation = ("Isabella Rodriguez is hosting a Valentine's Day party at Hobbs Cafe on "
+                  "February 13, from 5 pm to 7 pm (heard from Isabella Rodriguez)")
+    model = ScriptedModel({
+        "takeaways": [{"facts": [invitation]}],
+        "revise_plan": [{"revise": True, "reason": "go to the party at Hobbs Cafe at 5 pm"}]})
+    klaus = await started(make_mind(world, "Klaus Mueller", model))
+    assert "party" not in klaus.current_block(MORNING + timedelta(hours=8, minutes=30)).activity
+    two = MORNING + timedelta(hours=5)
+    lines = [("Isabella Rodriguez", "Come to my party at five!"), ("Klaus Mueller", "I will!")]
+    await klaus.after_conversation("Isabella Rodriguez", lines, "Hobbs Cafe: cafe", two,
+                                   two + timedelta(minutes=5), "Hobbs Cafe", "cafe")
+    asked = model.asked("revise_plan")[0]
+    assert invitation in asked.prompt and "2:05 pm" in asked.prompt, "the news, from now on"
+    evening = klaus.current_block(MORNING + timedelta(hours=8, minutes=30))
+    assert "Valentine's Day party" in evening.activity, "the same afternoon, not tomorrow"
+    assert klaus.current_block(two).activity == "talking with Isabella Rodriguez"
+    await klaus.flush_memories(two)
+    assert any("changed plans at 2:05 pm" in m.text for m in klaus.stream.by_kind("plan"))
+
+
+async def test_news_that_does_not_bear_on_today_leaves_the_plan_alone(world):
+    model = ScriptedModel({"takeaways": [{"facts": ["Tom Moreno is growing tomatoes"]}],
+                           "revise_plan": [{"revise": False}]})
+    klaus = await started(make_mind(world, "Klaus Mueller", model))
+    before = [(b.start, b.activity) for b in klaus.state.blocks]
+    two = MORNING + timedelta(hours=5)
+    await klaus.after_conversation("Tom Moreno", [("Tom Moreno", "Tomatoes!")], "x", two,
+                                   two + timedelta(minutes=5), "Hobbs Cafe", "cafe")
+    after = [(b.start, b.activity) for b in klaus.state.blocks
+             if not b.activity.startswith("talking with")]
+    assert len(model.asked("revise_plan")) == 1
+    assert {a for _, a in after} == {a for _, a in before}, "only the talk was cut in"
+
+
+async def test_a_memory_made_this_tick_is_retrievable_this_tick(world):
+    model = ScriptedModel({"react": lambda r: {"react": False}, "importance": lambda r: {
+        "scores": [8 if "torches" in t else 2 for t in r.context["texts"]]}})
+    klaus = await started(make_mind(world, "Klaus Mueller", model))
+    now = MORNING + timedelta(minutes=10)
+    klaus.state.last_scored = format_game_time(now)  # the next scoring batch is not due yet
+    sight = "Maria Lopez is juggling flaming torches"
+    before = klaus.state.importance_since_reflection
+    await klaus.think(Perception(now, "Oak Hill College", "library",
+                                 [Sighting(sight, "agent", "Maria Lopez", "juggling")]),
+                      OpenWorld(world))
+    assert sight in model.asked("react")[0].context["memories"], "seen and recalled at once"
+    memory = klaus.stream.latest_with(sight)
+    assert memory.importance == 3 and memory.id in klaus.state.unscored, "provisional"
+    assert klaus.state.importance_since_reflection == before, "counted only once scored"
+    await klaus.flush_memories(now, force=True)
+    assert memory.importance == 8 and not klaus.state.unscored
+    assert klaus.state.importance_since_reflection >= before + 8
+
+
+async def test_an_unchanged_sight_adds_no_memory_and_refreshes_the_one_it_has(world):
+    model = ScriptedModel()
+    klaus = await started(make_mind(world, "Klaus Mueller", model))
+    desk = Sighting("The computer desk in the library is on", "object",
+                    "Oak Hill College: library: computer desk", "on", attended=True)
+    for minutes in (10, 20, 30, 40):
+        await klaus.think(Perception(MORNING + timedelta(minutes=minutes), "Oak Hill College",
+                                     "library", [desk]), OpenWorld(world))
+    kept = [m for m in klaus.stream.memories if m.text == desk.text]
+    assert len(kept) == 1 and kept[0].last_accessed == MORNING + timedelta(minutes=40)
+    changed = Sighting("The computer desk in the library is off", "object", desk.subject, "off")
+    await klaus.think(Perception(MORNING + timedelta(minutes=50), "Oak Hill College", "library",
+                                 [changed]), OpenWorld(world))
+    assert klaus.stream.latest_with(changed.text) is not None, "a change is a new memory"
+
+
+async def test_waiting_for_someone_puts_a_short_wait_in_the_plan(world):
+    model = ScriptedModel({"react": [{"react": False, "wait": True, "minutes": 10}]})
+    klaus = await started(make_mind(world, "Klaus Mueller", model))
+    now = MORNING + timedelta(minutes=10)
+    busy = Sighting("Maria Lopez is using the computer desk", "agent", "Maria Lopez", "using it")
+    intent = await klaus.think(Perception(now, "Oak Hill College", "library", [busy]),
+                               OpenWorld(world))
+    assert intent.talk_to is None and intent.action.startswith("waiting for Maria Lopez")
+    assert klaus.current_block(now + timedelta(minutes=10)).start == now + timedelta(minutes=10)
 
 
 # --- dialogue --------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import json
 
 import pytest
 from conftest import open_engine
+from party_measures import NEWS, accepted, at_party, duplicate_observations, tellers
 
 from townbot.cli import main
 
@@ -82,11 +83,32 @@ def test_news_spreads_by_conversation(data, secret, source):
 
 def test_guests_who_heard_of_the_party_come_to_it(data):
     guests = {e["actor"] for e in data["events"]
-              if e["channel"] == "hobbs-cafe" and "2023-02-14 17:00" <= e["time"] < "2023-02-14 19:00"
+              if e["channel"] == "hobbs-cafe" and e["kind"] == "action"
+              and "2023-02-14 17:00" <= e["time"] < "2023-02-14 19:00"
               and "Valentine's Day party" in e["text"] and e["actor"] != "Isabella Rodriguez"}
     told = {a["name"] for a in data["agents"]
             for m in a["memories"]["conversation"]
             if "Valentine" in m["text"] and "(heard from" in m["text"]
-            and m["created"] < "2023-02-14 06:00"}
+            and m["created"] < "2023-02-14 17:00"}
     assert guests, "somebody besides the host comes to the party"
     assert guests <= told | {"Isabella Rodriguez"}, "only people who were invited turn up"
+
+
+def test_everyone_who_accepted_before_five_is_at_the_party(data):
+    """An invitation accepted on the 13th or earlier on the 14th reaches the plan in time."""
+    said_yes = accepted(data, "2023-02-14 17:00")
+    assert len(said_yes) >= 3, said_yes
+    assert set(said_yes) <= at_party(data), sorted(set(said_yes) - at_party(data))
+
+
+@pytest.mark.parametrize("news", sorted(NEWS))
+def test_someone_passes_each_piece_of_news_to_more_than_one_listener(data, news):
+    keyword, source = NEWS[news]
+    relayed = {s: t for s, t in tellers(data, keyword).items() if s != source}
+    assert max(map(len, relayed.values()), default=0) >= 2, relayed
+
+
+def test_an_unchanged_sight_is_not_stored_again(data):
+    repeats, agent_days = duplicate_observations(data)
+    # 14.5 per agent-day when every sight was stored again each hour: at most a tenth of that
+    assert repeats / agent_days <= 1.45, repeats

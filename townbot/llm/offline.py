@@ -310,6 +310,7 @@ class OfflineModel:
             "insights": lambda c: social.insights(c, score_importance),
             "react": self._react,
             "relationship": social.relationship,
+            "revise_plan": social.plan_revision,
             "utterance": lambda c: social.utterance(c, score_importance),
             "conversation": lambda c: social.whole_conversation(c, score_importance),
             "takeaways": lambda c: social.takeaways(c, score_importance),

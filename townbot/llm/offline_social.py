@@ -18,6 +18,7 @@ from townbot.llm.purposes import (
     Exchange,
     Insight,
     Insights,
+    PlanRevision,
     Reaction,
     ReflectionQuestions,
     Relationship,
@@ -25,6 +26,7 @@ from townbot.llm.purposes import (
     Utterance,
     WholeConversation,
 )
+from townbot.world.clock import clock_face
 
 NEWS_THRESHOLD = 6
 PERSON = re.compile(r"\b([A-Z][a-z]+ [A-Z][a-z]+)\b")
@@ -32,6 +34,9 @@ PLACE_WORDS = frozenset("Cafe Park College Market Pharmacy Store Pub Hill Crown 
                         "Street Lane Road Row Alley Willows Valentine".split())
 HEARD_FROM = re.compile(r"\s*\(heard from [^)]*\)\s*$")
 SHARE_OPENERS = ("Have you heard? ", "I wanted to tell you: ", "By the way, ")
+ANSWER_OPENER = "As far as I know, "
+INFORMING = (*SHARE_OPENERS[:2], ANSWER_OPENER)  # lines that pass something on
+WHEN_QUESTION = "When is it?"
 ALARMS: list[tuple[tuple[str, ...], str, str, str]] = [
     (("burning", "fire", "smok", "on fire"), "turn off the {obj} and clear away what was burning",
      "being put out", "🧯"),
@@ -41,6 +46,7 @@ ALARMS: list[tuple[tuple[str, ...], str, str, str]] = [
     (("broken", "jammed", "stuck", "not working"), "repair the {obj}", "being repaired", "🔧"),
     (("left on", "running with no one"), "switch off the {obj}", "being switched off", "✋"),
 ]
+EAGER = re.compile(r"\b(party|invit\w*|campaign\w*|running for|run for)\b", re.IGNORECASE)
 AI_QUESTION = re.compile(r"\b(ai|a bot|robot|computer|program|simulat|real person|human|agent)",
                          re.IGNORECASE)
 
@@ -227,7 +233,9 @@ def react(context: Mapping[str, Any], chance: int) -> Reaction:
     if "sleeping" in status or "talking with" in status or "sleeping" in context["action"]:
         return Reaction(react=False)
     knows = any(context["subject"] in text for text in context["memories"])
-    if chance < (35 if knows else 12):
+    # Someone with an event or a campaign on their mind seeks people out, as Isabella does.
+    eager = EAGER.search(context.get("summary", "")) is not None
+    if chance < (35 if knows else 12) + (25 if eager else 0):
         return Reaction(react=True, action=f"chat with {context['subject']}", minutes=10,
                         emoji="💬")
     return Reaction(react=False)
@@ -237,6 +245,7 @@ def _shareable(context: Mapping[str, Any], speaker: str, score) -> str | None:  
     """The most important news not yet told to this listener and not the listener's own."""
     said = " ".join(context["already_said"])
     partner = context.get("partner", "")
+    heard_here = " ".join(t for s, t in context.get("history", []) if s == partner)
     # The most important first and, among equals, news with a date (an invitation) first.
     for memory in sorted(context["memories"],
                          key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
@@ -247,17 +256,22 @@ def _shareable(context: Mapping[str, Any], speaker: str, score) -> str | None:  
             continue  # nobody is told their own news, or news they just told us
         if content[:40] in said or first_person(content, speaker)[:40] in said:
             continue
+        if content[:40] in heard_here or third_person(content, partner)[:40] in heard_here:
+            continue  # the listener just told us this
         if content.startswith(speaker):
             return "I wanted to tell you: " + first_person(content, speaker)
         return "Have you heard? " + content
     return None
 
 
-def _reaction_to(last_text: str) -> str | None:
-    if not any(opener in last_text for opener in SHARE_OPENERS[:2]):
+def _reaction_to(last_text: str, asked_when: bool) -> str | None:
+    """Accept an invitation that says when; ask when, once, about one that does not."""
+    if not any(opener in last_text for opener in INFORMING):
         return None
-    if "party" in last_text.lower() or "invit" in last_text.lower():
-        return "Oh, that sounds lovely - I'd like to come!"
+    if re.search(r"\b(party|invit)", last_text, re.IGNORECASE):
+        if DATED.search(last_text) and TIME_RANGE.search(last_text):
+            return "Oh, that sounds lovely - I'd like to come!"
+        return "Sounds like fun." if asked_when else f"Oh, a party? {WHEN_QUESTION}"
     return "Really? I hadn't heard that. Thanks for telling me!"
 
 
@@ -292,7 +306,8 @@ def utterance(context: Mapping[str, Any], score) -> Utterance:  # noqa: ANN001
     parts = []
     if last_speaker == partner and last_text.rstrip().endswith("?"):
         parts.append(_answer_question(last_text, context, speaker))
-    elif last_speaker == partner and (reaction := _reaction_to(last_text)):
+    elif last_speaker == partner and (reaction := _reaction_to(
+            last_text, any(s == speaker and WHEN_QUESTION in t for s, t in history))):
         parts.append(reaction)
     news = _shareable(context, speaker, score) if len(history) < 7 else None
     if news and parts and news_content(news)[:40] in parts[0]:
@@ -303,7 +318,7 @@ def utterance(context: Mapping[str, Any], score) -> Utterance:  # noqa: ANN001
     if not parts and not asked_before and len(history) < 4:
         return Utterance(text=f"And you, {partner_first}? What are you working on these days?",
                          end=False)
-    partner_shared = last_speaker == partner and any(o in last_text for o in SHARE_OPENERS[:2])
+    partner_shared = last_speaker == partner and any(o in last_text for o in INFORMING)
     if not parts or (not news and not partner_shared and len(history) >= 3):
         parts.append(f"Well, I should get going. Good to see you, {partner_first}!")
         return Utterance(text=clip(" ".join(parts), 400), end=True)
@@ -322,17 +337,19 @@ def _answer_question(question: str, context: Mapping[str, Any], speaker: str) ->
                        context.get("speaker_action") or "getting on with my day")
         return f"Oh, I'm {doing}." if not doing.startswith(("talking", "walking")) \
             else "Not much - just out and about."
-    best, overlap = None, 0
+    best, overlap = None, (0, False)
+    when = WHEN_QUESTION in question
     for memory in context["memories"]:
         if memory["kind"] in ("plan", "reflection") or " said to " in memory["text"]:
             continue
         words = set(re.findall(r"[a-z]{4,}", memory["text"].lower()))
         shared = len({w for w in asked if any(x.startswith(w[:5]) for x in words)})
-        if shared > overlap:
-            best, overlap = memory["text"], shared
+        fit = (shared, when and DATED.search(memory["text"]) is not None)  # "when?" wants a date
+        if shared and fit > overlap:
+            best, overlap = memory["text"], fit
     if best is None:
         return "Good question - I honestly don't know."
-    return clip("As far as I know, " + first_person(HEARD_FROM.sub("", best), speaker), 400)
+    return clip(ANSWER_OPENER + first_person(HEARD_FROM.sub("", best), speaker), 400)
 
 
 def whole_conversation(context: Mapping[str, Any], score) -> WholeConversation:  # noqa: ANN001
@@ -358,7 +375,7 @@ def takeaways(context: Mapping[str, Any], score) -> Takeaways:  # noqa: ANN001
     partner = context["partner"]
     facts = []
     for speaker, text in context["lines"]:
-        opener = next((o for o in SHARE_OPENERS[:2] if o in text), None)
+        opener = next((o for o in INFORMING if o in text), None)
         if speaker != partner or opener is None:
             continue
         content = third_person(text.split(opener, 1)[1], partner)
@@ -417,3 +434,14 @@ def appointments(intentions: list[str], date_iso: str, name: str,
         activity = f"{verb} the {what}" + (f" at {place}" if place else "")
         found.append({"start": start, "end": end, "activity": activity})
     return found
+
+
+def plan_revision(context: Mapping[str, Any]) -> PlanRevision:
+    """Revise when the news holds an appointment later today that the plan does not have."""
+    planned = " ".join(block["activity"].lower() for block in context["schedule"])
+    for event in appointments(list(context["news"]), context["date"], context["name"],
+                              list(context["places"])):
+        if event["end"] > context["minute"] and event["activity"].lower() not in planned:
+            return PlanRevision(revise=True, reason=f"{event['activity']} from "
+                                f"{clock_face(event['start'])} to {clock_face(event['end'])}")
+    return PlanRevision(revise=False)

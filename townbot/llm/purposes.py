@@ -96,6 +96,13 @@ class Reaction(BaseModel):
     emoji: Annotated[str, Field(max_length=16)] = "❗"
 
 
+class PlanRevision(BaseModel):
+    """purpose 'revise_plan': whether news changes the rest of today's plan, and how."""
+
+    revise: bool
+    reason: Annotated[str, Field(max_length=300)] = ""
+
+
 class Relationship(BaseModel):
     """purpose 'relationship': what the speaker's relationship with the listener is."""
 

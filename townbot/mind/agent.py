@@ -13,7 +13,7 @@ from typing import Protocol
 from townbot import wording
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import ImportanceScores, Reaction
-from townbot.mind import acting, dialogue, planning, reacting, reflection, summary
+from townbot.mind import acting, attention, dialogue, planning, reacting, reflection, summary
 from townbot.mind.memory import MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
 from townbot.mind.reacting import Sighting
@@ -22,10 +22,12 @@ from townbot.prompting import numbered, render
 from townbot.world.clock import clock_face, format_game_time, minute_of_day, parse_game_time
 from townbot.world.model import Persona
 
-RETENTION = timedelta(minutes=60)  # the same sight is not stored again within this window
 REFUSAL_MEMORY = timedelta(minutes=30)  # a refused place is avoided for this long
-# New texts are scored for importance together, at most this often (one call, not nine).
+# New texts are scored for importance together, at most this often (one call, not nine);
+# until then they are retrievable with a provisional importance.
 SCORING_INTERVAL = timedelta(minutes=90)
+PROVISIONAL_IMPORTANCE = 3
+NOTABLE_LIMIT = 10  # important news kept for the next look at today's plan
 TRANSCRIPT_LIMIT = 700  # characters of a conversation kept in one memory
 SLEEPING = "sleeping"
 TOLD_LIMIT = 20  # what we told each person, kept so we do not repeat ourselves
@@ -72,12 +74,15 @@ class MindState:
     day_plan: list[str] = field(default_factory=list)
     blocks: list[PlanBlock] = field(default_factory=list)
     known: dict[str, list[str]] = field(default_factory=dict)
-    seen: dict[str, str] = field(default_factory=dict)
+    sights: attention.Sights = field(default_factory=dict)
     refused: dict[str, str] = field(default_factory=dict)
     last_step: str | None = None
-    # Memories waiting to be scored and stored: [kind, text, evidence ids, created].
+    # Memories waiting to be embedded and stored: [kind, text, evidence ids, created].
     pending: list[list] = field(default_factory=list)
+    unscored: list[int] = field(default_factory=list)  # ids stored with a provisional importance
     last_scored: str | None = None
+    notable: list[str] = field(default_factory=list)  # important news since the plan was revised
+    last_revision: str | None = None
     summary: dict[str, str] | None = None
     importance_since_reflection: int = 0
     last_talked: dict[str, str] = field(default_factory=dict)
@@ -118,6 +123,10 @@ class AgentMind:
         return self.persona.name
 
     @property
+    def _sight_gap(self) -> timedelta:
+        return timedelta(hours=self.settings.sight_gap_hours)
+
+    @property
     def summary_text(self) -> str:
         return summary.render_summary(self.persona, self.state.summary)
 
@@ -132,26 +141,47 @@ class AgentMind:
         self.state.pending.append([kind, text, list(evidence), format_game_time(created)])
 
     async def flush_memories(self, now: datetime, *, force: bool = False) -> None:
-        """Score and store queued memories; texts never seen before wait for the next batch."""
+        """Store queued memories at once, retrievable from now on; texts never scored before
+        carry a provisional importance until they are scored together with the others (at
+        most every SCORING_INTERVAL unless forced), which is when they count toward
+        reflection."""
+        await self._store_pending()
+        last = self.state.last_scored
+        if not self.state.unscored or (
+                not force and last and now - parse_game_time(last) < SCORING_INTERVAL):
+            return
+        await self._score_unscored(now)
+
+    async def _store_pending(self) -> None:
         pending = self.state.pending
         if not pending:
             return
-        unscored = list(dict.fromkeys(p[1] for p in pending
-                                      if p[1] not in self._importance_by_text))
-        last = self.state.last_scored
-        if unscored and not force and last and now - parse_game_time(last) < SCORING_INTERVAL:
-            return
-        if unscored:
-            scores = await self._rate(unscored)
-            self._importance_by_text.update(zip(unscored, scores, strict=True))
-            self.state.last_scored = format_game_time(now)
-        self.state.pending = []
         vectors = await self.model.embed([p[1] for p in pending])
+        self.state.pending = []
         for (kind, text, evidence, created), vector in zip(pending, vectors, strict=True):
+            known = self._importance_by_text.get(text)
             memory = self.stream.add(kind, text, parse_game_time(created),
-                                     self._importance_by_text[text], vector, tuple(evidence))
-            if kind in EXPERIENCE:
-                self.state.importance_since_reflection += memory.importance
+                                     PROVISIONAL_IMPORTANCE if known is None else known, vector,
+                                     tuple(evidence))
+            if known is None:
+                self.state.unscored.append(memory.id)
+            elif kind in EXPERIENCE:
+                self.state.importance_since_reflection += known
+
+    async def _score_unscored(self, now: datetime) -> None:
+        ids = self.state.unscored
+        texts = list(dict.fromkeys(self.stream.memories[i].text for i in ids))
+        self._importance_by_text.update(zip(texts, await self._rate(texts), strict=True))
+        self.state.unscored, self.state.last_scored = [], format_game_time(now)
+        for index in ids:
+            memory = self.stream.memories[index]
+            score = self._importance_by_text[memory.text]
+            self.stream.rescore(index, score)
+            if memory.kind in EXPERIENCE:
+                self.state.importance_since_reflection += score
+                if score >= self.settings.revise_importance and not memory.text.startswith(
+                        f"{self.name} is "):  # news, not our own doings
+                    self.state.notable = (self.state.notable + [memory.text])[-NOTABLE_LIMIT:]
 
     async def _rate(self, texts: list[str]) -> list[int]:
         prompt = render("importance", name=self.name, identity=self.persona.identity(),
@@ -165,22 +195,20 @@ class AgentMind:
         return list(answer.scores)
 
     def observe(self, perception: Perception, world: WorldView) -> list[Sighting]:
-        """Store what is new; learn the place we are in. Returns the new sightings."""
+        """Store what is new or changed; an unchanged sight only refreshes the memory made of
+        it. Learn the place we are in. Returns the new sightings."""
         now = perception.now
         if perception.sector and perception.arena:
             known = self.state.known.setdefault(perception.sector, [])
             for arena in world.arenas_of(perception.sector):
                 if arena not in known:
                     known.append(arena)
-        fresh = []
-        for sighting in perception.sightings:
-            last = self.state.seen.get(sighting.text)
-            if last is None or now - parse_game_time(last) >= RETENTION:
-                self.remember("observation", sighting.text)
-                self.state.seen[sighting.text] = format_game_time(now)
-                fresh.append(sighting)
-        cutoff = now - RETENTION
-        self.state.seen = {t: s for t, s in self.state.seen.items() if parse_game_time(s) > cutoff}
+        fresh, same = attention.sort_sightings(self.state.sights, perception.sightings, now,
+                                               self._sight_gap)
+        for sighting in fresh:
+            self.remember("observation", sighting.text)
+        seen_before = [self.stream.latest_with(s.text) for s in same]
+        self.stream.touch([m.id for m in seen_before if m is not None], now)
         return fresh
 
     # --- the step ---------------------------------------------------------------------------
@@ -201,6 +229,7 @@ class AgentMind:
                                                              self.stream, now)
             await self.flush_memories(now)
             await self._maybe_reflect(now)
+            await self._maybe_revise(now)
             talk_to = await self._maybe_react(now, perception, fresh)
             intent = await self._act(now, perception, world)
             intent.talk_to = talk_to
@@ -269,8 +298,36 @@ class AgentMind:
             await self.replan(now, thought)
         return thought
 
-    async def replan(self, now: datetime, directive: str) -> None:
-        intentions = await self._intentions(now)
+    async def _maybe_revise(self, now: datetime) -> None:
+        """Important news since the last look at the plan: look again, at most so often."""
+        last = self.state.last_revision
+        if not self.state.notable or (last and now - parse_game_time(last) < timedelta(
+                minutes=self.settings.revise_interval_minutes)):
+            return
+        news, self.state.notable = self.state.notable, []
+        await self.reconsider(now, news)
+
+    async def reconsider(self, now: datetime, news: list[str]) -> bool:
+        """Ask, as the paper does after a reaction, whether the rest of today's plan should
+        change because of what was just learned; if so regenerate it from now."""
+        rest = [b for b in self.state.blocks if b.end > now]
+        if (not rest or self.state.day != now.date().isoformat()
+                or not self.persona.is_awake_at(minute_of_day(now))):
+            return False
+        self.state.last_revision = format_game_time(now)
+        step = rest[0].step_at(now) if rest[0].covers(now) else None
+        doing = step.action if step else planning.as_ongoing(rest[0].activity)
+        revision = await planning.should_revise(self.model, self.persona, self.summary_text, now,
+                                                doing, rest, news, sorted(self.state.known))
+        if revision.revise:
+            await self.replan(now, None, news=[*news, revision.reason])
+        return revision.revise
+
+    async def replan(self, now: datetime, directive: str | None, *,
+                     news: list[str] | None = None) -> None:
+        """Regenerate the rest of today from now, around a directive (the inner voice) or
+        around news that changed the day."""
+        intentions = list(dict.fromkeys([*(news or []), *await self._intentions(now)]))
         blocks = await planning.plan_hours(self.model, self.persona, now, self.state.day_plan,
                                            intentions, sorted(self.state.known), start=now,
                                            directive=directive)
@@ -302,7 +359,9 @@ class AgentMind:
         block = self.current_block(now)
         if block is None or block.activity.startswith("talking with") or perception.sector is None:
             return None
-        candidates = [s for s in fresh if self._worth_considering(s, now)]
+        # People in view may be talked to even when the sight of them is not new.
+        candidates = [s for s in perception.sightings if (s.kind == "agent" or s in fresh)
+                      and self._worth_considering(s, now)]
         last_check = self.state.last_reaction_check
         if last_check and now - parse_game_time(last_check) < timedelta(
                 minutes=self.settings.react_interval_minutes):
@@ -319,12 +378,23 @@ class AgentMind:
         decision = await reacting.decide(self.model, self.name, self.summary_text, self.stream,
                                          now, doing, sighting, self.settings)
         if not decision.react:
+            if decision.wait and sighting.kind == "agent" and perception.arena:
+                self._wait_for(now, perception, sighting.subject, doing, decision.minutes)
             return None
         if sighting.kind == "agent":
             self.state.last_talked[sighting.subject] = format_game_time(now)
             return sighting.subject
         self._handle_object(now, perception, sighting, decision)
         return None
+
+    def _wait_for(self, now: datetime, perception: Perception, person: str, doing: str,
+                  minutes: int) -> None:
+        """The original code's other reaction to a person: wait until they are done."""
+        until = now + timedelta(minutes=minutes)
+        waiting = f"waiting for {person} to finish before {doing}"
+        step = PlanStep(now, until, waiting, "", "", "⌛")
+        self.interrupt(now, until, waiting, perception.sector or self.persona.home_sector,
+                       perception.arena, [step])
 
     def _handle_object(self, now: datetime, perception: Perception, sighting: Sighting,
                        decision: Reaction) -> None:
@@ -367,7 +437,10 @@ class AgentMind:
             self.remember("conversation", fact)
         step = PlanStep(start, end, f"talking with {partner}", "", "", "💬")
         self.interrupt(start, end, f"talking with {partner}", sector, arena, [step])
-        await self.flush_memories(start, force=True)  # news must be retrievable right away
+        await self.flush_memories(start, force=True)  # scored now: it counts toward reflection
+        if facts:  # news can change the rest of today, from the end of the talk
+            self.state.notable = [t for t in self.state.notable if t not in facts]
+            await self.reconsider(end, facts)
 
     # --- acting -----------------------------------------------------------------------------
 
@@ -444,9 +517,16 @@ class AgentMind:
         block = self.current_block(self.clock) if self.clock and not intent.asleep else None
         doing = planning.as_ongoing(block.activity) if block else intent.action
         key = f"{intent.sector}|{intent.arena}|{doing}"
-        if key != self.state.last_step:
+        if key != self.state.last_step and self.clock is not None:
             self.state.last_step = key
-            self.remember("observation", f"{self.name} is {doing}")
+            self._see(f"{self.name} is {doing}", self.clock)
+
+    def _see(self, text: str, now: datetime) -> None:
+        """Store a sight when it is new; refresh the memory of one seen lately."""
+        if attention.note(self.state.sights, text, now, self._sight_gap):
+            self.remember("observation", text)
+        elif (memory := self.stream.latest_with(text)) is not None:
+            self.stream.touch([memory.id], now)
 
     def refused(self, sector: str, arena: str, reason: str, now: datetime) -> None:
         """The world would not let us in: remember why and choose another place next tick."""

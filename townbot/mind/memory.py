@@ -40,6 +40,7 @@ class MemoryStream:
     touched_ids: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
+        self._latest_by_text: dict[str, int] = {}
         self._capacity = 64
         self._vectors = np.zeros((self._capacity, self.dim), dtype=np.float32)
         self._importance = np.zeros(self._capacity, dtype=np.float32)
@@ -71,8 +72,21 @@ class MemoryStream:
         self._vectors[index] = vector
         self._importance[index] = memory.importance
         self._accessed[index] = hours_since_epoch(accessed)
+        self._latest_by_text[text] = index
         self.new_ids.append(index)
         return memory
+
+    def latest_with(self, text: str) -> Memory | None:
+        """The newest memory with exactly this text."""
+        index = self._latest_by_text.get(text)
+        return None if index is None else self.memories[index]
+
+    def rescore(self, index: int, importance: int) -> None:
+        """Replace a provisional importance with the scored one."""
+        self.memories[index].importance = int(importance)
+        self._importance[index] = int(importance)
+        if index not in self.new_ids:
+            self.touched_ids.add(index)
 
     def touch(self, ids: list[int], now: datetime) -> None:
         """Retrieval refreshes last access, which is what recency decays from."""

@@ -11,7 +11,14 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from townbot.llm.port import Ask, LanguageModel
-from townbot.llm.purposes import DayPlan, Decomposition, HourlySchedule, ScheduleBlock, Step
+from townbot.llm.purposes import (
+    DayPlan,
+    Decomposition,
+    HourlySchedule,
+    PlanRevision,
+    ScheduleBlock,
+    Step,
+)
 from townbot.mind.memory import Memory, MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
 from townbot.mind.retrieval import retrieve
@@ -172,6 +179,26 @@ async def plan_hours(model: LanguageModel, persona: Persona, day: datetime, item
                  "places": places, "date": day.date().isoformat(), "name": persona.name,
                  "from": begins, "directive": directive}))
     return blocks_from_schedule(answer, persona, day, start)
+
+
+async def should_revise(model: LanguageModel, persona: Persona, summary: str, now: datetime,
+                        doing: str, rest: list[PlanBlock], news: list[str],
+                        places: list[str]) -> PlanRevision:
+    """Whether what was just learned changes the rest of today (paper 4.3.1: the plan is
+    regenerated from the moment of a reaction)."""
+    schedule = [f"{clock_face(b.start.hour * 60 + b.start.minute)} {b.activity}" for b in rest]
+    prompt = render("revise_plan", summary=summary,
+                    moment=f"{now:%A %B} {now.day}, {clock_face(now.hour * 60 + now.minute)}",
+                    first_name=persona.first_name, action=doing, schedule=bullet_list(schedule),
+                    news=bullet_list(news))
+    return await model.ask(Ask(
+        purpose="revise_plan", prompt=prompt, schema=PlanRevision, agent=persona.name,
+        optional=True,  # under a tight budget the plan simply stands
+        default=lambda: PlanRevision(revise=False),
+        context={"name": persona.name, "date": now.date().isoformat(),
+                 "minute": now.hour * 60 + now.minute, "news": news, "places": places,
+                 "schedule": [{"start": b.start.isoformat(), "activity": b.activity}
+                              for b in rest]}))
 
 
 def _default_steps(block: PlanBlock, objects: list[str]) -> Decomposition:

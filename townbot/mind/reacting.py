@@ -87,4 +87,4 @@ async def decide(model: LanguageModel, name: str, summary: str, stream: MemorySt
         default=lambda: Reaction(react=False),
         context={"name": name, "kind": sighting.kind, "subject": sighting.subject,
                  "status": sighting.status, "memories": remembered, "action": action,
-                 "last_talk": talked, "day": now.date().isoformat()}))
+                 "last_talk": talked, "summary": summary, "day": now.date().isoformat()}))

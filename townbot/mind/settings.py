@@ -27,6 +27,7 @@ class RecallBudget:
 @dataclass(frozen=True)
 class MindSettings:
     weights: RetrievalWeights = field(default_factory=RetrievalWeights)
+    sight_gap_hours: float = 6.0  # a sight out of view this long is a new event when seen again
     reflection_threshold: int = 150  # summed importance since the last reflection
     reflection_recent: int = 100  # memories the questions are drawn from
     insights_per_question: int = 5
@@ -34,6 +35,8 @@ class MindSettings:
     talk_cooldown_hours: float = 4.0  # the same two people do not start talking again sooner
     reconsider_hours: float = 2.0  # a person seen is weighed for a reaction at most this often
     react_interval_minutes: int = 45  # at most one decision about people per this many minutes
+    revise_importance: int = 7  # news this important makes the agent look at today's plan again
+    revise_interval_minutes: int = 60  # at most so often, except right after a conversation
     turn_cap: int = 8  # utterances before a conversation is wound up
     whole_conversation: bool = False  # one call per conversation (cheaper) instead of per line
     retrieval_count: int = 30  # most memories per retrieval; the token budget usually stops first

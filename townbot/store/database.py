@@ -346,8 +346,10 @@ class Store:
               np.asarray(vector, dtype=np.float32).tobytes(), json.dumps(list(m.evidence)))
              for agent, m, vector in changes.new_memories])
         await self.db.executemany(
-            "UPDATE memories SET last_accessed = ? WHERE town_id = ? AND agent = ? AND seq = ?",
-            [(format_game_time(m.last_accessed), town, agent, m.id) for agent, m in changes.touched])
+            "UPDATE memories SET last_accessed = ?, importance = ? "
+            "WHERE town_id = ? AND agent = ? AND seq = ?",
+            [(format_game_time(m.last_accessed), m.importance, town, agent, m.id)
+             for agent, m in changes.touched])
         await self.db.executemany(
             "INSERT INTO objects (town_id, path, state, updated) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (town_id, path) DO UPDATE SET state = excluded.state, "
