@@ -20,7 +20,7 @@ def samples(server) -> dict[str, dict[str, Any]]:
     return {
         "town join": {"name": "Ada", "description": "a curious visitor"},
         "town go": {"area": "oak-hill-college"}, "town leave": {}, "town where": {},
-        "town status": {}, "town profile": {"resident": "Isabella"},
+        "town status": {}, "town profile": {"resident": "Isabella"}, "town map": {},
         "mod takeover": {"member": server.admin, "resident": "Isabella"},
         "mod pause": {}, "mod resume": {}, "mod speed": {"seconds": 30.0},
         "object set": {"path": STOVE, "state": "burning"}, "object look": {"path": STOVE},

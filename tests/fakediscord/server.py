@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import mimetypes
 import re
 from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
@@ -26,6 +27,7 @@ EPHEMERAL, LOADING = 64, 128
 ALL_PERMISSIONS = discord.Permissions.all().value
 OPTION_TYPES = {3: str, 4: int, 5: bool, 10: float}  # string, integer, boolean, number
 DISCORD_DELAY = 0.0  # seconds each request takes; raise it to let tasks interleave
+UPLOAD_LIMIT = 10 * 1024 * 1024  # bytes of files per message on a server without boosts
 
 
 def now_iso() -> str:
@@ -77,6 +79,11 @@ class Exchange:
         return bool(self.visible) and all(m["flags"] & EPHEMERAL for m in self.visible)
 
     @property
+    def attachments(self) -> list[dict[str, Any]]:
+        """Files the person was shown, each with its bytes under "x_data"."""
+        return [a for m in self.visible for a in m.get("attachments", [])]
+
+    @property
     def embeds(self) -> list[dict[str, Any]]:
         return [e for m in self.visible for e in m.get("embeds", [])]
 
@@ -111,8 +118,33 @@ class FakeAdapter(AsyncWebhookAdapter):
         if multipart:
             fields = {p["name"]: p["value"] for p in multipart}
             payload = json.loads(fields.get("payload_json", "{}"))
+            payload["x_files"] = [uploaded(p) for p in multipart if p["name"].startswith("files[")]
         return await self.fake.handle(route.method, route.url, payload, params or {},
                                       webhook=True)
+
+
+def uploaded(part: dict[str, Any]) -> dict[str, Any]:
+    """A file discord.py sent in a multipart form: its name, type and bytes."""
+    value = part["value"]
+    data = value.read() if hasattr(value, "read") else bytes(value)
+    name = part.get("filename") or "file"
+    kind = mimetypes.guess_type(name)[0] or part.get("content_type")  # Discord goes by the name
+    return {"filename": name, "content_type": kind, "data": data}
+
+
+def attachments_of(fake: FakeDiscord, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Attachment payloads for uploaded files; Discord refuses uploads over its limit (413)."""
+    files = body.get("x_files") or []
+    if sum(len(f["data"]) for f in files) > UPLOAD_LIMIT:
+        fake._raise(413, 40005, "Request entity too large", webhook=True)
+    found = []
+    for file in files:
+        attachment_id = fake.next_id()
+        url = f"https://cdn.discordapp.com/attachments/0/{attachment_id}/{file['filename']}"
+        found.append({"id": str(attachment_id), "filename": file["filename"],
+                      "size": len(file["data"]), "url": url, "proxy_url": url,
+                      "content_type": file["content_type"], "x_data": file["data"]})
+    return found
 
 
 class FakeDiscord:
@@ -373,7 +405,8 @@ class FakeDiscord:
                    "guild_id": channel["guild_id"], "author": author, "content": content,
                    "timestamp": now_iso(), "edited_timestamp": None, "tts": False,
                    "mention_everyone": "everyone" in parse and "@everyone" in content,
-                   "mentions": [], "mention_roles": [], "attachments": [], "embeds": embeds,
+                   "mentions": [], "mention_roles": [],
+                   "attachments": attachments_of(self, body), "embeds": embeds,
                    "components": body.get("components") or [], "pinned": False, "type": 0,
                    "flags": flags | (body.get("flags") or 0) & EPHEMERAL, "reactions": [],
                    "x_allowed_mentions": body.get("allowed_mentions"),
@@ -832,6 +865,7 @@ def _followup(fake: FakeDiscord, token: str, body: Any) -> Any:
         fake._check_message(body.get("content") or "", body.get("embeds") or [])
         original.update(content=body.get("content") or "", embeds=body.get("embeds") or [],
                         components=body.get("components") or [],
+                        attachments=attachments_of(fake, body),
                         flags=original["flags"] & ~LOADING)
         return _public(original)
     return _public(_interaction_message(fake, exchange, body, (body.get("flags") or 0) & EPHEMERAL))

@@ -22,6 +22,7 @@ from townbot.platforms.discord.cards import Status, help_card, interview_card, p
 from townbot.platforms.discord.respond import Reply, hub_of, refuse, run, send
 from townbot.platforms.discord.store import InterviewThread
 from townbot.platforms.discord.town import MEMORY_ACCESS, GuildTown
+from townbot.platforms.discord.townmap import FILE_LIMIT, attachment, caption, current_picture
 from townbot.town.service import LIMITS, SPEED_RANGE, Person, TownError
 from townbot.world.model import join_path
 
@@ -143,6 +144,18 @@ class TownGroup(app_commands.Group):
         async def work(town: GuildTown, person: Person) -> str:
             return (await town.service.where(person)).text
         await run(interaction, work, more="/town profile shows any one resident in full")
+
+    @app_commands.command(name="map", description="The town's map now, or one area close up")
+    @app_commands.describe(area="an area to show close up (default: the whole town)")
+    async def map_(self, interaction: discord.Interaction, area: Area | None = None) -> None:
+        async def work(town: GuildTown, person: Person) -> Reply:
+            sector = town.service.area(area)[0] if area else None
+            moment, picture = await current_picture(town.service, town.engine.world,
+                                                    town.engine.store.path, sector)
+            link = hub_of(interaction).config.web_link(town.guild_id)
+            limit = interaction.guild.filesize_limit if interaction.guild else FILE_LIMIT
+            return Reply(caption(moment, sector, link), file=attachment(picture, limit))
+        await run(interaction, work, public=True)
 
     @app_commands.command(description="The town's clock, speed and people")
     async def status(self, interaction: discord.Interaction) -> None:

@@ -20,6 +20,9 @@ MODERATOR_ROLE = "TOWNBOT_MODERATOR_ROLE"
 TICK_SECONDS = "TOWNBOT_TICK_SECONDS"
 DATA_DIR = "TOWNBOT_DATA_DIR"
 AVATAR_URL = "TOWNBOT_AVATAR_URL"
+WEB_PORT = "TOWNBOT_WEB_PORT"
+WEB_HOST = "TOWNBOT_WEB_HOST"
+WEB_URL = "TOWNBOT_WEB_URL"
 VARIABLES = {
     TOKEN: "the bot's token from the Developer Portal (Bot > Reset Token)",
     ALLOWED_GUILDS: "comma-separated server ids the bot hosts a town in (default: every server)",
@@ -28,6 +31,9 @@ VARIABLES = {
     DATA_DIR: "folder of the per-server databases (default ./data)",
     AVATAR_URL: "avatar URL template for posts, with {name} for the URL-encoded name, or "
                 "'discord' for Discord's default avatars (default: a picture drawn from the name)",
+    WEB_PORT: "serve the towns' read-only web page on this port beside the bot (default: none)",
+    WEB_HOST: "the address the web page listens on (default 127.0.0.1)",
+    WEB_URL: "the web page's address as people reach it, for the link under /town map",
 }
 LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 
@@ -44,6 +50,9 @@ class DiscordConfig:
     tick_seconds: float | None = None
     data_dir: Path = Path("data")
     avatar_url: str | None = None
+    web_port: int | None = None
+    web_host: str = "127.0.0.1"
+    web_url: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)  # merged, for the model settings too
 
     def allows(self, guild_id: int) -> bool:
@@ -51,6 +60,12 @@ class DiscordConfig:
 
     def database(self, guild_id: int) -> Path:
         return self.data_dir / f"{guild_id}.db"
+
+    def web_link(self, guild_id: int) -> str | None:
+        """The page of a server's town, when the web page is served and its address known."""
+        if self.web_port is None or self.web_url is None:
+            return None
+        return f"{self.web_url.rstrip('/')}/town/{guild_id}/"
 
 
 def read_dotenv(path: Path) -> dict[str, str]:
@@ -85,6 +100,9 @@ def load_config(environ: Mapping[str, str] | None = None,
         tick_seconds=_tick_seconds(env.get(TICK_SECONDS, "")),
         data_dir=Path(env.get(DATA_DIR) or "data"),
         avatar_url=_avatar(env.get(AVATAR_URL, "")),
+        web_port=_web_port(env.get(WEB_PORT, "")),
+        web_host=env.get(WEB_HOST, "").strip() or "127.0.0.1",
+        web_url=_web_url(env.get(WEB_URL, "")),
         env=env)
 
 
@@ -122,3 +140,18 @@ def _avatar(text: str) -> str | None:
         raise ConfigError(f"{AVATAR_URL}={text!r} is not a URL; e.g. "
                           f"{AVATAR_URL}=https://example.org/avatars/{{name}}.png")
     return text
+
+
+def _web_port(text: str) -> int | None:
+    if not text.strip():
+        return None
+    if not text.strip().isdigit() or not 1 <= int(text) <= 65535:
+        raise ConfigError(f"{WEB_PORT}={text!r} is not a port; use 1 to 65535, e.g. {WEB_PORT}=8080")
+    return int(text)
+
+
+def _web_url(text: str) -> str | None:
+    text = text.strip()
+    if text and not text.startswith(("https://", "http://")):
+        raise ConfigError(f"{WEB_URL}={text!r} is not a URL; e.g. {WEB_URL}=https://town.example.org")
+    return text or None

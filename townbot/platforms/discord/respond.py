@@ -34,6 +34,7 @@ class Reply:
     text: str = ""
     embed: discord.Embed | None = None
     view: discord.ui.View | None = None
+    file: discord.File | None = None  # a picture (the map), sent with the first part
 
 
 Work = Callable[[GuildTown, Person], Awaitable["str | Reply"]]
@@ -62,13 +63,15 @@ async def send(interaction: discord.Interaction, reply: str | Reply, *, ephemera
     if isinstance(reply, str):
         reply = Reply(reply)
     parts = fit(reply.text, more) if reply.text else [""]
-    if not reply.text and reply.embed is None:
+    if not reply.text and reply.embed is None and reply.file is None:
         parts = ["(nothing)"]
     first = None
     for index, part in enumerate(parts):
         extra: dict[str, Any] = {}
         if index == 0 and reply.embed is not None:
             extra["embed"] = reply.embed
+        if index == 0 and reply.file is not None:
+            extra["file"] = reply.file
         if index == len(parts) - 1 and reply.view is not None:
             extra["view"] = reply.view
         message = await interaction.followup.send(part or discord.utils.MISSING,
