@@ -22,7 +22,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-NEWS = {"party": ("Valentine", "Isabella Rodriguez"), "candidacy": ("mayor", "Sam Moore")}
+NEWS = {"party": ("Valentine", "Isabella Rodriguez"), "candidacy": ("for mayor", "Sam Moore")}
 PARTY_DAY = "2023-02-14"
 PARTY_CHANNEL = "hobbs-cafe"
 ACCEPTING = re.compile(r"\b(I'd (like|love) to come|I'll (come|be there)|count me in|"

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from townbot.llm.offline import OfflineModel, progressive
+from townbot.llm import offline_social as social
+from townbot.llm.offline import OfflineModel, progressive, score_importance
 from townbot.llm.port import Ask
 from townbot.llm.purposes import (
     DayPlan,
@@ -398,3 +399,40 @@ def test_progressive_second_clause_of_shipped_routines() -> None:
     assert progressive("clean up frames and add effects") == \
         "cleaning up frames and adding effects"
     assert progressive("wake up, wash and shave") == "waking up, washing and shaving"
+
+
+# --- the social patterns ----------------------------------------------------------------------
+
+def test_first_person_stays_first_person_and_back() -> None:
+    said = social.first_person("John Lin is curious about the election and wonders who will "
+                               "run.", "John Lin")
+    assert said == "I'm curious about the election and wonder who will run."
+    assert social.third_person(said, "John Lin") == ("John Lin is curious about the election "
+                                                     "and wonders who will run.")
+
+
+def test_reflections_do_not_nest() -> None:
+    texts = ["Klaus Mueller has been taking in: Klaus Mueller is sleeping",
+             "Klaus Mueller is reading a book"]
+    found = social.insights({"name": "Klaus Mueller", "question": "What is on his mind?",
+                             "texts": texts, "kinds": ["reflection", "observation"]},
+                            score_importance)
+    assert all(i.text.count("taking in") <= 1 for i in found.insights)
+    assert not any("taking in: Klaus Mueller has been" in i.text for i in found.insights)
+
+
+def test_nobody_is_told_their_own_news_and_each_listener_hears_it_once() -> None:
+    party = {"text": "Isabella Rodriguez is hosting a party on February 14, from 5 pm to 7 pm "
+                     "(heard from Klaus Mueller)", "importance": 8, "kind": "conversation"}
+    context = {"speaker": "Maria Lopez", "memories": [party], "already_said": [],
+               "history": [("Maria Lopez", "Hi!"), ("Isabella Rodriguez", "Hello!")],
+               "relationship": "Maria knows Isabella."}
+    to_host = social.utterance({**context, "partner": "Isabella Rodriguez"}, score_importance)
+    assert "party" not in to_host.text
+    history = [("Maria Lopez", "Hi!"), ("Ayesha Khan", "Hello!")]
+    to_friend = social.utterance({**context, "partner": "Ayesha Khan", "history": history},
+                                 score_importance)
+    assert "hosting a party" in to_friend.text
+    told = social.utterance({**context, "partner": "Ayesha Khan", "history": history,
+                             "already_said": [to_friend.text]}, score_importance)
+    assert "hosting a party" not in told.text

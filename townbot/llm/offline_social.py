@@ -78,6 +78,12 @@ JOINED_VERB = re.compile(r"\b(and|but|then|or) (\w+s) (?=(?:who|what|whether|how
                          r"if|when|where|why|the|a|an|my|it|for|on|in|with|at)\b)")
 
 
+PLAIN_JOINED_VERB = re.compile(
+    r"\b(and|but|or) (?!(?:then|also|just|still|now|so|not|they|their|I)\b)(\w{3,}[^s\W]) "
+    r"(?=(?:who|what|whether|how|about|to|that|if|when|where|why|the|a|an|it|for|on|in|with|"
+    r"at)\b)")
+
+
 def first_person(text: str, speaker: str) -> str:
     """'Sam Moore intends to run' said by Sam -> 'I intend to run'."""
     about_self = text.startswith(speaker)
@@ -116,7 +122,20 @@ def third_person(text: str, speaker: str) -> str:
             return f"{speaker} " + (verb if verb.endswith("s") else verb + "s")
         return f"they {verb}"
 
-    return re.sub(r"\b(I'm|I'll|I've|[Mm]y|I)\b( \w+)?", who, text)
+    converted = re.sub(r"\b(I'm|I'll|I've|[Mm]y|I)\b( \w+)?", who, text)
+    if re.match(r"(I'm|I'll|I've|I)\b", text):  # "... and wonder who" -> "... and wonders who"
+        converted = PLAIN_JOINED_VERB.sub(lambda m: f"{m.group(1)} {_third(m.group(2))} ",
+                                          converted)
+    return converted
+
+
+def _third(verb: str) -> str:
+    """'wonder' -> 'wonders', 'watch' -> 'watches', 'try' -> 'tries'."""
+    if verb.endswith(("ch", "sh", "ss", "x", "z", "o")):
+        return verb + "es"
+    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
 
 
 def news_content(utterance: str) -> str:
@@ -140,8 +159,8 @@ def is_news(text: str, score) -> bool:  # noqa: ANN001 - the importance scorer
                                          " said to ", " said: ", " asked ", "Announcement:",
                                          " knows that ", " taking in: ")):
         return False
-    if DOING.match(text) and not INTENDING.search(text):
-        return False  # "Ryan Park is reading tech news": a sight, not news
+    if DOING.match(text) and not INTENDING.search(text) and not DATED.search(text):
+        return False  # "Ryan Park is reading tech news": a sight, not news (unless it has a date)
     return score(text) >= NEWS_THRESHOLD and ("(heard from" in text
                                                or FORWARD_LOOKING.search(text) is not None)
 
