@@ -17,7 +17,7 @@ from townbot.town.engine import Engine
 from townbot.town.launch import TownFiles, open_engine
 from townbot.town.service import Person, TownService
 from townbot.town.transcript import by_area, in_time_order
-from townbot.town.usage import USAGE_HEADERS, summarise, town_line, usage_table, usage_totals
+from townbot.town.usage import summarise, town_line, usage_table, usage_totals
 from townbot.wording import plural
 from townbot.world.events import TownEvent
 
@@ -90,15 +90,10 @@ def session_notes(model: MeteredModel, offline: bool) -> list[str]:
     stats = getattr(model.inner, "stats", None)
     if stats is not None:
         notes.append(stats.describe())
-    if model.meter.problems:
-        count = sum(model.meter.problems.values())
-        if offline:
-            notes.append(f"the offline model had no usable answer {plural(count, 'time')} this run; "
-                         "each was asked once more, then a default answered")
-        else:
-            problems = ", ".join(f"{n} {PROBLEM_WORDS.get(kind, kind)}"
-                                 for kind, n in sorted(model.meter.problems.items()))
-            notes.append(f"unusable replies this run: {problems} (each got one repair try)")
+    if model.meter.problems and not offline:  # the offline model's are counted as defaults above
+        problems = ", ".join(f"{n} {PROBLEM_WORDS.get(kind, kind)}"
+                             for kind, n in sorted(model.meter.problems.items()))
+        notes.append(f"unusable replies this run: {problems} (each got one repair try)")
     if model.meter.last_failure:
         notes.append(f"last model failure: {model.meter.last_failure}")
     return notes
@@ -107,7 +102,7 @@ def session_notes(model: MeteredModel, offline: bool) -> list[str]:
 def show_usage(screen: Screen, run: dict, town: dict | None) -> None:
     """This run's table and totals, then the town's totals when earlier runs count too."""
     headers, rows = usage_table(run)
-    screen.table(headers, rows, right=range(1, len(USAGE_HEADERS)), title="model usage, this run:")
+    screen.table(headers, rows, right=range(1, len(headers)), title="model usage, this run:")
     for line in usage_totals(run):
         screen.line(line)
     if town is not None:

@@ -101,7 +101,7 @@ class Screen:
         table = Table(title=title, title_justify="left", header_style="bold", box=None,
                       pad_edge=False, show_header=bool(headers))
         for index, header in enumerate(headers or [""] * len(rows[0] if rows else [])):
-            table.add_column(header, justify="right" if index in right else "left")
+            table.add_column(header, justify="right" if index in right else "left", no_wrap=True)
         for row in rows:
             table.add_row(*row)
         self.console.print(table)

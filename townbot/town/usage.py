@@ -112,15 +112,25 @@ def _price_line(summary: dict[str, Any]) -> str:
 
 USAGE_HEADERS = ["purpose", "calls", "calls/agent-day", "prompt tok", "prompt/agent-day",
                  "completion tok", "repaired", "defaults", "cached", "budget"]
+OUTCOME_COLUMNS = {"repaired": "repaired", "defaults": "fallbacks", "cached": "cached", "budget": "budget"}
 
 
 def usage_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """The per-purpose table as text cells; every column but the first is a number."""
-    rows = [[purpose, f"{e['calls']:.0f}", f"{e['calls_per_agent_day']:.1f}", f"{e['prompt_tokens']:.0f}",
-             f"{e['prompt_tokens_per_agent_day']:.0f}", f"{e['completion_tokens']:.0f}",
-             f"{e['repaired']:.0f}", f"{e['fallbacks']:.0f}", f"{e['cached']:.0f}", f"{e['budget']:.0f}"]
-            for purpose, e in summary["purposes"].items()]
-    return USAGE_HEADERS, rows
+    """The per-purpose table as text cells; every column but the first is a number. An outcome
+    column (repaired, defaults, cached, budget) that is zero throughout is left out."""
+    entries = summary["purposes"]
+    shown = [h for h in USAGE_HEADERS if h not in OUTCOME_COLUMNS
+             or any(e[OUTCOME_COLUMNS[h]] for e in entries.values())]
+    rows = []
+    for purpose, e in entries.items():
+        cells = {"purpose": purpose, "calls": f"{e['calls']:.0f}",
+                 "calls/agent-day": f"{e['calls_per_agent_day']:.1f}",
+                 "prompt tok": f"{e['prompt_tokens']:.0f}",
+                 "prompt/agent-day": f"{e['prompt_tokens_per_agent_day']:.0f}",
+                 "completion tok": f"{e['completion_tokens']:.0f}",
+                 **{h: f"{e[key]:.0f}" for h, key in OUTCOME_COLUMNS.items()}}
+        rows.append([cells[h] for h in shown])
+    return shown, rows
 
 
 def defaults_note(summary: dict[str, Any]) -> str:
