@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import signal
+import subprocess
 import sys
 import time
 
@@ -140,3 +142,29 @@ def test_on_a_real_terminal_ctrl_c_exits_with_one_line(tmp_path):
     assert play.exitstatus == 130
     assert "Traceback" not in after and "KeyboardInterrupt" not in after
     assert after.count("stopped by Ctrl-C") == 1
+
+
+async def test_the_end_of_ticks_ends_a_live_session_without_a_key(console):
+    console.seconds_per_tick = 0
+    with create_pipe_input() as keyboard, create_app_session(input=keyboard, output=DummyOutput()):
+        interrupted = await asyncio.wait_for(
+            play_live(console, make_session(console), 2, asyncio.Event()), GENEROUS)
+    assert not interrupted and console.ticks_done == 2
+
+
+def test_ctrl_c_ends_a_scripted_session_with_one_line(tmp_path):
+    play = subprocess.Popen([sys.executable, "-m", "townbot", "play", "--speed", str(HOUR), "--db",
+                             str(tmp_path / "t.db")], cwd=ROOT, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        play.stdin.write("/status\n")
+        play.stdin.flush()
+        while "model" not in play.stdout.readline():  # the status table's last row
+            pass
+        play.send_signal(signal.SIGINT)  # standard input stays open: only Ctrl-C ends this
+        out, err = play.communicate(timeout=GENEROUS * 2)
+    finally:
+        play.kill()
+    assert play.returncode == 130
+    assert err.splitlines() == [line for line in err.splitlines() if line.startswith("stopped by Ctrl-C")]
+    assert len(err.splitlines()) == 1 and "Traceback" not in out + err
