@@ -335,10 +335,13 @@ def read_piped_lines(queue: asyncio.Queue[str | None], stream: TextIO) -> None:
     source = getattr(stream, "buffer", None)
 
     def pump() -> None:
-        for raw in iter(source.readline if source else stream.readline, b"" if source else ""):
-            text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-            loop.call_soon_threadsafe(queue.put_nowait, text)
-        loop.call_soon_threadsafe(queue.put_nowait, None)
+        try:
+            for raw in iter(source.readline if source else stream.readline, b"" if source else ""):
+                text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+                loop.call_soon_threadsafe(queue.put_nowait, text)
+            loop.call_soon_threadsafe(queue.put_nowait, None)
+        except RuntimeError:  # the session ended first and its loop is closed: nobody reads on
+            return
 
     threading.Thread(target=pump, name="stdin", daemon=True).start()
 
