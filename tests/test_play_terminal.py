@@ -159,7 +159,7 @@ def test_ctrl_c_ends_a_scripted_session_with_one_line(tmp_path):
     try:
         play.stdin.write("/status\n")
         play.stdin.flush()
-        while "model" not in play.stdout.readline():  # the status table's last row
+        while not play.stdout.readline().startswith("model "):  # the status table's last row
             pass
         play.send_signal(signal.SIGINT)  # standard input stays open: only Ctrl-C ends this
         out, err = play.communicate(timeout=GENEROUS * 2)

@@ -26,6 +26,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from townbot.platforms.terminal import Interrupts, Screen
+from townbot.town.engine import Engine
 from townbot.town.service import Outcome, Person, TownError, TownService, closest_names
 from townbot.town.transcript import event_line
 from townbot.wording import plural
@@ -431,31 +432,37 @@ SYSTEM = Person("console:scenario", "scenario loader", moderator=True)
 
 
 async def run_play(args: argparse.Namespace, open_town: Callable[..., Awaitable]) -> int:
-    """`townbot play`: `open_town` opens the engine (see townbot.town.launch.open_engine)."""
-    engine = await open_town()
-    interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    console = Console(TownService(engine), person_for(args), styled=sys.stdout.isatty(),
-                      seconds_per_tick=max(0.0, args.speed))
-    interrupted = False
-    try:
-        console.say(f"{engine.world.town}, {engine.clock.now:%A %B %d %H:%M}: "
-                    f"{plural(len(engine.minds), 'resident')}. One tick ({engine.clock.tick_minutes} "
-                    f"game minutes) {console.pace()}. "
-                    "Type /help for commands.")
-        console.screen.legend()
-        if args.scenario:
-            console.screen.reply((await console.service.load_scenario(SYSTEM, args.scenario)).text)
-        with Interrupts() as interrupts:
-            try:
-                interrupted = await _session(console, args.ticks, interactive, interrupts.requested)
-            except asyncio.CancelledError:  # a second Ctrl-C: the tick under way is rolled back
-                interrupted = True
-    finally:
-        await engine.model.close()
-        await engine.store.close()
+    """`townbot play`: `open_town` opens the engine (see townbot.town.launch.open_engine).
+    Ctrl-C is taken from the start; a session it ends says so in one line and exits with 130."""
+    with Interrupts() as interrupts:
+        try:
+            engine = await open_town()
+        except asyncio.CancelledError:
+            print("stopped by Ctrl-C while the town was opening", file=sys.stderr)
+            return 130
+        try:
+            interrupted = await _play(engine, args, interrupts.requested)
+        except asyncio.CancelledError:  # a second Ctrl-C: the tick under way is rolled back
+            interrupted = True
+        finally:
+            await engine.model.close()
+            await engine.store.close()
     if interrupted:
         print(f"stopped by Ctrl-C at {engine.clock.now:%a %H:%M}; the town is saved in {args.db}",
               file=sys.stderr)
         return 130
     return 0
 
+
+async def _play(engine: Engine, args: argparse.Namespace, stop: asyncio.Event) -> bool:
+    """The session on an open town; True when Ctrl-C ended it."""
+    console = Console(TownService(engine), person_for(args), styled=sys.stdout.isatty(),
+                      seconds_per_tick=max(0.0, args.speed))
+    console.say(f"{engine.world.town}, {engine.clock.now:%A %B %d %H:%M}: "
+                f"{plural(len(engine.minds), 'resident')}. One tick ({engine.clock.tick_minutes} "
+                f"game minutes) {console.pace()}. Type /help for commands.")
+    console.screen.legend()
+    if args.scenario:
+        console.screen.reply((await console.service.load_scenario(SYSTEM, args.scenario)).text)
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    return await _session(console, args.ticks, interactive, stop)

@@ -75,10 +75,10 @@ async def simulate(engine: Engine, ticks: int, stop: asyncio.Event | None = None
     events: list[TownEvent] = []
     with TickProgress(ticks, lambda: progress_label(engine)) as progress:
         for done in range(1, ticks + 1):
-            events += await engine.tick()
-            progress.update(done)
             if stop is not None and stop.is_set():
                 break
+            events += await engine.tick()
+            progress.update(done)
     return events
 
 
@@ -110,49 +110,58 @@ def show_usage(screen: Screen, run: dict, town: dict | None) -> None:
 
 
 async def run_sim(args: argparse.Namespace, settings: ModelSettings) -> int:
-    engine = await open_engine(TownFiles(args.world, args.personas), args.db, seed=args.seed,
-                               settings=settings)
+    """Ctrl-C is taken from the start: while the town opens, between ticks, or (pressed twice)
+    during one; each way ends with one line on standard error and exit code 130."""
+    with Interrupts() as interrupts:
+        try:
+            engine = await open_engine(TownFiles(args.world, args.personas), args.db, seed=args.seed,
+                                       settings=settings)
+        except asyncio.CancelledError:
+            print("stopped by Ctrl-C while the town was opening; nothing ran", file=sys.stderr)
+            return INTERRUPTED
+        try:
+            return await _run(engine, args, settings, interrupts.requested)
+        except asyncio.CancelledError:  # a second Ctrl-C: the tick under way is rolled back
+            print(f"stopped by Ctrl-C during a tick; {args.db} keeps the town as of "
+                  f"{engine.clock.now:%a %H:%M}", file=sys.stderr)
+            return INTERRUPTED
+        finally:
+            await engine.model.close()
+            await engine.store.close()
+
+
+async def _run(engine: Engine, args: argparse.Namespace, settings: ModelSettings,
+               stop: asyncio.Event) -> int:
     screen = Screen(channels=[s.channel for s in engine.world.sectors.values()]
                     + [engine.world.town_hall_channel])
-    try:
-        if args.scenario:
-            screen.reply((await TownService(engine).load_scenario(SCENARIO_LOADER, args.scenario)).text)
-        start = engine.clock.now
-        ticks = engine.clock.ticks_for(hours=args.hours or 0, days=args.days or 0) \
-            if (args.hours or args.days) else engine.clock.ticks_for(days=1)
-        earlier = await engine.store.usage_rows(engine.town.id)
-        screen.line(f"{engine.world.town}: {len(engine.minds)} residents, from "
-                    f"{start:%a %b %d %H:%M} for {ticks} ticks of {engine.clock.tick_minutes} min "
-                    f"(database {args.db})")
-        tick_before = engine.clock.tick
-        with Interrupts() as interrupts:
-            try:
-                events = await simulate(engine, ticks, interrupts.requested)
-            except asyncio.CancelledError:  # a second Ctrl-C: the tick under way is rolled back
-                print(f"stopped by Ctrl-C during a tick; {args.db} keeps the town as of "
-                      f"{engine.clock.now:%a %H:%M}", file=sys.stderr)
-                return INTERRUPTED
-        if interrupts.requested.is_set():
-            done = engine.clock.tick - tick_before
-            print(f"stopped by Ctrl-C after {plural(done, 'tick')}, at {engine.clock.now:%a %H:%M}; "
-                  f"saved to {args.db}", file=sys.stderr)
-            return INTERRUPTED
-        if not args.quiet:
-            screen.legend()
-            for line in by_area(events) if args.by_area else in_time_order(events):
-                screen.area_line(line)
-        channels = len({e.channel for e in events})
-        screen.line(f"{plural(len(events), 'event')} in {plural(channels, 'area')}, {start:%a %H:%M} to "
-                    f"{engine.clock.now:%a %H:%M}; saved to {args.db}")
-        rows = await engine.store.usage_rows(engine.town.id)
-        last_earlier = earlier[-1]["id"] if earlier else 0
-        run = summarise([r for r in rows if r["id"] > last_earlier], settings, engine.clock.tick_minutes)
-        town = summarise(rows, settings, engine.clock.tick_minutes) if earlier else None
-        show_usage(screen, run, town)
-        for note in session_notes(engine.model, settings.offline):
-            screen.line(note)
-    finally:
-        await engine.model.close()
-        await engine.store.close()
+    if args.scenario:
+        screen.reply((await TownService(engine).load_scenario(SCENARIO_LOADER, args.scenario)).text)
+    start = engine.clock.now
+    ticks = engine.clock.ticks_for(hours=args.hours or 0, days=args.days or 0) \
+        if (args.hours or args.days) else engine.clock.ticks_for(days=1)
+    earlier = await engine.store.usage_rows(engine.town.id)
+    screen.line(f"{engine.world.town}: {len(engine.minds)} residents, from "
+                f"{start:%a %b %d %H:%M} for {ticks} ticks of {engine.clock.tick_minutes} min "
+                f"(database {args.db})")
+    tick_before = engine.clock.tick
+    events = await simulate(engine, ticks, stop)
+    if stop.is_set():
+        done = engine.clock.tick - tick_before
+        print(f"stopped by Ctrl-C after {plural(done, 'tick')}, at {engine.clock.now:%a %H:%M}; "
+              f"saved to {args.db}", file=sys.stderr)
+        return INTERRUPTED
+    if not args.quiet:
+        screen.legend()
+        for line in by_area(events) if args.by_area else in_time_order(events):
+            screen.area_line(line)
+    channels = len({e.channel for e in events})
+    screen.line(f"{plural(len(events), 'event')} in {plural(channels, 'area')}, {start:%a %H:%M} to "
+                f"{engine.clock.now:%a %H:%M}; saved to {args.db}")
+    rows = await engine.store.usage_rows(engine.town.id)
+    last_earlier = earlier[-1]["id"] if earlier else 0
+    run = summarise([r for r in rows if r["id"] > last_earlier], settings, engine.clock.tick_minutes)
+    town = summarise(rows, settings, engine.clock.tick_minutes) if earlier else None
+    show_usage(screen, run, town)
+    for note in session_notes(engine.model, settings.offline):
+        screen.line(note)
     return 0
-
