@@ -10,6 +10,7 @@ import time
 import discord
 from discord_harness import connect, fake_fixture, make_bot, server_fixture, until  # noqa: F401  (fixtures)
 
+from townbot.platforms.discord.bot import ShardedTownBot
 from townbot.platforms.discord.hub import tick_town
 from townbot.platforms.discord.setup import NEEDED
 from townbot.platforms.discord.town import MEMORY_ACCESS
@@ -182,3 +183,20 @@ def test_the_commands_serialise_as_discord_expects_with_the_services_limits(tmp_
 def test_the_invite_asks_for_what_the_bot_does():
     assert NEEDED.pin_messages and NEEDED.embed_links and NEEDED.manage_webhooks
     assert not NEEDED.administrator and not NEEDED.manage_messages
+
+
+async def test_each_process_hosts_only_the_towns_of_its_own_shards(fake, tmp_path):
+    guilds = [fake.add_guild(f"Server {n}", guild_id=(1_000_000 + n) << 22) for n in range(4)]
+    processes = []
+    for shard in (0, 1):
+        hub = make_bot(tmp_path).hub
+        bot = ShardedTownBot(hub, shard_count=2, shard_ids=[shard], sync=shard == 0)
+        await fake.connect(bot)
+        processes.append(bot)
+    first, second = (set(bot.hub.towns) for bot in processes)
+    assert first == {g for g in guilds if (g >> 22) % 2 == 0}
+    assert second == {g for g in guilds if (g >> 22) % 2 == 1}
+    assert len(list(tmp_path.glob("*.db"))) == 4, "one database per server, in one data folder"
+    assert processes[0].commands_synced and len(fake.commands[None]) == 7
+    for bot in processes:
+        await bot.close()

@@ -28,6 +28,8 @@ Typical use (see tests/test_discord_*.py)::
         exchange.ephemeral                               # shown only to them?
         choices = await fake.autocomplete(bot, guild, ada, "town profile", "resident", "is")
         message = await fake.write(bot, channel_id, ada, "Hello Klaus")   # a person writes
+        pressed = await fake.click(bot, guild, ada, message, custom_id)  # a button
+        sent = await fake.submit(bot, guild, ada, pressed, **{"Field label": "value"})  # a form
         fake.messages(channel_id)                        # what the channel shows, as payloads
 
 Faults on demand: `fake.fail("POST", r"/webhooks/", 503)` makes the next matching request

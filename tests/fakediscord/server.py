@@ -206,8 +206,10 @@ class FakeDiscord:
         return next(self.ids)
 
     def add_guild(self, name: str = "Test server", *,
-                  bot_permissions: discord.Permissions | None = None) -> int:
-        guild_id = self.next_id()
+                  bot_permissions: discord.Permissions | None = None,
+                  guild_id: int | None = None) -> int:
+        """A server the bot is in (`guild_id` picks its shard: (id >> 22) % shard count)."""
+        guild_id = guild_id or self.next_id()
         bot_role = {"id": str(self.next_id()), "name": "townbot", "position": 1, "color": 0,
                     "hoist": False, "managed": True, "mentionable": False, "flags": 0,
                     "permissions": str((bot_permissions or discord.Permissions.all()).value)}
@@ -455,8 +457,10 @@ class FakeDiscord:
         await client.login(token or self.token)
         self.client = client
         state = client._connection
+        count, mine = getattr(client, "shard_count", None), getattr(client, "shard_ids", None)
         for guild_id in self.guilds:
-            state._add_guild_from_data(self.guild_payload(guild_id))
+            if mine is None or (guild_id >> 22) % count in mine:  # Discord sends a shard its own
+                state._add_guild_from_data(self.guild_payload(guild_id))
         client._ready.set()  # type: ignore[union-attr]
         client.dispatch("ready")
         await self.settle()
@@ -598,6 +602,26 @@ class FakeDiscord:
         self.client = client
         exchange = self._interaction(3, guild_id, user_id, int(message["channel_id"]),
                                      {"custom_id": custom_id, "component_type": 2}, message)
+        await self.settle()
+        return exchange
+
+    async def submit(self, client: discord.Client, guild_id: int, user_id: int,
+                     shown: Exchange, **values: str) -> Exchange:
+        """The person fills in the form (modal) an interaction showed them and sends it;
+        `values` by the fields' labels."""
+        self.client = client
+        [form] = [r["data"] for r in shown.responses if r["type"] == 9]
+        rows = []
+        for row in form["components"]:
+            for field_ in row["components"]:
+                value = values.pop(field_["label"], "")
+                assert len(value) <= field_.get("max_length", 4000), "Discord would not send it"
+                assert value or not field_.get("required", True), f"{field_['label']} is required"
+                rows.append({"type": 1, "components": [{"type": 4, "custom_id": field_["custom_id"],
+                                                        "value": value}]})
+        assert not values, f"the form has no fields {list(values)}"
+        exchange = self._interaction(5, guild_id, user_id, shown.channel_id,
+                                     {"custom_id": form["custom_id"], "components": rows})
         await self.settle()
         return exchange
 

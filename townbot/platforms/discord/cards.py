@@ -33,6 +33,7 @@ class Guide:
         ("/town where", "who is where and what they are doing"),
         ("/town status", "the clock, the speed and how many people are here"),
         ("/town profile", "a resident's card: who they are, where, their day"),
+        ("/town map", "the map of the town now, or one area close up"),
         ("/interview", "ask a resident anything; a thread opens for more questions"),
         ("/whisper", "be a resident's inner voice: they take it as their own thought"),
         ("/object set", "change a thing, e.g. set the cafe's stove burning"),
