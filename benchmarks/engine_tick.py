@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from townbot.llm.metering import MeteredModel
 from townbot.llm.offline import OfflineModel
+from townbot.llm.stack import build_model_stack
 from townbot.store.database import Store
 from townbot.town.engine import Engine
 from townbot.world.loading import load_world
@@ -28,7 +28,7 @@ async def main(ticks: int) -> None:
     world = load_world(ROOT / "world.yaml", ROOT / "personas")
     with tempfile.TemporaryDirectory() as folder:
         store = await Store.open(Path(folder) / "bench.db")
-        model = MeteredModel(OfflineModel(seed=0))
+        model = build_model_stack(OfflineModel(seed=0))
         engine = await Engine.open(world, store, model)
         warm = engine.clock.ticks_for(days=1)
         started = time.perf_counter()
@@ -38,11 +38,11 @@ async def main(ticks: int) -> None:
         memories = sum(len(m.stream) for m in engine.minds.values())
         engine_ms: list[float] = []
         for _ in range(ticks):
-            model_before = model.meter.seconds_in_model
+            model_before = model.seconds_in_model
             tick_started = time.perf_counter()
             await engine.tick()
             total = time.perf_counter() - tick_started
-            engine_ms.append((total - (model.meter.seconds_in_model - model_before)) * 1000)
+            engine_ms.append((total - (model.seconds_in_model - model_before)) * 1000)
         await store.close()
     print(f"agents: {len(engine.minds)}; memories after one game day: {memories} "
           f"({memories / len(engine.minds):.0f} per agent)")

@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 
 from townbot.llm.faults import FaultRates, FaultyModel
-from townbot.llm.metering import MeteredModel
 from townbot.llm.offline import OfflineModel
-from townbot.llm.port import AnswerT, Ask, Reply
+from townbot.llm.port import AnswerT, Ask, CallContext, LanguageModel, Reply
+from townbot.llm.stack import build_model_stack
 from townbot.store.database import Store
 from townbot.town.engine import Engine
 from townbot.town.usage import summarise
@@ -87,7 +87,7 @@ def task_factory(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any]
     return asyncio.Task(coro, loop=loop, context=context)
 
 
-class ChainedModel:
+class ChainedModel(LanguageModel):
     """Charges each call's injected latency to the calling task's record, then passes it on."""
 
     def __init__(self, inner: FaultyModel, latency: float, embed_latency: float) -> None:
@@ -113,9 +113,9 @@ class ChainedModel:
         self._charge(request.agent, self.latency)
         return await self.inner.ask(request)
 
-    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+    async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
         self._charge(None, self.embed_latency)
-        return await self.inner.embed(texts)
+        return await self.inner.embed(texts, call)
 
 
 def print_usage(rows: list[dict[str, Any]], agents: int, hours: float) -> None:
@@ -143,7 +143,7 @@ async def run(hours: float, latency: float, embed_latency: float, seed: int) -> 
     chained = ChainedModel(faulty, latency, embed_latency)
     with tempfile.TemporaryDirectory() as folder:
         store = await Store.open(Path(folder) / "bench.db")
-        engine = await Engine.open(world, store, MeteredModel(chained), seed=seed)
+        engine = await Engine.open(world, store, build_model_stack(chained), seed=seed)
         ticks = engine.clock.ticks_for(hours=hours)
         start = engine.clock.now
         print(f"llm latency benchmark: {len(engine.minds)} agents, {ticks} ticks of "

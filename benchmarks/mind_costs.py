@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from townbot.llm.metering import MeteredModel
 from townbot.llm.offline import OfflineModel
+from townbot.llm.stack import build_model_stack
 from townbot.mind.memory import MemoryStream
 from townbot.mind.retrieval import retrieve
 from townbot.store.database import Store
@@ -36,7 +36,7 @@ async def costs(days: int) -> None:
     world = load_world(ROOT / "world.yaml", ROOT / "personas")
     with tempfile.TemporaryDirectory() as folder:
         store = await Store.open(Path(folder) / "bench.db")
-        engine = await Engine.open(world, store, MeteredModel(OfflineModel(seed=0)))
+        engine = await Engine.open(world, store, build_model_stack(OfflineModel(seed=0)))
         for _ in range(engine.clock.ticks_for(days=days)):
             await engine.tick()
         rows = await store.usage_rows(engine.town.id)

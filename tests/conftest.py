@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from townbot.llm.metering import MeteredModel
 from townbot.llm.offline import OfflineModel
+from townbot.llm.stack import build_model_stack
 from townbot.store.database import Store
 from townbot.town.engine import Engine
 from townbot.world.loading import load_world
@@ -23,7 +23,7 @@ def world() -> World:
 
 async def open_engine(world: World, db: Path, seed: int = 0) -> Engine:
     store = await Store.open(db)
-    return await Engine.open(world, store, MeteredModel(OfflineModel(seed=seed)), seed=seed)
+    return await Engine.open(world, store, build_model_stack(OfflineModel(seed=seed)), seed=seed)
 
 
 @pytest.fixture

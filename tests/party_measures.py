@@ -165,8 +165,8 @@ def export_of(db: Path) -> dict[str, Any]:
 
 
 async def run_two_days(db: Path, seed: int = 0) -> None:
-    from townbot.llm.metering import MeteredModel
     from townbot.llm.offline import OfflineModel
+    from townbot.llm.stack import build_model_stack
     from townbot.store.database import Store
     from townbot.town.engine import Engine
     from townbot.world.loading import load_world
@@ -174,7 +174,7 @@ async def run_two_days(db: Path, seed: int = 0) -> None:
     root = Path(__file__).resolve().parents[1]
     world = load_world(root / "world.yaml", root / "personas")
     store = await Store.open(db)
-    engine = await Engine.open(world, store, MeteredModel(OfflineModel(seed=seed)), seed=seed)
+    engine = await Engine.open(world, store, build_model_stack(OfflineModel(seed=seed)), seed=seed)
     for _ in range(engine.clock.ticks_for(days=2) - engine.clock.tick):
         await engine.tick()
     await store.close()

@@ -13,10 +13,10 @@ import numpy as np
 
 from townbot.llm.embedding import HashingEmbedder
 from townbot.llm.offline import OfflineModel
-from townbot.llm.port import AnswerT, Ask
+from townbot.llm.port import AnswerT, Ask, CallContext, LanguageModel
 
 
-class ScriptedModel:
+class ScriptedModel(LanguageModel):
     label = "scripted test model"
     embedding_model = "offline-hashing-256"
     embedding_dim = 256
@@ -38,5 +38,5 @@ class ScriptedModel:
         answer = scripted(request) if callable(scripted) else scripted.pop(0)
         return request.schema.model_validate(answer)
 
-    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+    async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
         return self._embedder.embed(list(texts))

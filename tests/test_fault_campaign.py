@@ -176,11 +176,11 @@ def test_a_full_disk_fails_the_tick_leaves_the_town_intact_and_says_so(tmp_path,
 
 async def test_a_full_disk_during_a_tick_raises_a_store_error_and_commits_nothing(world,
                                                                                  tmp_path):
-    from townbot.llm.metering import MeteredModel
     from townbot.llm.offline import OfflineModel
+    from townbot.llm.stack import build_model_stack
     from townbot.town.engine import Engine
     store = await _full_disk_store(tmp_path / "town.db", 400)
-    engine = await Engine.open(world, store, MeteredModel(OfflineModel()))
+    engine = await Engine.open(world, store, build_model_stack(OfflineModel()))
     with pytest.raises(StoreError, match="is full: the last change was not saved"):
         for _ in range(50):
             await engine.tick()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,12 +11,12 @@ import httpx2
 from townbot.cli import main
 from townbot.llm.budget import Budget
 from townbot.llm.fake_server import FakeOpenAIServer
-from townbot.llm.metering import MeteredModel
 from townbot.llm.offline import OfflineModel
 from townbot.llm.openai_client import OpenAIModel
 from townbot.llm.port import Ask
 from townbot.llm.purposes import ImportanceScores, PlaceChoice
 from townbot.llm.settings import Caps, load_settings
+from townbot.llm.stack import build_model_stack
 from townbot.store.database import Store
 from townbot.town.engine import Engine
 from townbot.town.launch import TownFiles, open_engine
@@ -34,9 +35,9 @@ def choice_ask(optional: bool = False) -> Ask[PlaceChoice]:
 
 async def test_optional_asks_are_skipped_first_then_every_ask_gets_its_default():
     budget = Budget(Caps(calls_per_day=10, soft_fraction=0.5))
-    model = MeteredModel(OfflineModel(), budget=budget)
+    model = build_model_stack(OfflineModel(), budget=budget)
     answers = [await model.ask(choice_ask(optional=i % 2 == 1)) for i in range(20)]
-    outcomes = [r.outcome for r in model.meter.drain()]
+    outcomes = [r.outcome for r in model.usage.drain()]
     # Five calls reach the model; from there optional asks are skipped and essential ones go on.
     assert outcomes[:5] == ["ok"] * 5
     assert "skipped" in outcomes[5:] and outcomes.count("ok") == 10
@@ -44,8 +45,8 @@ async def test_optional_asks_are_skipped_first_then_every_ask_gets_its_default()
     assert answers[-1].choice == "Hobbs Cafe" and answers[0].choice == "Johnson Park"
     assert "cap reached, 10 of 10 calls on game day 1" in budget.status(1)
     assert "residents follow their plans" in budget.status(1)
-    model.meter.game_day = 2
-    assert (await model.ask(choice_ask())).choice == "Johnson Park", "a daily cap opens again"
+    next_day = dataclasses.replace(choice_ask(), game_day=2)
+    assert (await model.ask(next_day)).choice == "Johnson Park", "a daily cap opens again"
 
 
 async def test_a_token_cap_counts_what_the_server_reports():
@@ -53,20 +54,20 @@ async def test_a_token_cap_counts_what_the_server_reports():
     settings = load_settings({"TOWNBOT_CHAT_MODEL": "fake", "TOWNBOT_BASE_URL": "http://fake.test/v1"},
                              Path("/nonexistent.toml"))
     budget = Budget(Caps(tokens_per_town=20))
-    model = MeteredModel(OpenAIModel(settings, http_client=httpx2.AsyncClient(transport=server.transport())),
-                         budget=budget)
+    client = httpx2.AsyncClient(transport=server.transport())
+    model = build_model_stack(OpenAIModel(settings, http_client=client), budget=budget)
     while len(server.chat_requests) < 10 and budget.level(1) != "spent":
         await model.ask(choice_ask())
     assert budget.town_tokens >= 20 and len(server.chat_requests) < 10
     assert (await model.ask(choice_ask())).choice == "Hobbs Cafe"
-    assert model.meter.drain()[-1].outcome == "over_budget"
+    assert model.usage.drain()[-1].outcome == "over_budget"
     await model.close()
 
 
 async def test_a_town_over_its_budget_keeps_ticking_on_its_plans(world: World, tmp_path: Path):
     budget = Budget(Caps(calls_per_day=60))
     store = await Store.open(tmp_path / "town.db")
-    engine = await Engine.open(world, store, MeteredModel(OfflineModel(), budget=budget))
+    engine = await Engine.open(world, store, build_model_stack(OfflineModel(), budget=budget))
     late_events = []
     for tick in range(12):
         events = await engine.tick()
@@ -90,10 +91,10 @@ async def test_a_resumed_town_remembers_what_it_has_spent(tmp_path: Path, monkey
     files = TownFiles(str(ROOT / "world.yaml"), str(ROOT / "personas"))
     engine = await open_engine(files, db)
     await engine.tick()
-    spent = engine.model.budget.town_calls
+    spent = engine.model.report().budget.town_calls
     await engine.store.close()
     resumed = await open_engine(files, db)
-    assert spent > 0 and resumed.model.budget.town_calls == spent
+    assert spent > 0 and resumed.model.report().budget.town_calls == spent
     await resumed.store.close()
 
 
@@ -101,7 +102,8 @@ async def test_the_same_importance_question_is_answered_from_the_cache():
     server = FakeOpenAIServer(lambda body: '{"scores": [6]}')
     settings = load_settings({"TOWNBOT_CHAT_MODEL": "fake", "TOWNBOT_BASE_URL": "http://fake.test/v1"},
                              Path("/nonexistent.toml"))
-    model = MeteredModel(OpenAIModel(settings, http_client=httpx2.AsyncClient(transport=server.transport())))
+    client = httpx2.AsyncClient(transport=server.transport())
+    model = build_model_stack(OpenAIModel(settings, http_client=client))
 
     def rate(agent: str) -> Ask[ImportanceScores]:
         return Ask(purpose="importance", prompt="Rate: 1. Isabella is planning a party",
@@ -112,7 +114,7 @@ async def test_the_same_importance_question_is_answered_from_the_cache():
     assert (await model.ask(rate("Klaus Mueller"))).scores == [6]
     await model.ask(rate("Maria Lopez"))
     assert len(server.chat_requests) == 2, "another resident is another question"
-    summary = summarise([r.__dict__ for r in model.meter.drain()])
+    summary = summarise([r.__dict__ for r in model.usage.drain()])
     assert summary["cache_hits"] == 1 and summary["calls"] == 2
     assert "cache hits: 1" in render_usage(summary)
     await model.close()

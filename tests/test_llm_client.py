@@ -15,16 +15,29 @@ from typing import Any
 import httpx2
 import pytest
 
+from townbot.llm.checking import Checked
 from townbot.llm.fake_server import FakeOpenAIServer, counted_tokens, prompt_of, purpose_of
-from townbot.llm.metering import MeteredModel
+from townbot.llm.metering import Recorded
 from townbot.llm.openai_client import Backoff, OpenAIModel
-from townbot.llm.port import Ask, ModelConfigError
+from townbot.llm.port import Ask, LanguageModel, ModelConfigError
 from townbot.llm.purposes import Decomposition, ImportanceScores, PlaceChoice
 from townbot.llm.settings import load_settings
+from townbot.llm.stack import build_model_stack, find_layer
 from townbot.town.usage import render_usage, summarise
 
 FAST = Backoff(base=0.001, cap=0.002)
 PLACES = ["Hobbs Cafe", "Oak Hill College", "The Rose and Crown Pub"]
+
+def checked(model: LanguageModel) -> Checked:
+    layer = find_layer(model, Checked)
+    assert layer is not None
+    return layer
+
+
+def client(model: LanguageModel) -> OpenAIModel:
+    layer = find_layer(model, OpenAIModel)
+    assert layer is not None
+    return layer
 
 
 def settings_for(**env: str):
@@ -32,9 +45,9 @@ def settings_for(**env: str):
     return load_settings({**base, **env}, Path("/nonexistent/townbot.toml"))
 
 
-def metered(transport: httpx2.AsyncBaseTransport, **env: str) -> MeteredModel:
+def metered(transport: httpx2.AsyncBaseTransport, **env: str) -> Recorded:
     client = httpx2.AsyncClient(transport=transport)
-    return MeteredModel(OpenAIModel(settings_for(**env), http_client=client, backoff=FAST))
+    return build_model_stack(OpenAIModel(settings_for(**env), http_client=client, backoff=FAST))
 
 
 def place_ask() -> Ask[PlaceChoice]:
@@ -83,7 +96,7 @@ async def test_json_schema_mode_sends_a_strict_portable_schema_and_records_serve
     assert sent["response_format"]["type"] == "json_schema"
     assert sent["response_format"]["json_schema"]["name"] == "choose_sector"
     assert sent["response_format"]["json_schema"]["strict"] is True
-    [record] = model.meter.drain()
+    [record] = model.usage.drain()
     assert record.prompt_tokens == counted_tokens(prompt_of(sent)), "the server's count, not ours"
     assert (record.estimated, record.outcome, record.model) == (False, "ok", "fake-chat")
     await model.close()
@@ -126,7 +139,7 @@ async def test_prompt_mode_reads_json_out_of_thinking_and_code_fences():
     model = metered(server.transport(), TOWNBOT_STRUCTURED_OUTPUT="prompt")
     assert (await model.ask(place_ask())).choice == "Hobbs Cafe"
     assert "response_format" not in server.chat_requests[0]
-    assert model.meter.drain()[0].outcome == "ok"
+    assert model.usage.drain()[0].outcome == "ok"
     await model.close()
 
 
@@ -134,7 +147,7 @@ async def test_a_server_without_usage_gets_estimates_marked_as_such():
     server = FakeOpenAIServer(replies('{"choice": "Hobbs Cafe"}'), report_usage=False)
     model = metered(server.transport())
     await model.ask(place_ask())
-    [record] = model.meter.drain()
+    [record] = model.usage.drain()
     assert record.estimated and record.prompt_tokens > 0
     rows = [record.__dict__]
     assert "(estimated)" in render_usage(summarise(rows))
@@ -148,10 +161,10 @@ async def test_a_cut_off_reply_gets_one_repair_and_both_calls_are_paid_for():
     assert answer.scores == [7, 2]
     first, repair = server.chat_requests
     assert "cut off" in prompt_of(repair) and prompt_of(repair).startswith(prompt_of(first))
-    [record] = model.meter.drain()
+    [record] = model.usage.drain()
     assert record.outcome == "repaired"
     assert record.prompt_tokens == counted_tokens(prompt_of(first)) + counted_tokens(prompt_of(repair))
-    assert model.meter.problems["cut_off"] == 1
+    assert checked(model).problems["cut_off"] == 1
     await model.close()
 
 
@@ -162,8 +175,8 @@ async def test_invalid_json_twice_gives_the_default_counted_as_a_fallback_of_its
     assert (await model.ask(importance_ask(texts))).scores == [3, 3], "the safe default"
     assert len(server.chat_requests) == 2, "one repair, no more"
     assert "not valid JSON" in prompt_of(server.chat_requests[1])
-    assert model.meter.fallbacks == {"importance": 1}
-    summary = summarise([r.__dict__ for r in model.meter.drain()])
+    assert model.fallbacks == {"importance": 1}
+    summary = summarise([r.__dict__ for r in model.usage.drain()])
     assert summary["purposes"]["importance"]["fallbacks"] == 1
     await model.close()
 
@@ -180,10 +193,10 @@ async def test_rate_limits_and_server_errors_are_retried():
     server = FakeOpenAIServer(replies('{"choice": "Hobbs Cafe"}'))
     model = metered(statuses_first(server, [429, 503]))
     assert (await model.ask(place_ask())).choice == "Hobbs Cafe"
-    stats = model.inner.stats
+    stats = client(model).stats
     assert (stats.requests, stats.retries) == (3, 2)
     assert stats.errors == {"429": 1, "5xx": 1}
-    assert model.meter.drain()[0].outcome == "ok"
+    assert model.usage.drain()[0].outcome == "ok"
     await model.close()
 
 
@@ -191,10 +204,10 @@ async def test_a_server_that_stays_down_gives_the_default_instead_of_an_error():
     server = FakeOpenAIServer(replies('{"choice": "Oak Hill College"}'))
     model = metered(statuses_first(server, [503] * 10), TOWNBOT_MAX_RETRIES="2")
     assert (await model.ask(place_ask())).choice == "Hobbs Cafe", "the ask's default"
-    assert model.inner.stats.requests == 3 and not server.chat_requests
-    [record] = model.meter.drain()
-    assert record.outcome == "failed" and model.meter.fallbacks == {"choose_sector": 1}
-    assert "after 3 tries" in model.meter.last_failure
+    assert client(model).stats.requests == 3 and not server.chat_requests
+    [record] = model.usage.drain()
+    assert record.outcome == "failed" and model.fallbacks == {"choose_sector": 1}
+    assert "after 3 tries" in checked(model).last_failure
     await model.close()
 
 
@@ -208,7 +221,7 @@ async def test_settings_that_cannot_work_stop_with_the_setting_to_change(status,
     model = metered(statuses_first(server, [status], message))
     with pytest.raises(ModelConfigError, match=named):
         await model.ask(place_ask())
-    assert model.inner.stats.requests == 1, "no retries for what retrying cannot fix"
+    assert client(model).stats.requests == 1, "no retries for what retrying cannot fix"
     await model.close()
 
 
@@ -221,7 +234,7 @@ async def test_small_purposes_go_to_the_small_model_and_are_metered_under_its_na
     await model.ask(importance_ask(["Klaus is writing his paper"]))
     await model.ask(place_ask())
     assert [r["model"] for r in server.chat_requests] == ["fake-small", "fake-chat"]
-    assert [r.model for r in model.meter.drain()] == ["fake-small", "fake-chat"]
+    assert [r.model for r in model.usage.drain()] == ["fake-small", "fake-chat"]
     await model.close()
 
 
@@ -259,7 +272,7 @@ async def test_a_request_that_times_out_on_a_real_socket_is_retried_then_default
                               "TOWNBOT_TIMEOUT": "0.3", "TOWNBOT_MAX_RETRIES": "1"},
                              Path("/nonexistent/townbot.toml"))
     inner = OpenAIModel(settings, http_client=httpx2.AsyncClient(trust_env=False), backoff=FAST)
-    model = MeteredModel(inner)
+    model = build_model_stack(inner)
     try:
         started = time.perf_counter()
         answer = await model.ask(place_ask())
@@ -273,4 +286,4 @@ async def test_a_request_that_times_out_on_a_real_socket_is_retried_then_default
     assert answer.choice == "Hobbs Cafe"
     assert inner.stats.errors == {"timeout": 2} and inner.stats.retries == 1
     assert 0.55 < elapsed < 2.5, f"two tries of 0.3 s each, took {elapsed:.2f} s"
-    assert model.meter.drain()[0].outcome == "failed"
+    assert model.usage.drain()[0].outcome == "failed"

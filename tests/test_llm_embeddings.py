@@ -12,12 +12,14 @@ import numpy as np
 import pytest
 
 from townbot.cli import main, reembed_town
+from townbot.llm.checking import Checked
 from townbot.llm.fake_server import FakeOpenAIServer, counted_tokens, minimal_answer, schema_of
-from townbot.llm.metering import MeteredModel
+from townbot.llm.metering import Recorded
 from townbot.llm.offline import OfflineModel
 from townbot.llm.openai_client import Backoff, OpenAIModel
-from townbot.llm.port import ModelConfigError, ModelError
+from townbot.llm.port import LanguageModel, ModelConfigError, ModelError
 from townbot.llm.settings import load_settings
+from townbot.llm.stack import build_model_stack, find_layer
 from townbot.store.database import Store, StoreError
 from townbot.town.engine import Engine
 from townbot.world.model import World
@@ -26,13 +28,18 @@ FAST = Backoff(base=0.001, cap=0.002)
 TEXTS = ["Isabella is opening Hobbs Cafe", "Klaus is reading about gentrification",
          "the coffee machine is brewing coffee", "Maria is streaming a game", "the bed is made"]
 
+def checked(model: LanguageModel) -> Checked:
+    layer = find_layer(model, Checked)
+    assert layer is not None
+    return layer
 
-def embedding_model(transport: httpx2.AsyncBaseTransport, **env: str) -> MeteredModel:
+
+def embedding_model(transport: httpx2.AsyncBaseTransport, **env: str) -> Recorded:
     settings = load_settings({"TOWNBOT_CHAT_MODEL": "fake-chat", "TOWNBOT_BASE_URL": "http://fake.test/v1",
                               "TOWNBOT_EMBEDDING_MODEL": "fake-embed", **env},
                              Path("/nonexistent/townbot.toml"))
     client = httpx2.AsyncClient(transport=transport)
-    return MeteredModel(OpenAIModel(settings, http_client=client, backoff=FAST))
+    return build_model_stack(OpenAIModel(settings, http_client=client, backoff=FAST))
 
 
 def never_chats(body: dict) -> str:
@@ -63,7 +70,7 @@ async def test_texts_are_sent_in_batches_and_come_back_unit_length_in_order():
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0), "the fake sends vectors of length 3"
     expected = server.embedder.vector(TEXTS[3])
     assert np.allclose(vectors[3], expected / np.linalg.norm(expected))
-    [record] = model.meter.drain()
+    [record] = model.usage.drain()
     assert (record.purpose, record.outcome, record.estimated) == ("embedding", "ok", False)
     assert record.prompt_tokens == sum(counted_tokens(t) for t in TEXTS)
     await model.close()
@@ -78,7 +85,7 @@ async def test_a_text_is_embedded_once_and_every_hit_is_counted():
     sent = [text for r in server.embedding_requests[1:] for text in r["input"]]
     assert sent == TEXTS[:3], "each text went to the server once"
     assert np.array_equal(first[0], first[3]) and np.array_equal(first[:2], second)
-    outcomes = [r.outcome for r in model.meter.drain()]
+    outcomes = [r.outcome for r in model.usage.drain()]
     assert outcomes.count("cached") == 3 and outcomes.count("ok") == 1
     await model.close()
 
@@ -97,8 +104,8 @@ async def test_texts_the_server_cannot_embed_get_zero_vectors_and_are_tried_agai
     down["on"] = True
     vectors = await model.embed(TEXTS[:2])
     assert vectors.shape == (2, 16) and not vectors.any()
-    assert [r.outcome for r in model.meter.drain()] == ["failed", "failed"]
-    assert "2 texts could not be embedded" in model.meter.last_failure
+    assert [r.outcome for r in model.usage.drain()] == ["failed", "failed"]
+    assert "2 texts could not be embedded" in checked(model).last_failure
     down["on"] = False
     assert np.allclose(np.linalg.norm(await model.embed(TEXTS[:2]), axis=1), 1.0)
     await model.close()
@@ -127,7 +134,7 @@ async def test_configured_dimensions_are_asked_for_and_need_no_probe():
 async def test_reembed_moves_a_town_to_another_embedding_model(world: World, tmp_path: Path):
     db = tmp_path / "town.db"
     store = await Store.open(db)
-    engine = await Engine.open(world, store, MeteredModel(OfflineModel()))
+    engine = await Engine.open(world, store, build_model_stack(OfflineModel()))
     for _ in range(3):
         await engine.tick()
     memories_before = await store.memories(engine.town.id)
@@ -181,7 +188,7 @@ def test_the_reembed_command_brings_a_town_back_to_the_offline_embedder(world: W
 
 async def test_a_reembed_the_server_cannot_finish_changes_nothing(world: World, tmp_path: Path):
     store = await Store.open(tmp_path / "town.db")
-    engine = await Engine.open(world, store, MeteredModel(OfflineModel()))
+    engine = await Engine.open(world, store, build_model_stack(OfflineModel()))
     await engine.tick()
     before = await store.memories(engine.town.id)
     server = FakeOpenAIServer(never_chats, embedding_dim=40)

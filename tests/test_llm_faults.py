@@ -10,12 +10,15 @@ from typing import Any
 import httpx2
 import pytest
 
+from townbot.llm.checking import Checked
 from townbot.llm.fake_server import FakeOpenAIServer, minimal_answer, prompt_of, purpose_of, schema_of
 from townbot.llm.faults import FAULTS, FaultRates, FaultyModel, FaultyTransport
-from townbot.llm.metering import MeteredModel
+from townbot.llm.metering import Recorded
 from townbot.llm.offline import OfflineModel
 from townbot.llm.openai_client import Backoff, OpenAIModel
+from townbot.llm.port import LanguageModel
 from townbot.llm.settings import load_settings
+from townbot.llm.stack import build_model_stack, find_layer
 from townbot.store.database import Store
 from townbot.town.engine import Engine
 from townbot.world.model import World
@@ -23,6 +26,11 @@ from townbot.world.model import World
 EVERY_FAULT = FaultRates(rate_limit=0.1, server_error=0.1, timeout=0.1, malformed=0.1, cut_off=0.1)
 WANTED_FAULTS = 1000
 MOST_TICKS = 400  # a bound on the loop; far more than the faults need
+
+def checked(model: LanguageModel) -> Checked:
+    layer = find_layer(model, Checked)
+    assert layer is not None
+    return layer
 
 
 def plausible_answer(body: dict[str, Any]) -> str:
@@ -41,7 +49,7 @@ async def tick_until_faults(engine: Engine, injected) -> int:
     return ticks
 
 
-async def assert_no_memory_lost(world: World, store: Store, engine: Engine, model: MeteredModel) -> None:
+async def assert_no_memory_lost(world: World, store: Store, engine: Engine, model: Recorded) -> None:
     stored: dict[str, int] = {}
     for memory in await store.memories(engine.town.id):
         stored[memory.agent] = stored.get(memory.agent, 0) + 1
@@ -60,7 +68,7 @@ async def test_a_town_on_a_failing_server_keeps_ticking_through_a_thousand_fault
                               "TOWNBOT_EMBEDDING_MODEL": "fake-embed"}, Path("/nonexistent.toml"))
     inner = OpenAIModel(settings, http_client=httpx2.AsyncClient(transport=transport),
                         backoff=Backoff(base=0.0005, cap=0.001))
-    model = MeteredModel(inner)
+    model = build_model_stack(inner)
     await model.prepare()
     store = await Store.open(tmp_path / "town.db")
     engine = await Engine.open(world, store, model)
@@ -71,7 +79,7 @@ async def test_a_town_on_a_failing_server_keeps_ticking_through_a_thousand_fault
     assert set(transport.injected) == set(FAULTS)
     outcomes = {row["outcome"] for row in await store.usage_rows(engine.town.id)}
     assert {"ok", "repaired", "fallback"} <= outcomes
-    assert inner.stats.retries > 0 and model.meter.problems["cut_off"] > 0
+    assert inner.stats.retries > 0 and checked(model).problems["cut_off"] > 0
     await assert_no_memory_lost(world, store, engine, model)
     await model.close()
     await store.close()
@@ -80,7 +88,7 @@ async def test_a_town_on_a_failing_server_keeps_ticking_through_a_thousand_fault
 async def test_a_town_on_a_failing_offline_model_keeps_ticking_through_a_thousand_faults(world: World,
                                                                                          tmp_path: Path):
     faulty = FaultyModel(OfflineModel(), EVERY_FAULT, seed=5)
-    model = MeteredModel(faulty)
+    model = build_model_stack(faulty)
     store = await Store.open(tmp_path / "town.db")
     engine = await Engine.open(world, store, model)
 

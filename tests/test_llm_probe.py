@@ -15,11 +15,11 @@ import pytest
 from local_server import PROXY_VARIABLES, serving
 
 from townbot.cli import main
-from townbot.llm.metering import MeteredModel
 from townbot.llm.openai_client import OpenAIModel
 from townbot.llm.port import Ask
 from townbot.llm.purposes import PlaceChoice
 from townbot.llm.settings import load_settings
+from townbot.llm.stack import build_model_stack
 
 
 @pytest.fixture
@@ -152,7 +152,7 @@ async def test_the_timeout_counts_from_sending_not_from_waiting_for_a_slot(monke
                                   "TOWNBOT_TIMEOUT": "1.5", "TOWNBOT_CONCURRENCY": "1",
                                   "TOWNBOT_MAX_RETRIES": "0"}, Path("/nonexistent.toml"))
         client = OpenAIModel(settings)
-        model = MeteredModel(client)
+        model = build_model_stack(client)
         ask = Ask(purpose="choose_sector", prompt="Where?", schema=PlaceChoice,
                   default=lambda: PlaceChoice(choice="home"))
         started = time.monotonic()
@@ -160,4 +160,4 @@ async def test_the_timeout_counts_from_sending_not_from_waiting_for_a_slot(monke
         waited = time.monotonic() - started
         await model.close()
     assert waited > 1.5, "the last request waited longer than the timeout for its slot"
-    assert client.stats.errors == {} and model.meter.outcomes["ok"] == 5, "and none timed out"
+    assert client.stats.errors == {} and model.outcomes["ok"] == 5, "and none timed out"

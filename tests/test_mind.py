@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import pytest
 from scripted import ScriptedModel
 
-from townbot.llm.metering import MeteredModel
+from townbot.llm.stack import build_model_stack
 from townbot.mind import dialogue, reacting
 from townbot.mind.agent import AgentMind, MindState, Perception, starting_knowledge
 from townbot.mind.answering import answer_as
@@ -401,7 +401,7 @@ async def test_agents_learn_the_places_they_see(world):
 async def test_a_refused_place_is_asked_again_then_replaced(world):
     willows = "The Willows Market and Pharmacy"
     scripted = ScriptedModel({"choose_sector": lambda r: {"choice": willows}})
-    model = MeteredModel(scripted)  # as in the engine: the check, one repair, then the default
+    model = build_model_stack(scripted)  # as in the engine: the check, one repair, then the default
     mind = await started(make_mind(world, "John Lin", model), MORNING)
     view = OpenWorld(world, {(willows, None): f"{willows} is closed now"})
     await mind.think(Perception(MORNING + timedelta(hours=1), "Lin family's house", "kitchen"), view)

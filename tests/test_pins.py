@@ -15,11 +15,11 @@ import pytest
 from townbot.llm import openai_client
 from townbot.llm.budget import SPENT, Budget
 from townbot.llm.fake_server import FakeOpenAIServer
-from townbot.llm.metering import MeteredModel
 from townbot.llm.openai_client import Backoff, OpenAIModel
 from townbot.llm.port import Ask
 from townbot.llm.purposes import PlaceChoice
 from townbot.llm.settings import Caps, load_settings
+from townbot.llm.stack import build_model_stack
 from townbot.mind.memory import MemoryStream
 from townbot.mind.retrieval import retrieve
 from townbot.town import service as service_module
@@ -126,7 +126,7 @@ async def test_embeddings_are_never_refused_even_with_every_cap_spent():
     server = FakeOpenAIServer(lambda body: '{"choice": "Hobbs Cafe"}')
     budget = Budget(Caps(calls_per_town=1, tokens_per_town=1))
     budget.restore([usage_row(1, tokens=100)] * 3)
-    model = MeteredModel(OpenAIModel(_settings(TOWNBOT_EMBEDDING_MODEL="fake-embed"),
+    model = build_model_stack(OpenAIModel(_settings(TOWNBOT_EMBEDDING_MODEL="fake-embed"),
                                      http_client=httpx2.AsyncClient(transport=server.transport()),
                                      backoff=Backoff(base=0.001, cap=0.002)), budget=budget)
     vectors = await model.embed(["Isabella is planning a party", "Klaus is writing"])
@@ -164,7 +164,7 @@ async def test_retry_after_is_honoured_up_to_its_cap(monkeypatch):
     monkeypatch.setattr(openai_client.asyncio, "sleep", no_wait)
     model = OpenAIModel(_settings(), http_client=httpx2.AsyncClient(
         transport=httpx2.MockTransport(handle)), backoff=Backoff(base=0.001, cap=0.002))
-    await MeteredModel(model).ask(place_ask())
+    await build_model_stack(model).ask(place_ask())
     assert waits == [7.0, 30.0]
     monkeypatch.setattr(openai_client.asyncio, "sleep", asyncio.sleep)
 
@@ -177,6 +177,6 @@ async def test_the_answer_length_goes_under_the_name_each_server_knows(url, sent
     settings = _settings(TOWNBOT_BASE_URL=url, TOWNBOT_API_KEY="sk-test", TOWNBOT_MAX_TOKENS="321")
     model = OpenAIModel(settings, http_client=httpx2.AsyncClient(transport=server.transport()),
                         backoff=Backoff(base=0.001, cap=0.002))
-    await MeteredModel(model).ask(place_ask())
+    await build_model_stack(model).ask(place_ask())
     body = server.chat_requests[-1]
     assert body[sent] == 321 and not_sent not in body

@@ -8,15 +8,14 @@ import io
 import json
 import os
 import sys
-import time
 from collections.abc import Sequence
 
 from townbot.doctor import add_doctor_parser, run_doctor
 from townbot.llm.budget import Budget
-from townbot.llm.metering import MeteredModel, UsageRecord
+from townbot.llm.metering import CollectedUsage
 from townbot.llm.offline import OFFLINE_LABEL
 from townbot.llm.openai_client import ServerUnavailable
-from townbot.llm.port import ModelError
+from townbot.llm.port import CallContext, LanguageModel, ModelError
 from townbot.llm.settings import ModelSettings, SettingsError, load_settings
 from townbot.platforms.arguments import check_scenario
 from townbot.platforms.console import add_play_parser, run_play
@@ -119,33 +118,26 @@ async def run_reembed(args: argparse.Namespace, settings: ModelSettings) -> int:
     return 0
 
 
-async def reembed_town(store: Store, town: TownRow, model: MeteredModel) -> int:
+async def reembed_town(store: Store, town: TownRow, model: LanguageModel) -> int:
     """Every memory's vector from the model's embedder, written in one transaction."""
     memories = await store.memories(town.id)
     clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
-    report = getattr(model.inner, "embed_report", None)
-    vectors, usage = [], []
+    usage = CollectedUsage()  # stored with the vectors, all or nothing
+    call = CallContext(game_day=clock.day_number, purpose="reembed", usage=usage)
+    vectors = []
     for start in range(0, len(memories), REEMBED_CHUNK):
         chunk = memories[start:start + REEMBED_CHUNK]
-        texts = [stored.memory.text for stored in chunk]
-        started = time.perf_counter()
-        if report is None:  # a local embedder: nothing to count
-            matrix = await model.inner.embed(texts)
-        else:
-            try:
-                embedded = await report(texts)
-            except ServerUnavailable as error:
-                raise ModelError(f"{error}; nothing was changed, try again later") from None
-            if embedded.failed:
-                raise ModelError(f"{embedded.failed} memories could not be embedded (the server stayed "
-                                 "unavailable); nothing was changed, try again later")
-            matrix = embedded.vectors
-            usage.append(UsageRecord("reembed", None, clock.day_number, embedded.model,
-                                     embedded.prompt_tokens, 0, embedded.estimated,
-                                     (time.perf_counter() - started) * 1000, "ok"))
-        vectors += [(s.agent, s.memory.id, v) for s, v in zip(chunk, matrix, strict=True)]
+        try:
+            embedded = await model.embed_report([stored.memory.text for stored in chunk], call)
+        except ServerUnavailable as error:
+            raise ModelError(f"{error}; nothing was changed, try again later") from None
+        if embedded.failed:
+            raise ModelError(f"{embedded.failed} memories could not be embedded (the server stayed "
+                             "unavailable); nothing was changed, try again later")
+        vectors += [(s.agent, s.memory.id, v)
+                    for s, v in zip(chunk, embedded.vectors, strict=True)]
     await replace_embeddings(store, town.id, model.embedding_model, model.embedding_dim, vectors,
-                             town.tick, usage)
+                             town.tick, usage.records)
     return len(vectors)
 
 

@@ -14,7 +14,7 @@ from typing import Generic, TypeVar
 import numpy as np
 from pydantic import BaseModel
 
-from townbot.llm.port import AnswerT, Ask
+from townbot.llm.port import AnswerT, Ask, LanguageModel, Layer, Reply
 
 # Purposes whose answer depends only on the prompt: importance scores rate fixed texts.
 CACHEABLE_PURPOSES = frozenset({"importance"})
@@ -71,6 +71,24 @@ class AnswerCache:
         key = self._key(model, request)
         if key is not None:
             self._answers.put(key, answer.model_dump_json())
+
+
+class Cached(Layer):
+    """Serves cacheable purposes from an `AnswerCache` (outcome `cached`, nothing spent) and
+    keeps the usable answers the inner layers give."""
+
+    def __init__(self, inner: LanguageModel, cache: AnswerCache | None = None) -> None:
+        super().__init__(inner)
+        self.cache = cache if cache is not None else AnswerCache()
+
+    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
+        cached = self.cache.get(self.label, request)
+        if cached is not None:
+            return Reply(cached, self.label, 0, 0, estimated=False, requests=0, outcome="cached")
+        reply = await self.inner.reply(request)
+        if reply.outcome in ("ok", "repaired") and reply.answer is not None:
+            self.cache.put(self.label, request, reply.answer)
+        return reply
 
 
 class EmbeddingCache:

@@ -19,8 +19,15 @@ from dataclasses import dataclass, fields
 import httpx2
 import numpy as np
 
-from townbot.llm.metering import estimate_tokens
-from townbot.llm.port import AnswerT, Ask, CallFailed, LanguageModel, Reply
+from townbot.llm.port import (
+    AnswerT,
+    Ask,
+    CallContext,
+    CallFailed,
+    LanguageModel,
+    Reply,
+    estimate_tokens,
+)
 
 FAULTS = ("rate_limit", "server_error", "timeout", "malformed", "cut_off")
 TRANSPORT_FAULTS = ("rate_limit", "server_error", "timeout")
@@ -127,7 +134,7 @@ def _garble(body: bytes, fault: str) -> httpx2.Response:
     return httpx2.Response(200, json=completion)
 
 
-class FaultyModel:
+class FaultyModel(LanguageModel):
     """Wraps a LanguageModel: latency on every call, and faults as a real client reports them."""
 
     def __init__(self, inner: LanguageModel, rates: FaultRates, seed: int = 0,
@@ -167,7 +174,7 @@ class FaultyModel:
             return request.default()
         return reply.answer if reply.answer is not None else request.default()
 
-    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+    async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
         if self.embed_latency:
             await asyncio.sleep(self.embed_latency)
-        return await self.inner.embed(texts)
+        return await self.inner.embed(texts, call)

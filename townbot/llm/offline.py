@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from townbot.llm import offline_social as social
 from townbot.llm.embedding import HashingEmbedder, keywords
-from townbot.llm.port import AnswerT, Ask
+from townbot.llm.port import AnswerT, Ask, CallContext, LanguageModel
 from townbot.llm.purposes import (
     DayPlan,
     Decomposition,
@@ -287,7 +287,7 @@ def _steps_text(activity: str, count: int, resuming: bool = False) -> list[str]:
     return [pattern[0], *middle, pattern[-1]]
 
 
-class OfflineModel:
+class OfflineModel(LanguageModel):
     """Answers every purpose from its structured context; embeds with feature hashing."""
 
     label = OFFLINE_LABEL
@@ -333,7 +333,7 @@ class OfflineModel:
             self.invalid_answers[request.purpose] += 1
             return request.default()
 
-    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+    async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
         return self._embedder.embed(list(texts))
 
     def _importance(self, context: Mapping[str, Any]) -> ImportanceScores:

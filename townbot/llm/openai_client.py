@@ -32,10 +32,13 @@ from townbot.llm.offline import OfflineModel
 from townbot.llm.port import (
     AnswerT,
     Ask,
+    CallContext,
     CallFailed,
     Embedded,
+    LanguageModel,
     ModelConfigError,
     ModelError,
+    ModelReport,
     Reply,
     usable,
 )
@@ -242,7 +245,7 @@ class Endpoint:
 # --- the model ------------------------------------------------------------------------------
 
 
-class OpenAIModel:
+class OpenAIModel(LanguageModel):
     """A LanguageModel (and ReportingModel) over OpenAI-compatible endpoints."""
 
     def __init__(self, settings: ModelSettings, *, http_client: httpx2.AsyncClient | None = None,
@@ -281,6 +284,9 @@ class OpenAIModel:
 
     def model_for(self, purpose: str) -> str:
         return self.settings.model_for(purpose)
+
+    def report(self) -> ModelReport:
+        return ModelReport(server=self.stats.describe())
 
     async def prepare(self) -> None:
         """Learn the embedding dimension from the server when the settings do not give it."""
@@ -369,10 +375,11 @@ class OpenAIModel:
 
     # --- embeddings -----------------------------------------------------------------------------
 
-    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+    async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
         return (await self.embed_report(texts)).vectors
 
-    async def embed_report(self, texts: Sequence[str]) -> Embedded:
+    async def embed_report(self, texts: Sequence[str],
+                           call: CallContext | None = None) -> Embedded:
         if self._offline_embedder is not None:
             return Embedded(self._offline_embedder.embed(list(texts)), self.embedding_model)
         found, wanted, hits = self._from_cache(texts)

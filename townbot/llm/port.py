@@ -2,14 +2,59 @@
 
 from __future__ import annotations
 
+import dataclasses
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
 
+if TYPE_CHECKING:
+    from townbot.llm.budget import Budget
+
 AnswerT = TypeVar("AnswerT", bound=BaseModel)
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token, as OpenAI's tokenizers average on English."""
+    return max(1, len(text) // 4)
+
+
+@dataclass(frozen=True)
+class UsageRecord:
+    """What one call cost and how it ended."""
+
+    purpose: str
+    agent: str | None
+    game_day: int
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    estimated: bool
+    latency_ms: float
+    outcome: str  # ok | repaired | fallback | failed | cached | skipped | over_budget
+
+
+class UsageSink(Protocol):
+    """Where the records of a caller's calls go (the engine's writes them to its database)."""
+
+    def record(self, record: UsageRecord) -> None: ...
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Who a call is for: it travels with the call, so the model layer keeps no town state.
+
+    `purpose` names an embedding call (an ask's purpose is its own); `usage` is the sink for
+    the call's records (the stack's default sink when None).
+    """
+
+    agent: str | None = None
+    game_day: int | None = None
+    purpose: str = "embedding"
+    usage: UsageSink | None = None
 
 
 @dataclass(frozen=True)
@@ -30,18 +75,15 @@ class Ask(Generic[AnswerT]):
     agent: str | None = None
     check: Callable[[AnswerT], str | None] | None = None
     optional: bool = False
+    game_day: int | None = None  # the call's context: set by the caller (the engine's stamp)
+    usage: UsageSink | None = None
 
-
-class LanguageModel(Protocol):
-    """What every model implementation offers the mind."""
-
-    label: str
-    embedding_model: str
-    embedding_dim: int
-
-    async def ask(self, request: Ask[AnswerT]) -> AnswerT: ...
-
-    async def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+    def within(self, call: CallContext) -> Ask[AnswerT]:
+        """This ask with the caller's context filled in where the ask has none of its own."""
+        return dataclasses.replace(
+            self, agent=self.agent if self.agent is not None else call.agent,
+            game_day=self.game_day if self.game_day is not None else call.game_day,
+            usage=self.usage if self.usage is not None else call.usage)
 
 
 def usable(request: Ask[AnswerT], answer: AnswerT) -> str | None:
@@ -86,6 +128,7 @@ class Reply(Generic[AnswerT]):
     problem: str | None = None
     problem_kind: str | None = None  # cut_off | invalid_json | wrong_shape | refused | empty
     requests: int = 1
+    outcome: str = "ok"  # set by the layers: ok | repaired | fallback | failed | cached | ...
 
 
 @dataclass(frozen=True)
@@ -101,9 +144,103 @@ class Embedded:
     failed: int = 0  # texts that got a zero vector because the server stayed unavailable
 
 
-class ReportingModel(LanguageModel, Protocol):
-    """A model that reports tokens and problems itself; metering prefers these methods."""
+@dataclass(frozen=True)
+class ModelReport:
+    """What a model stack counted this session, each part filled in by the layer that owns it:
+    outcomes and fallbacks by purpose (recording), reply problems by kind and the last failure
+    (checking), the budget in force (budgeting), the server's own description (a client)."""
 
-    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]: ...
+    outcomes: Mapping[str, int] = field(default_factory=dict)
+    fallbacks: Mapping[str, int] = field(default_factory=dict)
+    problems: Mapping[str, int] = field(default_factory=dict)
+    last_failure: str | None = None
+    budget: Budget | None = None
+    server: str | None = None
 
-    async def embed_report(self, texts: Sequence[str]) -> Embedded: ...
+
+class LanguageModel(ABC):
+    """What every model offers the mind: answers and embeddings, plus optional capabilities
+    with defaults (so a wrapper never has to probe what its inner model can do).
+
+    `reply` and `embed_report` say what a call cost (a client that counts tokens overrides
+    them; the defaults estimate, and report local embeddings as free). `prepare` runs before
+    a town opens, `close` when it is done, `model_for` names the model that answers a purpose,
+    `report` gathers what the layers counted this session (see `ModelReport`).
+    """
+
+    label: str
+    embedding_model: str
+    embedding_dim: int
+
+    @abstractmethod
+    async def ask(self, request: Ask[AnswerT]) -> AnswerT: ...
+
+    @abstractmethod
+    async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray: ...
+
+    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
+        answer = await self.ask(request)
+        return Reply(answer, self.label, estimate_tokens(request.prompt),
+                     estimate_tokens(answer.model_dump_json()), estimated=True)
+
+    async def embed_report(self, texts: Sequence[str],
+                           call: CallContext | None = None) -> Embedded:
+        return Embedded(await self.embed(texts, call), self.embedding_model)
+
+    async def prepare(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    def model_for(self, purpose: str) -> str:
+        return self.label
+
+    def report(self) -> ModelReport:
+        return ModelReport()
+
+
+class Layer(LanguageModel):
+    """A model wrapped around another: everything passes through unless a layer changes it."""
+
+    def __init__(self, inner: LanguageModel) -> None:
+        self.inner = inner
+
+    # The inner model may learn its embedding dimension only when it connects (prepare).
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return self.inner.label
+
+    @property
+    def embedding_model(self) -> str:  # type: ignore[override]
+        return self.inner.embedding_model
+
+    @property
+    def embedding_dim(self) -> int:  # type: ignore[override]
+        return self.inner.embedding_dim
+
+    async def ask(self, request: Ask[AnswerT]) -> AnswerT:
+        reply = await self.reply(request)
+        return reply.answer if reply.answer is not None else request.default()
+
+    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
+        return await self.inner.reply(request)
+
+    async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
+        return (await self.embed_report(texts, call)).vectors
+
+    async def embed_report(self, texts: Sequence[str],
+                           call: CallContext | None = None) -> Embedded:
+        return await self.inner.embed_report(texts, call)
+
+    async def prepare(self) -> None:
+        await self.inner.prepare()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    def model_for(self, purpose: str) -> str:
+        return self.inner.model_for(purpose)
+
+    def report(self) -> ModelReport:
+        return self.inner.report()

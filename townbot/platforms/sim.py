@@ -9,7 +9,7 @@ import asyncio
 import sys
 
 from townbot.llm.budget import OPEN
-from townbot.llm.metering import MeteredModel
+from townbot.llm.port import LanguageModel
 from townbot.llm.settings import ModelSettings
 from townbot.platforms.arguments import positive
 from townbot.platforms.terminal import Interrupts, Screen, TickProgress
@@ -44,20 +44,20 @@ def add_sim_parser(commands: argparse._SubParsersAction) -> None:
                        help="print only the summary")
 
 
-def budget_label(model: MeteredModel) -> str:
+def budget_label(model: LanguageModel, day: int) -> str:
     """A note for the progress line once the budget starts to bite."""
-    budget = model.budget
-    if budget is None or budget.level(model.meter.game_day) == OPEN:
+    budget = model.report().budget
+    if budget is None or budget.level(day) == OPEN:
         return ""
-    return "  " + budget.status(model.meter.game_day)
+    return "  " + budget.status(day)
 
 
-def failure_label(model: MeteredModel) -> str:
+def failure_label(model: LanguageModel) -> str:
     """The share of calls answered by defaults so far, for the progress line (empty when none):
     the server's failures and the replies that stayed unusable after their repair."""
-    outcomes = model.meter.outcomes
+    outcomes = model.report().outcomes
     calls = sum(outcomes.values())
-    failed, unusable = outcomes["failed"], outcomes["fallback"]
+    failed, unusable = outcomes.get("failed", 0), outcomes.get("fallback", 0)
     if not calls or not (failed or unusable):
         return ""
     return (f"  defaults {100 * (failed + unusable) / calls:.0f}% "
@@ -66,7 +66,7 @@ def failure_label(model: MeteredModel) -> str:
 
 def progress_label(engine: Engine) -> str:
     """The text after the progress bar: the game time and what the model layer wants known."""
-    return (engine.clock.now.strftime("%a %b %d %H:%M") + budget_label(engine.model)
+    return (engine.clock.now.strftime("%a %b %d %H:%M") + budget_label(engine.model, engine.clock.day_number)
             + failure_label(engine.model))
 
 
@@ -82,20 +82,20 @@ async def simulate(engine: Engine, ticks: int, stop: asyncio.Event | None = None
     return events
 
 
-def session_notes(model: MeteredModel, offline: bool) -> list[str]:
+def session_notes(model: LanguageModel, day: int, offline: bool) -> list[str]:
     """What happened with the model in this run: budget state, server retries, reply problems."""
     notes = []
-    if model.budget is not None:
-        notes.append(model.budget.status(model.meter.game_day))
-    stats = getattr(model.inner, "stats", None)
-    if stats is not None:
-        notes.append(stats.describe())
-    if model.meter.problems and not offline:  # the offline model's are counted as defaults above
+    report = model.report()
+    if report.budget is not None:
+        notes.append(report.budget.status(day))
+    if report.server is not None:
+        notes.append(report.server)
+    if report.problems and not offline:  # the offline model's are counted as defaults above
         problems = ", ".join(f"{n} {PROBLEM_WORDS.get(kind, kind)}"
-                             for kind, n in sorted(model.meter.problems.items()))
+                             for kind, n in sorted(report.problems.items()))
         notes.append(f"unusable replies this run: {problems} (each got one repair try)")
-    if model.meter.last_failure:
-        notes.append(f"last model failure: {model.meter.last_failure}")
+    if report.last_failure:
+        notes.append(f"last model failure: {report.last_failure}")
     return notes
 
 
@@ -162,6 +162,6 @@ async def _run(engine: Engine, args: argparse.Namespace, settings: ModelSettings
     run = summarise([r for r in rows if r["id"] > last_earlier], settings, engine.clock.tick_minutes)
     town = summarise(rows, settings, engine.clock.tick_minutes) if earlier else None
     show_usage(screen, run, town)
-    for note in session_notes(engine.model, settings.offline):
+    for note in session_notes(engine.model, engine.clock.day_number, settings.offline):
         screen.line(note)
     return 0

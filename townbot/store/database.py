@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,7 @@ from typing import Any
 import aiosqlite
 import numpy as np
 
-from townbot.llm.metering import UsageRecord
+from townbot.llm.port import UsageRecord
 from townbot.mind.memory import Memory
 from townbot.store.errors import StoreError
 from townbot.store.migrations import MIGRATIONS
@@ -132,6 +134,22 @@ class Store:
         self.db = connection
         self.path = path
         self.lock: WriterLock | None = None
+        # One connection: a usage write must never start inside a tick's open transaction.
+        self._writing = asyncio.Lock()
+        self._logs: list[UsageLog] = []
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        """BEGIN IMMEDIATE ... COMMIT, rolled back on any error; one at a time."""
+        async with self._writing:
+            await self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                await self.db.execute("COMMIT")
+            except BaseException:
+                if self.db.in_transaction:  # SQLite may have rolled back already (a full disk)
+                    await self.db.execute("ROLLBACK")
+                raise
 
     @classmethod
     async def open(cls, path: str | Path, *, read_only: bool = False) -> Store:
@@ -180,11 +198,32 @@ class Store:
 
     async def close(self) -> None:
         try:
+            for log in self._logs:
+                await log.flush()
+        except (sqlite3.Error, StoreError):
+            pass  # the town's own commits already said what failed; closing must still close
+        finally:
+            await self._close()
+
+    async def _close(self) -> None:
+        try:
             await self.db.close()
         finally:
             if self.lock is not None:
                 self.lock.release()
                 self.lock = None
+
+    def usage_log(self, town_id: int, tick: Callable[[], int]) -> UsageLog:
+        """A sink for a town's usage records, written as calls complete (see UsageLog)."""
+        log = UsageLog(self, town_id, tick)
+        self._logs.append(log)
+        return log
+
+    async def add_usage(self, town_id: int, rows: list[tuple[int, UsageRecord]]) -> None:
+        """Usage records (with the tick of each) in a short transaction of their own."""
+        async with self.transaction():
+            await self.db.executemany(USAGE_INSERT, [(town_id, tick, *_usage_values(u))
+                                                     for tick, u in rows])
 
     async def check_version(self) -> None:
         """A reader cannot migrate: the database must already be at this townbot's version."""
@@ -226,8 +265,7 @@ class Store:
                           embedding_model: str, embedding_dim: int,
                           agents: dict[str, tuple[dict, dict]],
                           objects: dict[str, str]) -> TownRow:
-        await self.db.execute("BEGIN IMMEDIATE")
-        try:
+        async with self.transaction():
             cursor = await self.db.execute(
                 "INSERT INTO towns (name, start, tick_minutes, seed, model, embedding_model, "
                 "embedding_dim) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -239,10 +277,6 @@ class Store:
             await self.db.executemany(
                 "INSERT INTO objects (town_id, path, state, updated) VALUES (?, ?, ?, ?)",
                 [(town_id, path, state, start) for path, state in objects.items()])
-        except BaseException:
-            await self.db.execute("ROLLBACK")
-            raise
-        await self.db.execute("COMMIT")
         town = await self.town(town_id)
         assert town is not None
         return town
@@ -313,13 +347,10 @@ class Store:
 
     async def save_tick(self, changes: TickChanges) -> None:
         """Commit one tick atomically: a crash before COMMIT leaves the previous tick intact."""
-        await self.db.execute("BEGIN IMMEDIATE")
         try:
-            await self._write_tick(changes)
-            await self.db.execute("COMMIT")
+            async with self.transaction():
+                await self._write_tick(changes)
         except BaseException as error:
-            if self.db.in_transaction:  # SQLite may have rolled back already (a full disk)
-                await self.db.execute("ROLLBACK")
             full = self.disk_full(error)
             if full is None:
                 raise
@@ -390,7 +421,8 @@ class Store:
     async def add_audit(self, town_id: int, entry: AuditEntry) -> None:
         """One audit row in its own transaction: what a use case changed is already saved."""
         try:
-            await self._insert_audit(town_id, entry)
+            async with self._writing:
+                await self._insert_audit(town_id, entry)
         except sqlite3.OperationalError as error:
             full = self.disk_full(error)
             if full is None:
@@ -415,6 +447,11 @@ class Store:
 
     async def set_town_flags(self, town_id: int, *, paused: bool | None = None,
                              tick_seconds: float | None = None) -> None:
+        async with self._writing:
+            await self._set_town_flags(town_id, paused, tick_seconds)
+
+    async def _set_town_flags(self, town_id: int, paused: bool | None,
+                              tick_seconds: float | None) -> None:
         if paused is not None:
             await self.db.execute("UPDATE towns SET paused = ? WHERE id = ?", (int(paused), town_id))
         if tick_seconds is not None:
@@ -436,12 +473,54 @@ class Store:
                  for seq, (speaker, text, when) in enumerate(talk.utterances)])
 
     async def _insert_usage(self, town: int, tick: int, usage: Iterable[UsageRecord]) -> None:
-        await self.db.executemany(
-            "INSERT INTO llm_usage (town_id, tick, game_day, agent, purpose, model, "
-            "prompt_tokens, completion_tokens, estimated, latency_ms, outcome) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(town, tick, u.game_day, u.agent, u.purpose, u.model, u.prompt_tokens,
-              u.completion_tokens, int(u.estimated), u.latency_ms, u.outcome) for u in usage])
+        await self.db.executemany(USAGE_INSERT, [(town, tick, *_usage_values(u)) for u in usage])
+
+
+USAGE_INSERT = ("INSERT INTO llm_usage (town_id, tick, game_day, agent, purpose, model, "
+                "prompt_tokens, completion_tokens, estimated, latency_ms, outcome) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+def _usage_values(u: UsageRecord) -> tuple:
+    return (u.game_day, u.agent, u.purpose, u.model, u.prompt_tokens, u.completion_tokens,
+            int(u.estimated), u.latency_ms, u.outcome)
+
+
+class UsageLog:
+    """A town's usage sink: each record is written in a short transaction of its own as soon
+    as the event loop is free, so a tick killed half-way keeps the calls it paid for.
+
+    Records arriving while a write is under way go in the next one; `flush` waits for all.
+    A failed write keeps its records for the next try and raises from `flush`.
+    """
+
+    def __init__(self, store: Store, town_id: int, tick: Callable[[], int]) -> None:
+        self.store = store
+        self.town_id = town_id
+        self.tick = tick
+        self._pending: list[tuple[int, UsageRecord]] = []
+        self._writer: asyncio.Task | None = None
+
+    def record(self, record: UsageRecord) -> None:
+        self._pending.append((self.tick(), record))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write())
+
+    async def _write(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending, []
+            try:
+                await self.store.add_usage(self.town_id, batch)
+            except BaseException:
+                self._pending[:0] = batch
+                raise
+
+    async def flush(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            await writer
+        if self._pending:
+            await self._write()
 
 
 async def conversations(store: Store, town_id: int) -> list[dict[str, Any]]:
@@ -462,8 +541,7 @@ async def replace_embeddings(store: Store, town_id: int, embedding_model: str, e
                              usage: Iterable[UsageRecord] = ()) -> None:
     """Give every listed memory (agent, seq) a new vector and the town its new embedding model,
     with the usage that re-embedding cost, in one transaction: all of it or none."""
-    await store.db.execute("BEGIN IMMEDIATE")
-    try:
+    async with store.transaction():
         await store.db.executemany(
             "UPDATE memories SET embedding = ? WHERE town_id = ? AND agent = ? AND seq = ?",
             [(np.asarray(vector, dtype=np.float32).tobytes(), town_id, agent, seq)
@@ -471,7 +549,3 @@ async def replace_embeddings(store: Store, town_id: int, embedding_model: str, e
         await store.db.execute("UPDATE towns SET embedding_model = ?, embedding_dim = ? WHERE id = ?",
                                (embedding_model, embedding_dim, town_id))
         await store._insert_usage(town_id, tick, usage)
-    except BaseException:
-        await store.db.execute("ROLLBACK")
-        raise
-    await store.db.execute("COMMIT")

@@ -11,7 +11,8 @@ import asyncio
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from townbot.llm.metering import MeteredModel
+from townbot.llm.port import CallContext, LanguageModel
+from townbot.llm.stack import WithContext
 from townbot.mind import dialogue
 from townbot.mind.agent import AgentMind, Intent, MindState, Perception, starting_knowledge
 from townbot.mind.memory import MemoryStream
@@ -22,6 +23,7 @@ from townbot.store.database import (
     StoreError,
     TickChanges,
     TownRow,
+    UsageLog,
     VisitorRow,
 )
 from townbot.town.body import Body
@@ -58,7 +60,7 @@ class Engine:
     world: World
     store: Store
     town: TownRow
-    model: MeteredModel
+    model: LanguageModel  # the caller's model, stamped with this town's context (see _assemble)
     clock: GameClock
     minds: dict[str, AgentMind]
     bodies: dict[str, Body]
@@ -66,6 +68,7 @@ class Engine:
     settings: MindSettings = field(default_factory=MindSettings)
     mishap_rate: float = DEFAULT_RATE
     defaults: dict[str, str] = field(default_factory=dict)
+    usage: UsageLog | None = None  # where the model's usage records of this town go
 
     def __post_init__(self) -> None:
         self.defaults = self.world.default_object_states()
@@ -78,7 +81,7 @@ class Engine:
     # --- creation and resumption ------------------------------------------------------------
 
     @classmethod
-    async def open(cls, world: World, store: Store, model: MeteredModel, *, seed: int = 0,
+    async def open(cls, world: World, store: Store, model: LanguageModel, *, seed: int = 0,
                    start: str | None = None, tick_minutes: int | None = None,
                    settings: MindSettings | None = None) -> Engine:
         """Resume the town in the database, or found it when the database is new."""
@@ -90,7 +93,7 @@ class Engine:
         return await cls._resume(world, store, model, town, settings)
 
     @classmethod
-    async def _found(cls, world: World, store: Store, model: MeteredModel, seed: int,
+    async def _found(cls, world: World, store: Store, model: LanguageModel, seed: int,
                      start: str, tick_minutes: int, settings: MindSettings) -> Engine:
         arenas_of = {name: list(s.arenas) for name, s in world.sectors.items()}
         bodies = {name: Body(p.home_sector, p.home_arena) for name, p in world.personas.items()}
@@ -106,7 +109,7 @@ class Engine:
         return engine
 
     @classmethod
-    async def _resume(cls, world: World, store: Store, model: MeteredModel, town: TownRow,
+    async def _resume(cls, world: World, store: Store, model: LanguageModel, town: TownRow,
                       settings: MindSettings) -> Engine:
         if town.embedding_dim != model.embedding_dim or town.embedding_model != model.embedding_model:
             raise StoreError(
@@ -140,14 +143,18 @@ class Engine:
         return engine
 
     @classmethod
-    def _assemble(cls, world: World, store: Store, model: MeteredModel, town: TownRow,
+    def _assemble(cls, world: World, store: Store, model: LanguageModel, town: TownRow,
                   bodies: dict[str, Body], states: dict[str, MindState], objects: dict[str, str],
                   streams: dict[str, MemoryStream], settings: MindSettings) -> Engine:
         clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
+        usage = store.usage_log(town.id, lambda: clock.tick)
+        # Every call this town makes carries its game day and its usage sink.
+        model = WithContext(model, lambda: CallContext(game_day=clock.day_number, usage=usage))
         minds = {name: AgentMind(world.personas[name], model,
                                  streams.get(name) or MemoryStream(town.embedding_dim),
                                  states[name], settings) for name in sorted(bodies)}
-        return cls(world, store, town, model, clock, minds, bodies, objects, settings)
+        return cls(world, store, town, model, clock, minds, bodies, objects, settings,
+                   usage=usage)
 
     async def _plant_seed_memories(self) -> None:
         for mind in self.minds.values():
@@ -183,7 +190,6 @@ class Engine:
 
     async def tick(self) -> list[TownEvent]:
         now = self.clock.now
-        self.model.meter.game_day = self.clock.day_number
         events: list[TownEvent] = []
         for body in self.bodies.values():
             if body.walking and body.arrives_by(now):
@@ -375,7 +381,7 @@ class Engine:
     async def _commit(self, events: list[TownEvent], advance: bool = True) -> None:
         next_tick = self.clock.tick + (1 if advance else 0)
         changes = TickChanges(town_id=self.town.id, next_tick=next_tick, tick=self.clock.tick,
-                              events=events, usage=self.model.meter.drain(),
+                              events=events,
                               objects=self._changed_objects, conversations=self._conversations,
                               visitors=self._visitor_rows(), departed=self._departed)
         for name, mind in self.minds.items():
@@ -383,6 +389,8 @@ class Engine:
             added, touched = mind.stream.take_changes()
             changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
             changes.touched += [(name, m) for m in touched]
+        if self.usage is not None:  # what the calls cost is stored even if this commit fails
+            await self.usage.flush()
         await self.store.save_tick(changes)
         self._changed_objects, self._conversations = {}, []
         self._departed = []

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from townbot.llm.budget import Budget
-from townbot.llm.metering import MeteredModel
 from townbot.llm.offline import OfflineModel
 from townbot.llm.openai_client import OpenAIModel
+from townbot.llm.port import LanguageModel
 from townbot.llm.probe import start_up_check
 from townbot.llm.settings import ModelSettings, load_settings
+from townbot.llm.stack import build_model_stack
 from townbot.store.database import Store
 from townbot.town.engine import Engine
 from townbot.world.loading import load_world
@@ -36,15 +37,15 @@ class TownFiles:
         return load_world(data_path(self.world, "world.yaml"), data_path(self.personas, "personas"))
 
 
-def make_model(seed: int, settings: ModelSettings | None = None) -> MeteredModel:
+def make_model(seed: int, settings: ModelSettings | None = None) -> LanguageModel:
     """The configured server's model (settings from the environment and townbot.toml when not
     given), or the offline model when no chat model is configured."""
     settings = settings or load_settings()
     inner = OfflineModel(seed=seed) if settings.offline else OpenAIModel(settings)
-    return MeteredModel(inner, budget=Budget(settings.caps) if settings.caps.any else None)
+    return build_model_stack(inner, budget=Budget(settings.caps) if settings.caps.any else None)
 
 
-async def checked_model(seed: int, settings: ModelSettings | None = None) -> MeteredModel:
+async def checked_model(seed: int, settings: ModelSettings | None = None) -> LanguageModel:
     """`make_model` after the start-up check of the server (townbot.llm.probe): settings that
     cannot work stop here, before the first tick, with a message naming what to change."""
     settings = settings or load_settings()
@@ -56,11 +57,11 @@ async def checked_model(seed: int, settings: ModelSettings | None = None) -> Met
     except BaseException:
         await client.close()
         raise
-    return MeteredModel(client, budget=Budget(settings.caps) if settings.caps.any else None)
+    return build_model_stack(client, budget=Budget(settings.caps) if settings.caps.any else None)
 
 
 async def open_engine(files: TownFiles, db: str, *, seed: int = 0,
-                      model: MeteredModel | None = None,
+                      model: LanguageModel | None = None,
                       settings: ModelSettings | None = None) -> Engine:
     world = files.load()
     store = await Store.open(db)
@@ -72,8 +73,9 @@ async def open_engine(files: TownFiles, db: str, *, seed: int = 0,
         if model is None:
             model = made = await checked_model(seed, settings)
         await model.prepare()  # a server's embedding dimension must be known before resuming
-        if town is not None and model.budget is not None:
-            model.budget.restore(await store.usage_rows(town.id))
+        budget = model.report().budget
+        if town is not None and budget is not None:
+            budget.restore(await store.usage_rows(town.id))
         return await Engine.open(world, store, model, seed=seed)
     except BaseException:
         if made is not None:
