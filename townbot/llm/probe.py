@@ -27,6 +27,7 @@ from townbot.llm.structured import read_answer
 from townbot.prompting import render
 
 PARALLEL_PROBES = 4  # requests sent at once to see how many the server serves together
+MEASURING_ROUNDS = 2
 PROBE_TOKENS = 40
 EXAMPLE_URL = "http://127.0.0.1:8080/v1"
 
@@ -66,15 +67,17 @@ class ProbeReport:
     embedding_model: str | None = None
     embedding_dim: int | None = None
     embedding_seconds: float | None = None
+    warm: ModeResult | None = None  # the quickest request while measuring
 
     @property
     def latency(self) -> float | None:
-        times = [m.seconds for m in self.modes if m.accepted]
+        times = [m.seconds for m in [*self.modes, *([self.warm] if self.warm else [])] if m.accepted]
         return min(times) if times else None
 
     @property
     def tokens_per_second(self) -> float | None:
-        best = next((m for m in self.modes if m.mode == self.chosen), None)
+        """Reply tokens per second of a tiny request, prompt included: a lower bound."""
+        best = self.warm or next((m for m in self.modes if m.mode == self.chosen), None)
         if best is None or not best.seconds or not best.completion_tokens:
             return None
         return best.completion_tokens / best.seconds
@@ -100,8 +103,8 @@ class ProbeReport:
         suggested["concurrency"] = self.suggested_concurrency()
         speed = self.tokens_per_second
         if speed:
-            # The longest answer at the measured speed, with room for the prompt and a queue.
-            needed = 2 * settings.max_tokens / speed + 10 * (self.latency or 0)
+            # The longest answer at the measured speed, with half as much again to spare.
+            needed = 1.5 * settings.max_tokens / speed
             suggested["timeout"] = int(min(600, max(30, round(needed, -1))))
         if self.embedding_model:
             suggested["embedding_model"] = self.embedding_model
@@ -211,11 +214,11 @@ async def check_server(client: OpenAIModel, *, every_mode: bool = False,
         report.modes.append(await try_mode(client, mode))
     if configured != "auto" and not report.modes[0].accepted and not every_mode:
         report.modes += [await try_mode(client, m) for m in STRUCTURED_MODES if m != configured]
-    report.chosen = _chosen_mode(report, configured)
+    report.chosen = _chosen_mode(report, "auto" if every_mode else configured)
     if settings.small_model and settings.small_model != settings.chat_model:
         await try_mode(client, report.chosen, settings.small_model)
     if measure if measure is not None else settings.concurrency is None:
-        report.parallel = await measure_parallel(client, report.chosen)
+        report.parallel, report.warm = await measure_parallel(client, report.chosen)
     if settings.embedding_model:
         await check_embeddings(client, report)
     return report
@@ -238,21 +241,22 @@ def _chosen_mode(report: ProbeReport, configured: str) -> str:
     return configured
 
 
-async def measure_parallel(client: OpenAIModel, mode: str) -> int:
-    """How many tiny requests the server serves at once: 1 for one at a time, up to
-    PARALLEL_PROBES when they all take about as long as one alone."""
-    single = await _timed(client, mode)
-    started = time.perf_counter()
-    await asyncio.gather(*(_timed(client, mode) for _ in range(PARALLEL_PROBES)))
-    together = time.perf_counter() - started
-    if together <= 0 or single <= 0:
-        return PARALLEL_PROBES
-    return max(1, min(PARALLEL_PROBES, round(PARALLEL_PROBES * single / together)))
-
-
-async def _timed(client: OpenAIModel, mode: str) -> float:
-    result = await try_mode(client, mode)
-    return result.seconds
+async def measure_parallel(client: OpenAIModel, mode: str) -> tuple[int, ModeResult]:
+    """How many requests the server serves at once, from PARALLEL_PROBES sent together: a
+    server that takes them one at a time finishes them one after another (the first after a
+    quarter of the time the last takes), one that serves them all finishes them together.
+    The lower of two rounds counts (a busy machine makes it noisy, and too many at once costs
+    timeouts where too few costs only speed). Also the quickest request, as the latency."""
+    await try_mode(client, mode)  # a warm start: a first request in a mode may set it up
+    estimates, results = [], []
+    for _ in range(MEASURING_ROUNDS):
+        round_results = await asyncio.gather(*(try_mode(client, mode) for _ in range(PARALLEL_PROBES)))
+        times = [r.seconds for r in round_results if r.accepted and r.seconds > 0]
+        estimates.append(1 if len(times) < PARALLEL_PROBES
+                         else max(1, min(PARALLEL_PROBES, round(PARALLEL_PROBES * min(times) / max(times)))))
+        results += round_results
+    fastest = min(results, key=lambda r: r.seconds if r.accepted else float("inf"))
+    return min(estimates), fastest
 
 
 async def check_embeddings(client: OpenAIModel, report: ProbeReport) -> None:
