@@ -41,7 +41,9 @@ def progressive(phrase: str) -> str:
     A phrase that already starts with an -ing word is left as it is.
     """
     words = phrase.split()
-    if not words or words[0].lower().endswith("ing"):
+    bare_words = [w.lower().rstrip(",.;:") for w in words]
+    if not words or bare_words[0].endswith("ing") or any(  # "still watering"
+            len(w) >= 5 and w.endswith("ing") for w in bare_words[1:3]):
         return phrase
     for index, word in enumerate(words):
         bare = word.rstrip(",.;")

@@ -99,8 +99,8 @@ def _mended_value(problem: dict, value: Any) -> Any:
         return high if number <= high * 2 else None
     if kind == "string_too_long" and isinstance(value, str):
         return _cut(value, context["max_length"])
-    if kind == "too_long" and isinstance(value, list):
-        return value[: context["max_length"]]
+    if kind == "too_long" and isinstance(value, list) and not any(_number(v) is not None for v in value):
+        return value[: context["max_length"]]  # a sixth insight goes; a sixth score is a miscount
     return None
 
 

@@ -6,9 +6,10 @@ minimum/maximum.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 Score = Literal[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
 ChunkMinutes = Literal[5, 10, 15]
@@ -19,6 +20,14 @@ class ImportanceScores(BaseModel):
     """purpose 'importance': one poignancy score per memory text, in order."""
 
     scores: list[Score]
+
+
+@cache
+def importance_scores(count: int) -> type[ImportanceScores]:
+    """ImportanceScores for exactly `count` memories: a schema-following server cannot give
+    another count, and the others are told the count by the schema as well as the prompt."""
+    return create_model("ImportanceScores", __base__=ImportanceScores,
+                        scores=(Annotated[list[Score], Field(min_length=count, max_length=count)], ...))
 
 
 class DayPlan(BaseModel):

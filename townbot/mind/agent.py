@@ -12,7 +12,7 @@ from typing import Protocol
 
 from townbot import wording
 from townbot.llm.port import Ask, LanguageModel
-from townbot.llm.purposes import ImportanceScores, Reaction
+from townbot.llm.purposes import Reaction, importance_scores
 from townbot.mind import acting, attention, dialogue, planning, reacting, reflection, summary
 from townbot.mind.memory import MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
@@ -185,13 +185,13 @@ class AgentMind:
 
     async def _rate(self, texts: list[str]) -> list[int]:
         prompt = render("importance", name=self.name, identity=self.persona.identity(),
-                        numbered=numbered(texts))
+                        numbered=numbered(texts), count=len(texts))
         answer = await self.model.ask(Ask(
-            purpose="importance", prompt=prompt, schema=ImportanceScores, agent=self.name,
+            purpose="importance", prompt=prompt, schema=importance_scores(len(texts)), agent=self.name,
             context={"texts": texts},
             check=lambda a: None if len(a.scores) == len(texts)
             else f"expected {len(texts)} scores, got {len(a.scores)}",
-            default=lambda: ImportanceScores(scores=[3] * len(texts))))
+            default=lambda: importance_scores(len(texts))(scores=[3] * len(texts))))
         return list(answer.scores)
 
     def observe(self, perception: Perception, world: WorldView) -> list[Sighting]:
@@ -480,11 +480,11 @@ class AgentMind:
         current = perception.sector or self.persona.home_sector
         norms = {s: world.norms_of(s) for s in self.state.known}
         block.sector = await acting.choose_sector(
-            self.model, self.persona, block.activity, block.start, self.state.known, current,
+            self.model, self.persona, block.activity, perception.now, self.state.known, current,
             hint_sector, norms, available)
         arenas = self.state.known.get(block.sector) or world.arenas_of(block.sector)
         block.arena = await acting.choose_arena(
-            self.model, self.persona, block.activity, block.start, block.sector, arenas,
+            self.model, self.persona, block.activity, perception.now, block.sector, arenas,
             hint_arena if hint_sector == block.sector else None,
             perception.arena if perception.sector == block.sector else None,
             world.norms_of(block.sector), available)
@@ -497,7 +497,7 @@ class AgentMind:
         if block.sector is None or block.arena is None:
             await self._place_block(block, perception, world)
             block.steps = []
-        if not block.steps:
+        if not block.steps or now >= block.steps[-1].end:  # none yet, or the last part is done
             objects = world.objects_in(block.sector, block.arena)
             block.steps = await planning.decompose(self.model, self.persona, block, objects, now)
             if block.steps:

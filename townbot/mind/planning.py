@@ -25,9 +25,13 @@ from townbot.mind.retrieval import retrieve
 from townbot.mind.settings import MindSettings
 from townbot.prompting import render
 from townbot.wording import progressive
-from townbot.world.clock import clock_face, parse_clock
+from townbot.world.clock import clock_face, minute_of_day, parse_clock
 from townbot.world.model import Persona
 
+# The longest stretch of a block broken into steps at once (40 steps of 5-15 minutes fit it).
+DECOMPOSE_MINUTES = 180
+# A gap this short between a block's end and the next block's start joins the block before.
+SMALL_GAP = timedelta(minutes=30)
 CONTINUATION_PREFIXES = ("continue to ", "continue ", "keep ", "finish off: ", "finish ")
 INTENTION_KINDS = ("thought", "conversation", "reflection", "observation")
 
@@ -147,17 +151,37 @@ def _schedule_problem(answer: HourlySchedule, persona: Persona,
 
 def blocks_from_schedule(schedule: HourlySchedule, persona: Persona, day: datetime,
                          start: datetime | None = None) -> list[PlanBlock]:
-    """Anchor the schedule to the date; each block runs until the next starts, the last to bedtime."""
+    """Anchor the schedule to the date. A block lasts its minutes, cut short where the next
+    begins; a gap up to SMALL_GAP joins the block before it, a longer one (and the evening after
+    the last block) follows the resident's routine for that time."""
     midnight = day.replace(hour=0, minute=0, second=0, microsecond=0)
     bedtime = midnight + timedelta(minutes=persona.sleeps)
     starts = [midnight + timedelta(minutes=parse_clock(b.start)) for b in schedule.blocks]
-    blocks = []
+    blocks: list[PlanBlock] = []
     for index, entry in enumerate(schedule.blocks):
-        end = starts[index + 1] if index + 1 < len(starts) else bedtime
-        begin = max(starts[index], start) if start else starts[index]
-        if begin < bedtime and end > begin:
-            blocks.append(PlanBlock(start=begin, end=min(end, bedtime), activity=entry.activity))
-    return blocks
+        following = starts[index + 1] if index + 1 < len(starts) else bedtime
+        end = min(following, starts[index] + timedelta(minutes=entry.minutes))
+        if following - end <= SMALL_GAP:
+            end = following
+        blocks.append(PlanBlock(start=starts[index], end=end, activity=entry.activity))
+        if end < following:
+            blocks.append(PlanBlock(start=end, end=following,
+                                    activity=routine_activity_at(persona, minute_of_day(end))))
+    cut = []
+    for block in blocks:
+        begin = max(block.start, start) if start else block.start
+        if begin < bedtime and block.end > begin:
+            cut.append(PlanBlock(start=begin, end=min(block.end, bedtime), activity=block.activity))
+    return cut
+
+
+def routine_activity_at(persona: Persona, minute: int) -> str:
+    """What the resident's routine has them do at this minute of the day."""
+    current = persona.routine[0]
+    for step in persona.routine:
+        if step.minute <= minute:
+            current = step
+    return current.activity
 
 
 async def plan_hours(model: LanguageModel, persona: Persona, day: datetime, items: list[str],
@@ -203,7 +227,7 @@ async def should_revise(model: LanguageModel, persona: Persona, summary: str, no
 
 def _default_steps(block: PlanBlock, objects: list[str]) -> Decomposition:
     target = objects[0] if objects else "nothing in particular"
-    return Decomposition(steps=[Step(minutes=15, action=block.activity, object=target,
+    return Decomposition(steps=[Step(minutes=15, action=as_ongoing(block.activity), object=target,
                                      object_state="in use", emoji="🙂")])
 
 
@@ -216,7 +240,8 @@ def steps_in_block(answer: Decomposition, block: PlanBlock, objects: list[str]) 
             break
         end = min(block.end, cursor + timedelta(minutes=step.minutes))
         obj = step.object if step.object in objects else (objects[0] if objects else "")
-        steps.append(PlanStep(cursor, end, step.action, obj, step.object_state, step.emoji))
+        steps.append(PlanStep(cursor, end, as_ongoing(step.action), obj, step.object_state,
+                              step.emoji))
         cursor = end
     if steps:
         steps[-1].end = block.end
@@ -225,8 +250,11 @@ def steps_in_block(answer: Decomposition, block: PlanBlock, objects: list[str]) 
 
 async def decompose(model: LanguageModel, persona: Persona, block: PlanBlock,
                     objects: list[str], now: datetime) -> list[PlanStep]:
+    """Steps for the next part of a block (at most DECOMPOSE_MINUTES: a long block is broken
+    down again when its steps run out, so the steps asked for fit the schema's 40)."""
     start = max(block.start, now)
-    minutes = max(5, int((block.end - start).total_seconds() // 60))
+    until = min(block.end, start + timedelta(minutes=DECOMPOSE_MINUTES))
+    minutes = max(5, int((until - start).total_seconds() // 60))
     prompt = render("decompose", identity=persona.identity(), first_name=persona.first_name,
                     time=clock_face(start.hour * 60 + start.minute),
                     place=f"{block.sector}: {block.arena}", minutes=minutes,
@@ -242,5 +270,5 @@ async def decompose(model: LanguageModel, persona: Persona, block: PlanBlock,
         context={"activity": block.activity, "minutes": minutes, "objects": objects,
                  "agent": persona.name, "start": start.isoformat(),
                  "resuming": block.resumed}))
-    partial = PlanBlock(start, block.end, block.activity, block.sector, block.arena)
+    partial = PlanBlock(start, until, block.activity, block.sector, block.arena)
     return steps_in_block(answer, partial, objects)

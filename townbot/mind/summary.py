@@ -32,7 +32,8 @@ def render_summary(persona: Persona, summary: dict[str, str] | None) -> str:
     head = f"Name: {persona.name} (age {persona.age}). Innate traits: {', '.join(persona.traits)}."
     if not summary:
         return f"{head} {persona.background} {persona.currently}"
-    return f"{head} {summary['core']} {summary['occupation']} {summary['feeling']}"
+    # The persona's background stays: a model's summary adds to it and never replaces the facts.
+    return f"{head} {persona.background} {summary['core']} {summary['occupation']} {summary['feeling']}"
 
 
 def is_stale(cached: dict | None, now: datetime, refresh_hours: float) -> bool:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import getpass
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterable
@@ -70,7 +69,8 @@ def add_play_parser(commands: argparse._SubParsersAction) -> None:
     play.add_argument("--ticks", type=int, help="stop after this many ticks")
     play.add_argument("--speed", type=float, default=2.0,
                       help="real seconds per tick (default 2; 0 runs ticks back to back)")
-    play.add_argument("--name", default=None, help="your name in the audit log (default: login)")
+    play.add_argument("--name", default=None,
+                      help="your name in the audit log and as an interviewer (default: 'a visitor')")
     play.add_argument("--role", choices=["moderator", "everyone"], default="moderator",
                       help="play as a moderator (default) or as everyone else")
     play.add_argument("--scenario", help="scenario from scenarios/ to load first")
@@ -424,7 +424,7 @@ async def _session(console: Console, limit: int | None, interactive: bool,
 
 
 def person_for(args: argparse.Namespace) -> Person:
-    name = args.name or getpass.getuser()
+    name = args.name or "a visitor"  # not the login name: residents would be asked by "root"
     return Person(f"console:{name}", name, moderator=args.role == "moderator")
 
 
