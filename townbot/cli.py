@@ -184,7 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sys.stdin.reconfigure(errors="replace")
             print(model_line(settings), flush=True)
             return asyncio.run(run_play(args, lambda: open_engine(
-                TownFiles(args.world, args.personas), args.db, seed=args.seed, settings=settings)))
+                TownFiles(args.world, args.personas, args.residents), args.db, seed=args.seed,
+                settings=settings)))
         if args.command == "doctor":
             return run_doctor(args, settings, dict(os.environ))
         if args.command == "usage":

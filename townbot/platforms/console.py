@@ -26,6 +26,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 
 from townbot.platforms.terminal import Interrupts, Screen
 from townbot.town.engine import Engine
+from townbot.town.launch import RESIDENTS_HELP
 from townbot.town.service import Outcome, Person, TownError, TownService, closest_names
 from townbot.town.transcript import event_line
 from townbot.wording import plural
@@ -74,6 +75,7 @@ def add_play_parser(commands: argparse._SubParsersAction) -> None:
     play.add_argument("--role", choices=["moderator", "everyone"], default="moderator",
                       help="play as a moderator (default) or as everyone else")
     play.add_argument("--scenario", help="scenario from scenarios/ to load first")
+    play.add_argument("--residents", help=RESIDENTS_HELP)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from townbot.llm.settings import ModelSettings
 from townbot.platforms.arguments import positive
 from townbot.platforms.terminal import Interrupts, Screen, TickProgress
 from townbot.town.engine import Engine
-from townbot.town.launch import TownFiles, open_engine
+from townbot.town.launch import RESIDENTS_HELP, TownFiles, open_engine
 from townbot.town.service import Person, TownService
 from townbot.town.transcript import by_area, in_time_order
 from townbot.town.usage import summarise, town_line, usage_table, usage_totals
@@ -37,6 +37,7 @@ def add_sim_parser(commands: argparse._SubParsersAction) -> None:
     sim.add_argument("--db", default="townbot.db", help="database file (default: townbot.db)")
     sim.add_argument("--seed", type=int, default=0, help="seed for a new town (default 0)")
     sim.add_argument("--scenario", help="scenario from scenarios/ to load first")
+    sim.add_argument("--residents", help=RESIDENTS_HELP)
     shown = sim.add_mutually_exclusive_group()
     shown.add_argument("--by-area", action="store_true",
                        help="group the transcript by area instead of time order")
@@ -114,8 +115,8 @@ async def run_sim(args: argparse.Namespace, settings: ModelSettings) -> int:
     during one; each way ends with one line on standard error and exit code 130."""
     with Interrupts() as interrupts:
         try:
-            engine = await open_engine(TownFiles(args.world, args.personas), args.db, seed=args.seed,
-                                       settings=settings)
+            engine = await open_engine(TownFiles(args.world, args.personas, args.residents), args.db,
+                                       seed=args.seed, settings=settings)
         except asyncio.CancelledError:
             print("stopped by Ctrl-C while the town was opening; nothing ran", file=sys.stderr)
             return INTERRUPTED

@@ -14,9 +14,11 @@ from townbot.llm.settings import ModelSettings, load_settings
 from townbot.llm.stack import build_model_stack
 from townbot.store.database import Store
 from townbot.town.engine import Engine
-from townbot.world.loading import load_world
+from townbot.world.loading import load_world, select_residents
 from townbot.world.model import World
 
+RESIDENTS_HELP = ("a smaller town: a number of residents who know each other, or names "
+                  "separated by commas (e.g. 4, or 'Isabella Rodriguez, Klaus Mueller')")
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -32,9 +34,11 @@ def data_path(given: str | None, default_name: str) -> Path:
 class TownFiles:
     world: str | None = None
     personas: str | None = None
+    residents: str | None = None  # a number or "Name, Name": a smaller town (select_residents)
 
     def load(self) -> World:
-        return load_world(data_path(self.world, "world.yaml"), data_path(self.personas, "personas"))
+        world = load_world(data_path(self.world, "world.yaml"), data_path(self.personas, "personas"))
+        return select_residents(world, self.residents) if self.residents else world
 
 
 def make_model(seed: int, settings: ModelSettings | None = None) -> LanguageModel:

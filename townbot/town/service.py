@@ -163,6 +163,13 @@ class TownService:
 
     # --- lookups ----------------------------------------------------------------------------
 
+    def _has_resident(self, name: str) -> bool:
+        try:
+            self.resident(name)
+        except TownError:
+            return False
+        return True
+
     def resident(self, name: str) -> str:
         names = list(self.engine.minds)
         wanted = " ".join(name.split()).lower()
@@ -486,7 +493,10 @@ class TownService:
                 spec = load_scenario(self.scenarios, name)
             except DataError as error:
                 raise TownError(str(error)) from error
-            seeds = [(self.resident(s.resident), s.thought) for s in spec.seeds]
+            # A smaller town (--residents) seeds the residents it has and says whom it skipped.
+            present = [s for s in spec.seeds if self._has_resident(s.resident)]
+            absent = sorted({s.resident for s in spec.seeds} - {s.resident for s in present})
+            seeds = [(self.resident(s.resident), s.thought) for s in present]
             objects = [(self.object_path(o.path), o.state) for o in spec.objects]
             for who, thought in seeds:
                 await self._seed_thought(who, " ".join(thought.split()))
@@ -495,8 +505,9 @@ class TownService:
             events = [self._event("announcement", "Town hall", spec.announcement, "📣", None)] \
                 if spec.announcement else []
             await self.engine.commit_now(events)
-            return Outcome(f"Loaded scenario '{spec.name}': {' '.join(spec.description.split())}",
-                           events)
+            skipped = f" (not in this town, so not seeded: {', '.join(absent)})" if absent else ""
+            return Outcome(f"Loaded scenario '{spec.name}': {' '.join(spec.description.split())}"
+                           f"{skipped}", events)
         return await self._run("scenario", moderator, {"name": name}, act)
 
     async def announce(self, moderator: Person, text: str, area: str | None = None) -> Outcome:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -318,3 +319,61 @@ def _build_routine(file: str, spec: PersonaSpec, world: World, wakes: int,
         raise DataError(file, "routine[0].at", f"the routine must start when the resident wakes "
                                                f"({spec.lifestyle.wakes})")
     return tuple(steps)
+
+
+# --- a smaller town -------------------------------------------------------------------------
+
+
+def select_residents(world: World, choice: str) -> World:
+    """The world with only some residents, for a cheap trial: `choice` is a number (that many
+    residents who know each other best) or names separated by commas (full or first names).
+    Staff lists keep only residents in the town; seed memories about absent people stay, as
+    memories of neighbours who happen to be away."""
+    everyone = world.personas
+    text = choice.strip()
+    if text.isdigit():
+        count = int(text)
+        if not 1 <= count <= len(everyone):
+            raise DataError("--residents", text, f"choose between 1 and {len(everyone)} residents")
+        names = closest_knit(everyone, count)
+    else:
+        names = [_resident_named(part, everyone) for part in text.split(",") if part.strip()]
+        if not names:
+            raise DataError("--residents", text, "name at least one resident, e.g. "
+                                                 "--residents 'Isabella Rodriguez, Klaus Mueller'")
+    chosen = {name: everyone[name] for name in sorted(set(names))}
+    sectors = {name: replace(sector, staff=frozenset(p for p in sector.staff if p in chosen))
+               for name, sector in world.sectors.items()}
+    return replace(world, personas=chosen, sectors=sectors)
+
+
+def _resident_named(text: str, everyone: dict[str, Persona]) -> str:
+    wanted = " ".join(text.split()).lower()
+    for name in everyone:
+        if name.lower() == wanted:
+            return name
+    firsts = [name for name in everyone if name.split()[0].lower() == wanted]
+    if len(firsts) == 1:
+        return firsts[0]
+    raise DataError("--residents", text.strip(), f"no such resident{closest(text.strip(), list(everyone))}")
+
+
+def closest_knit(everyone: dict[str, Persona], count: int) -> list[str]:
+    """`count` residents who know each other: start from the one whose name the others' seed
+    memories mention most, then add whoever is linked most to those already chosen."""
+    links = {name: {other for other in everyone if other != name and _mentions(everyone[name], other)}
+             for name in everyone}
+
+    def ties(name: str, group: set[str]) -> int:
+        return sum((other in links[name]) + (name in links[other]) for other in group)
+
+    start = max(sorted(everyone), key=lambda n: sum(n in links[o] for o in everyone))
+    group = {start}
+    while len(group) < count:
+        group.add(max(sorted(set(everyone) - group), key=lambda n: ties(n, group)))
+    return sorted(group)
+
+
+def _mentions(persona: Persona, other: str) -> bool:
+    first = other.split()[0]
+    return any(other in memory or first in memory for memory in persona.seed_memories)
