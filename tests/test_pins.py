@@ -102,8 +102,9 @@ def test_the_answer_prompt_tells_the_resident_to_admit_being_simulated():
     from townbot.prompting import render
     text = render("answer", summary="S", now="N", first_name="Klaus", plan="P", context="C",
                   asker="A", question='"Are you real?"')
-    assert "Klaus is a simulated character in a computer program and says so honestly when " \
-           "asked" in " ".join(text.split())
+    flat = " ".join(text.split())
+    assert "You are Klaus." in flat  # the prompt speaks to the resident: answers in the first person
+    assert "You are a simulated character in a computer program and say so honestly when asked" in flat
 
 
 # --- the budget ---------------------------------------------------------------------------------
