@@ -101,6 +101,15 @@ async def test_bad_input_is_refused_saying_what_would_be_right(server):
     assert server.bot.hub.scheduler.interval(server.town.key) == 3600.0
 
 
+async def test_a_member_who_left_is_bad_input_not_a_failure(server):
+    gone = server.fake.add_member(server.guild, "Bea")
+    server.fake.remove_member(server.guild, gone)
+    exchange = await server.slash("mod takeover", server.admin, member=gone, resident="Klaus")
+    assert exchange.text == ("/mod takeover: Bea is not a usable user here; pick one from the "
+                             "list Discord offers")
+    assert exchange.ephemeral
+
+
 async def test_a_command_defers_at_once_even_while_a_tick_holds_the_town(server):
     town = server.town
     async with town.service.lock:  # a tick in progress

@@ -153,6 +153,7 @@ class FakeDiscord:
         self.ids = itertools.count(discord.utils.time_snowflake(datetime.now(UTC)))
         self.guilds: dict[int, dict[str, Any]] = {}
         self.members: dict[int, dict[int, dict[str, Any]]] = defaultdict(dict)  # guild -> user
+        self.users: dict[int, dict[str, Any]] = {}
         self.channels: dict[int, dict[str, Any]] = {}  # channels, categories and threads
         self.history: dict[int, list[dict[str, Any]]] = defaultdict(list)  # channel -> messages
         self.webhooks: dict[int, dict[str, Any]] = {}
@@ -253,7 +254,12 @@ class FakeDiscord:
             chosen.append(self.add_role(guild_id, f"{name}'s admin role",
                                         discord.Permissions(manage_guild=True)))
         self.members[guild_id][user_id] = self._member(user_id, name, chosen)
+        self.users[user_id] = self.members[guild_id][user_id]["user"]
         return user_id
+
+    def remove_member(self, guild_id: int, user_id: int) -> None:
+        """The person left the server (the user still exists)."""
+        del self.members[guild_id][user_id]
 
     def _member(self, user_id: int, name: str, roles: list[int], bot: bool = False) -> dict:
         return {"user": user_payload(user_id, name, bot=bot), "roles": [str(r) for r in roles],
@@ -534,11 +540,12 @@ class FakeDiscord:
             spec = next((o for o in definitions if o["name"] == name), None)
             assert spec is not None, f"/{command['name']} has no option {name!r}"
             option = {"type": spec["type"], "name": name, "value": value}
-            if spec["type"] == 6:  # a user: the id, with the member in `resolved`
-                member = self.members[guild_id][value]
-                resolved.setdefault("users", {})[str(value)] = member["user"]
-                resolved.setdefault("members", {})[str(value)] = {
-                    k: v for k, v in member.items() if k != "user"}
+            if spec["type"] == 6:  # a user: the id, with the member (if still one) in `resolved`
+                member = self.members[guild_id].get(value)
+                resolved.setdefault("users", {})[str(value)] = self.users[value]
+                if member is not None:
+                    resolved.setdefault("members", {})[str(value)] = {
+                        k: v for k, v in member.items() if k != "user"}
                 option["value"] = str(value)
             if name == focused:
                 option["focused"] = True

@@ -147,8 +147,13 @@ class TownBotBehaviour:
         if isinstance(error, app_commands.CheckFailure):
             return  # refused by interaction_check, already answered
         name = interaction.command.qualified_name if interaction.command else "a command"
-        log.error("/%s failed", name, exc_info=error)
-        text = f"/{name} failed on the bot's side (it is logged); please try again later"
+        if isinstance(error, app_commands.TransformerError):  # bad input, not a bug
+            shown = getattr(error.value, "display_name", None) or repr(error.value)
+            text = (f"/{name}: {shown} is not a usable {error.type.name.lower()} here; pick one "
+                    "from the list Discord offers")
+        else:
+            log.error("/%s failed", name, exc_info=error)
+            text = f"/{name} failed on the bot's side (it is logged); please try again later"
         with contextlib.suppress(discord.HTTPException):
             if interaction.response.is_done():
                 await interaction.followup.send(text, ephemeral=True)
