@@ -321,7 +321,7 @@ def slots(count: int, width: float, height: float, radius: float,
     """(columns, row step) for `count` people in a cell: roomy when they fit, packed when not."""
     slot_h = 2 * radius + label + 3
     columns = max(1, int(width // (label * 5)))  # room for a first name under each
-    most = max(1, int(width // (1.5 * radius)))  # packed circles may overlap a little
+    most = max(1, int(width // (2 * radius + 2)))  # then rows close up instead
     while columns < most and -(-count // columns) * slot_h > height:
         columns += 1
     columns = max(1, min(columns, count))
