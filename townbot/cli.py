@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from townbot.doctor import add_doctor_parser, run_doctor
+from townbot.eval.cli import add_eval_parser, run_eval
 from townbot.llm.budget import Budget
 from townbot.llm.metering import CollectedUsage
 from townbot.llm.offline import OFFLINE_LABEL
@@ -53,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_map_parser(commands)
     add_sync_parser(commands)
     add_web_parser(commands)
+    add_eval_parser(commands)
 
     export = commands.add_parser("export", help="print a town's state and history")
     export.add_argument("--db", required=True, help="database file")
@@ -174,6 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_sync(args)
         if args.command == "web":
             return run_web(args)
+        if args.command == "eval":
+            return run_eval(args)
         settings = load_settings()
         check_scenario(getattr(args, "scenario", None))
         if args.command == "sim":

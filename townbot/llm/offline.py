@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
+from townbot.llm import offline_judge as judge
 from townbot.llm import offline_social as social
 from townbot.llm.embedding import HashingEmbedder, keywords
 from townbot.llm.port import AnswerT, Ask, CallContext, LanguageModel
@@ -315,6 +316,8 @@ class OfflineModel(LanguageModel):
             "conversation": lambda c: social.whole_conversation(c, score_importance),
             "takeaways": lambda c: social.takeaways(c, score_importance),
             "answer": social.answer,
+            "rank_answers": judge.rank,
+            "label_answers": judge.label,
         }
 
     def register(self, purpose: str, responder: Callable[[Mapping[str, Any]], BaseModel]) -> None:

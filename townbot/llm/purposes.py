@@ -153,3 +153,16 @@ class Ready(BaseModel):
 
     status: Literal["ready"]
     count: Literal[1, 2, 3]
+
+
+class Ranking(BaseModel):
+    """purpose 'rank_answers': the letters of the answers, most believable first."""
+
+    order: Annotated[list[Annotated[str, Field(pattern=r"^[A-Z]$")]], Field(min_length=2,
+                                                                            max_length=8)]
+
+
+class Labels(BaseModel):
+    """purpose 'label_answers': one yes or no per numbered answer, in order."""
+
+    labels: Annotated[list[Literal["yes", "no"]], Field(min_length=1, max_length=40)]

@@ -28,7 +28,7 @@ from townbot.world.model import Persona
 GOVERNED = {"observations": ("observation", "conversation", "thought"),
             "reflections": ("reflection",), "plans": ("plan",)}
 # Someone unnamed in the town list but asked about by full name ("Who is Kane Martinez?").
-ASKED_ABOUT = re.compile(r"\b(?:who is|who's|know of|know|about|think of|met)\s+"
+ASKED_ABOUT = re.compile(r"\b(?i:who is|who's|know of|know|about|think of|met)\s+"
                          r"([A-Z][a-z]+(?: [A-Z][a-z]+)+)")
 
 

@@ -1,0 +1,272 @@
+"""`townbot eval` on a small town written straight into a database, with scripted answers:
+known density (1/6 at the start, 3/6 at the end), a known diffusion path (Isabella -> Sam ->
+Maria), one resident who came to the party, and one planted hallucination (Klaus claims to know
+of the party with no memory of it). The evaluation must not change the town."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import io
+import json
+import random
+import re
+from datetime import datetime, timedelta
+
+import pytest
+from scripted import ScriptedModel
+
+from townbot.cli import main
+from townbot.eval import measures
+from townbot.eval.interviews import CONDITIONS, load_questions
+from townbot.eval.judging import Ranked, rank_answers, rate
+from townbot.eval.run import EvalOptions, evaluate
+from townbot.eval.snapshot import read_town
+from townbot.llm.embedding import HashingEmbedder
+from townbot.llm.metering import MeteredModel
+from townbot.llm.settings import ModelSettings
+from townbot.mind.agent import MindState
+from townbot.mind.memory import Memory
+from townbot.store.database import Store, TickChanges
+from townbot.town.body import Body
+from townbot.world.clock import format_game_time
+from townbot.world.events import TownEvent
+
+START = datetime(2023, 2, 13, 7, 0)
+SEEDS = {
+    "Isabella Rodriguez": ["Isabella Rodriguez runs Hobbs Cafe and loves hosting."],
+    "Sam Moore": ["Sam Moore knows Isabella Rodriguez from the cafe."],
+    "Maria Lopez": ["Maria Lopez studies physics with Klaus Mueller."],
+    "Klaus Mueller": ["Klaus Mueller is good friends with Maria Lopez."],
+}
+PARTY = ("Isabella Rodriguez wants to throw a Valentine's Day party at Hobbs Cafe on February 14, "
+         "from 5 pm to 7 pm")
+LATER = {  # (game time, kind, text) after the start
+    "Isabella Rodriguez": [
+        (START + timedelta(hours=3), "conversation",
+         "Isabella Rodriguez talked with Sam Moore at Hobbs Cafe: cafe. Isabella: Have you heard? "
+         "I am throwing a party. Sam: Lovely!")],
+    "Sam Moore": [
+        (START + timedelta(hours=3), "conversation",
+         "Sam Moore talked with Isabella Rodriguez at Hobbs Cafe: cafe. Isabella: Have you heard? "
+         "I am throwing a party. Sam: Lovely!"),
+        (START + timedelta(hours=3), "conversation",
+         "Isabella Rodriguez is throwing a Valentine's Day party at Hobbs Cafe on February 14 "
+         "(heard from Isabella Rodriguez)"),
+        (START + timedelta(hours=26), "conversation",
+         "Sam Moore talked with Maria Lopez at Johnson Park: park. Sam: Come along!")],
+    "Maria Lopez": [
+        (START + timedelta(hours=26), "conversation",
+         "Maria Lopez talked with Sam Moore at Johnson Park: park. Sam: Come along!"),
+        (START + timedelta(hours=26), "conversation",
+         "There is a Valentine's Day party at Hobbs Cafe tomorrow evening")],
+    "Klaus Mueller": [(START + timedelta(hours=5), "observation", "Klaus Mueller is reading")],
+}
+PARTY_START = datetime(2023, 2, 14, 17, 0)
+
+
+def scripted_answer(request) -> dict:
+    """Yes when a retrieved memory backs it, except Klaus, who always claims the party."""
+    question, name = request.context["question"], request.context["name"]
+    memories = " ".join(request.context["memories"])
+    if "Valentine" in question:
+        if name == "Klaus Mueller" or "Valentine" in memories:
+            return {"text": "Yes, there is a Valentine's Day party at Hobbs Cafe."}
+        return {"text": "No, I don't know about any party."}
+    asked = re.search(r"Do you know of (.+)\?", question)
+    if asked:
+        return {"text": f"Yes, I know {asked.group(1)}."}
+    return {"text": "I'm not sure - nothing comes to mind."}
+
+
+@pytest.fixture
+def small_world(world):
+    personas = {name: dataclasses.replace(world.personas[name], seed_memories=tuple(texts))
+                for name, texts in SEEDS.items()}
+    return dataclasses.replace(world, personas=personas)
+
+
+@pytest.fixture
+async def small_town(small_world, tmp_path):
+    """Four residents, their memories, and the events that put Sam at the party."""
+    db = tmp_path / "small.db"
+    store = await Store.open(db)
+    embedder = HashingEmbedder(256)
+    bodies = {n: Body(p.home_sector, p.home_arena).to_dict() for n, p in small_world.personas.items()}
+    plan = [{"start": "2023-02-14 17:00", "end": "2023-02-14 19:00",
+             "activity": "attend the Valentine's Day party at Hobbs Cafe", "sector": "Hobbs Cafe",
+             "arena": "cafe", "steps": [], "resumed": False}]
+    minds = {n: MindState(day="2023-02-14", blocks=[]).to_dict() for n in bodies}
+    minds["Maria Lopez"]["blocks"] = plan
+    town = await store.create_town("Smallville", format_game_time(START), 10, 0, "test",
+                                   "offline-hashing-256", 256,
+                                   {n: (bodies[n], minds[n]) for n in bodies}, {})
+    changes = TickChanges(town.id, next_tick=216)  # 2023-02-14 19:00
+    for name in small_world.personas:
+        items = [(START, "observation", t) for t in SEEDS[name]]
+        if name == "Isabella Rodriguez":
+            items.append((START, "thought", PARTY))
+        items += LATER[name]
+        vectors = embedder.embed([text for _, _, text in items])
+        for seq, ((when, kind, text), vector) in enumerate(zip(items, vectors, strict=True)):
+            changes.new_memories.append((name, Memory(seq, kind, text, when, when, 5), vector))
+    cafe = small_world.sectors["Hobbs Cafe"].channel
+    park = small_world.sectors["Johnson Park"].channel
+    changes.events += [
+        TownEvent("2023-02-14 16:50", park, "action", "Sam Moore", "is gardening"),
+        TownEvent("2023-02-14 17:05", cafe, "action", "Sam Moore", "is enjoying the party"),
+        TownEvent("2023-02-14 17:10", park, "action", "Maria Lopez", "is reading"),
+        TownEvent("2023-02-14 17:00", cafe, "action", "Isabella Rodriguez", "is hosting")]
+    await store.save_tick(changes)
+    await store.close()
+    return db
+
+
+def digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+async def run_small_eval(db, small_world, **options):
+    snapshot = await read_town(db, small_world)
+    model = MeteredModel(ScriptedModel({"answer": scripted_answer}))
+    judge = MeteredModel(ScriptedModel())
+    return await evaluate(snapshot, model, judge, ModelSettings(), EvalOptions(**options))
+
+
+async def test_density_diffusion_attendance_and_the_planted_hallucination(small_town, small_world):
+    before = digest(small_town)
+    result = await run_small_eval(small_town, small_world, rankings=False)
+    assert digest(small_town) == before, "the town's database is untouched"
+    assert result["network"]["start"]["density"] == pytest.approx(1 / 6, abs=1e-3)
+    assert result["network"]["start"]["edges"] == [["Klaus Mueller", "Maria Lopez"]]
+    assert result["network"]["end"]["density"] == pytest.approx(3 / 6, abs=1e-3)
+    party = result["events"]["party"]
+    path = [(h["teller"], h["resident"], h["how"]) for h in party["diffusion"]]
+    assert path == [(None, "Isabella Rodriguez", "originator"),
+                    ("Isabella Rodriguez", "Sam Moore", "conversation"),
+                    ("Sam Moore", "Maria Lopez", "conversation")]
+    assert party["start"]["residents"] == ["Isabella Rodriguez"]
+    assert party["end"]["residents"] == ["Isabella Rodriguez", "Maria Lopez", "Sam Moore"]
+    assert party["end"]["share"] == 0.75
+    assert party["attendance"]["invited"] == ["Maria Lopez", "Sam Moore"]
+    assert party["attendance"]["came"] == ["Sam Moore"]
+    hallucinated = [(e["resident"], e["subject"]) for e in result["hallucination"]["examples"]]
+    assert hallucinated == [("Klaus Mueller", "party"), ("Klaus Mueller", "party")]
+    assert result["hallucination"]["awareness"] == {"hallucinated": 2, "said_yes": 6}
+    assert result["hallucination"]["relationships"]["hallucinated"] == 0
+
+
+async def test_interviews_store_answers_with_retrieved_memory_ids(small_town, small_world):
+    result = await run_small_eval(small_town, small_world)
+    interviews = result["interviews"]
+    assert len(interviews) == 4 * 25 * len(CONDITIONS)
+    assert {q["category"] for q in interviews} == {"self_knowledge", "memory", "plans",
+                                                  "reactions", "reflections"}
+    full = [q for q in interviews if q["condition"] == "full" and q["model_call"]]
+    assert full and all(q["memory_ids"] for q in full)
+    blank = [q for q in interviews if q["condition"] == "no_memory" and q["model_call"]]
+    assert blank and all(q["memory_ids"] == [] for q in blank)
+    stranger = [q for q in interviews if q["question_id"] == "memory.2"]
+    assert all("I don't know them" in q["answer"] and not q["model_call"] for q in stranger)
+    assert len(result["rankings"]) == 4 * 25
+    assert set(result["ratings"]) == set(CONDITIONS)
+    assert result["cost"]["calls"] > 0 and "rank_answers" in result["cost"]["purposes"]
+
+
+def test_questions_are_five_categories_of_five():
+    questions = load_questions()
+    assert len(questions) == 25
+    assert len({q.category for q in questions}) == 5
+
+
+def test_rankings_become_trueskill_in_the_judged_order():
+    order = ("full", "no_reflection", "no_reflection_planning", "no_memory")
+    rankings = [Ranked("A", f"q{i}", "memory", order, order) for i in range(40)]
+    ratings = rate(rankings, order, seed=1)
+    mus = [ratings[c].mu for c in order]
+    assert mus == sorted(mus, reverse=True) and mus[0] > 25 > mus[-1]
+    assert all(ratings[c].sigma < 25 / 3 for c in order)
+    assert ratings["full"].mean_rank == 1.0 and ratings["no_memory"].mean_rank == 4.0
+
+
+async def test_the_judge_sees_shuffled_letters_and_they_map_back(world):
+    answers = {"full": "the BEST answer", "no_reflection": "second", "no_memory": "third"}
+
+    def judge_script(request) -> dict:
+        lettered = request.context["answers"]
+        best = next(k for k, v in lettered.items() if "BEST" in v)
+        return {"order": [best] + [k for k in lettered if k != best]}
+
+    judge = ScriptedModel({"rank_answers": judge_script})
+    ranked = await rank_answers(judge, world.personas["Sam Moore"], ["Sam gardens"],
+                                "Who are you?", answers, random.Random(3), "q", "memory")
+    assert ranked.order[0] == "full"
+    prompt = judge.requests[0].prompt
+    assert "full" not in prompt and "no_memory" not in prompt, "blind to the conditions"
+
+
+def test_event_status_from_memories_and_plans():
+    event = measures.tracked_events()["party"]
+    memories = {
+        "Isabella Rodriguez": [Memory(0, "thought", PARTY, START, START, 8)],
+        "Sam Moore": [Memory(3, "conversation",
+                             "Isabella Rodriguez is throwing a Valentine's Day party (heard from "
+                             "Isabella Rodriguez)", START + timedelta(hours=2),
+                             START, 6)],
+        "Klaus Mueller": [Memory(0, "observation", "Klaus Mueller is reading", START, START, 2)]}
+    plans = {"Sam Moore": ["attend the Valentine's Day party at Hobbs Cafe"], "Klaus Mueller": []}
+    status = measures.event_status(event, memories, plans)
+    assert [(h.resident, h.teller, h.memory_id) for h in status.heard] == [
+        ("Isabella Rodriguez", None, 0), ("Sam Moore", "Isabella Rodriguez", 3)]
+    assert status.planning == ("Sam Moore",)
+    text = measures.describe_status(status, START)
+    assert "2 know of it" in text and "heard from Isabella Rodriguez" in text
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_writes_report_json_markdown_and_pictures(small_town, small_world, tmp_path,
+                                                      monkeypatch):
+    monkeypatch.delenv("TOWNBOT_CHAT_MODEL", raising=False)
+    monkeypatch.delenv("TOWNBOT_JUDGE_MODEL", raising=False)
+    monkeypatch.chdir(tmp_path)  # no townbot.toml here
+    out = tmp_path / "report"
+    # The small town's residents have personas in the shipped folder: the real world loads.
+    code, stdout, stderr = run_cli("eval", "--db", str(small_town), "--out", str(out),
+                                   "--end-to-end-only", "--seeds", "1,2")
+    assert code == 0, stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["format"] == "townbot-eval/1"
+    assert [r["seed"] for r in report["runs"]] == [1, 2]
+    assert report["settings"]["judge_kind"] == "offline rule"
+    markdown = (out / "report.md").read_text()
+    assert "not a language model's judgement" in markdown and "29.89" in markdown
+    for picture in report["pictures"].values():
+        assert (out / picture).stat().st_size > 1000 and f"]({picture})" in markdown
+    assert {"network_start", "network_end", "diffusion"} <= set(report["pictures"])
+    code, stdout, _ = run_cli("eval", "compare", str(out), str(out / "report.json"))
+    assert code == 0 and "network density at the end" in stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["eval", "--db", "missing.db"], "does not exist"),
+    (["eval"], "--db TOWN.db"),
+    (["eval", "compare", "nowhere", "nowhere"], "does not exist"),
+])
+def test_cli_refuses_bad_input_clearly(args, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TOWNBOT_CHAT_MODEL", raising=False)
+    code, _, stderr = run_cli(*args)
+    assert code == 2 and message in stderr
+
+
+def test_cli_names_the_conditions_on_a_typo(capsys):
+    with pytest.raises(SystemExit):
+        main(["eval", "--db", "x.db", "--conditions", "full,no_reflections"])
+    assert "did you mean no_reflection?" in capsys.readouterr().err

@@ -1,0 +1,197 @@
+"""`townbot eval`: evaluate a town (`--db`), simulate then evaluate (`run`), or compare two
+reports (`compare`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import difflib
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from townbot.eval.interviews import CONDITIONS
+from townbot.eval.report import build_report, compare, load_report, write_report
+from townbot.eval.run import EvalOptions, evaluate, note
+from townbot.eval.snapshot import read_town
+from townbot.llm.budget import Budget
+from townbot.llm.metering import MeteredModel
+from townbot.llm.settings import Caps, ModelSettings, SettingsError, load_settings
+from townbot.store.database import StoreError
+from townbot.town.launch import TownFiles, make_model, open_engine
+from townbot.town.service import Person, TownService
+
+JUDGE_ENV = "TOWNBOT_JUDGE_MODEL"
+DEFAULT_OUT = "eval-report"
+EVAL_RUNNER = Person("cli:eval", "townbot eval run", moderator=True)
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        seeds = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a list of seeds; write e.g. 1,2,3") \
+            from None
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"'{text}' needs distinct whole numbers, e.g. 1,2,3")
+    return seeds
+
+
+def _conditions(text: str) -> tuple[str, ...]:
+    chosen = tuple(part.strip() for part in text.split(",") if part.strip())
+    for name in chosen:
+        if name not in CONDITIONS:
+            close = difflib.get_close_matches(name, list(CONDITIONS), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise argparse.ArgumentTypeError(
+                f"there is no condition '{name}'{hint}; choose from {', '.join(CONDITIONS)}")
+    if len(set(chosen)) != len(chosen) or not chosen:
+        raise argparse.ArgumentTypeError(f"'{text}' needs distinct conditions from "
+                                         f"{', '.join(CONDITIONS)}")
+    return chosen
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive whole number; e.g. 5000")
+    return int(text)
+
+
+def _add_options(parser: argparse.ArgumentParser, default_seeds: str | None) -> None:
+    parser.add_argument("--out", default=DEFAULT_OUT,
+                        help=f"folder for report.md, report.json and pictures ({DEFAULT_OUT})")
+    parser.add_argument("--conditions", type=_conditions, default=tuple(CONDITIONS),
+                        help=f"comma-separated, of {', '.join(CONDITIONS)} (default: all)")
+    parser.add_argument("--judge-model", help=f"model that ranks and labels answers (default: "
+                                              f"{JUDGE_ENV}, else the chat model)")
+    parser.add_argument("--seeds", type=_seeds, default=_seeds(default_seeds) if default_seeds
+                        else None, help="comma-separated seeds; each is one run, reported as "
+                                        "mean and spread")
+    parser.add_argument("--max-calls", type=_positive,
+                        help="cap on the evaluation's model calls per run (then defaults answer)")
+    parser.add_argument("--end-to-end-only", action="store_true",
+                        help="skip the 25-question interviews and the judge's ranking")
+    parser.add_argument("--world", help="world file (default: ./world.yaml)")
+    parser.add_argument("--personas", help="persona folder (default: ./personas)")
+
+
+def add_eval_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "eval", help="the paper's evaluation of a town: interviews, ratings, spread, density",
+        description="Evaluate a town the paper's way. `townbot eval --db TOWN.db` evaluates "
+                    "a town; `townbot eval run` simulates first; `townbot eval compare A B` "
+                    "compares two reports.")
+    parser.add_argument("--db", help="the town's database (read only)")
+    _add_options(parser, None)
+    below = parser.add_subparsers(dest="eval_command")
+    run = below.add_parser("run", help="simulate a fresh town per seed, then evaluate it")
+    run.add_argument("--days", type=float, default=2.0, help="game days to simulate (default 2)")
+    run.add_argument("--scenario", default="valentines-party",
+                     help="scenario loaded before the first tick (default valentines-party; "
+                          "'none' for none)")
+    _add_options(run, "1")
+    versus = below.add_parser("compare", help="two reports side by side")
+    versus.add_argument("first", type=Path, help="report.json or its folder")
+    versus.add_argument("second", type=Path, help="report.json or its folder")
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    if args.eval_command == "compare":
+        try:
+            print(compare(load_report(args.first), load_report(args.second)))
+        except ValueError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        return 0
+    if args.eval_command is None and not args.db:
+        print("error: say which town to evaluate with --db TOWN.db, or simulate one with "
+              "`townbot eval run --days 2 --scenario valentines-party`", file=sys.stderr)
+        return 2
+    settings = load_settings()
+    return asyncio.run(_evaluate_all(args, settings))
+
+
+def judge_settings(settings: ModelSettings, chosen: str | None) -> ModelSettings:
+    name = chosen or os.environ.get(JUDGE_ENV) or None
+    if name is None:
+        return settings
+    if not name.strip():
+        raise SettingsError(f"{JUDGE_ENV} is empty; name a chat model, e.g. gpt-4o-mini")
+    return dataclasses.replace(settings, chat_model=name.strip(), small_model=None)
+
+
+def _models(settings: ModelSettings, judging: ModelSettings, seed: int,
+            max_calls: int | None) -> tuple[MeteredModel, MeteredModel]:
+    model, judge = make_model(seed, settings), make_model(seed, judging)
+    shared = Budget(Caps(calls_per_town=max_calls)) if max_calls else None
+    model.budget = judge.budget = shared
+    return model, judge
+
+
+async def _simulate(args: argparse.Namespace, settings: ModelSettings, seed: int,
+                    db: Path) -> float:
+    if db.exists():
+        raise StoreError(f"{db} already exists; choose another --out folder or remove it")
+    started = time.perf_counter()
+    engine = await open_engine(TownFiles(args.world, args.personas), str(db), seed=seed,
+                               settings=settings)
+    try:
+        if args.scenario and args.scenario != "none":
+            await TownService(engine).load_scenario(EVAL_RUNNER, args.scenario)
+        ticks = engine.clock.ticks_for(days=args.days)
+        for done in range(1, ticks + 1):
+            await engine.tick()
+            if done % max(1, ticks // 4) == 0:
+                note(f"  simulated {done}/{ticks} ticks ({engine.clock.now:%a %H:%M})")
+    finally:
+        await engine.model.close()
+        await engine.store.close()
+    return time.perf_counter() - started
+
+
+async def _evaluate_all(args: argparse.Namespace, settings: ModelSettings) -> int:
+    started = time.perf_counter()
+    out = Path(args.out)
+    judging = judge_settings(settings, args.judge_model)
+    world = TownFiles(args.world, args.personas).load()
+    simulating = args.eval_command == "run"
+    runs: list[dict[str, Any]] = []
+    sim_seconds = 0.0
+    seeds = args.seeds
+    for index, seed in enumerate(seeds or [None]):
+        db = out / "towns" / f"seed-{seed}.db" if simulating else Path(args.db)
+        if simulating:
+            note(f"seed {seed}: simulating {args.days:g} game days into {db}")
+            sim_seconds += await _simulate(args, settings, seed, db)
+        snapshot = await read_town(db, world)
+        seed = snapshot.town.seed if seed is None else seed
+        note(f"{'seed ' + str(seed) if seeds else 'town'}: evaluating {db} "
+             f"({index + 1} of {len(seeds or [0])})")
+        model, judge = _models(settings, judging, seed, args.max_calls)
+        try:
+            await model.prepare()
+            runs.append(await evaluate(snapshot, model, judge, settings, EvalOptions(
+                seed=seed, conditions=args.conditions, rankings=not args.end_to_end_only)))
+        finally:
+            await model.close()
+            await judge.close()
+    report = build_report(runs, {
+        "model": settings.describe() if not settings.offline else "offline model",
+        "embedding_model": runs[0]["town"]["embedding_model"],
+        "judge": judging.chat_model or "offline model",
+        "judge_kind": "offline rule" if judging.offline else "language model",
+        "conditions": list(args.conditions), "seeds": [r["seed"] for r in runs],
+        "max_calls": args.max_calls, "retrieval_count": EvalOptions().retrieval_count,
+        "rankings": not args.end_to_end_only},
+        {"days": args.days, "scenario": args.scenario, "wall_seconds": round(sim_seconds, 1)}
+        if simulating else None, time.perf_counter() - started)
+    path = write_report(report, out)
+    for figure in report["figures"].values():
+        if figure["mean"] is not None:
+            paper = "" if figure["paper"] is None else f" (paper {figure['paper']})"
+            print(f"{figure['label']}: {figure['mean']}{paper}")
+    print(f"report: {path} (and report.json, pictures) in {report['wall_seconds']:.0f} s")
+    return 0

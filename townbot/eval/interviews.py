@@ -1,0 +1,142 @@
+"""Interviews (paper 6.1): the 25 questions of questions.yaml put to a resident under each of
+the paper's conditions, and the end-to-end questions, through the mind's own `interview_as`.
+
+Nothing is remembered and no access time moves: the streams here are copies read from a
+read-only database, and retrieval is asked not to touch them anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from string import Template
+
+import yaml
+
+from townbot.eval.snapshot import ResidentView, TownMoment
+from townbot.llm.port import LanguageModel
+from townbot.mind.answering import Ablation, SelfKnowledge, interview_as, self_knowledge
+from townbot.mind.memory import Memory
+
+QUESTIONS_FILE = Path(__file__).with_name("questions.yaml")
+CATEGORIES = ("self_knowledge", "memory", "plans", "reactions", "reflections")
+# The paper's conditions (section 6.2) and the labels of its Figure 8.
+CONDITIONS: dict[str, tuple[str, Ablation]] = {
+    "full": ("full architecture", Ablation()),
+    "no_reflection": ("no reflection", Ablation(reflections=False)),
+    "no_reflection_planning": ("no reflection, no planning",
+                               Ablation(reflections=False, plans=False)),
+    "no_memory": ("no observation, no reflection, no planning",
+                  Ablation(observations=False, reflections=False, plans=False)),
+}
+STRANGER = "Rosa Lindqvist"  # nobody in Smallville: a resident should not claim to know her
+INTERVIEWER = "An interviewer"
+TALKED_WITH = re.compile(r"^(.+?) talked with (.+?) at ")
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str  # e.g. "memory.2"
+    category: str
+    template: str
+
+
+def load_questions(path: Path = QUESTIONS_FILE) -> list[Question]:
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if set(raw) != set(CATEGORIES):
+        raise ValueError(f"{path}: expected the categories {', '.join(CATEGORIES)}, "
+                         f"found {', '.join(raw)}")
+    return [Question(f"{category}.{index}", category, text)
+            for category in CATEGORIES for index, text in enumerate(raw[category], 1)]
+
+
+def partners(name: str, memories: list[Memory]) -> Counter[str]:
+    """How often the resident remembers talking with each person."""
+    talked: Counter[str] = Counter()
+    for memory in memories:
+        match = TALKED_WITH.match(memory.text) if memory.kind == "conversation" else None
+        if match and match.group(1) == name:
+            talked[match.group(2)] += 1
+    return talked
+
+
+def acquaintances(view: ResidentView, people: list[str]) -> Counter[str]:
+    """People the resident talked with, else people its memories mention, by frequency."""
+    name = view.persona.name
+    talked = Counter({p: n for p, n in partners(name, view.memories).items() if p in people})
+    if talked:
+        return talked
+    mentioned: Counter[str] = Counter()
+    for memory in view.memories:
+        for person in people:
+            if person != name and person in memory.text:
+                mentioned[person] += 1
+    return mentioned
+
+
+def fill(question: Question, view: ResidentView, people: list[str], seed: int) -> str:
+    """The question for this resident, placeholders filled from its memories."""
+    known = acquaintances(view, people)
+    others = [p for p in people if p != view.persona.name]
+    ranked = [p for p, _ in sorted(known.items(), key=lambda kv: (-kv[1], kv[0]))] or others[:1]
+    pool = sorted(known) or others
+    chooser = random.Random(f"{seed}:{view.persona.name}")
+    picked = chooser.sample(pool, k=min(2, len(pool)))
+    values = {"acquaintance": picked[0], "other_acquaintance": picked[-1],
+              "closest": ranked[0], "stranger": STRANGER}
+    return Template(question.template).substitute(values)
+
+
+@dataclass(frozen=True)
+class AnswerRecord:
+    resident: str
+    question_id: str
+    category: str
+    question: str
+    condition: str
+    moment: str
+    answer: str
+    memory_ids: tuple[int, ...]
+    model_call: bool  # False when "I don't know them" was answered without the model
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["memory_ids"] = list(self.memory_ids)
+        return data
+
+
+class Interviewer:
+    """Puts questions to residents of one moment of a town, under a condition, caching the
+    self-knowledge each (resident, condition) starts from."""
+
+    def __init__(self, model: LanguageModel, moment: TownMoment, people: list[str],
+                 retrieval_count: int = 10) -> None:
+        self.model = model
+        self.moment = moment
+        self.people = people
+        self.count = retrieval_count
+        self._knowledge: dict[tuple[str, str], asyncio.Task[SelfKnowledge]] = {}
+
+    def _self_knowledge(self, name: str, condition: str) -> asyncio.Task[SelfKnowledge]:
+        key = (name, condition)
+        if key not in self._knowledge:
+            view = self.moment.residents[name]
+            self._knowledge[key] = asyncio.ensure_future(self_knowledge(
+                self.model, view.persona, view.stream, self.moment.now, CONDITIONS[condition][1],
+                summary=view.summary, plan=view.plan))
+        return self._knowledge[key]
+
+    async def ask(self, name: str, question: str, condition: str = "full", *,
+                  question_id: str = "", category: str = "") -> AnswerRecord:
+        view = self.moment.residents[name]
+        knowledge = await self._self_knowledge(name, condition)
+        answered = await interview_as(
+            self.model, view.persona, knowledge, view.stream, question, self.moment.now,
+            asker=INTERVIEWER, access=CONDITIONS[condition][1], count=self.count,
+            people=self.people)
+        return AnswerRecord(name, question_id, category, question, condition, self.moment.label,
+                            answered.text, answered.memory_ids, answered.unknown_person is None)

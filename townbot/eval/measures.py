@@ -1,0 +1,289 @@
+"""The paper's end-to-end measures (section 7.1), as pure functions of memories, plans, labelled
+answers and town events: who knows of an event and from whom they heard it, whether a "yes" is
+backed by a memory (the hallucination check), network density, and who came to a gathering.
+
+No model calls and no I/O here: the runner gathers the inputs, `/event status` reuses them live.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from townbot.mind.memory import Memory
+from townbot.world.clock import parse_game_time
+from townbot.world.events import TownEvent
+
+EVENTS_FILE = Path(__file__).with_name("events.yaml")
+HEARD_FROM = re.compile(r"\(heard from ([^)]+)\)")
+TALKED_WITH = re.compile(r"^(.+?) talked with (.+?) at ")
+# Kinds that say how news arrived; a plan or reflection about an event is derived, not a source.
+SOURCES = ("conversation", "thought", "observation")
+
+
+class TrackedEvent(BaseModel):
+    """A piece of information the paper follows through the town (see events.yaml)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    key: str = ""
+    title: str
+    originator: str
+    about: tuple[str, ...]
+    question: str
+    answer_names: tuple[str, ...] = ()
+    place: str | None = None
+    starts: str | None = None
+    ends: str | None = None
+    paper: dict[str, float] = {}
+
+    @cached_property
+    def patterns(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(re.compile(p, re.IGNORECASE) for p in self.about)
+
+    def mentioned_in(self, text: str) -> bool:
+        return all(p.search(text) for p in self.patterns)
+
+    @property
+    def label_patterns(self) -> tuple[str, ...]:
+        return self.answer_names or self.about
+
+    @property
+    def window(self) -> tuple[datetime, datetime] | None:
+        if self.starts is None or self.ends is None:
+            return None
+        return parse_game_time(self.starts), parse_game_time(self.ends)
+
+
+def tracked_events(path: Path = EVENTS_FILE) -> dict[str, TrackedEvent]:
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return {key: TrackedEvent.model_validate({**spec, "key": key}) for key, spec in raw.items()}
+
+
+# --- who heard, from whom ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Heard:
+    """The first memory through which a resident learned of an event."""
+
+    resident: str
+    time: datetime
+    memory_id: int
+    text: str
+    teller: str | None  # who told them; None for the originator or an unknown source
+    how: str  # "originator" | "conversation" | "observation" | "thought"
+
+
+def _teller(memory: Memory, memories: Sequence[Memory], resident: str) -> str | None:
+    """Who told it: '(heard from X)' in a takeaway, else the partner of the conversation
+    remembered at the same moment."""
+    named = HEARD_FROM.search(memory.text)
+    if named:
+        return named.group(1).strip()
+    for candidate in [memory, *memories]:
+        if candidate.kind != "conversation" or candidate.created != memory.created:
+            continue
+        talk = TALKED_WITH.match(candidate.text)
+        if talk and talk.group(1) == resident:
+            return talk.group(2)
+    return None
+
+
+def first_heard(resident: str, memories: Sequence[Memory], event: TrackedEvent,
+                before: datetime | None = None) -> Heard | None:
+    """The earliest memory of the event that says how it arrived (optionally before a time)."""
+    for memory in memories:
+        if memory.kind not in SOURCES or (before is not None and memory.created >= before):
+            continue
+        if not event.mentioned_in(memory.text):
+            continue
+        if resident == event.originator:
+            return Heard(resident, memory.created, memory.id, memory.text, None, "originator")
+        teller = _teller(memory, memories, resident) if memory.kind == "conversation" else None
+        return Heard(resident, memory.created, memory.id, memory.text, teller, memory.kind)
+    return None
+
+
+def diffusion(memories: Mapping[str, Sequence[Memory]], event: TrackedEvent,
+              before: datetime | None = None) -> list[Heard]:
+    """Everyone who has a memory of the event, in the order they learned of it."""
+    heard = [h for name in sorted(memories)
+             if (h := first_heard(name, memories[name], event, before)) is not None]
+    return sorted(heard, key=lambda h: (h.time, h.resident))
+
+
+def backing_memory(memories: Sequence[Memory], patterns: Iterable[re.Pattern[str]],
+                   kinds: tuple[str, ...] | None = None) -> Memory | None:
+    """The first memory that mentions the subject: what makes a "yes" not a hallucination."""
+    wanted = tuple(patterns)
+    return next((m for m in memories if (kinds is None or m.kind in kinds)
+                 and all(p.search(m.text) for p in wanted)), None)
+
+
+def name_patterns(person: str, people: Sequence[str]) -> tuple[re.Pattern[str], ...]:
+    """A person is mentioned by full name, or by first name when no one else shares it."""
+    first = person.split()[0]
+    if sum(p.split()[0] == first for p in people) == 1:
+        return (re.compile(rf"\b{re.escape(first)}\b"),)
+    return (re.compile(re.escape(person)),)
+
+
+# --- labelled answers ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One labelled yes/no answer with its hallucination check."""
+
+    resident: str
+    subject: str  # the event key, or the person asked about
+    answer: str
+    said_yes: bool
+    backing_id: int | None  # the memory that backs a yes (or would have backed one)
+    backing_text: str | None = None
+
+    @property
+    def hallucinated(self) -> bool:
+        return self.said_yes and self.backing_id is None
+
+
+@dataclass(frozen=True)
+class Awareness:
+    asked: int
+    said_yes: int
+    hallucinated: int
+    residents: tuple[str, ...]  # who said yes with a backing memory
+
+    @property
+    def share(self) -> float:
+        """Share of residents who know, counting only answers backed by a memory."""
+        return len(self.residents) / self.asked if self.asked else 0.0
+
+
+def awareness(checked: Sequence[Checked]) -> Awareness:
+    knowing = tuple(sorted(c.resident for c in checked if c.said_yes and not c.hallucinated))
+    return Awareness(len(checked), sum(c.said_yes for c in checked),
+                     sum(c.hallucinated for c in checked), knowing)
+
+
+@dataclass(frozen=True)
+class Network:
+    residents: tuple[str, ...]
+    edges: tuple[tuple[str, str], ...]  # undirected, each pair sorted
+
+    @property
+    def density(self) -> float:
+        """The paper's eta = 2|E| / (|V| (|V| - 1))."""
+        count = len(self.residents)
+        return 2 * len(self.edges) / (count * (count - 1)) if count > 1 else 0.0
+
+
+def network(residents: Sequence[str], knows: Mapping[tuple[str, str], bool]) -> Network:
+    """An undirected edge where both know of each other (answers that were hallucinated count
+    as not knowing)."""
+    names = tuple(sorted(residents))
+    edges = tuple((a, b) for i, a in enumerate(names) for b in names[i + 1:]
+                  if knows.get((a, b)) and knows.get((b, a)))
+    return Network(names, edges)
+
+
+def share_hallucinated(checked: Sequence[Checked]) -> tuple[int, int]:
+    """(hallucinated, affirmative answers), the paper's "1.3% (n=6) of 453"."""
+    yes = [c for c in checked if c.said_yes]
+    return sum(c.hallucinated for c in yes), len(yes)
+
+
+# --- attendance ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Presence:
+    """When each resident was at a place, rebuilt from the town's events."""
+
+    intervals: dict[str, list[tuple[datetime, datetime]]] = field(default_factory=dict)
+
+    def present_during(self, resident: str, start: datetime, end: datetime) -> bool:
+        return any(a < end and b > start for a, b in self.intervals.get(resident, []))
+
+
+def presence(events: Sequence[TownEvent], channel: str, until: datetime,
+             residents: Iterable[str]) -> Presence:
+    """A resident is at a place from their first event there (an action or speech in its
+    channel) until they walk off anywhere or act in another channel."""
+    people = set(residents)
+    here: dict[str, datetime] = {}
+    result = Presence()
+    for event in events:
+        who = event.actor
+        if who not in people or event.kind not in ("action", "speech", "move"):
+            continue
+        when = parse_game_time(event.game_time)
+        inside = event.channel == channel and event.kind != "move"
+        if inside and who not in here:
+            here[who] = when
+        elif not inside and who in here:
+            result.intervals.setdefault(who, []).append((here.pop(who), when))
+    for who, since in here.items():
+        result.intervals.setdefault(who, []).append((since, until))
+    return result
+
+
+@dataclass(frozen=True)
+class Attendance:
+    invited: tuple[str, ...]  # knew of it (backed by memory) before it began; not the host
+    came: tuple[str, ...]  # invited and present during the window
+    uninvited: tuple[str, ...]  # present without having heard of it
+    reached: bool  # whether the town's clock got past the start of the gathering
+
+
+def attendance(heard: Sequence[Heard], where: Presence, event: TrackedEvent,
+               now: datetime) -> Attendance | None:
+    window = event.window
+    if window is None:
+        return None
+    start, end = window
+    invited = tuple(sorted(h.resident for h in heard
+                           if h.time < start and h.resident != event.originator))
+    present = {who for who in where.intervals if who != event.originator
+               and where.present_during(who, start, end)}
+    return Attendance(invited, tuple(sorted(present & set(invited))),
+                      tuple(sorted(present - set(invited))), now > start)
+
+
+# --- live status ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EventStatus:
+    event: TrackedEvent
+    heard: tuple[Heard, ...]
+    planning: tuple[str, ...]  # residents with the event in today's plan
+
+
+def event_status(event: TrackedEvent, memories: Mapping[str, Sequence[Memory]],
+                 plans: Mapping[str, Sequence[str]]) -> EventStatus:
+    """Who knows of an event (and by which memory), from whom, and who plans for it today."""
+    planning = tuple(sorted(name for name, lines in plans.items()
+                            if any(event.mentioned_in(line) for line in lines)))
+    return EventStatus(event, tuple(diffusion(memories, event)), planning)
+
+
+def describe_status(status: EventStatus, now: datetime) -> str:
+    """A few lines for a moderator: the spread so far, who told whom, who plans to go."""
+    event, heard = status.event, status.heard
+    lines = [f"{event.title}: {len(heard)} know of it"
+             + (f"; {len(status.planning)} have it in today's plan" if status.planning else "")]
+    for h in heard:
+        source = "started it" if h.how == "originator" else \
+            f"heard from {h.teller}" if h.teller else f"by {h.how}"
+        lines.append(f"  {h.time:%a %H:%M} {h.resident} ({source}; memory #{h.memory_id})")
+    if status.planning:
+        lines.append("  plans to be there today: " + ", ".join(status.planning))
+    return "\n".join(lines)

@@ -1,0 +1,244 @@
+"""One evaluation of one town: interviews, the judge's rankings and ratings, the end-to-end
+measures and what the evaluation itself cost. Returns plain data for the report."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+import sys
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from townbot.eval import measures
+from townbot.eval.interviews import CATEGORIES, CONDITIONS, AnswerRecord, Interviewer, fill, load_questions
+from townbot.eval.judging import LabelItem, Ranked, label_answers, memory_digest, rank_answers, rate
+from townbot.eval.snapshot import TownMoment, TownSnapshot
+from townbot.llm.metering import MeteredModel
+from townbot.llm.settings import ModelSettings
+from townbot.store.database import StoreError
+from townbot.town.usage import summarise
+from townbot.world.clock import format_game_time
+
+DENSITY_QUESTION = "Do you know of {name}?"  # the paper's own question (section 7.1.1)
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    seed: int = 0
+    conditions: tuple[str, ...] = tuple(CONDITIONS)
+    retrieval_count: int = 10
+    rankings: bool = True  # the controlled evaluation (section 6); off: end-to-end only
+
+
+def note(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+async def gather(tasks: Sequence[Awaitable[Any]]) -> list[Any]:
+    return list(await asyncio.gather(*tasks))
+
+
+def check_embedder(snapshot: TownSnapshot, model: MeteredModel) -> None:
+    town = snapshot.town
+    if (town.embedding_model, town.embedding_dim) != (model.embedding_model, model.embedding_dim):
+        raise StoreError(
+            f"this town's memories were embedded with {town.embedding_model} "
+            f"({town.embedding_dim} dimensions) but the configured embedder is "
+            f"{model.embedding_model} ({model.embedding_dim}); configure the town's embedding "
+            "model (TOWNBOT_EMBEDDING_MODEL) so interviews retrieve what the residents remember")
+
+
+# --- the controlled evaluation --------------------------------------------------------------------
+
+
+async def controlled(snapshot: TownSnapshot, model: MeteredModel, judge: MeteredModel,
+                     options: EvalOptions) -> dict[str, Any]:
+    people = snapshot.residents
+    interviewer = Interviewer(model, snapshot.end, people, options.retrieval_count)
+    asks = []
+    for name in people:
+        view = snapshot.end.residents[name]
+        for question in load_questions():
+            text = fill(question, view, people, options.seed)
+            asks += [interviewer.ask(name, text, condition, question_id=question.id,
+                                     category=question.category)
+                     for condition in options.conditions]
+    note(f"  interviews: {len(asks)} answers ({len(people)} residents x 25 questions x "
+         f"{len(options.conditions)} conditions)")
+    answers: list[AnswerRecord] = await gather(asks)
+    grouped: dict[tuple[str, str], dict[str, AnswerRecord]] = {}
+    for record in answers:
+        grouped.setdefault((record.resident, record.question_id), {})[record.condition] = record
+    rankings: list[Ranked] = []
+    if options.rankings and len(options.conditions) > 1:
+        note(f"  judging: {len(grouped)} blind rankings")
+        digests = {n: memory_digest(snapshot.end.residents[n].memories) for n in people}
+        rankings = await gather([
+            rank_answers(judge, snapshot.end.residents[name].persona, digests[name],
+                         next(iter(by.values())).question, {c: r.answer for c, r in by.items()},
+                         random.Random(f"{options.seed}:{name}:{qid}"), qid,
+                         next(iter(by.values())).category)
+            for (name, qid), by in grouped.items()])
+    ratings = rate(rankings, options.conditions, options.seed)
+    categories = {cat: rate([r for r in rankings if r.category == cat], options.conditions,
+                            options.seed) for cat in CATEGORIES}
+    return {"interviews": [a.to_dict() for a in answers],
+            "rankings": [dataclasses.asdict(r) for r in rankings],
+            "judge_failures": sum(not r.order for r in rankings),
+            "ratings": {c: dataclasses.asdict(r) for c, r in ratings.items()},
+            "categories": {cat: {c: dataclasses.asdict(r) for c, r in rs.items()}
+                           for cat, rs in categories.items()},
+            "pattern": category_pattern(categories)}
+
+
+def category_pattern(categories: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Per category, the condition that loses the most TrueSkill against the full architecture
+    (the paper: without reflection, synthesis questions suffer)."""
+    pattern = {}
+    for category, ratings in categories.items():
+        if "full" not in ratings or len(ratings) < 2:
+            continue
+        losses = {c: round(ratings["full"].mu - r.mu, 2) for c, r in ratings.items() if c != "full"}
+        worst = max(losses, key=lambda c: losses[c])
+        pattern[category] = {"losses": losses, "largest_loss": worst}
+    return pattern
+
+
+# --- the end-to-end measures ------------------------------------------------------------------------
+
+
+async def aware_of(moment: TownMoment, interviewer: Interviewer, judge: MeteredModel,
+                   event: measures.TrackedEvent) -> list[measures.Checked]:
+    names = sorted(moment.residents)
+    records = await gather([interviewer.ask(n, event.question) for n in names])
+    labels = await label_answers(judge, f"of {event.title}", [
+        LabelItem(r.question, r.answer, event.label_patterns) for r in records])
+    checked = []
+    for record, said_yes in zip(records, labels, strict=True):
+        backing = measures.backing_memory(moment.residents[record.resident].memories,
+                                          event.patterns, measures.SOURCES)
+        checked.append(measures.Checked(record.resident, event.key, record.answer, said_yes,
+                                        backing.id if backing else None,
+                                        backing.text if backing else None))
+    return checked
+
+
+async def relationships(moment: TownMoment, interviewer: Interviewer, judge: MeteredModel,
+                        people: list[str]) -> list[measures.Checked]:
+    """The paper's density interview: every resident asked about every other one."""
+    pairs = [(a, b) for a in people for b in people if a != b]
+    records = await gather([interviewer.ask(a, DENSITY_QUESTION.format(name=b)) for a, b in pairs])
+    labels = await label_answers(judge, "the person the question names", [
+        LabelItem(r.question, r.answer, (rf"\b{b.split()[0]}\b",))
+        for r, (_, b) in zip(records, pairs, strict=True)])
+    checked = []
+    for (a, b), record, said_yes in zip(pairs, records, labels, strict=True):
+        view = moment.residents[a]
+        patterns = measures.name_patterns(b, people)
+        backing = measures.backing_memory(view.memories, patterns)
+        in_summary = all(p.search(view.summary) for p in patterns)
+        backing_id = backing.id if backing else (-1 if in_summary else None)
+        text = backing.text if backing else ("(the resident's summary)" if in_summary else None)
+        checked.append(measures.Checked(a, b, record.answer, said_yes and record.model_call,
+                                        backing_id, text))
+    return checked
+
+
+def heard_dict(heard: measures.Heard) -> dict[str, Any]:
+    return {"resident": heard.resident, "time": format_game_time(heard.time),
+            "teller": heard.teller, "how": heard.how, "memory_id": heard.memory_id,
+            "memory": heard.text}
+
+
+def awareness_dict(checked: list[measures.Checked]) -> dict[str, Any]:
+    summary = measures.awareness(checked)
+    return {"share": round(summary.share, 3), "knowing": len(summary.residents),
+            "asked": summary.asked, "said_yes": summary.said_yes,
+            "hallucinated": summary.hallucinated, "residents": list(summary.residents),
+            "answers": [dataclasses.asdict(c) for c in checked]}
+
+
+async def end_to_end(snapshot: TownSnapshot, model: MeteredModel, judge: MeteredModel,
+                     options: EvalOptions) -> dict[str, Any]:
+    people = snapshot.residents
+    events = measures.tracked_events()
+    result: dict[str, Any] = {"events": {}, "network": {"residents": people}}
+    checked_all: list[measures.Checked] = []
+    relation_checks: list[measures.Checked] = []
+    for moment in (snapshot.start, snapshot.end):
+        interviewer = Interviewer(model, moment, people, options.retrieval_count)
+        note(f"  end-to-end at the {moment.label} ({format_game_time(moment.now)}): awareness "
+             f"and {len(people) * (len(people) - 1)} relationship questions")
+        for key, event in events.items():
+            checked = await aware_of(moment, interviewer, judge, event)
+            checked_all += checked
+            result["events"].setdefault(key, {"title": event.title})[moment.label] = \
+                awareness_dict(checked)
+        pairs = await relationships(moment, interviewer, judge, people)
+        relation_checks += pairs
+        graph = measures.network(people, {(c.resident, c.subject): c.said_yes and not c.hallucinated
+                                          for c in pairs})
+        result["network"][moment.label] = {
+            "density": round(graph.density, 3), "edges": [list(e) for e in graph.edges],
+            "said_yes": sum(c.said_yes for c in pairs),
+            "hallucinated": sum(c.hallucinated for c in pairs)}
+    memories = snapshot.end.memories()
+    for key, event in events.items():
+        heard = measures.diffusion(memories, event)
+        entry = result["events"][key]
+        entry["diffusion"] = [heard_dict(h) for h in heard]
+        if event.place and event.window and event.place in snapshot.world.sectors:
+            channel = snapshot.world.sectors[event.place].channel
+            where = measures.presence(snapshot.events, channel, snapshot.end.now, people)
+            came = measures.attendance(heard, where, event, snapshot.end.now)
+            if came is not None:
+                entry["attendance"] = {**{k: list(v) if isinstance(v, tuple) else v
+                                          for k, v in dataclasses.asdict(came).items()},
+                                       "place": event.place,
+                                       "starts": event.starts, "ends": event.ends,
+                                       "present": {n: [[format_game_time(a), format_game_time(b)]
+                                                       for a, b in spans]
+                                                   for n, spans in where.intervals.items()}}
+    aware_h, aware_yes = measures.share_hallucinated(checked_all)
+    rel_h, rel_yes = measures.share_hallucinated(relation_checks)
+    result["hallucination"] = {
+        "awareness": {"hallucinated": aware_h, "said_yes": aware_yes},
+        "relationships": {"hallucinated": rel_h, "said_yes": rel_yes},
+        "share": round((aware_h + rel_h) / (aware_yes + rel_yes), 4) if aware_yes + rel_yes else 0.0,
+        "examples": [dataclasses.asdict(c) for c in checked_all + relation_checks
+                     if c.hallucinated][:10]}
+    return result
+
+
+# --- cost ---------------------------------------------------------------------------------------
+
+
+def cost(models: Sequence[MeteredModel], settings: ModelSettings) -> dict[str, Any]:
+    rows = [{**dataclasses.asdict(r), "tick": 0} for m in models for r in m.meter.drain()]
+    summary = summarise(rows, settings)
+    return {"calls": summary["calls"], "prompt_tokens": summary["prompt_tokens"],
+            "completion_tokens": summary["completion_tokens"],
+            "embedding_tokens": summary["embedding_tokens"], "estimated": summary["estimated"],
+            "fallbacks": summary["fallbacks"], "budget_defaults": summary["budget_defaults"],
+            "price": summary["price"], "unpriced_tokens": summary["unpriced_tokens"],
+            "purposes": {p: {"calls": e["calls"], "prompt_tokens": e["prompt_tokens"],
+                             "completion_tokens": e["completion_tokens"]}
+                         for p, e in summary["purposes"].items()}}
+
+
+async def evaluate(snapshot: TownSnapshot, model: MeteredModel, judge: MeteredModel,
+                   settings: ModelSettings, options: EvalOptions) -> dict[str, Any]:
+    check_embedder(snapshot, model)
+    town = snapshot.town
+    result: dict[str, Any] = {
+        "seed": options.seed, "database": snapshot.path,
+        "town": {"name": town.name, "seed": town.seed, "model": town.model,
+                 "embedding_model": town.embedding_model, "start": town.start,
+                 "now": format_game_time(snapshot.end.now), "ticks": town.tick,
+                 "residents": len(snapshot.residents)}}
+    result.update(await controlled(snapshot, model, judge, options))
+    result.update(await end_to_end(snapshot, model, judge, options))
+    result["cost"] = cost([model, judge] if judge is not model else [model], settings)
+    return result

@@ -1,0 +1,140 @@
+"""A town read for evaluation: opened read-only, so nothing an evaluation does can change it.
+
+The evaluation looks at two moments. The end is the town as stored: every memory, the cached
+summary and today's plan. The start is the town as founded: each resident's persona seed
+memories and the thoughts seeded at the town's start time (a scenario loaded before the first
+tick), with the persona's own description as summary and no plan yet. `townbot eval run`
+loads its scenario before the first tick, so both rules describe the same moment there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import aiosqlite
+
+from townbot.mind.answering import plan_lines
+from townbot.mind.memory import Memory, MemoryStream
+from townbot.mind.plans import PlanBlock
+from townbot.mind.summary import render_summary
+from townbot.store.database import Store, StoreError, TownRow, conversations
+from townbot.store.migrations import MIGRATIONS
+from townbot.world.clock import GameClock, parse_game_time
+from townbot.world.events import TownEvent
+from townbot.world.model import Persona, World
+
+
+@dataclass
+class ResidentView:
+    """One resident at one moment: the memories visible then, the summary and the plan."""
+
+    persona: Persona
+    stream: MemoryStream
+    summary: str
+    plan: tuple[str, ...]
+    plan_activities: tuple[str, ...]  # today's broad strokes and blocks, for /event-like checks
+
+    @property
+    def memories(self) -> list[Memory]:
+        return self.stream.memories
+
+
+@dataclass
+class TownMoment:
+    label: str  # "start" | "end"
+    now: datetime
+    residents: dict[str, ResidentView]
+
+    def memories(self) -> dict[str, list[Memory]]:
+        return {name: view.memories for name, view in self.residents.items()}
+
+
+@dataclass
+class TownSnapshot:
+    path: str
+    town: TownRow
+    world: World
+    start: TownMoment
+    end: TownMoment
+    events: list[TownEvent]
+    conversations: list[dict]
+    usage: list[dict]
+
+    @property
+    def residents(self) -> list[str]:
+        return sorted(self.end.residents)
+
+
+async def open_read_only(path: str | Path) -> Store:
+    if not Path(path).is_file():
+        raise StoreError(f"{path} does not exist; give the database of a town that has run "
+                         "(townbot sim --db PATH), or use `townbot eval run` to make one")
+    connection = await aiosqlite.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+    connection.row_factory = aiosqlite.Row
+    store = Store(connection, str(path))
+    version = await store.schema_version()
+    if version != len(MIGRATIONS):
+        await connection.close()
+        raise StoreError(f"{path} has schema version {version}, this townbot reads "
+                         f"{len(MIGRATIONS)}; open it once with `townbot sim --db {path} --hours 0` "
+                         "to bring it up to date")
+    return store
+
+
+def _stream(memories: list[tuple[Memory, object]], dim: int) -> MemoryStream:
+    stream = MemoryStream(dim)
+    for memory, vector in memories:
+        stream.add(memory.kind, memory.text, memory.created, memory.importance, vector,
+                   memory.evidence, last_accessed=memory.last_accessed)
+        stream.memories[-1].id = memory.id  # keep the stored id for reports
+    stream.take_changes()
+    return stream
+
+
+def _is_founding(memory: Memory, persona: Persona, start: datetime) -> bool:
+    if memory.kind == "observation":
+        return memory.text in persona.seed_memories and memory.created <= start
+    return memory.kind == "thought" and memory.created <= start
+
+
+async def read_town(path: str | Path, world: World) -> TownSnapshot:
+    store = await open_read_only(path)
+    try:
+        town = await store.town()
+        if town is None:
+            raise StoreError(f"{path} holds no town yet; run `townbot sim --db {path}` first")
+        rows = await store.agents(town.id)
+        missing = sorted(set(rows) - set(world.personas))
+        if missing:
+            raise StoreError(f"residents {', '.join(missing)} of this town have no persona here; "
+                             "use the persona folder the town was founded with (--personas)")
+        stored = await store.memories(town.id)
+        events = await store.events(town.id)
+        talks = await conversations(store, town.id)
+        usage = await store.usage_rows(town.id)
+    finally:
+        await store.close()
+    clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
+    start_time = parse_game_time(town.start)
+    by_agent: dict[str, list[tuple[Memory, object]]] = {name: [] for name in rows}
+    for item in stored:
+        if item.agent in by_agent:
+            by_agent[item.agent].append((item.memory, item.vector))
+    start, end = {}, {}
+    for name, (_, mind) in rows.items():
+        persona = world.personas[name]
+        everything = by_agent[name]
+        founding = [(m, v) for m, v in everything if _is_founding(m, persona, start_time)]
+        start[name] = ResidentView(persona, _stream(founding, town.embedding_dim),
+                                   render_summary(persona, None), (), ())
+        blocks = [PlanBlock.from_dict(b) for b in mind.get("blocks", [])]
+        today = mind.get("day") == clock.now.date().isoformat()
+        plan = plan_lines(blocks) if today else ()
+        activities = tuple(mind.get("day_plan", [])) + tuple(b.activity for b in blocks) \
+            if today else ()
+        end[name] = ResidentView(persona, _stream(everything, town.embedding_dim),
+                                 render_summary(persona, mind.get("summary")), plan, activities)
+    return TownSnapshot(str(path), town, world, TownMoment("start", start_time, start),
+                        TownMoment("end", clock.now, end), events, talks, usage)
