@@ -13,14 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-import aiosqlite
-
 from townbot.mind.answering import plan_lines
 from townbot.mind.memory import Memory, MemoryStream
 from townbot.mind.plans import PlanBlock
 from townbot.mind.summary import render_summary
 from townbot.store.database import Store, StoreError, TownRow, conversations
-from townbot.store.migrations import MIGRATIONS
 from townbot.world.clock import GameClock, parse_game_time
 from townbot.world.events import TownEvent
 from townbot.world.model import Persona, World
@@ -71,16 +68,7 @@ async def open_read_only(path: str | Path) -> Store:
     if not Path(path).is_file():
         raise StoreError(f"{path} does not exist; give the database of a town that has run "
                          "(townbot sim --db PATH), or use `townbot eval run` to make one")
-    connection = await aiosqlite.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
-    connection.row_factory = aiosqlite.Row
-    store = Store(connection, str(path))
-    version = await store.schema_version()
-    if version != len(MIGRATIONS):
-        await connection.close()
-        raise StoreError(f"{path} has schema version {version}, this townbot reads "
-                         f"{len(MIGRATIONS)}; open it once with `townbot sim --db {path} --hours 0` "
-                         "to bring it up to date")
-    return store
+    return await Store.open(path, read_only=True)
 
 
 def _stream(memories: list[tuple[Memory, object]], dim: int) -> MemoryStream:
