@@ -26,8 +26,8 @@ from townbot.llm.purposes import (
     Utterance,
     WholeConversation,
 )
-from townbot.world.clock import clock_face
 from townbot.wording import progressive
+from townbot.world.clock import clock_face
 
 NEWS_THRESHOLD = 6
 PERSON = re.compile(r"\b([A-Z][a-z]+ [A-Z][a-z]+)\b")
