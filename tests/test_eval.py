@@ -24,8 +24,9 @@ from townbot.eval.judging import Ranked, rank_answers, rate
 from townbot.eval.run import EvalOptions, evaluate
 from townbot.eval.snapshot import read_town
 from townbot.llm.embedding import HashingEmbedder
-from townbot.llm.metering import MeteredModel
+from townbot.llm.metering import CollectedUsage
 from townbot.llm.settings import ModelSettings
+from townbot.llm.stack import build_model_stack
 from townbot.mind.agent import MindState
 from townbot.mind.memory import Memory
 from townbot.store.database import Store, TickChanges
@@ -129,9 +130,10 @@ def digest(path) -> str:
 
 async def run_small_eval(db, small_world, **options):
     snapshot = await read_town(db, small_world)
-    model = MeteredModel(ScriptedModel({"answer": scripted_answer}))
-    judge = MeteredModel(ScriptedModel())
-    return await evaluate(snapshot, model, judge, ModelSettings(), EvalOptions(**options))
+    usage = CollectedUsage()
+    model = build_model_stack(ScriptedModel({"answer": scripted_answer}), usage=usage)
+    judge = build_model_stack(ScriptedModel(), usage=usage)
+    return await evaluate(snapshot, model, judge, ModelSettings(), EvalOptions(**options), usage)
 
 
 async def test_density_diffusion_attendance_and_the_planted_hallucination(small_town, small_world):

@@ -18,10 +18,15 @@ from townbot.eval.report import build_report, compare, load_report, write_report
 from townbot.eval.run import EvalOptions, evaluate, note
 from townbot.eval.snapshot import read_town
 from townbot.llm.budget import Budget
-from townbot.llm.metering import MeteredModel
+from townbot.llm.metering import CollectedUsage
+from townbot.llm.offline import OfflineModel
+from townbot.llm.openai_client import OpenAIModel
+from townbot.llm.port import LanguageModel
+from townbot.llm.probe import start_up_check
 from townbot.llm.settings import Caps, ModelSettings, SettingsError, load_settings
+from townbot.llm.stack import build_model_stack
 from townbot.store.database import StoreError
-from townbot.town.launch import TownFiles, make_model, open_engine
+from townbot.town.launch import TownFiles, open_engine
 from townbot.town.service import Person, TownService
 
 JUDGE_ENV = "TOWNBOT_JUDGE_MODEL"
@@ -123,12 +128,20 @@ def judge_settings(settings: ModelSettings, chosen: str | None) -> ModelSettings
     return dataclasses.replace(settings, chat_model=name.strip(), small_model=None)
 
 
-def _models(settings: ModelSettings, judging: ModelSettings, seed: int,
-            max_calls: int | None) -> tuple[MeteredModel, MeteredModel]:
-    model, judge = make_model(seed, settings), make_model(seed, judging)
-    shared = Budget(Caps(calls_per_town=max_calls)) if max_calls else None
-    model.budget = judge.budget = shared
-    return model, judge
+async def _model(settings: ModelSettings, seed: int, budget: Budget | None,
+                 usage: CollectedUsage) -> LanguageModel:
+    """The model stack for the evaluation: its own usage sink, the shared call cap, and the
+    start-up check of a server before any interview."""
+    if settings.offline:
+        inner: LanguageModel = OfflineModel(seed=seed)
+    else:
+        inner = OpenAIModel(settings)
+        try:
+            await start_up_check(inner)
+        except BaseException:
+            await inner.close()
+            raise
+    return build_model_stack(inner, budget=budget, usage=usage)
 
 
 async def _simulate(args: argparse.Namespace, settings: ModelSettings, seed: int,
@@ -170,14 +183,20 @@ async def _evaluate_all(args: argparse.Namespace, settings: ModelSettings) -> in
         seed = snapshot.town.seed if seed is None else seed
         note(f"{'seed ' + str(seed) if seeds else 'town'}: evaluating {db} "
              f"({index + 1} of {len(seeds or [0])})")
-        model, judge = _models(settings, judging, seed, args.max_calls)
+        usage = CollectedUsage()
+        budget = Budget(Caps(calls_per_town=args.max_calls)) if args.max_calls else None
+        model = await _model(settings, seed, budget, usage)
+        judge = None
         try:
+            judge = await _model(judging, seed, budget, usage)
             await model.prepare()
             runs.append(await evaluate(snapshot, model, judge, settings, EvalOptions(
-                seed=seed, conditions=args.conditions, rankings=not args.end_to_end_only)))
+                seed=seed, conditions=args.conditions, rankings=not args.end_to_end_only),
+                usage))
         finally:
             await model.close()
-            await judge.close()
+            if judge is not None:
+                await judge.close()
     report = build_report(runs, {
         "model": settings.describe() if not settings.offline else "offline model",
         "embedding_model": runs[0]["town"]["embedding_model"],

@@ -15,7 +15,8 @@ from townbot.eval import measures
 from townbot.eval.interviews import CATEGORIES, CONDITIONS, AnswerRecord, Interviewer, fill, load_questions
 from townbot.eval.judging import LabelItem, Ranked, label_answers, memory_digest, rank_answers, rate
 from townbot.eval.snapshot import TownMoment, TownSnapshot
-from townbot.llm.metering import MeteredModel
+from townbot.llm.metering import CollectedUsage
+from townbot.llm.port import LanguageModel
 from townbot.llm.settings import ModelSettings
 from townbot.store.database import StoreError
 from townbot.town.usage import summarise
@@ -40,7 +41,7 @@ async def gather(tasks: Sequence[Awaitable[Any]]) -> list[Any]:
     return list(await asyncio.gather(*tasks))
 
 
-def check_embedder(snapshot: TownSnapshot, model: MeteredModel) -> None:
+def check_embedder(snapshot: TownSnapshot, model: LanguageModel) -> None:
     town = snapshot.town
     if (town.embedding_model, town.embedding_dim) != (model.embedding_model, model.embedding_dim):
         raise StoreError(
@@ -53,7 +54,7 @@ def check_embedder(snapshot: TownSnapshot, model: MeteredModel) -> None:
 # --- the controlled evaluation --------------------------------------------------------------------
 
 
-async def controlled(snapshot: TownSnapshot, model: MeteredModel, judge: MeteredModel,
+async def controlled(snapshot: TownSnapshot, model: LanguageModel, judge: LanguageModel,
                      options: EvalOptions) -> dict[str, Any]:
     people = snapshot.residents
     interviewer = Interviewer(model, snapshot.end, people, options.retrieval_count)
@@ -109,7 +110,7 @@ def category_pattern(categories: dict[str, dict[str, Any]]) -> dict[str, Any]:
 # --- the end-to-end measures ------------------------------------------------------------------------
 
 
-async def aware_of(moment: TownMoment, interviewer: Interviewer, judge: MeteredModel,
+async def aware_of(moment: TownMoment, interviewer: Interviewer, judge: LanguageModel,
                    event: measures.TrackedEvent) -> list[measures.Checked]:
     names = sorted(moment.residents)
     records = await gather([interviewer.ask(n, event.question) for n in names])
@@ -125,7 +126,7 @@ async def aware_of(moment: TownMoment, interviewer: Interviewer, judge: MeteredM
     return checked
 
 
-async def relationships(moment: TownMoment, interviewer: Interviewer, judge: MeteredModel,
+async def relationships(moment: TownMoment, interviewer: Interviewer, judge: LanguageModel,
                         people: list[str]) -> list[measures.Checked]:
     """The paper's density interview: every resident asked about every other one."""
     pairs = [(a, b) for a in people for b in people if a != b]
@@ -160,7 +161,7 @@ def awareness_dict(checked: list[measures.Checked]) -> dict[str, Any]:
             "answers": [dataclasses.asdict(c) for c in checked]}
 
 
-async def end_to_end(snapshot: TownSnapshot, model: MeteredModel, judge: MeteredModel,
+async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: LanguageModel,
                      options: EvalOptions) -> dict[str, Any]:
     people = snapshot.residents
     events = measures.tracked_events()
@@ -215,8 +216,8 @@ async def end_to_end(snapshot: TownSnapshot, model: MeteredModel, judge: Metered
 # --- cost ---------------------------------------------------------------------------------------
 
 
-def cost(models: Sequence[MeteredModel], settings: ModelSettings) -> dict[str, Any]:
-    rows = [{**dataclasses.asdict(r), "tick": 0} for m in models for r in m.meter.drain()]
+def cost(usage: CollectedUsage, settings: ModelSettings) -> dict[str, Any]:
+    rows = [{**dataclasses.asdict(r), "tick": 0} for r in usage.drain()]
     summary = summarise(rows, settings)
     return {"calls": summary["calls"], "prompt_tokens": summary["prompt_tokens"],
             "completion_tokens": summary["completion_tokens"],
@@ -228,8 +229,11 @@ def cost(models: Sequence[MeteredModel], settings: ModelSettings) -> dict[str, A
                          for p, e in summary["purposes"].items()}}
 
 
-async def evaluate(snapshot: TownSnapshot, model: MeteredModel, judge: MeteredModel,
-                   settings: ModelSettings, options: EvalOptions) -> dict[str, Any]:
+async def evaluate(snapshot: TownSnapshot, model: LanguageModel, judge: LanguageModel,
+                   settings: ModelSettings, options: EvalOptions,
+                   usage: CollectedUsage) -> dict[str, Any]:
+    """`model` answers as the residents, `judge` ranks and labels; both send their usage
+    records to `usage`, which becomes the evaluation's cost."""
     check_embedder(snapshot, model)
     town = snapshot.town
     result: dict[str, Any] = {
@@ -240,5 +244,5 @@ async def evaluate(snapshot: TownSnapshot, model: MeteredModel, judge: MeteredMo
                  "residents": len(snapshot.residents)}}
     result.update(await controlled(snapshot, model, judge, options))
     result.update(await end_to_end(snapshot, model, judge, options))
-    result["cost"] = cost([model, judge] if judge is not model else [model], settings)
+    result["cost"] = cost(usage, settings)
     return result
