@@ -23,8 +23,8 @@ from pathlib import Path
 
 from aiohttp import ClientSession, web
 
-from townbot.llm.metering import MeteredModel
 from townbot.llm.offline import OfflineModel
+from townbot.llm.stack import build_model_stack
 from townbot.pictures.townmap import MapPainter
 from townbot.platforms.web.site import make_app
 from townbot.platforms.web.town import WebTown
@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 async def make_town(world, db: Path, days: int) -> None:
     store = await Store.open(db)
-    engine = await Engine.open(world, store, MeteredModel(OfflineModel(seed=0)))
+    engine = await Engine.open(world, store, build_model_stack(OfflineModel(seed=0)))
     ticks = engine.clock.ticks_for(days=days)
     started = time.perf_counter()
     for done in range(1, ticks + 1):

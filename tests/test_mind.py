@@ -50,7 +50,7 @@ def make_mind(world, name: str, model, settings: MindSettings | None = None) -> 
 
 async def started(mind: AgentMind, now: datetime = MORNING) -> AgentMind:
     """A mind with its seed memories, that has planned the day."""
-    mind.clock = now
+    mind._step_time = now  # the step a test stands in
     for text in mind.persona.seed_memories:
         mind.remember("observation", text, when=now - timedelta(hours=1))
     await mind.start_day(now)
@@ -68,7 +68,7 @@ async def test_reflection_waits_for_the_importance_threshold_then_cites_its_evid
         "insights": [{"insights": [{"text": "Klaus cares about his research", "evidence": [1, 2]}]}],
     })
     mind = make_mind(world, "Klaus Mueller", model, MindSettings(reflection_threshold=150))
-    mind.clock = MORNING
+    mind._step_time = MORNING  # the step a test stands in
     for index in range(29):
         mind.remember("observation", f"Klaus Mueller is reading source number {index}")
     await mind.flush_memories(MORNING, force=True)
@@ -96,7 +96,7 @@ async def test_reflections_are_retrieved_when_reflecting_again(world):
                                              "evidence": [1]}]},
     })
     mind = make_mind(world, "Klaus Mueller", model, MindSettings(reflection_threshold=40))
-    mind.clock = MORNING
+    mind._step_time = MORNING  # the step a test stands in
     for round_ in range(2):
         for index in range(5):
             mind.remember("observation", f"Klaus Mueller researches gentrification {round_} {index}")

@@ -6,6 +6,7 @@ the world itself.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -109,18 +110,24 @@ def starting_knowledge(persona: Persona, arenas_of: dict[str, list[str]]) -> dic
 
 class AgentMind:
     def __init__(self, persona: Persona, model: LanguageModel, stream: MemoryStream,
-                 state: MindState, settings: MindSettings | None = None) -> None:
+                 state: MindState, settings: MindSettings | None = None,
+                 clock_now: Callable[[], datetime] | None = None) -> None:
         self.persona = persona
         self.model = model
         self.stream = stream
         self.state = state
         self.settings = settings or MindSettings()
-        self.clock: datetime | None = None
+        self._clock_now = clock_now  # the engine's clock; nothing sets a mind's time from outside
+        self._step_time: datetime | None = None  # without one: the time of the current step
         self._importance_by_text = {m.text: m.importance for m in stream.memories}
 
     @property
     def name(self) -> str:
         return self.persona.name
+
+    @property
+    def now(self) -> datetime | None:
+        return self._clock_now() if self._clock_now is not None else self._step_time
 
     @property
     def _sight_gap(self) -> timedelta:
@@ -135,7 +142,7 @@ class AgentMind:
     def remember(self, kind: str, text: str, evidence: tuple[int, ...] = (),
                  when: datetime | None = None) -> None:
         """Queue a memory; it is scored and embedded together with the others queued."""
-        created = when or self.clock
+        created = when or self.now
         if created is None:
             raise ValueError("remember() needs a time before the first step")
         self.state.pending.append([kind, text, list(evidence), format_game_time(created)])
@@ -215,7 +222,7 @@ class AgentMind:
 
     async def think(self, perception: Perception, world: WorldView) -> Intent:
         now = perception.now
-        self.clock = now
+        self._step_time = now
         self.state.refused = {k: v for k, v in self.state.refused.items()
                               if parse_game_time(v.partition("|")[0]) > now}
         fresh = self.observe(perception, world)
@@ -291,7 +298,7 @@ class AgentMind:
         """A directive from the inner voice becomes the resident's own thought; an awake
         resident rewrites the rest of the day around it."""
         thought = wording.inner_voice(text, self.name)
-        self.clock = now
+        self._step_time = now
         self.remember("thought", thought)
         await self.flush_memories(now, force=True)
         if self.persona.is_awake_at(minute_of_day(now)) and self.state.day == now.date().isoformat():
@@ -425,7 +432,7 @@ class AgentMind:
                                  start: datetime, end: datetime, sector: str,
                                  arena: str) -> None:
         """Remember the talk and what was learned; the plan resumes after it."""
-        self.clock = start
+        self._step_time = start
         said = [text for speaker, text in lines if speaker == self.name]
         self.state.told[partner] = (self.state.told.get(partner, []) + said)[-TOLD_LIMIT:]
         self.state.last_talked[partner] = format_game_time(start)
@@ -514,12 +521,13 @@ class AgentMind:
 
     def _record_own_action(self, intent: Intent) -> None:
         """Remember what we do, once per activity (not every 5-15 minute step of it)."""
-        block = self.current_block(self.clock) if self.clock and not intent.asleep else None
+        now = self.now
+        block = self.current_block(now) if now and not intent.asleep else None
         doing = planning.as_ongoing(block.activity) if block else intent.action
         key = f"{intent.sector}|{intent.arena}|{doing}"
-        if key != self.state.last_step and self.clock is not None:
+        if key != self.state.last_step and now is not None:
             self.state.last_step = key
-            self._see(f"{self.name} is {doing}", self.clock)
+            self._see(f"{self.name} is {doing}", now)
 
     def _see(self, text: str, now: datetime) -> None:
         """Store a sight when it is new; refresh the memory of one seen lately."""

@@ -8,6 +8,8 @@ fixed seed, the same start gives the same transcript.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -17,6 +19,7 @@ from townbot.mind import dialogue
 from townbot.mind.agent import AgentMind, Intent, MindState, Perception, starting_knowledge
 from townbot.mind.memory import MemoryStream
 from townbot.mind.settings import MindSettings
+from townbot.prompting import quoted
 from townbot.store.database import (
     ConversationRecord,
     Store,
@@ -118,29 +121,47 @@ class Engine:
                 f"{model.embedding_model} ({model.embedding_dim}); configure the original "
                 f"embedding model (TOWNBOT_EMBEDDING_MODEL), re-embed the memories with "
                 f"`townbot reembed --db {store.path}`, or start a new database")
-        rows = await store.agents(town.id)
-        missing = sorted(set(world.personas) - set(rows))
-        if missing:
-            raise StoreError(f"residents {', '.join(missing)} are not in this town's database; "
-                             "use the persona folder the town was founded with or a new --db")
-        bodies = {n: Body.from_dict(b) for n, (b, _) in rows.items() if n in world.personas}
-        states = {n: MindState.from_dict(m) for n, (_, m) in rows.items() if n in world.personas}
-        streams: dict[str, MemoryStream] = {n: MemoryStream(town.embedding_dim) for n in bodies}
-        for stored in await store.memories(town.id):
-            if stored.agent in streams:
-                m = stored.memory
-                streams[stored.agent].add(m.kind, m.text, m.created, m.importance, stored.vector,
-                                          m.evidence, last_accessed=m.last_accessed)
-        for stream in streams.values():
-            stream.take_changes()
-        objects = await store.objects(town.id)
-        engine = cls._assemble(world, store, model, town, bodies, states, objects, streams,
-                               settings)
-        for row in await store.visitors(town.id):
-            engine.people[row.person_id] = row
-            if row.resident is None:
-                engine.bodies[row.name] = Body.from_dict(row.body)
+        saved = await SavedTown.load(store, town, world)
+        engine = cls._assemble(world, store, model, town, saved.bodies, saved.states,
+                               saved.objects, saved.streams, settings)
+        engine._take_visitors(saved.visitors)
         return engine
+
+    def _take_visitors(self, visitors: list[VisitorRow]) -> None:
+        for row in visitors:
+            self.people[row.person_id] = row
+            if row.resident is None:
+                self.bodies[row.name] = Body.from_dict(row.body)
+
+    def _mind(self, name: str, stream: MemoryStream, state: MindState) -> AgentMind:
+        return AgentMind(self.world.personas[name], self.model, stream, state, self.settings,
+                         clock_now=lambda: self.clock.now)
+
+    async def _restore(self) -> None:
+        """Put the town in memory back to what the database holds (minds, memories, bodies,
+        objects, people, the clock): a change that failed half-way, or whose commit failed,
+        leaves nothing behind for the next one to trip over."""
+        town = await self.store.town(self.town.id)
+        assert town is not None
+        saved = await SavedTown.load(self.store, town, self.world)
+        self.town, self.clock.tick = town, town.tick
+        self.minds = {name: self._mind(name, saved.streams[name], saved.states[name])
+                      for name in sorted(saved.bodies)}
+        self.bodies, self.objects, self.people = saved.bodies, saved.objects, {}
+        self._take_visitors(saved.visitors)
+        self._changed_objects, self._conversations, self._departed = {}, [], []
+
+    @asynccontextmanager
+    async def _change(self) -> AsyncIterator[list[TownEvent]]:
+        """One change by a person, all or nothing: it is committed at the end with the events
+        gathered in the yielded list; if anything fails, the town goes back to the last commit."""
+        events: list[TownEvent] = []
+        try:
+            yield events
+            await self._commit(events, advance=False)
+        except BaseException:
+            await self._restore()
+            raise
 
     @classmethod
     def _assemble(cls, world: World, store: Store, model: LanguageModel, town: TownRow,
@@ -150,11 +171,12 @@ class Engine:
         usage = store.usage_log(town.id, lambda: clock.tick)
         # Every call this town makes carries its game day and its usage sink.
         model = WithContext(model, lambda: CallContext(game_day=clock.day_number, usage=usage))
-        minds = {name: AgentMind(world.personas[name], model,
-                                 streams.get(name) or MemoryStream(town.embedding_dim),
-                                 states[name], settings) for name in sorted(bodies)}
-        return cls(world, store, town, model, clock, minds, bodies, objects, settings,
-                   usage=usage)
+        engine = cls(world, store, town, model, clock, {}, bodies, objects, settings,
+                     usage=usage)
+        engine.minds = {name: engine._mind(name, streams.get(name)
+                                           or MemoryStream(town.embedding_dim), states[name])
+                        for name in sorted(bodies)}
+        return engine
 
     async def _plant_seed_memories(self) -> None:
         for mind in self.minds.values():
@@ -189,6 +211,14 @@ class Engine:
     # --- the tick ---------------------------------------------------------------------------
 
     async def tick(self) -> list[TownEvent]:
+        """One tick, all or nothing: if it fails, the town goes back to the last commit."""
+        try:
+            return await self._tick()
+        except BaseException:
+            await self._restore()
+            raise
+
+    async def _tick(self) -> list[TownEvent]:
         now = self.clock.now
         events: list[TownEvent] = []
         for body in self.bodies.values():
@@ -217,7 +247,7 @@ class Engine:
     def visitor_names(self) -> set[str]:
         return {name for name, body in self.bodies.items() if body.visitor is not None}
 
-    def depart(self, person_id: str) -> None:
+    def _depart(self, person_id: str) -> None:
         row = self.people.pop(person_id)
         if row.resident is None:
             self.bodies.pop(row.name, None)
@@ -404,9 +434,9 @@ class Engine:
                                    {**row.body, **(body.to_dict() if body else {})}, row.resident))
         return rows
 
-    def record_exchange(self, first: str, second: str, lines: list[dialogue.Line]) -> None:
-        """Keep a person's exchange with a resident as a conversation (saved with the next
-        commit), so the visitor's side is on record too."""
+    def _record_exchange(self, first: str, second: str, lines: list[dialogue.Line]) -> None:
+        """Keep a person's exchange with a resident as a conversation, so the visitor's side
+        is on record too."""
         body = self.bodies[second]
         now = format_game_time(self.clock.now)
         self._conversations.append(ConversationRecord(
@@ -414,5 +444,191 @@ class Engine:
             tuple((speaker, text, now) for speaker, text in lines)))
 
     async def commit_now(self, events: list[TownEvent]) -> None:
-        """Persist what a person's action changed between ticks, in one transaction."""
-        await self._commit(events, advance=False)
+        """Persist the events of a change made between ticks (all or nothing)."""
+        async with self._change() as gathered:
+            gathered += events
+
+    # --- commands: what people do to the town between ticks ----------------------------------
+    # Each changes minds and bodies, returns its events and commits, all or nothing. The town
+    # service validates, checks permissions and rate limits before calling them.
+
+    def _person_event(self, kind: str, actor: str, text: str, emoji: str, sector: str | None,
+                      place: str = "") -> TownEvent:
+        channel = self.world.sectors[sector].channel if sector else self.world.town_hall_channel
+        return TownEvent(format_game_time(self.clock.now), channel, kind, actor, text, emoji,
+                         place)
+
+    async def arrive(self, person_id: str, name: str, description: str, sector: str,
+                     arena: str) -> list[TownEvent]:
+        """A visitor joins the town at a place."""
+        async with self._change() as events:
+            body = Body(sector, arena, action="looking around", emoji="👋", visitor=description)
+            self.bodies[name] = body
+            self.people[person_id] = VisitorRow(
+                person_id, name, description,
+                {**body.to_dict(), "joined": format_game_time(self.clock.now)})
+            events.append(self._person_event("arrival", name,
+                                             f"({quoted(description, 120)}) arrives", "👋",
+                                             sector, f"{sector}: {arena}"))
+        return events
+
+    async def take_over(self, person_id: str, resident: str) -> None:
+        """A person speaks and moves as a resident, who stops acting on their own meanwhile."""
+        async with self._change():
+            self.people[person_id] = VisitorRow(
+                person_id, resident, f"a person speaking as {resident}",
+                {"joined": format_game_time(self.clock.now)}, resident=resident)
+
+    async def walk(self, name: str, sector: str, arena: str) -> tuple[list[TownEvent], int]:
+        """A person's body sets off for a place; returns the events and the walking minutes."""
+        async with self._change() as events:
+            body = self.bodies[name]
+            origin = body.sector or body.travel_sector
+            minutes = self.world.walking_minutes(origin, sector) if origin else 0
+            if origin == sector:
+                body.sector, body.arena = sector, arena
+            else:
+                body.set_travel(sector, arena, self.clock.now + timedelta(minutes=minutes))
+                body.action, body.emoji = f"walking to {sector}", "🚶"
+                events.append(self._person_event("move", name,
+                                                 f"is walking to {sector} ({minutes} min)",
+                                                 "🚶", origin, f"{sector}: {arena}"))
+        return events, minutes
+
+    async def leave(self, person_id: str) -> list[TownEvent]:
+        """A person leaves: a visitor's body goes, a taken-over resident acts alone again."""
+        async with self._change() as events:
+            row = self.people[person_id]
+            name = row.resident or row.name
+            events.append(self._person_event(
+                "departure", name, "leaves the town" if not row.resident
+                else "is on their own again", "👋", self.bodies[name].sector))
+            self._depart(person_id)
+        return events
+
+    async def speak(self, speaker: str, said: str, listeners: list[str], addressed: str | None,
+                    history: list[dialogue.Line]) -> tuple[list[TownEvent], str | None]:
+        """A person says something in a sector: every listener remembers it; the addressed
+        resident answers at once (from `history`, the exchange so far) and remembers that."""
+        async with self._change() as events:
+            body = self.bodies[speaker]
+            place = f"{body.sector}: {body.arena}"
+            events.append(self._person_event("speech", speaker, said, "💬", body.sector, place))
+            for listener in listeners:
+                self.minds[listener].remember("observation", f"{speaker} said: {quoted(said)}")
+            reply = None
+            if addressed is not None:
+                reply = await self._answer(speaker, addressed, said, place, history)
+                events.append(self._person_event("speech", addressed, reply, "💬", body.sector,
+                                                 place))
+                self._record_exchange(speaker, addressed, [(speaker, said), (addressed, reply)])
+            for listener in listeners:
+                await self.minds[listener].flush_memories(self.clock.now, force=True)
+        return events, reply
+
+    async def _answer(self, speaker: str, resident: str, said: str, place: str,
+                      history: list[dialogue.Line]) -> str:
+        line = await dialogue.next_line(self.model, self.voice_of(resident),
+                                        self.voice_of(speaker), history, self.clock.now, place,
+                                        self.settings.retrieval_count)
+        exchange = (f"{speaker} said to {resident}: {quoted(said)}; {resident} answered: "
+                    f"{quoted(line.text)}")
+        self.minds[resident].remember("conversation", exchange)
+        if speaker in self.minds:
+            self.minds[speaker].remember("conversation", exchange)
+        return line.text
+
+    async def whisper(self, resident: str, directive: str) -> tuple[str, bool]:
+        """The inner voice: the resident's own thought; returns it and whether the day's plan
+        changed."""
+        async with self._change():
+            mind = self.minds[resident]
+            before = [b.activity for b in mind.state.blocks]
+            thought = await mind.hear_inner_voice(directive, self.clock.now)
+            after = [b.activity for b in mind.state.blocks]
+        return thought, after != before
+
+    async def remember_interview(self, resident: str, asker: str, question: str,
+                                 answer: str) -> None:
+        async with self._change():
+            mind = self.minds[resident]
+            mind.remember("conversation", f"{asker} asked {resident}: {quoted(question)}; "
+                                          f"{resident} answered: {quoted(answer)}")
+            await mind.flush_memories(self.clock.now, force=True)
+
+    async def change_object(self, path: str, state: str) -> list[TownEvent]:
+        """A person changes an object's state; anyone there notices at the next tick."""
+        async with self._change() as events:
+            self.set_object(path, state)
+            sector, arena, obj = path.split(": ")
+            events.append(self._person_event("object", f"The {obj}", f"is now {state}", "⚠️",
+                                             sector, f"{arena}: {obj}"))
+        return events
+
+    async def _seed(self, resident: str, text: str) -> None:
+        mind = self.minds[resident]
+        mind.remember("thought", text)
+        await mind.flush_memories(self.clock.now, force=True)
+
+    async def seed(self, resident: str, text: str) -> None:
+        """A moderator plants an intention as the resident's own thought."""
+        async with self._change():
+            await self._seed(resident, text)
+
+    async def apply_scenario(self, seeds: list[tuple[str, str]],
+                             objects: list[tuple[str, str]],
+                             announcement: str | None) -> list[TownEvent]:
+        async with self._change() as events:
+            for resident, thought in seeds:
+                await self._seed(resident, thought)
+            for path, state in objects:
+                self.set_object(path, state)
+            if announcement:
+                events.append(self._person_event("announcement", "Town hall", announcement,
+                                                 "📣", None))
+        return events
+
+    async def announce(self, notice: str, sector: str | None) -> tuple[list[TownEvent], int]:
+        """Town hall announces to everyone awake (in a sector, or the whole town); returns the
+        events and how many residents heard it."""
+        async with self._change() as events:
+            listeners = [n for n, b in self.bodies.items()
+                         if n in self.minds and b.action != "sleeping" and not b.walking
+                         and (sector is None or b.sector == sector)]
+            for name in listeners:
+                mind = self.minds[name]
+                mind.remember("observation", f"Announcement: {quoted(notice)}")
+                await mind.flush_memories(self.clock.now, force=True)
+            events.append(self._person_event("announcement", "Town hall", notice, "📣", sector))
+        return events, len(listeners)
+
+
+@dataclass
+class SavedTown:
+    """Everything of a town's state the database holds, loaded."""
+
+    bodies: dict[str, Body]
+    states: dict[str, MindState]
+    streams: dict[str, MemoryStream]
+    objects: dict[str, str]
+    visitors: list[VisitorRow]
+
+    @classmethod
+    async def load(cls, store: Store, town: TownRow, world: World) -> SavedTown:
+        rows = await store.agents(town.id)
+        missing = sorted(set(world.personas) - set(rows))
+        if missing:
+            raise StoreError(f"residents {', '.join(missing)} are not in this town's database; "
+                             "use the persona folder the town was founded with or a new --db")
+        bodies = {n: Body.from_dict(b) for n, (b, _) in rows.items() if n in world.personas}
+        states = {n: MindState.from_dict(m) for n, (_, m) in rows.items() if n in world.personas}
+        streams: dict[str, MemoryStream] = {n: MemoryStream(town.embedding_dim) for n in bodies}
+        for stored in await store.memories(town.id):
+            if stored.agent in streams:
+                m = stored.memory
+                streams[stored.agent].add(m.kind, m.text, m.created, m.importance, stored.vector,
+                                          m.evidence, last_accessed=m.last_accessed)
+        for stream in streams.values():
+            stream.take_changes()
+        return cls(bodies, states, streams, await store.objects(town.id),
+                   await store.visitors(town.id))

@@ -14,7 +14,7 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -238,13 +238,6 @@ class TownService:
         row = self.engine.people.get(person.id)
         return self._speaker_body(row) if row else None
 
-    def _event(self, kind: str, actor: str, text: str, emoji: str, sector: str | None,
-               place: str = "") -> TownEvent:
-        world = self.engine.world
-        channel = world.sectors[sector].channel if sector else world.town_hall_channel
-        return TownEvent(format_game_time(self.engine.clock.now), channel, kind, actor, text,
-                         emoji, place)
-
     # --- joining and moving -----------------------------------------------------------------
 
     async def join(self, person: Person, name: str, description: str,
@@ -265,15 +258,8 @@ class TownService:
             if closed:
                 raise TownError(f"you cannot join at {sector}: {closed}; choose another area, "
                                 "e.g. Johnson Park")
-            body = Body(sector, arena, action="looking around", emoji="👋", visitor=about)
-            joined = format_game_time(self.engine.clock.now)
-            self.engine.bodies[visitor_name] = body
-            self.engine.people[person.id] = VisitorRow(person.id, visitor_name, about,
-                                                       {**body.to_dict(), "joined": joined})
-            event = self._event("arrival", visitor_name, f"({quoted(about, 120)}) arrives",
-                                "👋", sector, f"{sector}: {arena}")
-            await self.engine.commit_now([event])
-            return Outcome(f"You are {visitor_name}, {about}, at {sector}: {arena}.", [event])
+            events = await self.engine.arrive(person.id, visitor_name, about, sector, arena)
+            return Outcome(f"You are {visitor_name}, {about}, at {sector}: {arena}.", events)
         return await self._run("join", person, {"name": name, "description": description,
                                                 "area": area}, act)
 
@@ -284,10 +270,7 @@ class TownService:
                 raise TownError(f"{person.name} is already in the town; they must leave first")
             if who in self.engine.controlled():
                 raise TownError(f"{who} is already taken over by someone else")
-            self.engine.people[person.id] = VisitorRow(
-                person.id, who, f"a person speaking as {who}",
-                {"joined": format_game_time(self.engine.clock.now)}, resident=who)
-            await self.engine.commit_now([])
+            await self.engine.take_over(person.id, who)
             return Outcome(f"{person.name} now speaks and moves as {who}; {who} stops acting "
                            "on their own until they leave.")
         return await self._run("takeover", moderator, {"person": person.id,
@@ -295,36 +278,21 @@ class TownService:
 
     async def go(self, person: Person, area: str) -> Outcome:
         async def act() -> Outcome:
-            row = self.visitor(person)
-            name, body = self._speaker_body(row)
+            name, _ = self._speaker_body(self.visitor(person))
             sector, arena = self.area(area)
             reason = self.engine.availability(name, sector, arena)
             if reason:
                 raise TownError(f"you cannot go there now: {reason}")
-            origin = body.sector or body.travel_sector
-            minutes = self.engine.world.walking_minutes(origin, sector) if origin else 0
-            events = []
-            if origin == sector:
-                body.sector, body.arena = sector, arena
-            else:
-                body.set_travel(sector, arena, self.engine.clock.now + timedelta(minutes=minutes))
-                body.action, body.emoji = f"walking to {sector}", "🚶"
-                events.append(self._event("move", name, f"is walking to {sector} ({minutes} min)",
-                                          "🚶", origin, f"{sector}: {arena}"))
-            await self.engine.commit_now(events)
+            events, minutes = await self.engine.walk(name, sector, arena)
             when = f"in {minutes} game minutes" if minutes else "now"
             return Outcome(f"You will be at {sector}: {arena} {when}.", events)
         return await self._run("go", person, {"area": area}, act)
 
     async def leave(self, person: Person) -> Outcome:
         async def act() -> Outcome:
-            row = self.visitor(person)
-            name, body = self._speaker_body(row)
-            event = self._event("departure", name, "leaves the town" if not row.resident
-                                else "is on their own again", "👋", body.sector)
-            self.engine.depart(person.id)
-            await self.engine.commit_now([event])
-            return Outcome(f"{name} has left the town.", [event])
+            name, _ = self._speaker_body(self.visitor(person))
+            events = await self.engine.leave(person.id)
+            return Outcome(f"{name} has left the town.", events)
         return await self._run("leave", person, {}, act)
 
     # --- speaking ---------------------------------------------------------------------------
@@ -350,45 +318,18 @@ class TownService:
             present = [n for n, b in sorted(self.engine.bodies.items())
                        if n in self.engine.minds and n != name and b.sector == body.sector
                        and b.action != "sleeping"]
-            place = f"{body.sector}: {body.arena}"
-            events = [self._event("speech", name, said, "💬", body.sector, place)]
-            for listener in present:
-                self.engine.minds[listener].clock = self.engine.clock.now
-                self.engine.minds[listener].remember("observation", f'{name} said: {quoted(said)}')
             addressed = self._addressed(name, said, present)
-            reply = None
-            if addressed is not None:
-                reply = await self._reply(name, addressed, said, place)
-                events.append(self._event("speech", addressed, reply, "💬", body.sector, place))
-                self.engine.record_exchange(name, addressed, [(name, said), (addressed, reply)])
-            for listener in present:
-                await self.engine.minds[listener].flush_memories(self.engine.clock.now,
-                                                                 force=True)
-            await self.engine.commit_now(events)
+            history = self._exchanges.setdefault((name, addressed), []) if addressed else []
+            events, reply = await self.engine.speak(name, said, present, addressed,
+                                                    [*history[-7:], (name, said)])
+            if addressed is not None and reply is not None:
+                history += [(name, said), (addressed, reply)]  # only what was committed
+                del history[:-8]
             answer = f"{addressed}: {reply}" if reply else (
                 "Nobody here is awake to hear you." if not present else
                 f"Heard by {', '.join(present)}; say a name to get an answer.")
             return Outcome(answer, events, {"reply": reply, "from": addressed})
         return await self._run("say", person, {"text": text}, act)
-
-    async def _reply(self, speaker: str, resident: str, said: str, place: str) -> str:
-        """The addressed resident answers now (one model call) and remembers the exchange."""
-        history = self._exchanges.setdefault((speaker, resident), [])
-        history.append((speaker, said))
-        del history[:-8]
-        mind = self.engine.minds[resident]
-        line = await dialogue.next_line(self.engine.model, self.engine.voice_of(resident),
-                                        self.engine.voice_of(speaker), list(history),
-                                        self.engine.clock.now, place,
-                                        self.engine.settings.retrieval_count)
-        history.append((resident, line.text))
-        mind.remember("conversation", f"{speaker} said to {resident}: {quoted(said)}; "
-                                      f"{resident} answered: {quoted(line.text)}")
-        if speaker in self.engine.minds:
-            self.engine.minds[speaker].remember(
-                "conversation", f"{speaker} said to {resident}: {quoted(said)}; {resident} "
-                                f"answered: {quoted(line.text)}")
-        return line.text
 
     # --- the inner voice, interviews, objects -------------------------------------------------
 
@@ -396,15 +337,11 @@ class TownService:
         async def act() -> Outcome:
             who = self.resident(resident)
             directive = bounded(text, "whisper")
-            before = [b.activity for b in self.engine.minds[who].state.blocks]
-            thought = await self.engine.minds[who].hear_inner_voice(
-                directive, self.engine.clock.now)
-            after = [b.activity for b in self.engine.minds[who].state.blocks]
-            await self.engine.commit_now([])
-            changed = "and rewrites the rest of the day" if after != before else \
+            thought, replanned = await self.engine.whisper(who, directive)
+            changed = "and rewrites the rest of the day" if replanned else \
                 "(asleep now: it will shape tomorrow's plan)"
             return Outcome(f"{who} hears the thought {quoted(thought)} {changed}.",
-                           data={"thought": thought, "replanned": after != before})
+                           data={"thought": thought, "replanned": replanned})
         return await self._run("whisper", person, {"resident": resident, "text": text}, act)
 
     async def interview(self, person: Person, resident: str, question: str,
@@ -420,11 +357,7 @@ class TownService:
                                     access=access or Ablation(), remember=remember,
                                     plan=plan_lines(mind.state.blocks), people=list(self.engine.minds))
             if remember:
-                mind.clock = self.engine.clock.now
-                mind.remember("conversation", f"{asker} asked {who}: {quoted(asked)}; {who} "
-                                              f"answered: {quoted(reply)}")
-                await mind.flush_memories(self.engine.clock.now, force=True)
-                await self.engine.commit_now([])
+                await self.engine.remember_interview(who, asker, asked, reply)
             return Outcome(f"{who}: {reply}", data={"answer": reply, "resident": who})
         return await self._run("interview", person, {"resident": resident, "question": question,
                                                      "as": as_persona, "remember": remember},
@@ -444,13 +377,9 @@ class TownService:
                 self.parse_object_command(path)
             full = self.object_path(target)
             value = bounded(new_state, "state")
-            sector, arena, obj = split_path(full)
-            self.engine.set_object(full, value)
-            event = self._event("object", f"The {obj}", f"is now {value}", "⚠️", sector,
-                                f"{arena}: {obj}")
-            await self.engine.commit_now([event])
+            events = await self.engine.change_object(full, value)
             return Outcome(f"<{full}> is {value}; anyone there notices at the next tick.",
-                           [event])
+                           events)
         return await self._run("set", person, {"path": path, "state": state}, act)
 
     async def look(self, person: Person, path: str) -> Outcome:
@@ -465,18 +394,11 @@ class TownService:
 
     # --- moderators -------------------------------------------------------------------------
 
-    async def _seed_thought(self, resident: str, text: str) -> str:
-        mind = self.engine.minds[resident]
-        mind.clock = self.engine.clock.now
-        mind.remember("thought", text)
-        await mind.flush_memories(self.engine.clock.now, force=True)
-        return text
-
     async def seed(self, moderator: Person, resident: str, intent: str) -> Outcome:
         async def act() -> Outcome:
             who = self.resident(resident)
-            text = await self._seed_thought(who, bounded(intent, "seed"))
-            await self.engine.commit_now([])
+            text = bounded(intent, "seed")
+            await self.engine.seed(who, text)
             return Outcome(f"{who} now has in mind: {quoted(text)}")
         return await self._run("seed", moderator, {"resident": resident, "intent": intent}, act)
 
@@ -498,13 +420,9 @@ class TownService:
             absent = sorted({s.resident for s in spec.seeds} - {s.resident for s in present})
             seeds = [(self.resident(s.resident), s.thought) for s in present]
             objects = [(self.object_path(o.path), o.state) for o in spec.objects]
-            for who, thought in seeds:
-                await self._seed_thought(who, " ".join(thought.split()))
-            for path, state in objects:
-                self.engine.set_object(path, state)
-            events = [self._event("announcement", "Town hall", spec.announcement, "📣", None)] \
-                if spec.announcement else []
-            await self.engine.commit_now(events)
+            events = await self.engine.apply_scenario(
+                [(who, " ".join(thought.split())) for who, thought in seeds], objects,
+                spec.announcement)
             skipped = f" (not in this town, so not seeded: {', '.join(absent)})" if absent else ""
             return Outcome(f"Loaded scenario '{spec.name}': {' '.join(spec.description.split())}"
                            f"{skipped}", events)
@@ -514,18 +432,8 @@ class TownService:
         async def act() -> Outcome:
             notice = bounded(text, "announce")
             where = self.area(area) if area else None
-            listeners = [n for n, b in self.engine.bodies.items()
-                         if n in self.engine.minds and b.action != "sleeping" and not b.walking
-                         and (where is None or b.sector == where[0])]
-            for name in listeners:
-                mind = self.engine.minds[name]
-                mind.clock = self.engine.clock.now
-                mind.remember("observation", f"Announcement: {quoted(notice)}")
-                await mind.flush_memories(self.engine.clock.now, force=True)
-            event = self._event("announcement", "Town hall", notice, "📣",
-                                where[0] if where else None)
-            await self.engine.commit_now([event])
-            return Outcome(f"Announced to {len(listeners)} residents present.", [event])
+            events, heard = await self.engine.announce(notice, where[0] if where else None)
+            return Outcome(f"Announced to {heard} residents present.", events)
         return await self._run("announce", moderator, {"text": text, "area": area}, act)
 
     async def pause(self, moderator: Person) -> Outcome:
