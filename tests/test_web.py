@@ -117,7 +117,46 @@ async def test_trouble_shows_in_the_moment(client):
     assert any(STOVE in m["troubles"] for m in moments)
 
 
+# --- beside the bot ------------------------------------------------------------------------------
+
+async def test_townbot_run_serves_each_servers_town_at_its_own_address(world, morning_db):
+    from aiohttp import ClientSession
+
+    from townbot.platforms.web.cli import serve_beside
+
+    stop = await serve_beside(world, lambda guild: morning_db if guild == 123 else None,
+                              "127.0.0.1", 0)
+    host, port = stop.addresses[0][:2]
+    try:
+        async with ClientSession(f"http://{host}:{port}") as session:
+            async with session.get("/town/123/api/town") as response:
+                assert response.status == 200 and (await response.json())["ticks"] == 19
+            async with session.get("/town/123/resident/Klaus%20Mueller") as response:
+                assert response.status == 200
+            async with session.get("/town/123", allow_redirects=False) as response:
+                assert response.status == 302 and response.headers["Location"] == "/town/123/"
+            for missing in ("/town/5/api/town", "/town/abc/", "/"):
+                async with session.get(missing) as response:
+                    assert response.status == 404
+    finally:
+        await stop()
+
+
+def test_web_settings_of_townbot_run_are_checked():
+    from townbot.platforms.discord.config import ConfigError, load_config
+
+    config = load_config({"TOWNBOT_WEB_PORT": "8080", "TOWNBOT_WEB_URL": "https://t.example/"},
+                         dotenv=Path("/nonexistent/.env"))
+    assert config.web_port == 8080 and config.web_link(42) == "https://t.example/town/42/"
+    assert load_config({}, dotenv=Path("/nonexistent/.env")).web_link(42) is None
+    with pytest.raises(ConfigError, match="TOWNBOT_WEB_PORT='http' is not a port"):
+        load_config({"TOWNBOT_WEB_PORT": "http"}, dotenv=Path("/nonexistent/.env"))
+    with pytest.raises(ConfigError, match="TOWNBOT_WEB_URL='town' is not a URL"):
+        load_config({"TOWNBOT_WEB_URL": "town"}, dotenv=Path("/nonexistent/.env"))
+
+
 # --- the page in a real browser ------------------------------------------------------------------
+# Last in this file: Playwright's sync API holds the main thread's event loop while it runs.
 
 def chromium_path() -> str | None:
     for name in (os.environ.get("TOWNBOT_CHROMIUM"), "chromium", "chromium-browser"):
@@ -244,3 +283,4 @@ def test_the_live_map_follows_a_new_tick(browser_page, world):
         writer.submit(asyncio.run, one_tick()).result(timeout=120)
     page.wait_for_function(f"() => document.getElementById('clock').textContent > '{before}'")
     assert page.text_content("#mode") == "live"
+

@@ -178,7 +178,18 @@ async def _serve(config: Any, files: Any, settings: Any,
     async def work() -> None:
         async with bot:
             await bot.start(config.token)
-    return await _connect_failure(work)
+    if config.web_port is None:
+        return await _connect_failure(work)
+    from townbot.platforms.web.cli import serve_beside
+    stop_web = await serve_beside(files.load(), lambda guild: config.database(guild)
+                                  if config.allows(guild) else None, config.web_host,
+                                  config.web_port)
+    logging.getLogger(__name__).info("web page at http://%s:%s/town/<server id>/",
+                                     config.web_host, config.web_port)
+    try:
+        return await _connect_failure(work)
+    finally:
+        await stop_web()
 
 
 async def _sync(config: Any, files: Any, settings: Any, guild: int | None) -> int:

@@ -56,3 +56,28 @@ async def serve(args: argparse.Namespace) -> None:
     finally:
         await runner.cleanup()
         await town.close()
+
+
+async def serve_beside(world: Any, database_of: Any, host: str, port: int) -> Any:
+    """The towns' pages beside the bot (`townbot run` with TOWNBOT_WEB_PORT), each server's
+    at /town/<server id>/; returns a callable that stops serving."""
+    from aiohttp import web
+
+    from townbot.platforms.web.site import TownShelf, make_towns_app
+
+    shelf = TownShelf(world, database_of)
+    runner = web.AppRunner(make_towns_app(shelf), access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+    except OSError as error:
+        await runner.cleanup()
+        from townbot.platforms.discord.config import WEB_PORT, ConfigError
+        raise ConfigError(f"{WEB_PORT}={port}: cannot listen on {host}:{port} "
+                          f"({error.strerror}); choose another port") from error
+
+    async def stop() -> None:
+        await runner.cleanup()
+        await shelf.close()
+    stop.addresses = runner.addresses  # type: ignore[attr-defined]
+    return stop

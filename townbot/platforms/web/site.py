@@ -6,8 +6,11 @@ root (`townbot web`) or under a prefix (`townbot run` serves each server's town 
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from html import escape
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -15,30 +18,88 @@ from aiohttp import web
 from townbot.platforms.web.town import WebTown
 from townbot.store.database import StoreError
 from townbot.world.clock import clock_face, format_game_time, minute_of_day, parse_game_time
+from townbot.world.model import World
 
-TOWN_KEY = web.AppKey("town", WebTown)
+Finder = Callable[[web.Request], Awaitable[WebTown]]
+FINDER_KEY = web.AppKey("finder", object)
 EVENT_LIMIT = 200
 STATIC = resources.files("townbot.platforms.web") / "static"
 
 
 def make_app(town: WebTown) -> web.Application:
-    """The pages of one town. Only GET routes exist: nothing here can change the town."""
-    app = web.Application(middlewares=[refresh_first])
-    app[TOWN_KEY] = town
-    app.router.add_get("/", index)
-    app.router.add_get("/map.png", map_png)
-    app.router.add_get("/api/town", town_info)
-    app.router.add_get("/api/moment", moment_info)
-    app.router.add_get("/api/events", events_info)
-    app.router.add_get("/resident/{name}", resident_page)
-    app.router.add_get("/static/{file}", static_file)
+    """The pages of one town at the root. Only GET routes exist: nothing here can change it."""
+    async def find(request: web.Request) -> WebTown:
+        return town
+    return _app(find, "")
+
+
+def make_towns_app(shelf: TownShelf) -> web.Application:
+    """The towns of `townbot run`, each server's at /town/<server id>/."""
+    async def find(request: web.Request) -> WebTown:
+        text = request.match_info["guild"]
+        town = await shelf.town(int(text)) if text.isdigit() else None
+        if town is None:
+            raise web.HTTPNotFound(text=f"no town is kept for server {text}")
+        return town
+
+    async def to_slash(request: web.Request) -> web.Response:
+        raise web.HTTPFound(f"/town/{request.match_info['guild']}/")
+
+    app = _app(find, "/town/{guild}")
+    app.router.add_get("/town/{guild}", to_slash)
     return app
 
 
+def _app(find: Finder, prefix: str) -> web.Application:
+    app = web.Application(middlewares=[refusals])
+    app[FINDER_KEY] = find
+    app.router.add_get(prefix + "/", index)
+    app.router.add_get(prefix + "/map.png", map_png)
+    app.router.add_get(prefix + "/api/town", town_info)
+    app.router.add_get(prefix + "/api/moment", moment_info)
+    app.router.add_get(prefix + "/api/events", events_info)
+    app.router.add_get(prefix + "/resident/{name}", resident_page)
+    app.router.add_get(prefix + "/static/{file}", static_file)
+    return app
+
+
+class TownShelf:
+    """Towns opened read-only on their first visit and kept: `database_of` says where a
+    server's town is (None: not here)."""
+
+    def __init__(self, world: World, database_of: Callable[[int], Path | None]) -> None:
+        self.world, self.database_of = world, database_of
+        self.towns: dict[int, WebTown] = {}
+        self._lock = asyncio.Lock()
+
+    async def town(self, guild_id: int) -> WebTown | None:
+        async with self._lock:
+            if guild_id not in self.towns:
+                path = self.database_of(guild_id)
+                if path is None or not path.is_file():
+                    return None
+                try:
+                    self.towns[guild_id] = await WebTown.open(self.world, path)
+                except StoreError:
+                    return None  # no town founded in it yet
+            return self.towns[guild_id]
+
+    async def close(self) -> None:
+        for town in self.towns.values():
+            await town.close()
+        self.towns.clear()
+
+
+async def town_of(request: web.Request) -> WebTown:
+    """The request's town, read on from its database first."""
+    town = await request.app[FINDER_KEY](request)  # type: ignore[operator]
+    await town.refresh()
+    return town
+
+
 @web.middleware
-async def refresh_first(request: web.Request, handler: Any) -> web.StreamResponse:
-    """Read on from the database before answering; bad input is a 400 with the reason."""
-    await request.app[TOWN_KEY].refresh()
+async def refusals(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Bad input is a 400 with the reason."""
     try:
         return await handler(request)
     except StoreError as error:
@@ -62,7 +123,7 @@ def _area(request: web.Request, town: WebTown) -> str | None:
 
 
 async def index(request: web.Request) -> web.Response:
-    town = request.app[TOWN_KEY]
+    town = await town_of(request)
     areas = "".join(f'<option value="{escape(s.channel)}">{escape(name)}</option>'
                     for name, s in sorted(town.world.sectors.items()))
     html = (STATIC / "index.html").read_text(encoding="utf-8")
@@ -79,14 +140,14 @@ async def static_file(request: web.Request) -> web.Response:
 
 
 async def map_png(request: web.Request) -> web.Response:
-    town = request.app[TOWN_KEY]
+    town = await town_of(request)
     _, data = await town.picture(_tick(request), _area(request, town))
     return web.Response(body=data, content_type="image/png",
                         headers={"Cache-Control": "no-cache"})
 
 
 async def town_info(request: web.Request) -> web.Response:
-    town = request.app[TOWN_KEY]
+    town = await town_of(request)
     history = town.history
     return web.json_response({
         "name": town.world.town, "start": history.town.start,
@@ -95,7 +156,7 @@ async def town_info(request: web.Request) -> web.Response:
 
 
 async def moment_info(request: web.Request) -> web.Response:
-    town = request.app[TOWN_KEY]
+    town = await town_of(request)
     tick = _tick(request)
     index, moment = town.moment(tick)
     picture, _ = await town.picture(index, _area(request, town))
@@ -111,14 +172,14 @@ async def moment_info(request: web.Request) -> web.Response:
 
 
 async def events_info(request: web.Request) -> web.Response:
-    town = request.app[TOWN_KEY]
+    town = await town_of(request)
     _, moment = town.moment(_tick(request))
     channel = request.query.get("area") or None
     return web.json_response(town.events_until(moment.time, channel, EVENT_LIMIT))
 
 
 async def resident_page(request: web.Request) -> web.Response:
-    town = request.app[TOWN_KEY]
+    town = await town_of(request)
     name = request.match_info["name"]
     try:
         data = await town.resident(name)
