@@ -78,13 +78,14 @@ async def test_a_visitor_joins_is_perceived_and_remembered(town):
 
 
 async def test_join_refuses_bad_names_descriptions_and_areas(town):
-    await refused(town, town.join(ALEX, "Isabella", "a fan", "Hobbs Cafe"), "already someone")
+    await refused(town, town.join(ALEX, "Isabella", "a fan", "Hobbs Cafe"), "already a resident.s name")
     await refused(town, town.join(ALEX, "Alex", "", "Hobbs Cafe"), "description is empty")
     await refused(town, town.join(ALEX, "A" * 41, "x", "Hobbs Cafe"), "limit is 40")
     await refused(town, town.join(ALEX, "Alex", "a reporter", "Hobs Cafe"),
                   "did you mean 'Hobbs Cafe'")
     await town.join(ALEX, "Alex", "a reporter", "Hobbs Cafe")
-    await refused(town, town.join(BEA, "alex", "another", "Johnson Park"), "already someone")
+    await refused(town, town.join(BEA, "alex", "another", "Johnson Park"),
+                  "already the name of someone in the town")
     await refused(town, town.join(ALEX, "Alex2", "again", "Hobbs Cafe"), "already in the town")
 
 
@@ -192,7 +193,8 @@ async def test_a_whisper_becomes_a_thought_and_the_resident_replans(town):
                                                "upcoming election")
     assert outcome.data["replanned"]
     thoughts = [m.text for m in john.stream.by_kind("thought")]
-    assert "John Lin is going to run against Sam in the upcoming election" in thoughts
+    assert 'John Lin thinks: "John Lin is going to run against Sam in the upcoming election"' \
+        in thoughts, "stored as the thought it is, quoted: a person wrote it"
     after = [b.activity for b in john.state.blocks]
     assert after != before and any("run against Sam" in a for a in after)
     await refused(town, town.whisper(ALEX, "Jon Lim", "hi"), "did you mean 'John Lin'")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from townbot.prompting import quoted
+
 # One-syllable verbs that double their last letter before -ing ("get" -> "getting").
 DOUBLED_FINAL = frozenset((
     "begin chat chop cut dig drop get grab hit hug jog jot let mop nap pat plan plug pop prep "
@@ -54,9 +56,14 @@ def progressive(phrase: str) -> str:
     return " ".join(words)
 
 
+INNER_VOICE_LIMIT = 400  # a 300-character whisper grows a little when "you" becomes a name
+
+
 def inner_voice(text: str, name: str) -> str:
-    """What a resident's inner voice says, as the resident's own thought in the third person:
-    "You are going to run for mayor" -> "John Lin is going to run for mayor"."""
+    """What a resident's inner voice says, as the resident's own thought in the third person,
+    and quoted, since a person wrote it: every prompt that shows the memory shows it quoted and
+    bounded. "You are going to run for mayor" -> 'John Lin thinks: "John Lin is going to run
+    for mayor"'."""
     first = name.split()[0]
     swaps = [("You are ", f"{name} is "), ("You're ", f"{name} is "), ("you are ", f"{first} is "),
              ("you're ", f"{first} is "), ("You will ", f"{name} will "), ("Your ", f"{first}'s "),
@@ -65,7 +72,7 @@ def inner_voice(text: str, name: str) -> str:
     thought = " ".join(text.split())
     for old, new in swaps:
         thought = thought.replace(old, new)
-    return thought if thought.startswith((name, first)) else f"{name} thinks: {thought}"
+    return f"{name} thinks: {quoted(thought, INNER_VOICE_LIMIT)}"
 
 
 def plural(count: int, noun: str, many: str | None = None) -> str:

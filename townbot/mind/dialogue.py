@@ -17,7 +17,7 @@ from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import Exchange, Relationship, Takeaways, Utterance, WholeConversation
 from townbot.mind.memory import MemoryStream
 from townbot.mind.retrieval import retrieve
-from townbot.prompting import render
+from townbot.prompting import quoted, render
 from townbot.world.clock import clock_face, minute_of_day
 
 Line = tuple[str, str]  # (speaker, text)
@@ -42,7 +42,9 @@ class Voice:
 
 
 def transcript(lines: list[Line]) -> str:
-    return "\n".join(f'{speaker}: "{text}"' for speaker, text in lines) or "(nothing yet)"
+    """The lines so far, each quoted and bounded: a visitor's words are among them."""
+    return "\n".join(f"{speaker}: {quoted(text)}" for speaker, text in lines) \
+        or "(nothing yet)"
 
 
 def bullets(texts: list[str]) -> str:

@@ -23,9 +23,11 @@ from townbot.mind.answering import Ablation, answer_as, plan_lines
 from townbot.mind.retrieval import retrieve
 from townbot.prompting import quoted
 from townbot.store.database import AuditEntry, VisitorRow
+from townbot.text import clean_text
 from townbot.town.body import Body
 from townbot.town.engine import Engine
 from townbot.town.launch import PROJECT_ROOT
+from townbot.town.lookalikes import resembled
 from townbot.town.scenarios import load_scenario, scenario_names
 from townbot.world.clock import clock_face, format_game_time, minute_of_day
 from townbot.world.errors import DataError
@@ -86,13 +88,28 @@ def closest_names(name: str, options: list[str]) -> str:
 
 
 def bounded(text: str, what: str) -> str:
-    flat = " ".join((text or "").split())
+    """People's text cleaned at the door (townbot.text), flattened and within its limit."""
+    flat = " ".join(clean_text(text or "").split())
     if not flat:
         raise TownError(f"the {what} is empty; write some text (up to {LIMITS[what]} characters)")
     if len(flat) > LIMITS[what]:
         raise TownError(f"the {what} is {len(flat)} characters long; the limit is "
                         f"{LIMITS[what]}")
     return flat
+
+
+AUDIT_TEXT = 600  # characters of one argument kept in the audit log
+
+
+def audited(value: Any) -> Any:
+    """An argument as the audit log keeps it: cleaned, and cut to AUDIT_TEXT characters with
+    its full length noted, so a flood of text is recorded without being stored."""
+    if not isinstance(value, str):
+        return value
+    text = clean_text(value)
+    if len(text) <= AUDIT_TEXT:
+        return text
+    return f"{text[:AUDIT_TEXT]}… [{len(text)} characters in all]"
 
 
 class TownService:
@@ -131,8 +148,10 @@ class TownService:
                 self._admit(case, person)
                 outcome = await action()
             except TownError as refusal:
+                refusal.args = (clean_text(str(refusal)),)  # it may quote what the person typed
                 await self._audit(case, person, arguments, "refused", str(refusal))
                 raise
+            self._count_use(case, person)  # only accepted use cases count toward a rate limit
             await self._audit(case, person, arguments, "ok", outcome.text[:200])
             return outcome
 
@@ -152,14 +171,18 @@ class TownService:
             wait = int(limit.seconds - (moment - uses[0])) + 1
             raise TownError(f"you have used {case} {limit.count} times in the last "
                             f"{int(limit.seconds)} s; try again in {wait} s")
-        uses.append(moment)
+
+    def _count_use(self, case: str, person: Person) -> None:
+        if case in self.rates:
+            self._uses[(person.id, case)].append(self._now())
 
     async def _audit(self, case: str, person: Person, arguments: dict[str, Any], outcome: str,
                      detail: str) -> None:
         await self.engine.store.add_audit(self.engine.town.id, AuditEntry(
             datetime.now(UTC).isoformat(timespec="seconds"),
-            format_game_time(self.engine.clock.now), person.id, person.name, person.role, case,
-            arguments, outcome, detail))
+            format_game_time(self.engine.clock.now), clean_text(person.id),
+            clean_text(person.name), person.role, case,
+            {key: audited(value) for key, value in arguments.items()}, outcome, detail))
 
     # --- lookups ----------------------------------------------------------------------------
 
@@ -248,11 +271,7 @@ class TownService:
             if person.id in self.engine.people:
                 raise TownError(f"you are already in the town as "
                                 f"{self.engine.people[person.id].name}; leave first to rejoin")
-            taken = {n.lower() for n in self.engine.bodies} | {
-                n.split()[0].lower() for n in self.engine.minds}
-            if visitor_name.lower() in taken:
-                raise TownError(f"'{visitor_name}' is already someone in the town; choose "
-                                "another name")
+            self._check_name_is_free(visitor_name)
             sector, arena = self.area(area)
             closed = self.engine.availability(visitor_name, sector, arena)
             if closed:
@@ -262,6 +281,24 @@ class TownService:
             return Outcome(f"You are {visitor_name}, {about}, at {sector}: {arena}.", events)
         return await self._run("join", person, {"name": name, "description": description,
                                                 "area": area}, act)
+
+    def _check_name_is_free(self, name: str) -> None:
+        """Refuse a name that is, or looks like, a resident's (full or first), another person's
+        in the town, or the town's own: on Discord it would post under a look-alike name."""
+        residents = list(self.engine.minds)
+        taken = [*residents, *(n.split()[0] for n in residents),
+                 *(n for n in self.engine.bodies if n not in self.engine.minds),
+                 self.engine.world.town]
+        like = resembled(name, taken)
+        if like is None:
+            return
+        what = "the town's name" if like == self.engine.world.town else (
+            "a resident's name" if any(like in (r, r.split()[0]) for r in residents)
+            else "the name of someone in the town")
+        if name.casefold() == like.casefold():
+            raise TownError(f"'{name}' is already {what}; choose another name")
+        raise TownError(f"'{name}' looks like '{like}', {what}; choose a name that cannot be "
+                        "mistaken for it")
 
     async def takeover(self, moderator: Person, person: Person, resident: str) -> Outcome:
         async def act() -> Outcome:
