@@ -30,7 +30,7 @@ class EvalOptions:
     seed: int = 0
     conditions: tuple[str, ...] = tuple(CONDITIONS)
     retrieval_count: int = 10
-    rankings: bool = True  # the controlled evaluation (section 6); off: end-to-end only
+    rankings: bool = True  # the interviews and ranking (section 6); off: end-to-end only
 
 
 def note(text: str) -> None:
@@ -73,7 +73,7 @@ async def controlled(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
     for record in answers:
         grouped.setdefault((record.resident, record.question_id), {})[record.condition] = record
     rankings: list[Ranked] = []
-    if options.rankings and len(options.conditions) > 1:
+    if len(options.conditions) > 1:
         note(f"  judging: {len(grouped)} blind rankings")
         digests = {n: memory_digest(snapshot.end.residents[n].memories) for n in people}
         rankings = await gather([
@@ -242,7 +242,8 @@ async def evaluate(snapshot: TownSnapshot, model: LanguageModel, judge: Language
                  "embedding_model": town.embedding_model, "start": town.start,
                  "now": format_game_time(snapshot.end.now), "ticks": town.tick,
                  "residents": len(snapshot.residents)}}
-    result.update(await controlled(snapshot, model, judge, options))
+    if options.rankings:
+        result.update(await controlled(snapshot, model, judge, options))
     result.update(await end_to_end(snapshot, model, judge, options))
     result["cost"] = cost(usage, settings)
     return result
