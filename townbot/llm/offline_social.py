@@ -391,16 +391,22 @@ def whole_conversation(context: Mapping[str, Any], score) -> WholeConversation: 
     return WholeConversation(lines=[Exchange(speaker=s, text=t) for s, t in lines])
 
 
+GOODBYE = re.compile(r"\s*Well, I should get going\..*$")
+OPENER_SPLIT = re.compile("|".join(re.escape(o) for o in INFORMING))
+
+
 def takeaways(context: Mapping[str, Any], score) -> Takeaways:  # noqa: ANN001
+    """Each piece of news the partner passed on, without the rest of the line around it."""
     partner = context["partner"]
-    facts = []
+    facts: list[str] = []
     for speaker, text in context["lines"]:
-        opener = next((o for o in INFORMING if o in text), None)
-        if speaker != partner or opener is None:
+        if speaker != partner:
             continue
-        content = third_person(text.split(opener, 1)[1], partner)
-        if is_news(content, score):
-            facts.append(clip(f"{content} (heard from {partner})"))
+        for piece in OPENER_SPLIT.split(text)[1:]:  # what follows each opener
+            content = third_person(GOODBYE.sub("", piece).strip(), partner)
+            fact = clip(f"{content} (heard from {partner})")
+            if content and is_news(content, score) and fact not in facts:
+                facts.append(fact)
     return Takeaways(facts=facts[:5])
 
 
