@@ -131,7 +131,7 @@ def one_at_a_time(seconds: float):
 
 def test_doctor_reports_the_server_and_writes_settings_that_suit_it(clean_env, tmp_path, capsys):
     (tmp_path / "townbot.toml").write_text('[llm]\ntimeout = 90\n\n[llm.budget]\ncalls_per_day = 500\n')
-    with serving(behaviour=one_at_a_time(0.3)) as (url, _):
+    with serving(behaviour=one_at_a_time(0.5)) as (url, _):
         clean_env.setenv("TOWNBOT_BASE_URL", url)
         clean_env.setenv("TOWNBOT_EMBEDDING_MODEL", "fake-embed")
         assert main(["doctor", "--write"]) == 0

@@ -125,7 +125,7 @@ def readme_examples() -> list[str]:
 
 def test_every_readme_example_gives_working_settings(tmp_path):
     examples = readme_examples()
-    assert len(examples) == 5, "OpenAI, Ollama, vLLM, llama-server, LM Studio"
+    assert len(examples) == 7, "OpenAI, Ollama, vLLM, llama-server, LM Studio, the walk-through's two"
     for block in examples:
         if block.startswith("[llm]"):
             settings = load_settings({}, write_config(tmp_path, block))

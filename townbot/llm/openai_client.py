@@ -26,9 +26,8 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from townbot.llm.cache import EmbeddingCache
-from townbot.llm.embedding import HashingEmbedder
+from townbot.llm.local_embedding import MiniLMEmbedder
 from townbot.llm.metering import estimate_tokens
-from townbot.llm.offline import OfflineModel
 from townbot.llm.port import (
     AnswerT,
     Ask,
@@ -259,12 +258,13 @@ class OpenAIModel(LanguageModel):
         backoff = backoff or Backoff()
         self.chat = self._endpoint(settings.base_url, settings.api_key, http_client, backoff)
         self.embeddings: Endpoint | None = None
-        self._offline_embedder: HashingEmbedder | None = None
+        self._local_embedder: MiniLMEmbedder | None = None
         self._vectors = EmbeddingCache()
         if settings.embedding_model is None:
-            self._offline_embedder = HashingEmbedder()  # the offline model's, so towns can switch
-            self.embedding_model = OfflineModel.embedding_model
-            self.embedding_dim = self._offline_embedder.dim
+            # Relevance by meaning on this machine (the hashing embedder only matches words).
+            self._local_embedder = MiniLMEmbedder()
+            self.embedding_model = self._local_embedder.name
+            self.embedding_dim = self._local_embedder.dim
         else:
             url = settings.embedding_base_url or settings.base_url
             separate = url != settings.base_url or embedding_http_client is not None
@@ -357,7 +357,7 @@ class OpenAIModel(LanguageModel):
 
         def reply(answer: AnswerT | None, problem: str | None = None, kind: str | None = None) -> Reply:
             return Reply(answer, model, prompt_tokens, completion_tokens, estimated, problem, kind,
-                         requests)
+                         requests, raw=content)
 
         if not content.strip():
             refusal = getattr(choice.message, "refusal", None)
@@ -380,8 +380,8 @@ class OpenAIModel(LanguageModel):
 
     async def embed_report(self, texts: Sequence[str],
                            call: CallContext | None = None) -> Embedded:
-        if self._offline_embedder is not None:
-            return Embedded(self._offline_embedder.embed(list(texts)), self.embedding_model)
+        if self._local_embedder is not None:
+            return Embedded(self._local_embedder.embed(list(texts)), self.embedding_model)
         found, wanted, hits = self._from_cache(texts)
         size = self.settings.embedding_batch
         batches = [wanted[i:i + size] for i in range(0, len(wanted), size)]

@@ -129,6 +129,7 @@ class Reply(Generic[AnswerT]):
     problem_kind: str | None = None  # cut_off | invalid_json | wrong_shape | refused | empty
     requests: int = 1
     outcome: str = "ok"  # set by the layers: ok | repaired | fallback | failed | cached | ...
+    raw: str | None = None  # the reply's text as the server sent it (for recordings)
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ class ModelSettings:
         if self.small_model and self.small_model != self.chat_model:
             parts.append(f"{self.small_model} for {', '.join(self.small_purposes)}")
         embeddings = (f"embeddings {self.embedding_model}" if self.embedding_model
-                      else "offline hashing embeddings")
+                      else "local MiniLM embeddings")
         if self.embedding_model and self.embedding_base_url not in (None, self.base_url):
             embeddings += f" at {self.embedding_base_url}"
         parts += [embeddings, f"structured output {self.structured_output}"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from townbot.llm.offline import OfflineModel
 from townbot.llm.openai_client import OpenAIModel
 from townbot.llm.port import LanguageModel
 from townbot.llm.probe import start_up_check
+from townbot.llm.recording import RECORD_ENV, ReplyRecorder
 from townbot.llm.settings import ModelSettings, load_settings
 from townbot.llm.stack import build_model_stack
 from townbot.store.database import Store
@@ -61,7 +63,9 @@ async def checked_model(seed: int, settings: ModelSettings | None = None) -> Lan
     except BaseException:
         await client.close()
         raise
-    return build_model_stack(client, budget=Budget(settings.caps) if settings.caps.any else None)
+    recording = os.environ.get(RECORD_ENV)
+    model = ReplyRecorder(client, Path(recording)) if recording else client
+    return build_model_stack(model, budget=Budget(settings.caps) if settings.caps.any else None)
 
 
 async def open_engine(files: TownFiles, db: str, *, seed: int = 0,

@@ -1,0 +1,118 @@
+"""Real replies kept and given again: `ReplyRecorder` writes down what a server answered,
+`ReplayModel` answers from such a file, so tests feed the mind what real models say.
+
+A recording is JSON lines, one per reply: purpose, resident, the prompt, the answer schema's
+name, the raw text of the reply and its token counts. `TOWNBOT_RECORD=path` records a run of
+`townbot sim` or `play` (the recorder sits right around the client, under the checking layer,
+so repair requests are recorded too). A replay reads each reply back through the same parsing
+and judging as a live one (townbot.llm.structured), so a replayed run meets the same flaws and
+makes the same repairs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict, deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from townbot.llm.embedding import HashingEmbedder
+from townbot.llm.port import AnswerT, Ask, CallContext, CallFailed, LanguageModel, Layer, Reply
+from townbot.llm.structured import read_answer
+
+RECORD_ENV = "TOWNBOT_RECORD"
+
+
+class Embedder(Protocol):
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class ReplyRecorder(Layer):
+    """Passes every call on and appends each reply, raw text included, to a JSON-lines file."""
+
+    def __init__(self, inner: LanguageModel, path: Path) -> None:
+        super().__init__(inner)
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = path.open("a", encoding="utf-8")
+
+    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
+        reply = await self.inner.reply(request)
+        line = {"purpose": request.purpose, "agent": request.agent, "prompt": request.prompt,
+                "schema": request.schema.__name__, "raw": reply.raw, "model": reply.model,
+                "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+                "problem": reply.problem_kind}
+        self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
+        self._file.flush()  # a killed run keeps what it was answered
+        return reply
+
+    async def close(self) -> None:
+        self._file.close()
+        await self.inner.close()
+
+
+@dataclass
+class ReplayStats:
+    exact: int = 0  # replies found by purpose and the very same prompt
+    in_order: int = 0  # the next unused reply of the purpose (the prompt had changed)
+    missing: int = 0  # no reply left for the purpose: the call failed
+
+
+class ReplayModel(LanguageModel):
+    """Answers from a recording, reading each reply as a live one. Embeds with the embedder the
+    recorded run used (a client's local MiniLM, or the hashing embedder)."""
+
+    def __init__(self, path: Path, *, embedder: Embedder | None = None,
+                 label: str | None = None) -> None:
+        self.records: list[dict[str, Any]] = [
+            json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        self.label = label or f"replay of {path.name}"
+        self._embedder = embedder or HashingEmbedder()
+        self.embedding_model = getattr(self._embedder, "name", "offline-hashing-256")
+        self.embedding_dim = self._embedder.dim
+        self.replay = ReplayStats()
+        self._by_prompt: dict[tuple[str, str], deque[int]] = defaultdict(deque)
+        self._by_purpose: dict[str, deque[int]] = defaultdict(deque)
+        for index, record in enumerate(self.records):
+            self._by_prompt[(record["purpose"], record["prompt"])].append(index)
+            self._by_purpose[record["purpose"]].append(index)
+        self._used: set[int] = set()
+
+    def _next(self, request: Ask) -> dict[str, Any] | None:
+        for queue, kind in ((self._by_prompt[(request.purpose, request.prompt)], "exact"),
+                            (self._by_purpose[request.purpose], "in_order")):
+            while queue and queue[0] in self._used:
+                queue.popleft()
+            if queue:
+                index = queue.popleft()
+                self._used.add(index)
+                setattr(self.replay, kind, getattr(self.replay, kind) + 1)
+                return self.records[index]
+        self.replay.missing += 1
+        return None
+
+    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
+        record = self._next(request)
+        if record is None:
+            raise CallFailed(f"the recording has no reply left for '{request.purpose}'")
+        raw = record.get("raw") or ""
+        answer, problem, kind, _ = read_answer(request, raw) if raw.strip() else (
+            None, "it was empty", "empty", [])
+        return Reply(answer, record.get("model") or self.label, int(record.get("prompt_tokens") or 0),
+                     int(record.get("completion_tokens") or 0), False, problem, kind, raw=raw)
+
+    async def ask(self, request: Ask[AnswerT]) -> AnswerT:
+        try:
+            reply = await self.reply(request)
+        except CallFailed:
+            return request.default()
+        return reply.answer if reply.answer is not None else request.default()
+
+    async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
+        return self._embedder.embed(list(texts))
