@@ -44,7 +44,9 @@ async def scripted_run(model: LanguageModel, db: Path) -> tuple[list[TownEvent],
         answers = []
         for resident in sorted(world.personas):  # first, from the seed memories alone
             for question in QUESTIONS:
-                outcome = await service.interview(INTERVIEWER, resident, question)
+                # One interviewer per resident: a replay asks faster than the rate limit allows one.
+                interviewer = Person(f"script:interviewer:{resident}", INTERVIEWER.name)
+                outcome = await service.interview(interviewer, resident, question)
                 answers.append((resident, outcome.text))
         events: list[TownEvent] = []
         for _ in range(TICKS):
