@@ -120,7 +120,8 @@ class ScriptedOutlet:
     """Channels as lists of webhook posts; `faults` says how the next posts fail.
 
     A fault is one of: "429", "500" (nothing posted), "500 after" (posted, then the error),
-    "disconnect", "disconnect after", "crash after" (posted, then the process dies), "gone",
+    "disconnect", "disconnect after", "crash before" (the process dies before Discord has the
+    post), "crash after" (posted, then the process dies), "gone",
     "400" (Discord refuses this post for good), "history 500" (the next history read fails).
     Used where the publisher's timing is measured on a fake clock; everything else about
     posting is tested through the in-memory Discord.
@@ -144,6 +145,8 @@ class ScriptedOutlet:
             raise aiohttp.ServerDisconnectedError()
         if fault == "gone":
             raise ChannelGone(channel)
+        if fault == "crash before":
+            raise Crash()
         if fault == "400":
             raise http_error(discord.HTTPException, 400)
         assert len(content) <= 2000

@@ -190,6 +190,27 @@ async def test_a_restart_between_the_parts_of_a_long_post_sends_only_the_missing
     await store.close()
 
 
+@pytest.mark.parametrize("crash", ["crash before", "crash after"])
+async def test_a_crash_around_a_single_part_post_sends_it_exactly_once(tmp_path, crash):
+    store, town_id = await new_town(tmp_path / "t.db")
+    await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Coffee is ready!")])
+    clock = FakeTime()
+    outlet = ScriptedOutlet(clock)  # Discord's side survives the restart
+    outlet.faults = [crash]
+    first = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    with pytest.raises(Crash):
+        await first.drain()
+    await first.stop(grace=0)
+    await first.store.close()
+    assert await unsent(store), "not marked sent before Discord's answer"
+    second = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await second.drain()
+    assert outlet.contents(CAFE) == ["Coffee is ready!"]
+    assert await unsent(store) == []
+    await second.store.close()
+    await store.close()
+
+
 def within_limits(times: list[float], count: int, seconds: float) -> bool:
     """No `count + 1` sends inside any `seconds` window."""
     ordered = sorted(times)
