@@ -103,7 +103,7 @@ async def test_second_person_is_refused_an_occupied_one_person_bathroom(engine):
     assert engine.bodies["Maria Lopez"].arena == "Maria Lopez's room"
     refusal = [e for e in events if e.actor == "Maria Lopez"]
     assert refusal and "occupied by Klaus Mueller" in refusal[0].text
-    assert any(k.endswith("bathroom") for k in engine.minds["Maria Lopez"].state.refused)
+    assert any(k.endswith("bathroom") for k in engine.minds["Maria Lopez"].state.places.refused)
 
 
 async def test_object_in_use_shows_its_state_and_returns_to_default(engine):

@@ -12,7 +12,7 @@ import io
 import json
 import random
 import re
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 import pytest
 from scripted import ScriptedModel
@@ -27,8 +27,8 @@ from townbot.llm.embedding import HashingEmbedder
 from townbot.llm.metering import CollectedUsage
 from townbot.llm.settings import ModelSettings
 from townbot.llm.stack import build_model_stack
-from townbot.mind.agent import MindState
 from townbot.mind.memory import Memory
+from townbot.mind.state import MindState, PlanState
 from townbot.store.database import Store, TickChanges
 from townbot.town.body import Body
 from townbot.world.clock import format_game_time
@@ -98,7 +98,7 @@ async def small_town(small_world, tmp_path):
     plan = [{"start": "2023-02-14 17:00", "end": "2023-02-14 19:00",
              "activity": "attend the Valentine's Day party at Hobbs Cafe", "sector": "Hobbs Cafe",
              "arena": "cafe", "steps": [], "resumed": False}]
-    minds = {n: MindState(day="2023-02-14", blocks=[]).to_dict() for n in bodies}
+    minds = {n: MindState(PlanState(day=date(2023, 2, 14))).to_dict() for n in bodies}
     minds["Maria Lopez"]["blocks"] = plan
     town = await store.create_town("Smallville", format_game_time(START), 10, 0, "test",
                                    "offline-hashing-256", 256,

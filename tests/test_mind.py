@@ -11,12 +11,12 @@ from scripted import ScriptedModel
 
 from townbot.llm.stack import build_model_stack
 from townbot.mind import dialogue, reacting
-from townbot.mind.agent import AgentMind, MindState, Perception, starting_knowledge
+from townbot.mind.agent import AgentMind, Perception, starting_knowledge
 from townbot.mind.answering import answer_as
 from townbot.mind.memory import MemoryStream
 from townbot.mind.reacting import Sighting
 from townbot.mind.settings import MindSettings
-from townbot.world.clock import format_game_time
+from townbot.mind.state import MindState, PlaceKnowledge
 
 MORNING = datetime(2023, 2, 13, 9, 0)
 
@@ -45,7 +45,7 @@ def make_mind(world, name: str, model, settings: MindSettings | None = None) -> 
     persona = world.personas[name]
     arenas = {s: list(v.arenas) for s, v in world.sectors.items()}
     return AgentMind(persona, model, MemoryStream(256),
-                     MindState(known=starting_knowledge(persona, arenas)), settings)
+                     MindState(places=PlaceKnowledge(starting_knowledge(persona, arenas))), settings)
 
 
 async def started(mind: AgentMind, now: datetime = MORNING) -> AgentMind:
@@ -72,7 +72,7 @@ async def test_reflection_waits_for_the_importance_threshold_then_cites_its_evid
     for index in range(29):
         mind.remember("observation", f"Klaus Mueller is reading source number {index}")
     await mind.flush_memories(MORNING, force=True)
-    assert mind.state.importance_since_reflection == 145
+    assert mind.state.reflection.importance_since_reflection == 145
     await mind._maybe_reflect(MORNING)
     assert not model.asked("reflection_questions"), "145 is below the threshold of 150"
 
@@ -85,7 +85,7 @@ async def test_reflection_waits_for_the_importance_threshold_then_cites_its_evid
     reflection = mind.stream.by_kind("reflection")[0]
     assert reflection.text == "Klaus cares about his research"
     assert [mind.stream.memories[i].text for i in reflection.evidence] == cited
-    assert mind.state.importance_since_reflection == 0
+    assert mind.state.reflection.importance_since_reflection == 0
 
 
 async def test_reflections_are_retrieved_when_reflecting_again(world):
@@ -185,11 +185,11 @@ async def test_news_that_does_not_bear_on_today_leaves_the_plan_alone(world):
     model = ScriptedModel({"takeaways": [{"facts": ["Tom Moreno is growing tomatoes"]}],
                            "revise_plan": [{"revise": False}]})
     klaus = await started(make_mind(world, "Klaus Mueller", model))
-    before = [(b.start, b.activity) for b in klaus.state.blocks]
+    before = [(b.start, b.activity) for b in klaus.state.planning.blocks]
     two = MORNING + timedelta(hours=5)
     await klaus.after_conversation("Tom Moreno", [("Tom Moreno", "Tomatoes!")], "x", two,
                                    two + timedelta(minutes=5), "Hobbs Cafe", "cafe")
-    after = [(b.start, b.activity) for b in klaus.state.blocks
+    after = [(b.start, b.activity) for b in klaus.state.planning.blocks
              if not b.activity.startswith("talking with")]
     assert len(model.asked("revise_plan")) == 1
     assert {a for _, a in after} == {a for _, a in before}, "only the talk was cut in"
@@ -200,19 +200,19 @@ async def test_a_memory_made_this_tick_is_retrievable_this_tick(world):
         "scores": [8 if "torches" in t else 2 for t in r.context["texts"]]}})
     klaus = await started(make_mind(world, "Klaus Mueller", model))
     now = MORNING + timedelta(minutes=10)
-    klaus.state.last_scored = format_game_time(now)  # the next scoring batch is not due yet
+    klaus.state.queue.last_scored = now  # the next scoring batch is not due yet
     sight = "Maria Lopez is juggling flaming torches"
-    before = klaus.state.importance_since_reflection
+    before = klaus.state.reflection.importance_since_reflection
     await klaus.think(Perception(now, "Oak Hill College", "library",
                                  [Sighting(sight, "agent", "Maria Lopez", "juggling")]),
                       OpenWorld(world))
     assert sight in model.asked("react")[0].context["memories"], "seen and recalled at once"
     memory = klaus.stream.latest_with(sight)
-    assert memory.importance == 3 and memory.id in klaus.state.unscored, "provisional"
-    assert klaus.state.importance_since_reflection == before, "counted only once scored"
+    assert memory.importance == 3 and memory.id in klaus.state.queue.unscored, "provisional"
+    assert klaus.state.reflection.importance_since_reflection == before, "counted only once scored"
     await klaus.flush_memories(now, force=True)
-    assert memory.importance == 8 and not klaus.state.unscored
-    assert klaus.state.importance_since_reflection >= before + 8
+    assert memory.importance == 8 and not klaus.state.queue.unscored
+    assert klaus.state.reflection.importance_since_reflection >= before + 8
 
 
 async def test_an_unchanged_sight_adds_no_memory_and_refreshes_the_one_it_has(world):
@@ -305,7 +305,7 @@ async def test_news_told_to_one_listener_is_still_told_to_the_next(world):
                                                  "Hobbs Cafe: cafe", 8, 30)
         said = [t for s, t in lines if s == "Isabella Rodriguez"]
         assert any("Valentine" in t for t in said), (listener, lines)
-        isabella.state.told[listener] = said
+        isabella.state.dialogue.told[listener] = said
     again = await dialogue.converse_by_lines(model, isabella.voice("serving coffee"),
                                              other.voice("having coffee"), MORNING,
                                              "Hobbs Cafe: cafe", 8, 30)
@@ -322,7 +322,7 @@ async def test_the_decision_to_talk_knows_when_they_last_talked_and_about_what(w
     lines = [("Klaus Mueller", "Hi!"), ("Maria Lopez", "I have a physics exam on Friday")]
     await klaus.after_conversation("Maria Lopez", lines, "Oak Hill College: library", MORNING,
                                    MORNING + timedelta(minutes=5), "Oak Hill College", "library")
-    klaus.state.last_talked.clear()
+    klaus.state.reacting.last_talked.clear()
     later = MORNING + timedelta(hours=3)
     sighting = Sighting("Maria Lopez is reading", "agent", "Maria Lopez", "reading")
     decision = await reacting.decide(model, klaus.name, klaus.summary_text, klaus.stream, later,
@@ -345,7 +345,7 @@ async def test_after_a_conversation_both_remember_it_and_what_they_learned(world
     assert any("talked with Maria Lopez" in t and "party on Friday" in t for t in talks)
     assert "Maria Lopez is throwing a party on Friday" in talks
     assert klaus.current_block(MORNING).activity == "talking with Maria Lopez"
-    assert klaus.state.last_talked["Maria Lopez"] == "2023-02-13 09:00"
+    assert klaus.state.reacting.last_talked["Maria Lopez"] == datetime(2023, 2, 13, 9, 0)
 
 
 # --- summary, interviews and ablations ----------------------------------------------------
@@ -374,7 +374,7 @@ async def test_an_interview_answers_from_memory_and_writes_nothing(world):
                             "Are you running for mayor?", MORNING, asker="a reporter")
     assert "mayor" in reply.lower()
     assert [(m.id, m.last_accessed) for m in mind.stream.memories] == before
-    assert mind.state.pending == []
+    assert mind.state.queue.pending == []
     asked = model.asked("answer")[0]
     assert "a reporter" in asked.prompt and '"Are you running for mayor?"' in asked.prompt
 
@@ -392,10 +392,10 @@ async def test_residents_do_not_deny_being_simulated(world, question):
 
 async def test_agents_learn_the_places_they_see(world):
     mind = await started(make_mind(world, "Klaus Mueller", ScriptedModel()))
-    unknown = next(s for s in world.sectors if s not in mind.state.known)
+    unknown = next(s for s in world.sectors if s not in mind.state.places.known)
     arena = next(iter(world.sectors[unknown].arenas))
     await mind.think(Perception(MORNING, unknown, arena), OpenWorld(world))
-    assert mind.state.known[unknown] == list(world.sectors[unknown].arenas)
+    assert mind.state.places.known[unknown] == list(world.sectors[unknown].arenas)
 
 
 async def test_a_refused_place_is_asked_again_then_replaced(world):

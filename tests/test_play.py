@@ -48,11 +48,11 @@ async def test_a_visitor_greets_isabella_and_is_answered_in_the_same_tick(consol
 async def test_a_whisper_changes_a_residents_plans(console):
     await run(console, "/wait 7")
     john = console.service.engine.minds["John Lin"]
-    before = [b.activity for b in john.state.blocks]
+    before = [b.activity for b in john.state.planning.blocks]
     out = await run(console, "/whisper John Lin: You are going to run against Sam in the "
                              "upcoming election")
     assert "rewrites the rest of the day" in out
-    assert [b.activity for b in john.state.blocks] != before
+    assert [b.activity for b in john.state.planning.blocks] != before
 
 
 async def test_a_burning_stove_is_dealt_with_by_whoever_is_in_that_kitchen(console):

@@ -70,7 +70,7 @@ async def test_a_visitor_joins_is_perceived_and_remembered(town):
     assert "Hobbs Cafe: cafe" in outcome.text
     await town.tick()
     isabella = town.engine.minds["Isabella Rodriguez"]
-    seen = [m.text for m in isabella.stream.memories] + [p[1] for p in isabella.state.pending]
+    seen = [m.text for m in isabella.stream.memories] + [p.text for p in isabella.state.queue.pending]
     assert any("Alex, a visitor" in t and "reporter" in t for t in seen)
     audit = await town.engine.store.audit_rows(town.engine.town.id)
     assert audit[-1]["use_case"] == "join" and audit[-1]["outcome"] == "ok"
@@ -188,14 +188,14 @@ async def test_a_moderator_lets_a_person_take_over_a_resident(town):
 
 async def test_a_whisper_becomes_a_thought_and_the_resident_replans(town):
     john = town.engine.minds["John Lin"]
-    before = [b.activity for b in john.state.blocks]
+    before = [b.activity for b in john.state.planning.blocks]
     outcome = await town.whisper(ALEX, "John", "You are going to run against Sam in the "
                                                "upcoming election")
     assert outcome.data["replanned"]
     thoughts = [m.text for m in john.stream.by_kind("thought")]
     assert 'John Lin thinks: "John Lin is going to run against Sam in the upcoming election"' \
         in thoughts, "stored as the thought it is, quoted: a person wrote it"
-    after = [b.activity for b in john.state.blocks]
+    after = [b.activity for b in john.state.planning.blocks]
     assert after != before and any("run against Sam" in a for a in after)
     await refused(town, town.whisper(ALEX, "Jon Lim", "hi"), "did you mean 'John Lin'")
 

@@ -19,8 +19,9 @@ from townbot.mind.memory import MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
 from townbot.mind.reacting import Sighting
 from townbot.mind.settings import MindSettings
+from townbot.mind.state import MindState, Pending, Refusal
 from townbot.prompting import numbered, render
-from townbot.world.clock import clock_face, format_game_time, minute_of_day, parse_game_time
+from townbot.world.clock import clock_face, minute_of_day
 from townbot.world.model import Persona
 
 REFUSAL_MEMORY = timedelta(minutes=30)  # a refused place is avoided for this long
@@ -69,40 +70,6 @@ class Intent:
     talk_to: str | None = None
 
 
-@dataclass
-class MindState:
-    day: str | None = None
-    day_plan: list[str] = field(default_factory=list)
-    blocks: list[PlanBlock] = field(default_factory=list)
-    known: dict[str, list[str]] = field(default_factory=dict)
-    sights: attention.Sights = field(default_factory=dict)
-    refused: dict[str, str] = field(default_factory=dict)
-    last_step: str | None = None
-    # Memories waiting to be embedded and stored: [kind, text, evidence ids, created].
-    pending: list[list] = field(default_factory=list)
-    unscored: list[int] = field(default_factory=list)  # ids stored with a provisional importance
-    last_scored: str | None = None
-    notable: list[str] = field(default_factory=list)  # important news since the plan was revised
-    last_revision: str | None = None
-    summary: dict[str, str] | None = None
-    importance_since_reflection: int = 0
-    last_talked: dict[str, str] = field(default_factory=dict)
-    last_considered: dict[str, str] = field(default_factory=dict)
-    last_reaction_check: str | None = None
-    told: dict[str, list[str]] = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        data["blocks"] = [b.to_dict() for b in self.blocks]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict) -> MindState:
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        known["blocks"] = [PlanBlock.from_dict(b) for b in data.get("blocks", [])]
-        return cls(**known)
-
-
 def starting_knowledge(persona: Persona, arenas_of: dict[str, list[str]]) -> dict[str, list[str]]:
     """Residents start knowing their home, work and the places they frequent."""
     return {sector: list(arenas_of[sector]) for sector in persona.starting_sectors()}
@@ -135,7 +102,7 @@ class AgentMind:
 
     @property
     def summary_text(self) -> str:
-        return summary.render_summary(self.persona, self.state.summary)
+        return summary.render_summary(self.persona, self.state.summary.summary)
 
     # --- memory -----------------------------------------------------------------------------
 
@@ -145,7 +112,7 @@ class AgentMind:
         created = when or self.now
         if created is None:
             raise ValueError("remember() needs a time before the first step")
-        self.state.pending.append([kind, text, list(evidence), format_game_time(created)])
+        self.state.queue.pending.append(Pending(kind, text, tuple(evidence), created))
 
     async def flush_memories(self, now: datetime, *, force: bool = False) -> None:
         """Store queued memories at once, retrievable from now on; texts never scored before
@@ -153,42 +120,43 @@ class AgentMind:
         most every SCORING_INTERVAL unless forced), which is when they count toward
         reflection."""
         await self._store_pending()
-        last = self.state.last_scored
-        if not self.state.unscored or (
-                not force and last and now - parse_game_time(last) < SCORING_INTERVAL):
+        last = self.state.queue.last_scored
+        if not self.state.queue.unscored or (
+                not force and last and now - last < SCORING_INTERVAL):
             return
         await self._score_unscored(now)
 
     async def _store_pending(self) -> None:
-        pending = self.state.pending
+        pending = self.state.queue.pending
         if not pending:
             return
-        vectors = await self.model.embed([p[1] for p in pending])
-        self.state.pending = []
-        for (kind, text, evidence, created), vector in zip(pending, vectors, strict=True):
-            known = self._importance_by_text.get(text)
-            memory = self.stream.add(kind, text, parse_game_time(created),
+        vectors = await self.model.embed([p.text for p in pending])
+        self.state.queue.pending = []
+        for waiting, vector in zip(pending, vectors, strict=True):
+            known = self._importance_by_text.get(waiting.text)
+            memory = self.stream.add(waiting.kind, waiting.text, waiting.created,
                                      PROVISIONAL_IMPORTANCE if known is None else known, vector,
-                                     tuple(evidence))
+                                     waiting.evidence)
             if known is None:
-                self.state.unscored.append(memory.id)
-            elif kind in EXPERIENCE:
-                self.state.importance_since_reflection += known
+                self.state.queue.unscored.append(memory.id)
+            elif waiting.kind in EXPERIENCE:
+                self.state.reflection.importance_since_reflection += known
 
     async def _score_unscored(self, now: datetime) -> None:
-        ids = self.state.unscored
+        ids = self.state.queue.unscored
         texts = list(dict.fromkeys(self.stream.memories[i].text for i in ids))
         self._importance_by_text.update(zip(texts, await self._rate(texts), strict=True))
-        self.state.unscored, self.state.last_scored = [], format_game_time(now)
+        self.state.queue.unscored, self.state.queue.last_scored = [], now
         for index in ids:
             memory = self.stream.memories[index]
             score = self._importance_by_text[memory.text]
             self.stream.rescore(index, score)
             if memory.kind in EXPERIENCE:
-                self.state.importance_since_reflection += score
+                self.state.reflection.importance_since_reflection += score
                 if score >= self.settings.revise_importance and not memory.text.startswith(
                         f"{self.name} is "):  # news, not our own doings
-                    self.state.notable = (self.state.notable + [memory.text])[-NOTABLE_LIMIT:]
+                    plan = self.state.planning
+                    plan.notable = (plan.notable + [memory.text])[-NOTABLE_LIMIT:]
 
     async def _rate(self, texts: list[str]) -> list[int]:
         prompt = render("importance", name=self.name, identity=self.persona.identity(),
@@ -206,11 +174,11 @@ class AgentMind:
         it. Learn the place we are in. Returns the new sightings."""
         now = perception.now
         if perception.sector and perception.arena:
-            known = self.state.known.setdefault(perception.sector, [])
+            known = self.state.places.known.setdefault(perception.sector, [])
             for arena in world.arenas_of(perception.sector):
                 if arena not in known:
                     known.append(arena)
-        fresh, same = attention.sort_sightings(self.state.sights, perception.sightings, now,
+        fresh, same = attention.sort_sightings(self.state.attention.sights, perception.sightings, now,
                                                self._sight_gap)
         for sighting in fresh:
             self.remember("observation", sighting.text)
@@ -223,16 +191,16 @@ class AgentMind:
     async def think(self, perception: Perception, world: WorldView) -> Intent:
         now = perception.now
         self._step_time = now
-        self.state.refused = {k: v for k, v in self.state.refused.items()
-                              if parse_game_time(v.partition("|")[0]) > now}
+        self.state.places.refused = {k: r for k, r in self.state.places.refused.items()
+                                     if r.until > now}
         fresh = self.observe(perception, world)
         if not self.persona.is_awake_at(minute_of_day(now)):
             intent = self._sleep_intent()
         else:
-            if self.state.day != now.date().isoformat():
+            if self.state.planning.day != now.date():
                 await self.start_day(now)
-            elif summary.is_stale(self.state.summary, now, self.settings.summary_refresh_hours):
-                self.state.summary = await summary.summarise(self.model, self.persona,
+            elif summary.is_stale(self.state.summary.summary, now, self.settings.summary_refresh_hours):
+                self.state.summary.summary = await summary.summarise(self.model, self.persona,
                                                              self.stream, now)
             await self.flush_memories(now)
             await self._maybe_reflect(now)
@@ -250,27 +218,27 @@ class AgentMind:
 
     async def start_day(self, now: datetime) -> None:
         await self.flush_memories(now, force=True)
-        self.state.summary = await summary.summarise(self.model, self.persona, self.stream, now)
+        self.state.summary.summary = await summary.summarise(self.model, self.persona, self.stream, now)
         intentions = await self._intentions(now)
         items = await planning.plan_day(self.model, self.persona, now, self._yesterday(now),
                                         self.summary_text, intentions)
         day_label = now.strftime("%A %B %d")
         self.remember("plan", f"{self.name}'s plan for {day_label}: {'; '.join(items)}")
         blocks = await planning.plan_hours(self.model, self.persona, now, items, intentions,
-                                           sorted(self.state.known))
+                                           sorted(self.state.places.known))
         schedule = "; ".join(f"{clock_face(minute_of_day(b.start))} {b.activity}" for b in blocks)
         self.remember("plan", f"{self.name}'s schedule for {day_label}: {schedule}")
-        self.state.day, self.state.day_plan = now.date().isoformat(), items
-        self.state.blocks, self.state.refused = blocks, {}
+        self.state.planning.day, self.state.planning.day_plan = now.date(), items
+        self.state.planning.blocks, self.state.places.refused = blocks, {}
 
     def _yesterday(self, now: datetime) -> str:
         yesterday = (now - timedelta(days=1)).date()
         notable = sorted((m for m in self.stream.memories
                           if m.created.date() == yesterday and m.kind != "plan"),
                          key=lambda m: (-m.importance, m.id))[:4]
-        if not self.state.day_plan and not notable:
+        if not self.state.planning.day_plan and not notable:
             return "nothing yet: this is the first day here"
-        plan = "; ".join(self.state.day_plan[:5])
+        plan = "; ".join(self.state.planning.day_plan[:5])
         return f"planned: {plan}. Notable: " + " ".join(m.text for m in notable)
 
     async def _intentions(self, now: datetime) -> list[str]:
@@ -283,9 +251,9 @@ class AgentMind:
         return list(dict.fromkeys([m.text for m in dated] + [m.text for m in found]))
 
     async def _maybe_reflect(self, now: datetime) -> None:
-        if not reflection.due(self.state.importance_since_reflection, self.settings):
+        if not reflection.due(self.state.reflection.importance_since_reflection, self.settings):
             return
-        self.state.importance_since_reflection = 0
+        self.state.reflection.importance_since_reflection = 0
         known = {m.text for m in self.stream.by_kind("reflection")}
         for text, evidence in await reflection.reflect(self.model, self.name, self.stream, now,
                                                        self.settings):
@@ -301,31 +269,31 @@ class AgentMind:
         self._step_time = now
         self.remember("thought", thought)
         await self.flush_memories(now, force=True)
-        if self.persona.is_awake_at(minute_of_day(now)) and self.state.day == now.date().isoformat():
+        if self.persona.is_awake_at(minute_of_day(now)) and self.state.planning.day == now.date():
             await self.replan(now, thought)
         return thought
 
     async def _maybe_revise(self, now: datetime) -> None:
         """Important news since the last look at the plan: look again, at most so often."""
-        last = self.state.last_revision
-        if not self.state.notable or (last and now - parse_game_time(last) < timedelta(
+        last = self.state.planning.last_revision
+        if not self.state.planning.notable or (last and now - last < timedelta(
                 minutes=self.settings.revise_interval_minutes)):
             return
-        news, self.state.notable = self.state.notable, []
+        news, self.state.planning.notable = self.state.planning.notable, []
         await self.reconsider(now, news)
 
     async def reconsider(self, now: datetime, news: list[str]) -> bool:
         """Ask, as the paper does after a reaction, whether the rest of today's plan should
         change because of what was just learned; if so regenerate it from now."""
-        rest = [b for b in self.state.blocks if b.end > now]
-        if (not rest or self.state.day != now.date().isoformat()
+        rest = [b for b in self.state.planning.blocks if b.end > now]
+        if (not rest or self.state.planning.day != now.date()
                 or not self.persona.is_awake_at(minute_of_day(now))):
             return False
-        self.state.last_revision = format_game_time(now)
+        self.state.planning.last_revision = now
         step = rest[0].step_at(now) if rest[0].covers(now) else None
         doing = step.action if step else planning.as_ongoing(rest[0].activity)
         revision = await planning.should_revise(self.model, self.persona, self.summary_text, now,
-                                                doing, rest, news, sorted(self.state.known))
+                                                doing, rest, news, sorted(self.state.places.known))
         if revision.revise:
             await self.replan(now, None, news=[*news, revision.reason])
         return revision.revise
@@ -335,13 +303,13 @@ class AgentMind:
         """Regenerate the rest of today from now, around a directive (the inner voice) or
         around news that changed the day."""
         intentions = list(dict.fromkeys([*(news or []), *await self._intentions(now)]))
-        blocks = await planning.plan_hours(self.model, self.persona, now, self.state.day_plan,
-                                           intentions, sorted(self.state.known), start=now,
+        blocks = await planning.plan_hours(self.model, self.persona, now, self.state.planning.day_plan,
+                                           intentions, sorted(self.state.places.known), start=now,
                                            directive=directive)
         if not blocks:
             return
-        kept = planning.insert_block(self.state.blocks, blocks[0])
-        self.state.blocks = [b for b in kept if b.end <= now or b is blocks[0]] + blocks[1:]
+        kept = planning.insert_block(self.state.planning.blocks, blocks[0])
+        self.state.planning.blocks = [b for b in kept if b.end <= now or b is blocks[0]] + blocks[1:]
         schedule = "; ".join(f"{clock_face(minute_of_day(b.start))} {b.activity}" for b in blocks)
         self.remember("plan", f"{self.name} changed plans at {clock_face(minute_of_day(now))}: "
                               f"{schedule}")
@@ -353,11 +321,11 @@ class AgentMind:
             return not sighting.attended
         if sighting.kind != "agent" or not sighting.available:
             return False
-        talked = self.state.last_talked.get(sighting.subject)
-        considered = self.state.last_considered.get(sighting.subject)
-        return ((talked is None or now - parse_game_time(talked)
+        talked = self.state.reacting.last_talked.get(sighting.subject)
+        considered = self.state.reacting.last_considered.get(sighting.subject)
+        return ((talked is None or now - talked
                  >= timedelta(hours=self.settings.talk_cooldown_hours))
-                and (considered is None or now - parse_game_time(considered)
+                and (considered is None or now - considered
                      >= timedelta(hours=self.settings.reconsider_hours)))
 
     async def _maybe_react(self, now: datetime, perception: Perception,
@@ -369,17 +337,17 @@ class AgentMind:
         # People in view may be talked to even when the sight of them is not new.
         candidates = [s for s in perception.sightings if (s.kind == "agent" or s in fresh)
                       and self._worth_considering(s, now)]
-        last_check = self.state.last_reaction_check
-        if last_check and now - parse_game_time(last_check) < timedelta(
+        last_check = self.state.reacting.last_reaction_check
+        if last_check and now - last_check < timedelta(
                 minutes=self.settings.react_interval_minutes):
             candidates = [s for s in candidates if s.kind == "object"]  # people can wait
         candidates.sort(key=lambda s: s.kind != "object")  # an object in trouble comes first
         if not candidates:
             return None
         sighting = candidates[0]
-        self.state.last_reaction_check = format_game_time(now)
+        self.state.reacting.last_reaction_check = now
         if sighting.kind == "agent":
-            self.state.last_considered[sighting.subject] = format_game_time(now)
+            self.state.reacting.last_considered[sighting.subject] = now
         step = block.step_at(now)
         doing = step.action if step else block.activity
         decision = await reacting.decide(self.model, self.name, self.summary_text, self.stream,
@@ -389,7 +357,7 @@ class AgentMind:
                 self._wait_for(now, perception, sighting.subject, doing, decision.minutes)
             return None
         if sighting.kind == "agent":
-            self.state.last_talked[sighting.subject] = format_game_time(now)
+            self.state.reacting.last_talked[sighting.subject] = now
             return sighting.subject
         self._handle_object(now, perception, sighting, decision)
         return None
@@ -418,13 +386,13 @@ class AgentMind:
                   steps: list[PlanStep]) -> None:
         """Insert a reaction and rewrite the plan from that moment: what it displaced is
         decomposed again when it resumes."""
-        self.state.blocks = planning.insert_block(
-            self.state.blocks, PlanBlock(now, until, activity, sector, arena, steps))
+        self.state.planning.blocks = planning.insert_block(
+            self.state.planning.blocks, PlanBlock(now, until, activity, sector, arena, steps))
 
     # --- conversations ----------------------------------------------------------------------
 
     def voice(self, action: str) -> dialogue.Voice:
-        told = {listener: list(lines) for listener, lines in self.state.told.items()}
+        told = {listener: list(lines) for listener, lines in self.state.dialogue.told.items()}
         return dialogue.Voice(self.name, self.summary_text, self.stream, action, told,
                               self.settings.recall.utterance, self.settings.recall.relationship)
 
@@ -434,8 +402,8 @@ class AgentMind:
         """Remember the talk and what was learned; the plan resumes after it."""
         self._step_time = start
         said = [text for speaker, text in lines if speaker == self.name]
-        self.state.told[partner] = (self.state.told.get(partner, []) + said)[-TOLD_LIMIT:]
-        self.state.last_talked[partner] = format_game_time(start)
+        self.state.dialogue.told[partner] = (self.state.dialogue.told.get(partner, []) + said)[-TOLD_LIMIT:]
+        self.state.reacting.last_talked[partner] = start
         talk = " ".join(f"{speaker.split()[0]}: {text}" for speaker, text in lines)
         record = f"{self.name} talked with {partner} at {place}. {talk}"
         self.remember("conversation", record[:TRANSCRIPT_LIMIT])
@@ -446,13 +414,13 @@ class AgentMind:
         self.interrupt(start, end, f"talking with {partner}", sector, arena, [step])
         await self.flush_memories(start, force=True)  # scored now: it counts toward reflection
         if facts:  # news can change the rest of today, from the end of the talk
-            self.state.notable = [t for t in self.state.notable if t not in facts]
+            self.state.planning.notable = [t for t in self.state.planning.notable if t not in facts]
             await self.reconsider(end, facts)
 
     # --- acting -----------------------------------------------------------------------------
 
     def current_block(self, now: datetime) -> PlanBlock | None:
-        return next((b for b in self.state.blocks if b.covers(now)), None)
+        return next((b for b in self.state.planning.blocks if b.covers(now)), None)
 
     def _routine_hint(self, block: PlanBlock) -> tuple[str, str]:
         minute = minute_of_day(block.start)
@@ -465,14 +433,14 @@ class AgentMind:
     def _availability(self, world: WorldView) -> acting.Availability:
         def check(sector: str, arena: str | None) -> str | None:
             key = f"{sector}: {arena}" if arena else sector
-            refusal = self.state.refused.get(key)
+            refusal = self.state.places.refused.get(key)
             if refusal is not None:
-                return refusal.partition("|")[2]
+                return refusal.reason
             return world.availability(self.name, sector, arena)
         return check
 
     def _previous_block(self, block: PlanBlock) -> PlanBlock | None:
-        earlier = [b for b in self.state.blocks if b.end <= block.start and b.sector]
+        earlier = [b for b in self.state.planning.blocks if b.end <= block.start and b.sector]
         return earlier[-1] if earlier else None
 
     async def _place_block(self, block: PlanBlock, perception: Perception,
@@ -485,11 +453,11 @@ class AgentMind:
             return
         hint_sector, hint_arena = self._routine_hint(block)
         current = perception.sector or self.persona.home_sector
-        norms = {s: world.norms_of(s) for s in self.state.known}
+        norms = {s: world.norms_of(s) for s in self.state.places.known}
         block.sector = await acting.choose_sector(
-            self.model, self.persona, block.activity, perception.now, self.state.known, current,
+            self.model, self.persona, block.activity, perception.now, self.state.places.known, current,
             hint_sector, norms, available)
-        arenas = self.state.known.get(block.sector) or world.arenas_of(block.sector)
+        arenas = self.state.places.known.get(block.sector) or world.arenas_of(block.sector)
         block.arena = await acting.choose_arena(
             self.model, self.persona, block.activity, perception.now, block.sector, arenas,
             hint_arena if hint_sector == block.sector else None,
@@ -525,21 +493,20 @@ class AgentMind:
         block = self.current_block(now) if now and not intent.asleep else None
         doing = planning.as_ongoing(block.activity) if block else intent.action
         key = f"{intent.sector}|{intent.arena}|{doing}"
-        if key != self.state.last_step and now is not None:
-            self.state.last_step = key
+        if key != self.state.attention.last_step and now is not None:
+            self.state.attention.last_step = key
             self._see(f"{self.name} is {doing}", now)
 
     def _see(self, text: str, now: datetime) -> None:
         """Store a sight when it is new; refresh the memory of one seen lately."""
-        if attention.note(self.state.sights, text, now, self._sight_gap):
+        if attention.note(self.state.attention.sights, text, now, self._sight_gap):
             self.remember("observation", text)
         elif (memory := self.stream.latest_with(text)) is not None:
             self.stream.touch([memory.id], now)
 
     def refused(self, sector: str, arena: str, reason: str, now: datetime) -> None:
         """The world would not let us in: remember why and choose another place next tick."""
-        until = format_game_time(now + REFUSAL_MEMORY)
-        self.state.refused[f"{sector}: {arena}"] = f"{until}|{reason}"
+        self.state.places.refused[f"{sector}: {arena}"] = Refusal(now + REFUSAL_MEMORY, reason)
         self.remember("observation", f"{self.name} could not go to {sector}: {arena} ({reason})")
         block = self.current_block(now)
         if block is not None:

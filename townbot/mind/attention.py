@@ -12,17 +12,16 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from townbot.mind.reacting import Sighting
-from townbot.world.clock import format_game_time, parse_game_time
 
 # what was seen -> when it was last seen
-Sights = dict[str, str]
+Sights = dict[str, datetime]
 
 
 def note(sights: Sights, text: str, now: datetime, gap: timedelta) -> bool:
     """Stamp a sight as seen now; True when it is new (not seen within the gap)."""
     last = sights.get(text)
-    sights[text] = format_game_time(now)
-    return last is None or now - parse_game_time(last) > gap
+    sights[text] = now
+    return last is None or now - last > gap
 
 
 def sort_sightings(sights: Sights, sightings: list[Sighting], now: datetime,
@@ -33,6 +32,6 @@ def sort_sightings(sights: Sights, sightings: list[Sighting], now: datetime,
     same: list[Sighting] = []
     for sighting in sightings:
         (fresh if note(sights, sighting.text, now, gap) else same).append(sighting)
-    for text in [t for t, seen in sights.items() if now - parse_game_time(seen) > gap]:
+    for text in [t for t, seen in sights.items() if now - seen > gap]:
         del sights[text]
     return fresh, same

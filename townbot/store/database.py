@@ -117,7 +117,8 @@ class TickChanges:
 
     town_id: int
     next_tick: int
-    agents: dict[str, tuple[dict, dict]] = field(default_factory=dict)  # name -> (body, mind)
+    bodies: dict[str, str] = field(default_factory=dict)  # name -> body as JSON (changed ones)
+    mind_parts: list[tuple[str, str, str]] = field(default_factory=list)  # (agent, part, JSON)
     new_memories: list[tuple[str, Memory, np.ndarray]] = field(default_factory=list)
     touched: list[tuple[str, Memory]] = field(default_factory=list)
     objects: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (state, time)
@@ -295,7 +296,13 @@ class Store:
         async with self.db.execute("SELECT name, body, mind FROM agents WHERE town_id = ? "
                                    "ORDER BY name", (town_id,)) as cursor:
             rows = await cursor.fetchall()
-        return {row["name"]: (json.loads(row["body"]), json.loads(row["mind"])) for row in rows}
+        agents = {row["name"]: (json.loads(row["body"]), json.loads(row["mind"])) for row in rows}
+        async with self.db.execute("SELECT agent, state FROM mind_parts WHERE town_id = ? "
+                                   "ORDER BY agent, part", (town_id,)) as cursor:
+            for row in await cursor.fetchall():
+                if row["agent"] in agents:  # a part's keys override the mind as founded
+                    agents[row["agent"]][1].update(json.loads(row["state"]))
+        return agents
 
     async def memories(self, town_id: int, agent: str | None = None) -> list[StoredMemory]:
         query = "SELECT * FROM memories WHERE town_id = ?"
@@ -367,8 +374,12 @@ class Store:
         town = changes.town_id
         await self.db.execute("UPDATE towns SET tick = ? WHERE id = ?", (changes.next_tick, town))
         await self.db.executemany(
-            "UPDATE agents SET body = ?, mind = ? WHERE town_id = ? AND name = ?",
-            [(json.dumps(b), json.dumps(m), town, n) for n, (b, m) in changes.agents.items()])
+            "UPDATE agents SET body = ? WHERE town_id = ? AND name = ?",
+            [(body, town, name) for name, body in changes.bodies.items()])
+        await self.db.executemany(
+            "INSERT INTO mind_parts (town_id, agent, part, state) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (town_id, agent, part) DO UPDATE SET state = excluded.state",
+            [(town, agent, part, state) for agent, part, state in changes.mind_parts])
         await self.db.executemany(
             "INSERT INTO memories (town_id, agent, seq, kind, text, created, last_accessed, "
             "importance, embedding, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

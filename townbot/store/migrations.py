@@ -120,4 +120,17 @@ MIGRATIONS: list[str] = [
         detail TEXT NOT NULL DEFAULT ''
     );
     """,
+    # 3: a mind is stored part by part (planning, places, attention, memory_queue, summary,
+    # reflection, reacting, dialogue), each written only when it changed. A part's row
+    # overrides the keys of agents.mind, which keeps the whole mind as founded or as saved by
+    # schema 2: nothing is lost, and the first commit after this migration writes every part.
+    """
+    CREATE TABLE mind_parts (
+        town_id INTEGER NOT NULL REFERENCES towns(id),
+        agent TEXT NOT NULL,
+        part TEXT NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY (town_id, agent, part)
+    );
+    """,
 ]

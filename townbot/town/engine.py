@@ -8,6 +8,7 @@ fixed seed, the same start gives the same transcript.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -16,9 +17,10 @@ from datetime import timedelta
 from townbot.llm.port import CallContext, LanguageModel
 from townbot.llm.stack import WithContext
 from townbot.mind import dialogue
-from townbot.mind.agent import AgentMind, Intent, MindState, Perception, starting_knowledge
+from townbot.mind.agent import AgentMind, Intent, Perception, starting_knowledge
 from townbot.mind.memory import MemoryStream
 from townbot.mind.settings import MindSettings
+from townbot.mind.state import MindState, PlaceKnowledge
 from townbot.prompting import quoted
 from townbot.store.database import (
     ConversationRecord,
@@ -80,6 +82,7 @@ class Engine:
         self._last_mishap: dict[str, int] = {}  # object path -> tick of its last mishap
         self.people: dict[str, VisitorRow] = {}  # person id -> visitor (or taken-over resident)
         self._departed: list[tuple[str, str]] = []
+        self._saved_bodies: dict[str, str] = {}  # as last committed (JSON), to skip unchanged
 
     # --- creation and resumption ------------------------------------------------------------
 
@@ -100,7 +103,7 @@ class Engine:
                      start: str, tick_minutes: int, settings: MindSettings) -> Engine:
         arenas_of = {name: list(s.arenas) for name, s in world.sectors.items()}
         bodies = {name: Body(p.home_sector, p.home_arena) for name, p in world.personas.items()}
-        states = {name: MindState(known=starting_knowledge(p, arenas_of))
+        states = {name: MindState(places=PlaceKnowledge(starting_knowledge(p, arenas_of)))
                   for name, p in world.personas.items()}
         objects = world.default_object_states()
         town = await store.create_town(
@@ -150,6 +153,7 @@ class Engine:
         self.bodies, self.objects, self.people = saved.bodies, saved.objects, {}
         self._take_visitors(saved.visitors)
         self._changed_objects, self._conversations, self._departed = {}, [], []
+        self._saved_bodies = {}
 
     @asynccontextmanager
     async def _change(self) -> AsyncIterator[list[TownEvent]]:
@@ -414,14 +418,22 @@ class Engine:
                               events=events,
                               objects=self._changed_objects, conversations=self._conversations,
                               visitors=self._visitor_rows(), departed=self._departed)
+        saved_parts = {}
         for name, mind in self.minds.items():
-            changes.agents[name] = (self.bodies[name].to_dict(), mind.state.to_dict())
+            body = json.dumps(self.bodies[name].to_dict())
+            if self._saved_bodies.get(name) != body:
+                changes.bodies[name] = body
+            saved_parts[name] = mind.state.changed_parts()  # only what changed is written
+            changes.mind_parts += [(name, part, text) for part, text in saved_parts[name].items()]
             added, touched = mind.stream.take_changes()
             changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
             changes.touched += [(name, m) for m in touched]
         if self.usage is not None:  # what the calls cost is stored even if this commit fails
             await self.usage.flush()
         await self.store.save_tick(changes)
+        self._saved_bodies.update(changes.bodies)
+        for name, parts in saved_parts.items():
+            self.minds[name].state.mark_saved(parts)
         self._changed_objects, self._conversations = {}, []
         self._departed = []
         self.clock.tick = next_tick
@@ -543,9 +555,9 @@ class Engine:
         changed."""
         async with self._change():
             mind = self.minds[resident]
-            before = [b.activity for b in mind.state.blocks]
+            before = [b.activity for b in mind.state.planning.blocks]
             thought = await mind.hear_inner_voice(directive, self.clock.now)
-            after = [b.activity for b in mind.state.blocks]
+            after = [b.activity for b in mind.state.planning.blocks]
         return thought, after != before
 
     async def remember_interview(self, resident: str, asker: str, question: str,

@@ -392,7 +392,8 @@ class TownService:
             reply = await answer_as(self.engine.model, mind.persona, mind.summary_text,
                                     mind.stream, asked, self.engine.clock.now, asker=asker,
                                     access=access or Ablation(), remember=remember,
-                                    plan=plan_lines(mind.state.blocks), people=list(self.engine.minds))
+                                    plan=plan_lines(mind.state.planning.blocks),
+                                    people=list(self.engine.minds))
             if remember:
                 await self.engine.remember_interview(who, asker, asked, reply)
             return Outcome(f"{who}: {reply}", data={"answer": reply, "resident": who})
@@ -535,7 +536,7 @@ class TownService:
             who = self.resident(resident)
             mind, body = self.engine.minds[who], self.engine.bodies[who]
             plan = [f"{clock_face(minute_of_day(b.start))} {b.activity}"
-                    for b in mind.state.blocks]
+                    for b in mind.state.planning.blocks]
             text = (f"{mind.summary_text}\nNow: {body.emoji} {body.action} ({body.place})\n"
                     "Today: " + ("; ".join(plan) or "not planned yet"))
             return Outcome(text, data={"resident": who, "summary": mind.summary_text,

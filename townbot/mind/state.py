@@ -1,0 +1,259 @@
+"""A mind's state, part by part. Each part belongs to the module of the paper's mechanism that
+uses it, keeps typed values (datetimes, not strings) and becomes a plain dict only at the store
+boundary (`to_dict`/`from_dict`, which ignores keys it does not know, so a town saved by an
+older version opens). The store writes a part only when its stored form changed.
+
+A part's stored form uses the keys the whole mind used before parts existed, so the parts of a
+mind merge into one flat dict (what `Store.agents` returns, and what export reads).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any, ClassVar
+
+from townbot.mind.plans import PlanBlock
+from townbot.world.clock import format_game_time, parse_game_time
+
+
+def _time(value: str | None) -> datetime | None:
+    return parse_game_time(value) if value else None
+
+
+def _text(value: datetime | None) -> str | None:
+    return format_game_time(value) if value is not None else None
+
+
+def _times(data: Mapping[str, str]) -> dict[str, datetime]:
+    return {key: parse_game_time(value) for key, value in data.items()}
+
+
+def _texts(data: Mapping[str, datetime]) -> dict[str, str]:
+    return {key: format_game_time(value) for key, value in data.items()}
+
+
+class Part:
+    """What every part offers the store."""
+
+    name: ClassVar[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Part:
+        raise NotImplementedError
+
+
+@dataclass
+class PlanState(Part):
+    """Planning (mind/planning.py): today's plan and its revision after news."""
+
+    name: ClassVar[str] = "planning"
+    day: date | None = None
+    day_plan: list[str] = field(default_factory=list)
+    blocks: list[PlanBlock] = field(default_factory=list)
+    notable: list[str] = field(default_factory=list)  # important news since the last revision
+    last_revision: datetime | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"day": self.day.isoformat() if self.day else None, "day_plan": self.day_plan,
+                "blocks": [b.to_dict() for b in self.blocks], "notable": self.notable,
+                "last_revision": _text(self.last_revision)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PlanState:
+        day = data.get("day")
+        return cls(date.fromisoformat(day) if day else None, list(data.get("day_plan", [])),
+                   [PlanBlock.from_dict(b) for b in data.get("blocks", [])],
+                   list(data.get("notable", [])), _time(data.get("last_revision")))
+
+
+@dataclass
+class Refusal:
+    until: datetime
+    reason: str
+
+
+@dataclass
+class PlaceKnowledge(Part):
+    """Acting (mind/acting.py): the places known, and those the world just refused."""
+
+    name: ClassVar[str] = "places"
+    known: dict[str, list[str]] = field(default_factory=dict)
+    refused: dict[str, Refusal] = field(default_factory=dict)  # "Sector: arena" -> why, until
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"known": self.known, "refused": {
+            key: f"{format_game_time(r.until)}|{r.reason}" for key, r in self.refused.items()}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PlaceKnowledge:
+        refused = {}
+        for key, text in data.get("refused", {}).items():
+            until, _, reason = text.partition("|")
+            refused[key] = Refusal(parse_game_time(until), reason)
+        return cls({k: list(v) for k, v in data.get("known", {}).items()}, refused)
+
+
+@dataclass
+class AttentionState(Part):
+    """Attention (mind/attention.py): when each sight was last seen; the last own action noted."""
+
+    name: ClassVar[str] = "attention"
+    sights: dict[str, datetime] = field(default_factory=dict)
+    last_step: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sights": _texts(self.sights), "last_step": self.last_step}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AttentionState:
+        return cls(_times(data.get("sights", {})), data.get("last_step"))
+
+
+@dataclass
+class Pending:
+    kind: str
+    text: str
+    evidence: tuple[int, ...]
+    created: datetime
+
+
+@dataclass
+class MemoryQueue(Part):
+    """The memory queue (mind/agent.py): memories waiting to be stored, ids waiting for their
+    importance score, and when the last batch was scored."""
+
+    name: ClassVar[str] = "memory_queue"
+    pending: list[Pending] = field(default_factory=list)
+    unscored: list[int] = field(default_factory=list)
+    last_scored: datetime | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pending": [[p.kind, p.text, list(p.evidence), format_game_time(p.created)]
+                            for p in self.pending],
+                "unscored": self.unscored, "last_scored": _text(self.last_scored)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemoryQueue:
+        pending = [Pending(kind, text, tuple(evidence), parse_game_time(created))
+                   for kind, text, evidence, created in data.get("pending", [])]
+        return cls(pending, list(data.get("unscored", [])), _time(data.get("last_scored")))
+
+
+@dataclass
+class SummaryState(Part):
+    """The agent summary (mind/summary.py), cached with the time it was made."""
+
+    name: ClassVar[str] = "summary"
+    summary: dict[str, str] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"summary": self.summary}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SummaryState:
+        return cls(data.get("summary"))
+
+
+@dataclass
+class ReflectionState(Part):
+    """Reflection (mind/reflection.py): importance gathered since the last reflection."""
+
+    name: ClassVar[str] = "reflection"
+    importance_since_reflection: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"importance_since_reflection": self.importance_since_reflection}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ReflectionState:
+        return cls(int(data.get("importance_since_reflection", 0)))
+
+
+@dataclass
+class ReactionState(Part):
+    """Reacting (mind/reacting.py): cooldowns per person and the last decision about people."""
+
+    name: ClassVar[str] = "reacting"
+    last_talked: dict[str, datetime] = field(default_factory=dict)
+    last_considered: dict[str, datetime] = field(default_factory=dict)
+    last_reaction_check: datetime | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"last_talked": _texts(self.last_talked),
+                "last_considered": _texts(self.last_considered),
+                "last_reaction_check": _text(self.last_reaction_check)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ReactionState:
+        return cls(_times(data.get("last_talked", {})), _times(data.get("last_considered", {})),
+                   _time(data.get("last_reaction_check")))
+
+
+@dataclass
+class ConversationState(Part):
+    """Dialogue (mind/dialogue.py): what we told each person, so we do not repeat ourselves."""
+
+    name: ClassVar[str] = "dialogue"
+    told: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"told": self.told}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ConversationState:
+        return cls({k: list(v) for k, v in data.get("told", {}).items()})
+
+
+PART_TYPES: tuple[type[Part], ...] = (PlanState, PlaceKnowledge, AttentionState, MemoryQueue,
+                                      SummaryState, ReflectionState, ReactionState,
+                                      ConversationState)
+
+
+@dataclass
+class MindState:
+    """A mind's parts. `changed_parts` gives the stored form of each part that differs from
+    what was last saved (`saved`), so a tick writes only what changed."""
+
+    planning: PlanState = field(default_factory=PlanState)
+    places: PlaceKnowledge = field(default_factory=PlaceKnowledge)
+    attention: AttentionState = field(default_factory=AttentionState)
+    queue: MemoryQueue = field(default_factory=MemoryQueue)
+    summary: SummaryState = field(default_factory=SummaryState)
+    reflection: ReflectionState = field(default_factory=ReflectionState)
+    reacting: ReactionState = field(default_factory=ReactionState)
+    dialogue: ConversationState = field(default_factory=ConversationState)
+    saved: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def parts(self) -> list[Part]:
+        return [self.planning, self.places, self.attention, self.queue, self.summary,
+                self.reflection, self.reacting, self.dialogue]
+
+    def to_dict(self) -> dict[str, Any]:
+        """All parts merged into one flat dict (the format of a whole mind)."""
+        merged: dict[str, Any] = {}
+        for part in self.parts():
+            merged.update(part.to_dict())
+        return merged
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MindState:
+        """From a flat dict of any version: each part takes its keys, unknown keys are left."""
+        return cls(*(kind.from_dict(data) for kind in PART_TYPES))  # type: ignore[arg-type]
+
+    def changed_parts(self) -> dict[str, str]:
+        """The stored form (JSON) of each part not saved as it is now."""
+        changed = {}
+        for part in self.parts():
+            text = json.dumps(part.to_dict())
+            if self.saved.get(part.name) != text:
+                changed[part.name] = text
+        return changed
+
+    def mark_saved(self, parts: Mapping[str, str]) -> None:
+        self.saved.update(parts)
