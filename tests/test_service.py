@@ -79,7 +79,7 @@ async def test_a_visitor_joins_is_perceived_and_remembered(town):
 
 async def test_join_refuses_bad_names_descriptions_and_areas(town):
     await refused(town, town.join(ALEX, "Isabella", "a fan", "Hobbs Cafe"), "already a resident.s name")
-    await refused(town, town.join(ALEX, "Alex", "", "Hobbs Cafe"), "description is empty")
+    await refused(town, town.join(ALEX, "Alex", "", "Hobbs Cafe"), "description is missing")
     await refused(town, town.join(ALEX, "A" * 41, "x", "Hobbs Cafe"), "limit is 40")
     await refused(town, town.join(ALEX, "Alex", "a reporter", "Hobs Cafe"),
                   "did you mean 'Hobbs Cafe'")
@@ -128,7 +128,7 @@ async def test_residents_strike_up_a_conversation_with_a_visitor(town):
 async def test_say_needs_a_joined_person_and_some_text(town):
     await refused(town, town.say(ALEX, "hello"), "join first")
     await town.join(ALEX, "Alex", "a reporter", "Hobbs Cafe")
-    await refused(town, town.say(ALEX, "   "), "empty")
+    await refused(town, town.say(ALEX, "   "), "nothing to say")
     await refused(town, town.say(ALEX, "x" * 501), "limit is 500")
 
 
@@ -233,7 +233,7 @@ async def test_setting_an_object_in_the_papers_form(town):
     await refused(town, town.set_object(ALEX, "the stove is burning"), "<Sector: arena: object>")
     await refused(town, town.set_object(ALEX, "<Hobbs Cafe: cafe: stov> is on"),
                   "has no 'stov'.*objects are")
-    await refused(town, town.set_object(ALEX, stove, ""), "state is empty")
+    await refused(town, town.set_object(ALEX, stove, ""), "new state is missing")
 
 
 # --- moderators -----------------------------------------------------------------------------
@@ -323,3 +323,38 @@ async def test_looking_at_an_object_says_its_state_and_who_uses_it(town):
                             "users": [n for n, b in sorted(town.engine.bodies.items())
                                       if b.object_path == stove]}
     await refused(town, town.look(ALEX, "<Hobbs Cafe: kitchen: sink>"), "kitchen sink")
+
+
+# --- wording ------------------------------------------------------------------------------
+
+
+async def test_messages_count_in_words_and_name_what_is_missing(town):
+    await town.join(ALEX, "Alex", "a reporter", "Hobbs Cafe")
+    await refused(town, town.say(ALEX, "  "), "^there is nothing to say; write some text")
+    await refused(town, town.interview(ALEX, "Isabella Rodriguez", ""), "^the question is missing")
+    status = await town.status(ALEX, tick_seconds=1)
+    assert "1 person visiting" in status.text and "every 1 real second;" in status.text
+    assert status.data["tick_seconds"] == 1 and status.data["visitors"] == 1
+    assert "every 10 real seconds" in (await town.status(ALEX)).text, "the stored pace by default"
+    assert (await town.speed(MOD, 1)).text.endswith("every 1 real second.")
+    notice = await town.announce(MOD, "The cafe has new pastries", "Hobbs Cafe")
+    assert notice.text == "Announced to 1 resident present."
+
+
+async def test_every_name_taken_gets_the_closest_names(town):
+    for call in (town.interview(ALEX, "Isabel", "What are you planning?"),
+                 town.whisper(ALEX, "isabela rodriguez", "You love jazz"),
+                 town.profile(ALEX, "Isabel")):
+        with pytest.raises(TownError, match=r"did you mean 'Isabella Rodriguez'"):
+            await call
+    with pytest.raises(TownError, match=r"did you mean 'Hobbs Cafe'"):
+        await town.join(ALEX, "Alex", "a reporter", "hobs cafe")
+
+
+async def test_a_resident_named_elsewhere_is_said_to_be_elsewhere(town):
+    await town.join(ALEX, "Alex", "a reporter", "Johnson Park")
+    outcome = await town.say(ALEX, "Is Isabella around?")
+    body = town.engine.bodies["Isabella Rodriguez"]
+    assert body.sector != "Johnson Park"
+    assert outcome.text.startswith("Isabella Rodriguez is not here; Isabella is ")
+    assert (body.travel_sector or body.sector) in outcome.text

@@ -219,14 +219,13 @@ class Console:
         self.screen.table(["", "who", "doing", "where"], rows)
 
     async def _status(self, arguments: str) -> None:
-        outcome = await self.service.status(self.person)
-        engine, data = self.service.engine, outcome.data
-        rows = [["town", f"{engine.world.town}, {'paused' if data['paused'] else 'running'}"],
-                ["game time", f"{engine.clock.now:%A %B %d, %H:%M} (tick {data['tick']})"],
-                ["speed", f"one tick ({engine.clock.tick_minutes} game minutes) {self.pace()}"],
-                ["people", f"{plural(len(engine.minds), 'resident')}, "
-                           f"{plural(len(engine.people), 'visitor')}"],
-                ["model", engine.model.label]]
+        data = (await self.service.status(self.person, self.seconds_per_tick)).data
+        rows = [["town", f"{data['town']}, {'paused' if data['paused'] else 'running'}"],
+                ["game time", f"{self.service.engine.clock.now:%A %B %d, %H:%M} (tick {data['tick']})"],
+                ["speed", f"one tick ({data['tick_minutes']} game minutes) {self.pace()}"],
+                ["people", f"{plural(data['residents'], 'resident')}, "
+                           f"{plural(data['visitors'], 'visitor')}"],
+                ["model", data["model"]]]
         self.screen.table([], rows)
 
     async def _speed(self, arguments: str) -> Outcome:

@@ -29,6 +29,7 @@ from townbot.town.engine import Engine
 from townbot.town.launch import PROJECT_ROOT
 from townbot.town.lookalikes import resembled
 from townbot.town.scenarios import load_scenario, scenario_names
+from townbot.wording import plural
 from townbot.world.clock import clock_face, format_game_time, minute_of_day
 from townbot.world.errors import DataError
 from townbot.world.events import TownEvent
@@ -82,16 +83,28 @@ DEFAULT_RATES = {"whisper": RateLimit(3, 60), "set": RateLimit(5, 60),
                  "interview": RateLimit(5, 60), "say": RateLimit(10, 60)}
 
 
-def closest_names(name: str, options: list[str]) -> str:
-    matches = difflib.get_close_matches(name, options, n=3, cutoff=0.4)
+def closest_names(name: str, options: list[str], aliases: dict[str, str] | None = None) -> str:
+    """' (did you mean 'X' or 'Y'?)', or ''. Compared without case; `aliases` maps other forms
+    of a name (a first name) to the name to suggest."""
+    forms = {o.lower(): o for o in options} | {a.lower(): o for a, o in (aliases or {}).items()}
+    close = difflib.get_close_matches(name.strip().lower(), list(forms), n=6, cutoff=0.4)
+    matches = list(dict.fromkeys(forms[c] for c in close))[:3]
     return f" (did you mean {' or '.join(repr(m) for m in matches)}?)" if matches else ""
+
+
+# What each bounded text is called when it is missing.
+EMPTY = {"name": "a name is missing", "description": "a description is missing",
+         "say": "there is nothing to say", "whisper": "there is nothing to whisper",
+         "interview": "the question is missing", "state": "the new state is missing",
+         "seed": "the intent is missing", "announce": "the announcement is empty",
+         "query": "the memory query is empty"}
 
 
 def bounded(text: str, what: str) -> str:
     """People's text cleaned at the door (townbot.text), flattened and within its limit."""
     flat = " ".join(clean_text(text or "").split())
     if not flat:
-        raise TownError(f"the {what} is empty; write some text (up to {LIMITS[what]} characters)")
+        raise TownError(f"{EMPTY[what]}; write some text (up to {LIMITS[what]} characters)")
     if len(flat) > LIMITS[what]:
         raise TownError(f"the {what} is {len(flat)} characters long; the limit is "
                         f"{LIMITS[what]}")
@@ -200,7 +213,8 @@ class TownService:
         first = [n for n in names if n.split()[0].lower() == wanted]
         if exact or len(first) == 1:
             return (exact or first)[0]
-        raise TownError(f"there is no resident called '{name}'{closest_names(name, names)}")
+        first_names = {n.split()[0]: n for n in names}
+        raise TownError(f"there is no resident called '{name}'{closest_names(name, names, first_names)}")
 
     def area(self, text: str) -> tuple[str, str]:
         """An area by 'Sector', 'Sector: arena' or channel slug. A sector alone means its
@@ -343,6 +357,30 @@ class TownService:
             return named[0]
         return present[0] if len(present) == 1 else None
 
+    def _named_elsewhere(self, text: str, present: list[str], speaker: str) -> str | None:
+        """A resident the text names who is not among those present (nor the speaker)."""
+        lowered = text.lower()
+        for name in sorted(self.engine.minds):
+            if name in present or name == speaker:
+                continue
+            forms = [name.lower()] + ([name.split()[0].lower()] if self._first_name_unique(name) else [])
+            if any(re.search(rf"\b{re.escape(form)}\b", lowered) for form in forms):
+                return name
+        return None
+
+    def _first_name_unique(self, name: str) -> bool:
+        first = name.split()[0]
+        return sum(n.split()[0] == first for n in self.engine.minds) == 1
+
+    def whereabouts(self, resident: str) -> str:
+        """'Isabella is at Hobbs Cafe, serving coffee' (or on the way somewhere, or asleep)."""
+        body, first = self.engine.bodies[resident], resident.split()[0]
+        if body.walking or body.sector is None:
+            return f"{first} is on the way to {body.travel_sector}"
+        if body.action == "sleeping":
+            return f"{first} is asleep at {body.sector}"
+        return f"{first} is at {body.sector}, {body.action}"
+
     async def say(self, person: Person, text: str) -> Outcome:
         async def act() -> Outcome:
             row = self.visitor(person)
@@ -362,9 +400,14 @@ class TownService:
             if addressed is not None and reply is not None:
                 history += [(name, said), (addressed, reply)]  # only what was committed
                 del history[:-8]
-            answer = f"{addressed}: {reply}" if reply else (
-                "Nobody here is awake to hear you." if not present else
-                f"Heard by {', '.join(present)}; say a name to get an answer.")
+            elsewhere = None if reply else self._named_elsewhere(said, present, name)
+            heard = f"heard by {', '.join(present)}" if present else "nobody here is awake to hear you"
+            if reply:
+                answer = f"{addressed}: {reply}"
+            elif elsewhere:
+                answer = f"{elsewhere} is not here; {self.whereabouts(elsewhere)} ({heard})."
+            else:
+                answer = heard[0].upper() + heard[1:] + ("; say a name to get an answer." if present else ".")
             return Outcome(answer, events, {"reply": reply, "from": addressed})
         return await self._run("say", person, {"text": text}, act)
 
@@ -471,7 +514,7 @@ class TownService:
             notice = bounded(text, "announce")
             where = self.area(area) if area else None
             events, heard = await self.engine.announce(notice, where[0] if where else None)
-            return Outcome(f"Announced to {heard} residents present.", events)
+            return Outcome(f"Announced to {plural(heard, 'resident')} present.", events)
         return await self._run("announce", moderator, {"text": text, "area": area}, act)
 
     async def pause(self, moderator: Person) -> Outcome:
@@ -501,21 +544,30 @@ class TownService:
                                                    tick_seconds=seconds_per_tick)
             self.engine.town = await self.engine.store.town(self.engine.town.id)
             return Outcome(f"One tick ({self.engine.clock.tick_minutes} game minutes) every "
-                           f"{seconds_per_tick:g} real seconds.")
+                           f"{plural(seconds_per_tick, 'real second')}.")
         return await self._run("speed", moderator, {"seconds": seconds_per_tick}, act)
 
     # --- looking ------------------------------------------------------------------------------
 
-    async def status(self, person: Person) -> Outcome:
+    async def status(self, person: Person, tick_seconds: float | None = None) -> Outcome:
+        """The clock and the town. `tick_seconds` is the pace the platform really ticks at (a
+        terminal's --speed), when it is not the town's stored one."""
         async def act() -> Outcome:
             engine = self.engine
             state = "paused" if self.paused else "running"
+            seconds = engine.town.tick_seconds if tick_seconds is None else tick_seconds
+            pace = "back to back" if seconds == 0 else f"every {plural(seconds, 'real second')}"
+            visitors = len(engine.people)
             text = (f"{engine.world.town} is {state}: {engine.clock.now:%A %B %d, %H:%M}, tick "
-                    f"{engine.clock.tick}, {len(engine.minds)} residents, "
-                    f"{len(engine.people)} people, one tick every {engine.town.tick_seconds:g} s; "
-                    f"model: {engine.model.label}")
+                    f"{engine.clock.tick}, {plural(len(engine.minds), 'resident')}, "
+                    f"{plural(visitors, 'person', 'people')} visiting, one tick "
+                    f"({engine.clock.tick_minutes} game minutes) {pace}; model: {engine.model.label}")
             return Outcome(text, data={"paused": self.paused, "tick": engine.clock.tick,
-                                       "time": format_game_time(engine.clock.now)})
+                                       "time": format_game_time(engine.clock.now),
+                                       "town": engine.world.town, "residents": len(engine.minds),
+                                       "visitors": visitors, "tick_seconds": seconds,
+                                       "tick_minutes": engine.clock.tick_minutes,
+                                       "model": engine.model.label})
         return await self._run("status", person, {}, act)
 
     async def where(self, person: Person) -> Outcome:
