@@ -15,7 +15,6 @@ from townbot.eval.cli import add_eval_parser, run_eval
 from townbot.llm.budget import Budget
 from townbot.llm.metering import CollectedUsage
 from townbot.llm.offline import OFFLINE_LABEL
-from townbot.llm.openai_client import ServerUnavailable
 from townbot.llm.port import CallContext, LanguageModel, ModelError
 from townbot.llm.settings import ModelSettings, SettingsError, load_settings
 from townbot.platforms.arguments import check_scenario
@@ -26,7 +25,7 @@ from townbot.platforms.sim import INTERRUPTED, add_sim_parser, run_sim
 from townbot.platforms.web.cli import add_web_parser, run_web
 from townbot.store.database import Store, StoreError, TownRow, replace_embeddings
 from townbot.town.export import export_town, to_markdown
-from townbot.town.launch import TownFiles, make_model, open_engine
+from townbot.town.launch import TownFiles, make_model, open_engine, pin_blas_threads
 from townbot.town.service import TownError
 from townbot.town.usage import render_usage, summarise
 from townbot.world.clock import GameClock, parse_game_time
@@ -122,6 +121,8 @@ async def run_reembed(args: argparse.Namespace, settings: ModelSettings) -> int:
 
 async def reembed_town(store: Store, town: TownRow, model: LanguageModel) -> int:
     """Every memory's vector from the model's embedder, written in one transaction."""
+    from townbot.llm.openai_client import ServerUnavailable  # openai is slow to import: when used
+
     memories = await store.memories(town.id)
     clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
     usage = CollectedUsage()  # stored with the vectors, all or nothing
@@ -163,6 +164,7 @@ def model_line(settings: ModelSettings) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    pin_blas_threads()
     try:
         if args.command == "check":
             return run_check(args)

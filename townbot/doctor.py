@@ -11,11 +11,12 @@ import argparse
 import asyncio
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from townbot.llm.openai_client import OpenAIModel
-from townbot.llm.probe import ProbeReport, check_server
 from townbot.llm.settings import CONFIG_ENV, DEFAULT_CONFIG, ModelSettings, SettingsError
+
+if TYPE_CHECKING:
+    from townbot.llm.probe import ProbeReport
 
 
 def add_doctor_parser(commands: argparse._SubParsersAction) -> None:
@@ -46,6 +47,9 @@ def run_doctor(args: argparse.Namespace, settings: ModelSettings, env: dict[str,
 
 
 async def _examine(settings: ModelSettings) -> ProbeReport:
+    from townbot.llm.openai_client import OpenAIModel  # imported when used: openai is slow to load
+    from townbot.llm.probe import check_server
+
     client = OpenAIModel(settings)
     try:
         return await check_server(client, every_mode=True, measure=True)

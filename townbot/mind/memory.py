@@ -13,6 +13,7 @@ import numpy as np
 
 EPOCH = datetime(2000, 1, 1)
 KINDS = ("observation", "reflection", "plan", "conversation", "thought")
+KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}  # stored as int8 beside the vectors
 
 
 def hours_since_epoch(moment: datetime) -> float:
@@ -45,13 +46,14 @@ class MemoryStream:
         self._vectors = np.zeros((self._capacity, self.dim), dtype=np.float32)
         self._importance = np.zeros(self._capacity, dtype=np.float32)
         self._accessed = np.zeros(self._capacity, dtype=np.float64)
+        self._kinds = np.zeros(self._capacity, dtype=np.int8)
 
     def __len__(self) -> int:
         return len(self.memories)
 
     def _grow(self) -> None:
         self._capacity *= 2
-        for name in ("_vectors", "_importance", "_accessed"):
+        for name in ("_vectors", "_importance", "_accessed", "_kinds"):
             old = getattr(self, name)
             grown = np.zeros((self._capacity, *old.shape[1:]), dtype=old.dtype)
             grown[: len(old)] = old
@@ -72,6 +74,7 @@ class MemoryStream:
         self._vectors[index] = vector
         self._importance[index] = memory.importance
         self._accessed[index] = hours_since_epoch(accessed)
+        self._kinds[index] = KIND_CODES[kind]
         self._latest_by_text[text] = index
         self.new_ids.append(index)
         return memory
@@ -104,6 +107,11 @@ class MemoryStream:
         """Views of (vectors, importance, last-access hours) over the stored memories."""
         size = len(self.memories)
         return self._vectors[:size], self._importance[:size], self._accessed[:size]
+
+    def kind_mask(self, kinds: tuple[str, ...]) -> np.ndarray:
+        """True for each stored memory of one of `kinds`: one array test, no loop over records."""
+        codes = np.array([KIND_CODES[k] for k in kinds if k in KIND_CODES], dtype=np.int8)
+        return np.isin(self._kinds[: len(self.memories)], codes)
 
     def take_changes(self) -> tuple[list[Memory], list[Memory]]:
         """Memories added and memories re-accessed since the last call (for the store)."""

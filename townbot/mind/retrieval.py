@@ -55,8 +55,7 @@ def score_stream(stream: MemoryStream, query: np.ndarray, now: datetime,
     total = (weights.recency * recency + weights.importance * importance_n
              + weights.relevance * relevance)
     if kinds is not None:
-        allowed = np.array([m.kind in kinds for m in stream.memories], dtype=bool)
-        total = np.where(allowed, total, -np.inf)
+        total = np.where(stream.kind_mask(kinds), total, -np.inf)
     return total, recency, importance_n, relevance
 
 

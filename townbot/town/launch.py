@@ -8,9 +8,7 @@ from pathlib import Path
 
 from townbot.llm.budget import Budget
 from townbot.llm.offline import OfflineModel
-from townbot.llm.openai_client import OpenAIModel
 from townbot.llm.port import LanguageModel
-from townbot.llm.probe import start_up_check
 from townbot.llm.recording import RECORD_ENV, ReplyRecorder
 from townbot.llm.settings import ModelSettings, load_settings
 from townbot.llm.stack import build_model_stack
@@ -43,11 +41,26 @@ class TownFiles:
         return select_residents(world, self.residents) if self.residents else world
 
 
+def pin_blas_threads() -> None:
+    """One BLAS thread for the whole process, set once at start-up. Retrieval's products are small
+    (10k x 256 floats): threads only add hand-offs that stall on shared cores, so one thread is
+    faster and steadier (benchmarks/speed.py prints both ways)."""
+    import numpy  # noqa: F401  (loaded first, so that threadpoolctl finds its BLAS)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
 def make_model(seed: int, settings: ModelSettings | None = None) -> LanguageModel:
     """The configured server's model (settings from the environment and townbot.toml when not
     given), or the offline model when no chat model is configured."""
     settings = settings or load_settings()
-    inner = OfflineModel(seed=seed) if settings.offline else OpenAIModel(settings)
+    if settings.offline:
+        inner: LanguageModel = OfflineModel(seed=seed)
+    else:
+        from townbot.llm.openai_client import OpenAIModel  # openai takes ~1 s to import
+
+        inner = OpenAIModel(settings)
     return build_model_stack(inner, budget=Budget(settings.caps) if settings.caps.any else None)
 
 
@@ -57,6 +70,9 @@ async def checked_model(seed: int, settings: ModelSettings | None = None) -> Lan
     settings = settings or load_settings()
     if settings.offline:
         return make_model(seed, settings)
+    from townbot.llm.openai_client import OpenAIModel  # only with a server: openai is slow to import
+    from townbot.llm.probe import start_up_check
+
     client = OpenAIModel(settings)
     try:
         await start_up_check(client)

@@ -1,0 +1,280 @@
+"""The speed goals of issue 13 in one table, measured in one run on the offline model.
+
+Every figure is CPU time, bytes or a ratio, so that a shared machine changes it little:
+
+- engine CPU per tick: the process's CPU during a tick minus the CPU spent inside the offline
+  model (answers and embeddings), after `--days` game days (default 1: day 7 takes long to
+  reach; pass --days 7 for the issue's figure), at 25 residents and at 100 (a synthetic town:
+  the 25 personas cloned under new names, `--big`);
+- disk written per game day: bytes the process passed to write() (wchar of /proc/self/io,
+  which covers the database and its WAL; write_bytes beside it when the kernel counts it);
+- calls per agent-day: model calls from the town's usage table over residents x game days;
+- retrieval over 10k memories at 256 and 1536 dimensions, filtered to two kinds: median and
+  p90 per query, with numpy's BLAS left threaded and pinned to one thread (threadpoolctl);
+- start-up: user+sys CPU of `townbot --help` and of an offline `townbot sim --hours 0.5`;
+- resume: CPU to reopen the 25-resident town the run made, and its peak memory against the run's.
+
+The runs happen in child processes of this script, so that each one's peak memory is its own.
+Usage: python benchmarks/speed.py [--days D] [--big N] [--big-hours H] [--skip engine,...]
+Latency under a real model's delays is benchmarks/llm_latency.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+TOWNBOT = [sys.executable, "-m", "townbot"]
+SECTIONS = ("engine", "retrieval", "startup")
+
+
+# --- child: one town run, or one resume ----------------------------------------------------------
+
+def io_written() -> dict[str, int]:
+    """This process's write counters (wchar: bytes passed to write(); write_bytes: to storage)."""
+    try:
+        lines = Path("/proc/self/io").read_text().splitlines()
+    except OSError:
+        return {}
+    return {key: int(value) for key, value in (line.split(": ") for line in lines)}
+
+
+def cloned_town(world: Any, residents: int) -> Any:
+    """The world with `residents` people: the personas, then copies of them under new names."""
+    from townbot.world.loading import select_residents
+
+    originals = list(world.personas.values())
+    if residents <= len(originals):
+        return select_residents(world, str(residents))
+    people = {p.name: p for p in originals}
+    copy = 1
+    while len(people) < residents:
+        for persona in originals[: residents - len(people)]:
+            name = f"{persona.name}-{copy}"
+            people[name] = replace(persona, name=name)
+        copy += 1
+    return replace(world, personas=people)
+
+
+async def run_town(residents: int, hours: float, db: Path, timed_ticks: int) -> dict[str, Any]:
+    from townbot.llm.offline import OfflineModel
+    from townbot.llm.port import Layer
+    from townbot.llm.stack import build_model_stack
+    from townbot.store.database import Store
+    from townbot.town.engine import Engine
+    from townbot.town.usage import summarise
+    from townbot.world.loading import load_world
+
+    class CpuTimed(Layer):
+        """CPU inside the offline model, which answers without yielding to the loop."""
+
+        cpu = 0.0
+
+        async def reply(self, request):  # type: ignore[no-untyped-def]
+            began = time.process_time()
+            try:
+                return await self.inner.reply(request)
+            finally:
+                CpuTimed.cpu += time.process_time() - began
+
+        async def embed_report(self, texts, call=None):  # type: ignore[no-untyped-def]
+            began = time.process_time()
+            try:
+                return await self.inner.embed_report(texts, call)
+            finally:
+                CpuTimed.cpu += time.process_time() - began
+
+    world = cloned_town(load_world(ROOT / "world.yaml", ROOT / "personas"), residents)
+    store = await Store.open(db)
+    engine = await Engine.open(world, store, build_model_stack(CpuTimed(OfflineModel(seed=0))))
+    ticks = engine.clock.ticks_for(hours=hours)
+    written_before = io_written()
+    engine_cpu: list[float] = []
+    for index in range(ticks + timed_ticks):
+        cpu_before, model_before = time.process_time(), CpuTimed.cpu
+        await engine.tick()
+        if index >= ticks:  # the timed ticks come after the town has built up its memories
+            engine_cpu.append(time.process_time() - cpu_before - (CpuTimed.cpu - model_before))
+        if index == ticks - 1:
+            written_after = io_written()
+    rows = await store.usage_rows(engine.town.id)
+    memories = sum(len(m.stream) for m in engine.minds.values())
+    await store.close()
+    game_days = hours / 24
+    return {
+        "residents": len(engine.minds), "hours": hours, "memories": memories,
+        "tick_ms_median": statistics.median(engine_cpu) * 1000,
+        "tick_ms_mean": statistics.fmean(engine_cpu) * 1000,
+        "tick_ms_max": max(engine_cpu) * 1000,
+        "wchar_per_day": (written_after.get("wchar", 0) - written_before.get("wchar", 0)) / game_days,
+        "write_bytes_per_day": (written_after.get("write_bytes", 0)
+                                - written_before.get("write_bytes", 0)) / game_days,
+        "calls_per_agent_day": summarise(rows)["calls"] / len(engine.minds) / game_days,
+        "db_bytes": db.stat().st_size,
+    }
+
+
+async def resume_town(db: Path) -> dict[str, Any]:
+    began = time.process_time()
+    from townbot.llm.offline import OfflineModel
+    from townbot.llm.stack import build_model_stack
+    from townbot.store.database import Store
+    from townbot.town.engine import Engine
+    from townbot.world.loading import load_world
+
+    imported = time.process_time()
+    world = load_world(ROOT / "world.yaml", ROOT / "personas")
+    opened_at = time.process_time()
+    store = await Store.open(db)
+    engine = await Engine.open(world, store, build_model_stack(OfflineModel(seed=0)))
+    opened = time.process_time() - opened_at
+    await store.close()
+    return {"import_s": imported - began, "open_s": opened, "residents": len(engine.minds)}
+
+
+# --- parent: runs children, prints the table ------------------------------------------------------
+
+def child(arguments: Sequence[str]) -> tuple[dict[str, Any], float, float]:
+    """A child's JSON answer, its user+sys CPU seconds and its peak resident memory in MB."""
+    process = subprocess.Popen([*arguments], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
+    assert process.stdout is not None
+    output = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(arguments)} failed with exit code {process.returncode}")
+    lines = output.decode().strip().splitlines()
+    answer = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
+    return answer, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def retrieval_times(dim: int, threads: int | None, count: int = 10_000,
+                    queries: int = 300) -> tuple[float, float]:
+    """Median and p90 milliseconds (wall) per kind-filtered query over `count` memories."""
+    from threadpoolctl import threadpool_limits
+
+    from townbot.mind.memory import KINDS, MemoryStream
+    from townbot.mind.retrieval import retrieve
+
+    random = np.random.default_rng(0)
+    stream = MemoryStream(dim)
+    start = datetime(2023, 2, 13, 7, 0)
+    for index in range(count):
+        vector = random.standard_normal(dim).astype(np.float32)
+        stream.add(KINDS[index % len(KINDS)], f"memory {index}", start + timedelta(minutes=index),
+                   int(random.integers(1, 11)), vector / np.linalg.norm(vector))
+    probes = random.standard_normal((queries, dim)).astype(np.float32)
+    now = start + timedelta(minutes=count + 60)
+    times: list[float] = []
+    with threadpool_limits(limits=threads, user_api="blas"):
+        for probe in probes:
+            began = time.perf_counter()
+            retrieve(stream, probe, now, kinds=("observation", "reflection"), touch=False)
+            times.append((time.perf_counter() - began) * 1000)
+    times.sort()
+    return statistics.median(times), times[int(len(times) * 0.9)]
+
+
+def start_up() -> tuple[float, float]:
+    _, help_cpu, _ = child([*TOWNBOT, "--help"])
+    with tempfile.TemporaryDirectory() as folder:
+        _, sim_cpu, _ = child([*TOWNBOT, "sim", "--hours", "0.5", "--quiet",
+                               "--db", str(Path(folder) / "start.db")])
+    return help_cpu, sim_cpu
+
+
+def megabytes(value: float) -> str:
+    return f"{value / 1e6:.1f} MB"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--days", type=float, default=1.0,
+                        help="game days the 25-resident town runs before its ticks are timed "
+                             "(default 1; the issue's figure is day 7)")
+    parser.add_argument("--big", type=int, default=100, help="residents of the synthetic town")
+    parser.add_argument("--big-hours", type=float, default=6.0,
+                        help="game hours the big town runs from 7:00 before its ticks are timed "
+                             "(default 6: a whole day of 100 residents takes long)")
+    parser.add_argument("--ticks", type=int, default=12, help="ticks timed after the warm-up")
+    parser.add_argument("--skip", default="", help=f"sections to leave out: {', '.join(SECTIONS)}")
+    parser.add_argument("--run", nargs=3, metavar=("RESIDENTS", "HOURS", "DB"), help=argparse.SUPPRESS)
+    parser.add_argument("--resume", metavar="DB", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.run:
+        residents, hours, db = args.run
+        print(json.dumps(asyncio.run(run_town(int(residents), float(hours), Path(db), args.ticks))))
+        return 0
+    if args.resume:
+        print(json.dumps(asyncio.run(resume_town(Path(args.resume)))))
+        return 0
+    skip = {part.strip() for part in args.skip.split(",") if part.strip()}
+    rows: list[tuple[str, str, str]] = []
+    me = [sys.executable, str(Path(__file__).resolve())]
+    if "engine" not in skip:
+        with tempfile.TemporaryDirectory() as folder:
+            db = Path(folder) / "town.db"
+            small, _, run_peak = child([*me, "--ticks", str(args.ticks),
+                                        "--run", "25", str(args.days * 24), str(db)])
+            resumed, resume_cpu, resume_peak = child([*me, "--resume", str(db)])
+        with tempfile.TemporaryDirectory() as folder:
+            big, _, _ = child([*me, "--ticks", str(args.ticks),
+                               "--run", str(args.big), str(args.big_hours), str(Path(folder) / "big.db")])
+        rows += [
+            (f"engine CPU per tick, 25 residents, after day {args.days:g}",
+             f"median {small['tick_ms_median']:.1f} ms, mean {small['tick_ms_mean']:.1f}, "
+             f"max {small['tick_ms_max']:.1f} ({small['memories']} memories)", "<= 8 ms"),
+            (f"engine CPU per tick, {big['residents']} residents, after {args.big_hours:g} h",
+             f"median {big['tick_ms_median']:.1f} ms, mean {big['tick_ms_mean']:.1f}, "
+             f"max {big['tick_ms_max']:.1f}", "<= 30 ms"),
+            ("disk written per game day, 25 residents",
+             f"{megabytes(small['wchar_per_day'])} written "
+             f"({megabytes(small['write_bytes_per_day'])} reached storage); "
+             f"database {megabytes(small['db_bytes'])}", "<= 15 MB"),
+            (f"calls per agent-day at 25 / {big['residents']} residents",
+             f"{small['calls_per_agent_day']:.0f} / {big['calls_per_agent_day']:.0f} "
+             f"(big town over {args.big_hours:g} h from 7:00, so not a whole day)", "<= 70 / <= 80"),
+            (f"resume of a {args.days:g}-day town",
+             f"{resumed['open_s']:.2f} s CPU to open ({resume_cpu:.2f} s for the whole process); "
+             f"peak {resume_peak:.0f} MB vs the run's {run_peak:.0f} MB",
+             "<= 0.2 s, memory no more than the run's"),
+        ]
+    if "retrieval" not in skip:
+        cells = []
+        for dim in (256, 1536):
+            threaded, single = retrieval_times(dim, None), retrieval_times(dim, 1)
+            cells.append(f"{dim}: threaded {threaded[0]:.2f}/{threaded[1]:.2f}, "
+                         f"one thread {single[0]:.2f}/{single[1]:.2f}")
+        rows.append(("retrieval, 10k memories, kind-filtered, median/p90 ms (wall)",
+                     "; ".join(cells), "<= 0.5 / <= 1.5 ms, steady"))
+    if "startup" not in skip:
+        help_cpu, sim_cpu = start_up()
+        rows.append(("`townbot --help`, offline `sim --hours 0.5` (user+sys CPU)",
+                     f"{help_cpu:.2f} s / {sim_cpu:.2f} s", "<= 0.5 s"))
+    print("| figure | now | goal |\n|---|---|---|")
+    for figure, now, goal in rows:
+        print(f"| {figure} | {now} | {goal} |")
+    print(f"\n(this process: {resource.getrusage(resource.RUSAGE_SELF).ru_utime:.1f} s user CPU; "
+          "worst game hour and longest tick against its critical path: benchmarks/llm_latency.py)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
