@@ -161,3 +161,53 @@ async def test_the_timeout_counts_from_sending_not_from_waiting_for_a_slot(monke
         await model.close()
     assert waited > 1.5, "the last request waited longer than the timeout for its slot"
     assert client.stats.errors == {} and model.outcomes["ok"] == 5, "and none timed out"
+
+
+async def test_a_hosted_town_waits_for_a_failed_server_and_goes_on_when_it_answers(monkeypatch):
+    """The Discord tick job: a tick that meets ServerUnavailable tells #town-hall and waits;
+    each due tick asks the server first and the town goes on once it answers."""
+    from types import SimpleNamespace
+
+    from townbot.llm.openai_client import ServerUnavailable
+    from townbot.llm.stack import build_model_stack
+    from townbot.platforms.discord import hub
+
+    for variable in PROXY_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    down = {"now": True}
+
+    def failing_while_down(body: dict, path: str) -> httpx2.Response | None:
+        return httpx2.Response(503, json={"error": {"message": "loading"}}) if down["now"] else None
+
+    with serving(behaviour=failing_while_down) as (url, _):
+        settings = load_settings({"TOWNBOT_CHAT_MODEL": "fake-chat", "TOWNBOT_BASE_URL": url},
+                                 Path("/nonexistent.toml"))
+        client = OpenAIModel(settings)
+        notices: list[str] = []
+        ticks = {"count": 0}
+
+        async def tick() -> None:
+            if down["now"]:
+                raise ServerUnavailable("http://127.0.0.1 failed 10 calls in a row")
+            ticks["count"] += 1
+
+        async def notify(text: str) -> bool:
+            notices.append(text)
+            return True
+
+        async def no_arrivals(town) -> None:
+            return None
+
+        monkeypatch.setattr(hub, "deliver_arrivals", no_arrivals)
+        town = SimpleNamespace(service=SimpleNamespace(tick=tick), notify=notify, server_down=False,
+                               engine=SimpleNamespace(model=build_model_stack(client)),
+                               publisher=SimpleNamespace(wake=lambda: None))
+        await hub.tick_town(town)
+        await hub.tick_town(town)  # still down: the server is asked, no tick
+        assert town.server_down and ticks["count"] == 0 and len(notices) == 1
+        assert "waiting for its language-model server" in notices[0]
+        down["now"] = False
+        await hub.tick_town(town)
+        assert not town.server_down and ticks["count"] == 1
+        assert "answers again" in notices[-1]
+        await client.close()

@@ -20,9 +20,10 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from townbot.llm.openai_client import OpenAIModel, brief
-from townbot.llm.port import Ask, ModelConfigError
+from townbot.llm.port import Ask, LanguageModel, ModelConfigError
 from townbot.llm.purposes import Ready
 from townbot.llm.settings import OPENAI_URL, STRUCTURED_MODES, ModelSettings
+from townbot.llm.stack import find_layer
 from townbot.llm.structured import read_answer
 from townbot.prompting import render
 
@@ -310,6 +311,23 @@ def apply(client: OpenAIModel, report: ProbeReport) -> None:
         client.settings = replace(settings, **changes)
     if report.embedding_dim and not client.embedding_dim:
         client.embedding_dim = report.embedding_dim
+
+
+async def answering_again(model: LanguageModel) -> bool:
+    """Whether the server behind a stopped run (ServerUnavailable) answers a tiny request
+    again; when it does, calls go through once more. True for a model with no server."""
+    client = find_layer(model, OpenAIModel)
+    if client is None:
+        return True
+    try:
+        result = await try_mode(client, client.settings.structured_output)
+    except ModelConfigError:
+        return False
+    if result.accepted:
+        client.chat.revive()
+        if client.embeddings is not None:
+            client.embeddings.revive()
+    return result.accepted
 
 
 async def start_up_check(client: OpenAIModel) -> ProbeReport:

@@ -7,6 +7,8 @@ import logging
 import time
 from typing import Any
 
+from townbot.llm.openai_client import ServerUnavailable
+from townbot.llm.probe import answering_again
 from townbot.llm.settings import ModelSettings
 from townbot.platforms.discord.config import DiscordConfig
 from townbot.platforms.discord.outlet import WebhookOutlet
@@ -136,8 +138,21 @@ class Hub:
 
 
 async def tick_town(town: GuildTown) -> None:
-    """The scheduled job: one tick, then post what happened and speak words that arrived."""
-    await town.service.tick()
+    """The scheduled job: one tick, then post what happened and speak words that arrived.
+    While the model server is down the town waits (each due tick first checks whether the
+    server answers again), and #town-hall is told when it stops and when it goes on."""
+    if town.server_down:
+        if not await answering_again(town.engine.model):
+            return
+        town.server_down = False
+        await town.notify("The language-model server answers again; the town goes on.")
+    try:
+        await town.service.tick()
+    except ServerUnavailable as error:
+        town.server_down = True
+        await town.notify(f"The town is waiting for its language-model server: {error}. It goes "
+                          "on by itself once the server answers again.")
+        return
     town.publisher.wake()
     await deliver_arrivals(town)
 

@@ -39,6 +39,7 @@ class GuildTown:
     publisher: Publisher
     outlet: WebhookOutlet
     hinted: set[str] = field(default_factory=set)  # people told how to join (once per run)
+    server_down: bool = False  # the model server failed too often: ticks wait for it
 
     @property
     def engine(self) -> Engine:
