@@ -47,6 +47,7 @@ def test_a_server_that_answers_json_schema_with_a_500_stops_the_run_at_once(clea
     assert "refuses structured output 'json_schema'" in err
     assert "set TOWNBOT_STRUCTURED_OUTPUT=json_object" in err
     assert len(fake.chat_requests) <= 2, "only the check's requests reached the server"
+    assert list(tmp_path.iterdir()) == [], "a setting that cannot work creates no database"
 
 
 def test_auto_takes_the_best_mode_the_server_accepts_and_sends_its_schema(clean_env, tmp_path, capsys):
@@ -69,6 +70,7 @@ def test_no_server_stops_within_seconds_naming_the_address_setting(clean_env, tm
     assert main(["sim", "--hours", "1", "--db", str(tmp_path / "t.db")]) == 2
     assert time.monotonic() - started < 15
     assert "set TOWNBOT_BASE_URL to the address it listens on" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [], "a setting that cannot work creates no database"
 
 
 def test_a_server_that_falls_silent_stops_the_run_after_the_configured_failures(clean_env, tmp_path,

@@ -88,14 +88,24 @@ async def open_engine(files: TownFiles, db: str, *, seed: int = 0,
                       model: LanguageModel | None = None,
                       settings: ModelSettings | None = None) -> Engine:
     world = files.load()
-    store = await Store.open(db)
+    settings = settings or load_settings()
     made = None
+    if model is None and not settings.offline:
+        # The server is checked before the database is opened: a setting that cannot work
+        # stops the run without creating a file (a server's model does not use the seed).
+        model = made = await checked_model(seed, settings)
+    try:
+        store = await Store.open(db)
+    except BaseException:
+        if made is not None:
+            await made.close()
+        raise
     try:
         town = await store.town()
         if town is not None:
             seed = town.seed  # a resumed town keeps the seed it was founded with
         if model is None:
-            model = made = await checked_model(seed, settings)
+            model = made = make_model(seed, settings)
         await model.prepare()  # a server's embedding dimension must be known before resuming
         budget = model.report().budget
         if town is not None and budget is not None:
