@@ -30,6 +30,7 @@ def samples(server) -> dict[str, dict[str, Any]]:
         "say": {"text": "Hello!"}, "whisper": {"resident": "Klaus", "text": "You feel hungry"},
         "interview": {"resident": "Klaus", "question": "What are you working on?"},
         "mod memories": {"resident": "Klaus", "query": "research"}, "help": {},
+        "mod events": {},
     }
 
 
@@ -217,6 +218,9 @@ async def test_moderators_seed_load_scenarios_read_memories_and_take_over(server
     exchange = await server.slash("mod memories", server.admin, resident="Isabella",
                                   query="party", count=3)
     assert "Valentine" in exchange.text and len(exchange.text.splitlines()) == 3
+    exchange = await server.slash("mod events", server.admin)
+    assert "Isabella's Valentine's Day party: 1 know of it" in exchange.text
+    assert "Isabella Rodriguez (started it" in exchange.text
     exchange = await server.slash("mod takeover", server.admin, member=server.ada,
                                   resident="Klaus")
     assert exchange.text.startswith("Ada now speaks and moves as Klaus Mueller")

@@ -44,10 +44,11 @@ HELP = """Commands (plain text is /say; Tab completes commands, residents, areas
   /where | /status | /profile RESIDENT
   /seed RESIDENT: INTENT | /scenario NAME | /announce [AREA:] TEXT     (moderators)
   /memories RESIDENT: QUERY | /pause | /resume | /speed SECONDS        (moderators)
+  /event                            who knows of each seeded event, from whom (moderators)
   /wait [N]                         let N ticks pass now (default 1)
   /help | /quit (or Ctrl-D; Ctrl-C also stops, once the tick under way is saved)"""
 COMMANDS = ("/join", "/say", "/go", "/leave", "/whisper", "/interview", "/set", "/look", "/where",
-            "/status", "/profile", "/seed", "/scenario", "/announce", "/memories", "/pause",
+            "/status", "/profile", "/seed", "/scenario", "/announce", "/memories", "/event", "/pause",
             "/resume", "/speed", "/wait", "/help", "/quit")
 # What each command takes first, for completion ("resident:" is a name then a colon).
 ARGUMENTS = {"/whisper": "resident:", "/interview": "resident:", "/seed": "resident:",
@@ -163,6 +164,7 @@ class Console:
             "/seed": lambda a: s.seed(me, *self._resident_and_text(a, "/seed")),
             "/scenario": lambda a: s.load_scenario(me, a), "/announce": self._announce,
             "/memories": lambda a: s.memories(me, *self._resident_and_text(a, "/memories")),
+            "/event": lambda a: s.event_status(me),
             "/pause": lambda a: s.pause(me), "/resume": lambda a: s.resume(me),
             "/speed": self._speed, "/wait": self._wait, "/help": self._help,
         }

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from townbot.eval.measures import describe_status, event_status, tracked_events
 from townbot.mind import dialogue
 from townbot.mind.answering import Ablation, answer_as, plan_lines
 from townbot.mind.retrieval import retrieve
@@ -36,11 +37,11 @@ from townbot.world.events import TownEvent
 from townbot.world.model import join_path, split_path
 
 MODERATOR_ONLY = frozenset({"seed", "scenario", "announce", "pause", "resume", "speed", "memories",
-                            "takeover"})
+                            "takeover", "event_status"})
 USE_CASES = ("join", "say", "go", "leave", "takeover", "whisper", "interview", "set", "look",
              "seed",
              "scenario", "announce", "pause", "resume", "speed", "status", "where", "profile",
-             "memories")
+             "memories", "event_status")
 CHANGES_THE_TOWN = frozenset({"join", "say", "go", "takeover", "whisper", "interview", "set",
                               "seed", "scenario", "announce"})
 LIMITS = {"name": 40, "description": 120, "say": 500, "whisper": 300, "interview": 500,
@@ -616,3 +617,24 @@ class TownService:
         return await self._run("memories", moderator, {"resident": resident, "query": query,
                                                        "count": count}, act)
 
+    async def event_status(self, moderator: Person) -> Outcome:
+        """For each tracked event (the party, the candidacy): who knows of it, by which memory,
+        from whom, and who has it in today's plan. From memories and plans: no model calls."""
+        async def act() -> Outcome:
+            now = self.engine.clock.now
+            today = now.date().isoformat()
+            minds = self.engine.minds
+            memories = {name: mind.stream.memories for name, mind in minds.items()}
+            plans = {name: [*mind.state.day_plan, *(b.activity for b in mind.state.blocks)]
+                     for name, mind in minds.items() if mind.state.day == today}
+            statuses = [event_status(e, memories, plans) for e in tracked_events().values()]
+            known = [s for s in statuses if s.heard]
+            text = "\n\n".join(describe_status(s, now) for s in known) or (
+                "Nobody knows of a tracked event yet; load one with the scenario command "
+                "(valentines-party, mayoral-election).")
+            return Outcome(text, data={"events": {
+                s.event.key: {"heard": [{"resident": h.resident, "teller": h.teller,
+                                         "time": format_game_time(h.time),
+                                         "memory_id": h.memory_id} for h in s.heard],
+                              "planning": list(s.planning)} for s in statuses}})
+        return await self._run("event_status", moderator, {}, act)

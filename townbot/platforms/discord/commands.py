@@ -255,6 +255,12 @@ class ModGroup(app_commands.Group):
             return (await town.service.memories(person, resident, query, count)).text
         await run(interaction, work, moderators="/mod memories", more="ask for a smaller count")
 
+    @app_commands.command(description="Who knows of each seeded event, from whom, who plans to go")
+    async def events(self, interaction: discord.Interaction) -> None:
+        async def work(town: GuildTown, person: Person) -> str:
+            return (await town.service.event_status(person)).text
+        await run(interaction, work, moderators="/mod events")
+
 
 # --- /object --------------------------------------------------------------------------------------
 
@@ -357,4 +363,5 @@ def all_commands() -> list[app_commands.Command[Any, ..., Any] | app_commands.Gr
 
 
 MODERATOR_COMMANDS = frozenset({"mod pause", "mod resume", "mod speed", "mod takeover",
-                                "mod seed", "mod announce", "mod scenario", "mod memories"})
+                                "mod seed", "mod announce", "mod scenario", "mod memories",
+                                "mod events"})
