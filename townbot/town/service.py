@@ -622,11 +622,12 @@ class TownService:
         from whom, and who has it in today's plan. From memories and plans: no model calls."""
         async def act() -> Outcome:
             now = self.engine.clock.now
-            today = now.date().isoformat()
+            today = now.date()
             minds = self.engine.minds
             memories = {name: mind.stream.memories for name, mind in minds.items()}
-            plans = {name: [*mind.state.day_plan, *(b.activity for b in mind.state.blocks)]
-                     for name, mind in minds.items() if mind.state.day == today}
+            plans = {name: [*mind.state.planning.day_plan,
+                            *(b.activity for b in mind.state.planning.blocks)]
+                     for name, mind in minds.items() if mind.state.planning.day == today}
             statuses = [event_status(e, memories, plans) for e in tracked_events().values()]
             known = [s for s in statuses if s.heard]
             text = "\n\n".join(describe_status(s, now) for s in known) or (
