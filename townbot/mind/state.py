@@ -13,10 +13,15 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from townbot.mind.plans import PlanBlock
 from townbot.world.clock import format_game_time, parse_game_time
+
+# Parts are encoded every commit to see what changed; the same few tick times recur, so their
+# text is kept rather than formatted again.
+_format = lru_cache(maxsize=8192)(format_game_time)
 
 
 def _time(value: str | None) -> datetime | None:
@@ -24,7 +29,7 @@ def _time(value: str | None) -> datetime | None:
 
 
 def _text(value: datetime | None) -> str | None:
-    return format_game_time(value) if value is not None else None
+    return _format(value) if value is not None else None
 
 
 def _times(data: Mapping[str, str]) -> dict[str, datetime]:
@@ -32,7 +37,7 @@ def _times(data: Mapping[str, str]) -> dict[str, datetime]:
 
 
 def _texts(data: Mapping[str, datetime]) -> dict[str, str]:
-    return {key: format_game_time(value) for key, value in data.items()}
+    return {key: _format(value) for key, value in data.items()}
 
 
 class Part:
@@ -88,7 +93,7 @@ class PlaceKnowledge(Part):
 
     def to_dict(self) -> dict[str, Any]:
         return {"known": self.known, "refused": {
-            key: f"{format_game_time(r.until)}|{r.reason}" for key, r in self.refused.items()}}
+            key: f"{_format(r.until)}|{r.reason}" for key, r in self.refused.items()}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PlaceKnowledge:
@@ -134,7 +139,7 @@ class MemoryQueue(Part):
     last_scored: datetime | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"pending": [[p.kind, p.text, list(p.evidence), format_game_time(p.created)]
+        return {"pending": [[p.kind, p.text, list(p.evidence), _format(p.created)]
                             for p in self.pending],
                 "unscored": self.unscored, "last_scored": _text(self.last_scored)}
 
