@@ -26,6 +26,7 @@ from townbot.llm.port import (
     CallFailed,
     LanguageModel,
     Reply,
+    answer_from_reply,
     estimate_tokens,
 )
 
@@ -168,11 +169,7 @@ class FaultyModel(LanguageModel):
         return Reply(answer, self.label, prompt_tokens, completion_tokens, True)
 
     async def ask(self, request: Ask[AnswerT]) -> AnswerT:
-        try:
-            reply = await self.reply(request)
-        except CallFailed:
-            return request.default()
-        return reply.answer if reply.answer is not None else request.default()
+        return await answer_from_reply(self, request)
 
     async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
         if self.embed_latency:

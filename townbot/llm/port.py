@@ -201,6 +201,16 @@ class LanguageModel(ABC):
         return ModelReport()
 
 
+async def answer_from_reply(model: LanguageModel, request: Ask[AnswerT]) -> AnswerT:
+    """`ask` for a model whose answers come from its `reply`: the reply's answer, or the ask's
+    default when the call failed or gave no answer."""
+    try:
+        reply = await model.reply(request)
+    except CallFailed:
+        return request.default()
+    return reply.answer if reply.answer is not None else request.default()
+
+
 class Layer(LanguageModel):
     """A model wrapped around another: everything passes through unless a layer changes it."""
 

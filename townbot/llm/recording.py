@@ -21,7 +21,16 @@ from typing import Any, Protocol
 import numpy as np
 
 from townbot.llm.embedding import HashingEmbedder
-from townbot.llm.port import AnswerT, Ask, CallContext, CallFailed, LanguageModel, Layer, Reply
+from townbot.llm.port import (
+    AnswerT,
+    Ask,
+    CallContext,
+    CallFailed,
+    LanguageModel,
+    Layer,
+    Reply,
+    answer_from_reply,
+)
 from townbot.llm.structured import read_answer
 
 RECORD_ENV = "TOWNBOT_RECORD"
@@ -108,11 +117,7 @@ class ReplayModel(LanguageModel):
                      int(record.get("completion_tokens") or 0), False, problem, kind, raw=raw)
 
     async def ask(self, request: Ask[AnswerT]) -> AnswerT:
-        try:
-            reply = await self.reply(request)
-        except CallFailed:
-            return request.default()
-        return reply.answer if reply.answer is not None else request.default()
+        return await answer_from_reply(self, request)
 
     async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
         return self._embedder.embed(list(texts))

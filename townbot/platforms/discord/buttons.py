@@ -35,6 +35,15 @@ class JoinForm(discord.ui.Modal):
         await run(interaction, work)
 
 
+async def town_or_refuse(interaction: discord.Interaction) -> GuildTown | None:
+    """The server's town for a button, or None after telling the person why there is none."""
+    try:
+        return hub_of(interaction).town(interaction.guild_id)
+    except TownError as refusal:
+        await interaction.response.send_message(str(refusal), ephemeral=True)
+        return None
+
+
 class JoinButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"townbot:join"):
     def __init__(self) -> None:
         super().__init__(discord.ui.Button(label="Join", style=discord.ButtonStyle.success,
@@ -46,10 +55,8 @@ class JoinButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"town
         return cls()
 
     async def callback(self, interaction: discord.Interaction) -> None:  # type: ignore[override]
-        try:
-            town = hub_of(interaction).town(interaction.guild_id)
-        except TownError as refusal:
-            await interaction.response.send_message(str(refusal), ephemeral=True)
+        town = await town_or_refuse(interaction)
+        if town is None:
             return
         await interaction.response.send_modal(JoinForm(town.engine.world.town))
 
@@ -125,10 +132,8 @@ class AskButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"townb
         return cls()
 
     async def callback(self, interaction: discord.Interaction) -> None:  # type: ignore[override]
-        try:
-            town = hub_of(interaction).town(interaction.guild_id)
-        except TownError as refusal:
-            await interaction.response.send_message(str(refusal), ephemeral=True)
+        town = await town_or_refuse(interaction)
+        if town is None:
             return
         message_id = interaction.message.id if interaction.message else 0
         interview = await town.store.thread(message_id)
