@@ -71,7 +71,7 @@ async def test_a_visitor_joins_is_perceived_and_remembered(town):
     await town.tick()
     isabella = town.engine.minds["Isabella Rodriguez"]
     seen = [m.text for m in isabella.stream.memories] + [p.text for p in isabella.state.queue.pending]
-    assert any("Alex, a visitor" in t and "reporter" in t for t in seen)
+    assert any('"Alex", a visitor' in t and "reporter" in t for t in seen)
     audit = await town.engine.store.audit_rows(town.engine.town.id)
     assert audit[-1]["use_case"] == "join" and audit[-1]["outcome"] == "ok"
     assert audit[-1]["arguments"]["name"] == "Alex"
@@ -104,7 +104,7 @@ async def test_the_addressed_resident_answers_at_once_and_both_keep_the_exchange
     speakers = [e.actor for e in outcome.events if e.kind == "speech"]
     assert speakers == ["Alex", "Isabella Rodriguez"]
     isabella = town.engine.minds["Isabella Rodriguez"]
-    assert any("Alex said to Isabella Rodriguez" in m.text
+    assert any('"Alex" said to Isabella Rodriguez' in m.text
                for m in isabella.stream.by_kind("conversation"))
     stored = await town.engine.store.events(town.engine.town.id)
     assert [e.actor for e in stored[-2:]] == ["Alex", "Isabella Rodriguez"]
@@ -122,7 +122,7 @@ async def test_residents_strike_up_a_conversation_with_a_visitor(town):
         events)
     assert [e.actor for e in events if e.kind == "speech"] == ["Isabella Rodriguez"]
     isabella = town.engine.minds["Isabella Rodriguez"]
-    assert any("talked with Alex" in m.text for m in isabella.stream.by_kind("conversation"))
+    assert any('talked with "Alex"' in m.text for m in isabella.stream.by_kind("conversation"))
 
 
 async def test_say_needs_a_joined_person_and_some_text(town):

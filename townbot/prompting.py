@@ -9,6 +9,7 @@ from string import Template
 
 PROMPT_DIR = Path(__file__).parent / "prompts"
 QUOTE_LIMIT = 500
+NAME_LIMIT = 40  # a name a person chooses (the town service refuses longer ones)
 
 
 @cache
@@ -27,6 +28,11 @@ def quoted(text: str, limit: int = QUOTE_LIMIT) -> str:
     if len(flat) > limit:
         flat = flat[: limit - 1] + "…"
     return '"' + flat.replace('"', "'") + '"'
+
+
+def quoted_name(name: str) -> str:
+    """A name a person chose (a visitor's, a platform's display name), as prompts show it."""
+    return quoted(name, NAME_LIMIT)
 
 
 def numbered(lines: list[str]) -> str:

@@ -313,7 +313,7 @@ def utterance(context: Mapping[str, Any], score) -> Utterance:  # noqa: ANN001
     """Greet; then answer what was asked, react to news, share news of one's own; say goodbye
     once neither has anything new."""
     speaker, partner = context["speaker"], context["partner"]
-    partner_first = partner.split()[0]
+    partner_first = partner.strip('"').split()[0]  # a visitor's name comes quoted
     history: list = list(context["history"])
     knows = "does not know" not in context.get("relationship", "") and (
         "relationship" in context or any(partner in m["text"] for m in context["memories"]))

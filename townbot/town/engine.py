@@ -33,7 +33,7 @@ from townbot.store.database import (
 )
 from townbot.town.body import Body
 from townbot.town.mishaps import DEFAULT_RATE, is_alarming, mishap
-from townbot.town.perception import perceive
+from townbot.town.perception import perceive, shown
 from townbot.world.clock import GameClock, format_game_time, minute_of_day, parse_game_time
 from townbot.world.events import TownEvent
 from townbot.world.model import World, join_path
@@ -285,20 +285,34 @@ class Engine:
         busy: set[str] = set()
         pairs: list[tuple[str, str]] = []
         for intent in intents:
-            if intent.talk_to and self._can_talk(intent.agent, intent.talk_to, busy):
-                busy |= {intent.agent, intent.talk_to}
-                pairs.append((intent.agent, intent.talk_to))
+            partner = self.named(intent.talk_to) if intent.talk_to else None
+            if partner and self._can_talk(intent.agent, partner, busy):
+                busy |= {intent.agent, partner}
+                pairs.append((intent.agent, partner))
         talks = await asyncio.gather(*(self._converse(a, b) for a, b in pairs))
         follow_ups = []
         for (first, second), lines in zip(pairs, talks, strict=True):
             follow_ups += self._record_conversation(first, second, lines, events)
         await asyncio.gather(*follow_ups)
 
+    def shown(self, name: str) -> str:
+        """A person's name as minds know it (see perception.shown)."""
+        body = self.bodies.get(name)
+        return shown(name, body) if body is not None else name
+
+    def named(self, seen: str) -> str:
+        """The person a mind means by a name it knows (the inverse of `shown`)."""
+        return next((n for n in self.visitor_names() if self.shown(n) == seen), seen)
+
+    def _shown_lines(self, lines: list[dialogue.Line]) -> list[dialogue.Line]:
+        return [(self.shown(speaker), text) for speaker, text in lines]
+
     def voice_of(self, name: str) -> dialogue.Voice:
         body = self.bodies[name]
         if name in self.minds:
             return self.minds[name].voice(body.action)
-        return dialogue.Voice(name, f"{name}, a visitor: {body.visitor}",
+        return dialogue.Voice(self.shown(name), f"{self.shown(name)}, a visitor: "
+                              f"{quoted(body.visitor or '', 120)}",
                               MemoryStream(self.town.embedding_dim), body.action)
 
     async def _converse(self, first: str, second: str) -> list[dialogue.Line]:
@@ -333,10 +347,10 @@ class Engine:
             tuple((s, t, w) for (s, t), w in zip(lines, times, strict=True))))
         for name, partner in ((first, second), (second, first)):
             talker = self.bodies[name]
-            talker.action, talker.emoji = f"talking with {partner}", "💬"
-            talker.announced = f"{sector}|{arena}|talking with {partner}"
-        return [self.minds[name].after_conversation(partner, lines, f"{sector}: {arena}", now, end,
-                                                    sector, arena)
+            talker.action, talker.emoji = f"talking with {self.shown(partner)}", "💬"
+            talker.announced = f"{sector}|{arena}|{talker.action}"
+        return [self.minds[name].after_conversation(self.shown(partner), self._shown_lines(lines),
+                                                    f"{sector}: {arena}", now, end, sector, arena)
                 for name, partner in ((first, second), (second, first)) if name in self.minds]
 
     def _apply(self, intent: Intent, events: list[TownEvent]) -> None:
@@ -527,7 +541,8 @@ class Engine:
             place = f"{body.sector}: {body.arena}"
             events.append(self._person_event("speech", speaker, said, "💬", body.sector, place))
             for listener in listeners:
-                self.minds[listener].remember("observation", f"{speaker} said: {quoted(said)}")
+                self.minds[listener].remember("observation",
+                                              f"{self.shown(speaker)} said: {quoted(said)}")
             reply = None
             if addressed is not None:
                 reply = await self._answer(speaker, addressed, said, place, history)
@@ -541,9 +556,9 @@ class Engine:
     async def _answer(self, speaker: str, resident: str, said: str, place: str,
                       history: list[dialogue.Line]) -> str:
         line = await dialogue.next_line(self.model, self.voice_of(resident),
-                                        self.voice_of(speaker), history, self.clock.now, place,
-                                        self.settings.retrieval_count)
-        exchange = (f"{speaker} said to {resident}: {quoted(said)}; {resident} answered: "
+                                        self.voice_of(speaker), self._shown_lines(history),
+                                        self.clock.now, place, self.settings.retrieval_count)
+        exchange = (f"{self.shown(speaker)} said to {resident}: {quoted(said)}; {resident} answered: "
                     f"{quoted(line.text)}")
         self.minds[resident].remember("conversation", exchange)
         if speaker in self.minds:

@@ -8,7 +8,7 @@ whether a person could be talked to and whether an object's state is someone's d
 from __future__ import annotations
 
 from townbot.mind.reacting import Sighting
-from townbot.prompting import quoted
+from townbot.prompting import quoted, quoted_name
 from townbot.town.body import Body
 from townbot.world.model import World, split_path
 
@@ -20,9 +20,16 @@ def is_free_to_talk(body: Body) -> bool:
         "talking with")
 
 
+def shown(name: str, body: Body) -> str:
+    """How a person appears to minds: a resident by name; a visitor, whose name a person chose,
+    only quoted and bounded, like all people's text. Minds keep that form (in memories, plans,
+    whom they talked with); the engine maps it back when a mind asks to talk."""
+    return quoted_name(name) if body.visitor is not None else name
+
+
 def describe(name: str, body: Body) -> str:
     if body.visitor is not None:  # a person's own words reach prompts only quoted and bounded
-        return f"{name}, a visitor ({quoted(body.visitor, 120)}), is {body.action}"
+        return f"{shown(name, body)}, a visitor ({quoted(body.visitor, 120)}), is {body.action}"
     return f"{name} is {body.action}"
 
 
@@ -33,7 +40,7 @@ def perceive(name: str, bodies: dict[str, Body], objects: dict[str, str], world:
         return []
     here = [(other, body) for other, body in sorted(bodies.items())
             if body.sector == me.sector and body.arena == me.arena]
-    seen = [Sighting(describe(other, body), "agent", other, body.action,
+    seen = [Sighting(describe(other, body), "agent", shown(other, body), body.action,
                      available=is_free_to_talk(body)) for other, body in here if other != name]
     in_use = {(body.object_path, body.object_state) for _, body in here}
     prefix = f"{me.sector}: {me.arena}: "

@@ -22,7 +22,7 @@ from townbot.eval.measures import describe_status, event_status, tracked_events
 from townbot.mind import dialogue
 from townbot.mind.answering import Ablation, answer_as, plan_lines
 from townbot.mind.retrieval import retrieve
-from townbot.prompting import quoted
+from townbot.prompting import NAME_LIMIT, quoted, quoted_name
 from townbot.store.database import AuditEntry, VisitorRow
 from townbot.text import clean_text
 from townbot.town.body import Body
@@ -44,7 +44,7 @@ USE_CASES = ("join", "say", "go", "leave", "takeover", "whisper", "interview", "
              "memories", "event_status")
 CHANGES_THE_TOWN = frozenset({"join", "say", "go", "takeover", "whisper", "interview", "set",
                               "seed", "scenario", "announce"})
-LIMITS = {"name": 40, "description": 120, "say": 500, "whisper": 300, "interview": 500,
+LIMITS = {"name": NAME_LIMIT, "description": 120, "say": 500, "whisper": 300, "interview": 500,
           "state": 80, "seed": 600, "announce": 500, "query": 200}
 SPEED_RANGE = (0.0, 3600.0)  # real seconds per tick
 OBJECT_FORM = re.compile(r"^\s*<([^>]+)>\s*(?:is\s+)?(.+?)\s*$", re.IGNORECASE)
@@ -431,7 +431,8 @@ class TownService:
         async def act() -> Outcome:
             who = self.resident(resident)
             asked = bounded(question, "interview")
-            asker = quoted(bounded(as_persona, "description"), 120) if as_persona else person.name
+            asker = quoted(bounded(as_persona, "description"), 120) if as_persona else \
+                quoted_name(person.name)  # a platform's display name is a person's text too
             mind = self.engine.minds[who]
             reply = await answer_as(self.engine.model, mind.persona, mind.summary_text,
                                     mind.stream, asked, self.engine.clock.now, asker=asker,
