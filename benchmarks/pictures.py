@@ -29,7 +29,6 @@ from townbot.pictures.townmap import MapPainter
 from townbot.platforms.web.site import make_app
 from townbot.platforms.web.town import WebTown
 from townbot.store.database import Store
-from townbot.store.readonly import open_readonly
 from townbot.town.engine import Engine
 from townbot.town.history import load_history
 from townbot.world.loading import load_world
@@ -55,7 +54,7 @@ def median_ms(samples: list[float]) -> str:
 
 
 async def time_drawing(world, db: Path, repeat: int) -> None:
-    store = await open_readonly(db)
+    store = await Store.open(db, read_only=True)
     started = time.perf_counter()
     history = await load_history(store, world)
     loaded = time.perf_counter() - started

@@ -3,6 +3,7 @@ beside a writer, a dead holder's lock is taken over; broken --db files are refus
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sqlite3
@@ -151,3 +152,52 @@ async def test_a_folder_or_unreadable_file_as_database_gets_one_line(tmp_path):
         locked.chmod(0)
         with pytest.raises(StoreError, match="cannot be read"):
             await Store.open(locked)
+
+
+
+def _listing(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+async def _read_as_eval_web_and_discord(world, db: Path) -> None:
+    from townbot.eval.snapshot import open_read_only
+    from townbot.platforms.discord.townmap import current_picture
+    from townbot.platforms.web.town import WebTown
+
+    await (await open_read_only(db)).close()
+    web = await WebTown.open(world, db)
+    await web.close()
+    class Owner:  # what stands for the town on Discord (kept weakly)
+        pass
+
+    await current_picture(Owner(), world, str(db), None)
+
+
+def test_every_reader_opens_a_town_one_way_and_changes_nothing(world, tmp_path, capsys):
+    """export, usage, eval, the map (CLI and Discord) and the web page all read through
+    Store.open(read_only=True): no lock file, no -wal or -shm (the writer left the town out of
+    WAL mode), not a byte changed."""
+    town = tmp_path / "town"
+    town.mkdir()
+    db = town / "t.db"
+    assert main(["sim", "--hours", "0.5", "--db", str(db), "--no-transcript"]) == 0
+    Path(f"{db}.lock").unlink()  # the writer's (empty) lock stays behind; readers make none
+    before = _listing(town)
+    assert main(["export", "--db", str(db)]) == 0
+    assert main(["usage", "--db", str(db)]) == 0
+    assert main(["map", "--db", str(db), "--out", str(tmp_path / "m.png")]) == 0
+    asyncio.run(_read_as_eval_web_and_discord(world, db))
+    capsys.readouterr()
+    assert _listing(town) == before
+
+
+async def test_a_reader_refuses_an_older_town_untouched_and_says_how_to_upgrade(tmp_path):
+    db = tmp_path / "v2.db"
+    db.write_bytes((ROOT / "tests" / "fixtures" / "town_v2.db").read_bytes())
+    with sqlite3.connect(db) as old:  # as a writer of this townbot leaves a town at rest
+        old.execute("PRAGMA journal_mode=DELETE")
+    old.close()
+    before = _listing(tmp_path)
+    with pytest.raises(StoreError, match="schema version 2, older than this townbot .*upgrade"):
+        await Store.open(db, read_only=True)
+    assert _listing(tmp_path) == before

@@ -19,7 +19,7 @@ from towns import STOVE, busy_morning
 from townbot.cli import main
 from townbot.pictures.layout import CLEARANCE, plan_town
 from townbot.pictures.townmap import MapPainter
-from townbot.store.readonly import open_readonly
+from townbot.store.database import Store
 from townbot.town.history import Moment, Walk, Whereabouts, load_history
 from townbot.world.errors import DataError
 from townbot.world.loading import load_world
@@ -50,7 +50,7 @@ def morning_db(world, tmp_path_factory) -> Path:
 
 
 async def history_of(world, db: Path):
-    store = await open_readonly(db)
+    store = await Store.open(db, read_only=True)
     try:
         return await load_history(store, world)
     finally:

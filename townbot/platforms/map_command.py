@@ -13,7 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from townbot.store.database import StoreError
+from townbot.store.database import Store, StoreError
 
 FRAME_MS = 250  # one tick per quarter second: a game day in about 36 s
 
@@ -64,14 +64,13 @@ def check_request(args: argparse.Namespace) -> str:
 
 async def draw_to_file(args: argparse.Namespace) -> int:
     from townbot.pictures.townmap import MapPainter, animate
-    from townbot.store.readonly import open_readonly
     from townbot.town.history import load_history, parse_moment
     from townbot.town.launch import TownFiles
 
     kind = check_request(args)
     world = TownFiles(args.world, args.personas).load()
     area = resolve_area(args.area, list(world.sectors))
-    store = await open_readonly(args.db)
+    store = await Store.open(args.db, read_only=True)
     try:
         history = await load_history(store, world)
     finally:

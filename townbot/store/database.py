@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -155,8 +156,9 @@ class Store:
     @classmethod
     async def open(cls, path: str | Path, *, read_only: bool = False) -> Store:
         """Open a town's database to write it, holding its one-writer lock, or `read_only`
-        (no lock, no migration, nothing created). A file that is not a townbot database is
-        refused without being touched."""
+        (no lock, no migration, nothing created: the one way every reader opens a town, which
+        must be at this townbot's schema). A file that is not a townbot database is refused
+        without being touched."""
         path = str(path)
         lock = None
         if path != ":memory:":
@@ -208,11 +210,20 @@ class Store:
 
     async def _close(self) -> None:
         try:
+            if self.lock is not None:
+                await self._leave_wal()
             await self.db.close()
         finally:
             if self.lock is not None:
                 self.lock.release()
                 self.lock = None
+
+    async def _leave_wal(self) -> None:
+        """A writer leaves its town in rollback-journal mode: a reader of a town in WAL mode
+        creates the -wal and -shm files, and readers must never create files. With a reader
+        still attached this fails, and the town stays in WAL mode until the next writer."""
+        with contextlib.suppress(sqlite3.Error):  # WAL mode is still a sound town
+            await self.db.execute("PRAGMA journal_mode=DELETE")
 
     def usage_log(self, town_id: int, tick: Callable[[], int]) -> UsageLog:
         """A sink for a town's usage records, written as calls complete (see UsageLog)."""

@@ -18,7 +18,7 @@ import discord
 from PIL import Image
 
 from townbot.pictures.townmap import MapPainter, MapPicture
-from townbot.store.readonly import open_readonly
+from townbot.store.database import Store
 from townbot.town.history import History, Moment, load_history, read_on
 from townbot.world.model import World
 
@@ -43,7 +43,7 @@ async def current_picture(owner: object, world: World, database: str,
     open; its history is kept as long as it lives."""
     lock = _locks.setdefault(owner, asyncio.Lock())
     async with lock:
-        store = await open_readonly(database)
+        store = await Store.open(database, read_only=True)
         try:
             drawn = _kept.get(owner)
             if drawn is None:

@@ -16,7 +16,6 @@ from typing import Any
 
 from townbot.pictures.townmap import MapPainter, MapPicture
 from townbot.store.database import Store, StoreError, conversations
-from townbot.store.readonly import open_readonly
 from townbot.town.history import History, Moment, load_history, read_on
 from townbot.world.clock import format_game_time
 from townbot.world.model import World
@@ -39,7 +38,7 @@ class WebTown:
 
     @classmethod
     async def open(cls, world: World, db: str | Path) -> WebTown:
-        store = await open_readonly(db)
+        store = await Store.open(db, read_only=True)
         try:
             history = await load_history(store, world)
         except BaseException:
