@@ -109,9 +109,11 @@ class MemoryStream:
         return self._vectors[:size], self._importance[:size], self._accessed[:size]
 
     def kind_mask(self, kinds: tuple[str, ...]) -> np.ndarray:
-        """True for each stored memory of one of `kinds`: one array test, no loop over records."""
-        codes = np.array([KIND_CODES[k] for k in kinds if k in KIND_CODES], dtype=np.int8)
-        return np.isin(self._kinds[: len(self.memories)], codes)
+        """True for each stored memory of one of `kinds`: one table lookup per memory code, no
+        loop over records (faster than np.isin, which sorts)."""
+        wanted = np.zeros(len(KINDS), dtype=bool)
+        wanted[[KIND_CODES[k] for k in kinds if k in KIND_CODES]] = True
+        return wanted[self._kinds[: len(self.memories)]]
 
     def take_changes(self) -> tuple[list[Memory], list[Memory]]:
         """Memories added and memories re-accessed since the last call (for the store)."""
