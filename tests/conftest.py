@@ -8,12 +8,15 @@ import pytest
 
 from townbot.llm.offline import OfflineModel
 from townbot.llm.stack import build_model_stack
+from townbot.mind import state
 from townbot.store.database import Store
 from townbot.town.engine import Engine
 from townbot.world.loading import load_world
 from townbot.world.model import World
 
 ROOT = Path(__file__).resolve().parents[1]
+# Every commit in every test checks that no mind part changed without being marked dirty.
+state.CHECK_UNMARKED = True
 
 
 @pytest.fixture(scope="session")

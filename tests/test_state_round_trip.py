@@ -75,14 +75,14 @@ def test_a_whole_mind_and_a_body_survive_save_and_load():
     assert Body.from_dict(through_json({**body.to_dict(), **OLDER})) == body
 
 
-def test_only_changed_parts_are_written_again():
+def test_only_marked_parts_are_written_again():
     mind = MindState(*PARTS)  # type: ignore[arg-type]
-    first = mind.changed_parts()
-    assert set(first) == {p.name for p in PARTS}
-    mind.mark_saved(first)
-    assert mind.changed_parts() == {}
+    first = mind.take_changes()
+    assert set(first) == {p.name for p in PARTS}, "parts made afresh were never saved"
+    assert mind.take_changes() == {}
     mind.reflection.importance_since_reflection += 1
-    assert set(mind.changed_parts()) == {"reflection"}
+    mind.reflection.mark()
+    assert set(mind.take_changes()) == {"reflection"}
 
 
 async def test_a_town_its_memories_and_its_people_survive_save_and_load(world, tmp_path):

@@ -113,6 +113,7 @@ class AgentMind:
         if created is None:
             raise ValueError("remember() needs a time before the first step")
         self.state.queue.pending.append(Pending(kind, text, tuple(evidence), created))
+        self.state.queue.mark()
 
     async def flush_memories(self, now: datetime, *, force: bool = False) -> None:
         """Store queued memories at once, retrievable from now on; texts never scored before
@@ -132,6 +133,7 @@ class AgentMind:
             return
         vectors = await self.model.embed([p.text for p in pending])
         self.state.queue.pending = []
+        self.state.queue.mark()
         for waiting, vector in zip(pending, vectors, strict=True):
             known = self._importance_by_text.get(waiting.text)
             memory = self.stream.add(waiting.kind, waiting.text, waiting.created,
@@ -141,22 +143,26 @@ class AgentMind:
                 self.state.queue.unscored.append(memory.id)
             elif waiting.kind in EXPERIENCE:
                 self.state.reflection.importance_since_reflection += known
+                self.state.reflection.mark()
 
     async def _score_unscored(self, now: datetime) -> None:
         ids = self.state.queue.unscored
         texts = list(dict.fromkeys(self.stream.memories[i].text for i in ids))
         self._importance_by_text.update(zip(texts, await self._rate(texts), strict=True))
         self.state.queue.unscored, self.state.queue.last_scored = [], now
+        self.state.queue.mark()
         for index in ids:
             memory = self.stream.memories[index]
             score = self._importance_by_text[memory.text]
             self.stream.rescore(index, score)
             if memory.kind in EXPERIENCE:
                 self.state.reflection.importance_since_reflection += score
+                self.state.reflection.mark()
                 if score >= self.settings.revise_importance and not memory.text.startswith(
                         f"{self.name} is "):  # news, not our own doings
                     plan = self.state.planning
                     plan.notable = (plan.notable + [memory.text])[-NOTABLE_LIMIT:]
+                    plan.mark()
 
     async def _rate(self, texts: list[str]) -> list[int]:
         prompt = render("importance", name=self.name, identity=self.persona.identity(),
@@ -178,8 +184,12 @@ class AgentMind:
             for arena in world.arenas_of(perception.sector):
                 if arena not in known:
                     known.append(arena)
-        fresh, same = attention.sort_sightings(self.state.attention.sights, perception.sightings, now,
-                                               self._sight_gap)
+                    self.state.places.mark()
+        sights = self.state.attention.sights
+        known_sights = len(sights)
+        fresh, same = attention.sort_sightings(sights, perception.sightings, now, self._sight_gap)
+        if perception.sightings or len(sights) != known_sights:  # stamped, or some forgotten
+            self.state.attention.mark()
         for sighting in fresh:
             self.remember("observation", sighting.text)
         seen_before = [self.stream.latest_with(s.text) for s in same]
@@ -191,8 +201,10 @@ class AgentMind:
     async def think(self, perception: Perception, world: WorldView) -> Intent:
         now = perception.now
         self._step_time = now
-        self.state.places.refused = {k: r for k, r in self.state.places.refused.items()
-                                     if r.until > now}
+        refused = self.state.places.refused
+        if any(r.until <= now for r in refused.values()):
+            self.state.places.refused = {k: r for k, r in refused.items() if r.until > now}
+            self.state.places.mark()
         fresh = self.observe(perception, world)
         if not self.persona.is_awake_at(minute_of_day(now)):
             intent = self._sleep_intent()
@@ -202,6 +214,7 @@ class AgentMind:
             elif summary.is_stale(self.state.summary.summary, now, self.settings.summary_refresh_hours):
                 self.state.summary.summary = await summary.summarise(self.model, self.persona,
                                                              self.stream, now)
+                self.state.summary.mark()
             await self.flush_memories(now)
             await self._maybe_reflect(now)
             await self._maybe_revise(now)
@@ -219,6 +232,7 @@ class AgentMind:
     async def start_day(self, now: datetime) -> None:
         await self.flush_memories(now, force=True)
         self.state.summary.summary = await summary.summarise(self.model, self.persona, self.stream, now)
+        self.state.summary.mark()
         intentions = await self._intentions(now)
         items = await planning.plan_day(self.model, self.persona, now, self._yesterday(now),
                                         self.summary_text, intentions)
@@ -230,6 +244,8 @@ class AgentMind:
         self.remember("plan", f"{self.name}'s schedule for {day_label}: {schedule}")
         self.state.planning.day, self.state.planning.day_plan = now.date(), items
         self.state.planning.blocks, self.state.places.refused = blocks, {}
+        self.state.planning.mark()
+        self.state.places.mark()
 
     def _yesterday(self, now: datetime) -> str:
         yesterday = (now - timedelta(days=1)).date()
@@ -254,6 +270,7 @@ class AgentMind:
         if not reflection.due(self.state.reflection.importance_since_reflection, self.settings):
             return
         self.state.reflection.importance_since_reflection = 0
+        self.state.reflection.mark()
         known = {m.text for m in self.stream.by_kind("reflection")}
         for text, evidence in await reflection.reflect(self.model, self.name, self.stream, now,
                                                        self.settings):
@@ -280,6 +297,7 @@ class AgentMind:
                 minutes=self.settings.revise_interval_minutes)):
             return
         news, self.state.planning.notable = self.state.planning.notable, []
+        self.state.planning.mark()
         await self.reconsider(now, news)
 
     async def reconsider(self, now: datetime, news: list[str]) -> bool:
@@ -290,6 +308,7 @@ class AgentMind:
                 or not self.persona.is_awake_at(minute_of_day(now))):
             return False
         self.state.planning.last_revision = now
+        self.state.planning.mark()
         step = rest[0].step_at(now) if rest[0].covers(now) else None
         doing = step.action if step else planning.as_ongoing(rest[0].activity)
         revision = await planning.should_revise(self.model, self.persona, self.summary_text, now,
@@ -310,6 +329,7 @@ class AgentMind:
             return
         kept = planning.insert_block(self.state.planning.blocks, blocks[0])
         self.state.planning.blocks = [b for b in kept if b.end <= now or b is blocks[0]] + blocks[1:]
+        self.state.planning.mark()
         schedule = "; ".join(f"{clock_face(minute_of_day(b.start))} {b.activity}" for b in blocks)
         self.remember("plan", f"{self.name} changed plans at {clock_face(minute_of_day(now))}: "
                               f"{schedule}")
@@ -346,6 +366,7 @@ class AgentMind:
             return None
         sighting = candidates[0]
         self.state.reacting.last_reaction_check = now
+        self.state.reacting.mark()
         if sighting.kind == "agent":
             self.state.reacting.last_considered[sighting.subject] = now
         step = block.step_at(now)
@@ -358,6 +379,7 @@ class AgentMind:
             return None
         if sighting.kind == "agent":
             self.state.reacting.last_talked[sighting.subject] = now
+            self.state.reacting.mark()
             return sighting.subject
         self._handle_object(now, perception, sighting, decision)
         return None
@@ -388,6 +410,7 @@ class AgentMind:
         decomposed again when it resumes."""
         self.state.planning.blocks = planning.insert_block(
             self.state.planning.blocks, PlanBlock(now, until, activity, sector, arena, steps))
+        self.state.planning.mark()
 
     # --- conversations ----------------------------------------------------------------------
 
@@ -404,6 +427,8 @@ class AgentMind:
         said = [text for speaker, text in lines if speaker == self.name]
         self.state.dialogue.told[partner] = (self.state.dialogue.told.get(partner, []) + said)[-TOLD_LIMIT:]
         self.state.reacting.last_talked[partner] = start
+        self.state.dialogue.mark()
+        self.state.reacting.mark()
         talk = " ".join(f"{speaker.split()[0]}: {text}" for speaker, text in lines)
         record = f"{self.name} talked with {partner} at {place}. {talk}"
         self.remember("conversation", record[:TRANSCRIPT_LIMIT])
@@ -415,6 +440,7 @@ class AgentMind:
         await self.flush_memories(start, force=True)  # scored now: it counts toward reflection
         if facts:  # news can change the rest of today, from the end of the talk
             self.state.planning.notable = [t for t in self.state.planning.notable if t not in facts]
+            self.state.planning.mark()
             await self.reconsider(end, facts)
 
     # --- acting -----------------------------------------------------------------------------
@@ -472,9 +498,11 @@ class AgentMind:
         if block.sector is None or block.arena is None:
             await self._place_block(block, perception, world)
             block.steps = []
+            self.state.planning.mark()
         if not block.steps or now >= block.steps[-1].end:  # none yet, or the last part is done
             objects = world.objects_in(block.sector, block.arena)
             block.steps = await planning.decompose(self.model, self.persona, block, objects, now)
+            self.state.planning.mark()
             if block.steps:
                 self.remember("plan", self._steps_memory(block))
         step = block.step_at(now) or (block.steps[-1] if block.steps else None)
@@ -495,10 +523,12 @@ class AgentMind:
         key = f"{intent.sector}|{intent.arena}|{doing}"
         if key != self.state.attention.last_step and now is not None:
             self.state.attention.last_step = key
+            self.state.attention.mark()
             self._see(f"{self.name} is {doing}", now)
 
     def _see(self, text: str, now: datetime) -> None:
         """Store a sight when it is new; refresh the memory of one seen lately."""
+        self.state.attention.mark()
         if attention.note(self.state.attention.sights, text, now, self._sight_gap):
             self.remember("observation", text)
         elif (memory := self.stream.latest_with(text)) is not None:
@@ -507,8 +537,10 @@ class AgentMind:
     def refused(self, sector: str, arena: str, reason: str, now: datetime) -> None:
         """The world would not let us in: remember why and choose another place next tick."""
         self.state.places.refused[f"{sector}: {arena}"] = Refusal(now + REFUSAL_MEMORY, reason)
+        self.state.places.mark()
         self.remember("observation", f"{self.name} could not go to {sector}: {arena} ({reason})")
         block = self.current_block(now)
         if block is not None:
             block.sector = block.arena = None
             block.steps = []
+            self.state.planning.mark()

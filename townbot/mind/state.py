@@ -1,7 +1,13 @@
 """A mind's state, part by part. Each part belongs to the module of the paper's mechanism that
 uses it, keeps typed values (datetimes, not strings) and becomes a plain dict only at the store
 boundary (`to_dict`/`from_dict`, which ignores keys it does not know, so a town saved by an
-older version opens). The store writes a part only when its stored form changed.
+older version opens).
+
+Each part carries a dirty flag: whoever changes a part marks it (`part.mark()`), and a commit
+encodes and writes only the marked parts (`MindState.take_changes`), so an unchanged part is
+never serialised to find out whether it changed. A part made afresh is dirty (never saved); a
+part loaded from the store is clean. With `CHECK_UNMARKED` on (the test suite turns it on),
+every commit also encodes the clean parts and fails loudly if one changed without a mark.
 
 A part's stored form uses the keys the whole mind used before parts existed, so the parts of a
 mind merge into one flat dict (what `Store.agents` returns, and what export reads).
@@ -19,8 +25,10 @@ from typing import Any, ClassVar
 from townbot.mind.plans import PlanBlock
 from townbot.world.clock import format_game_time, parse_game_time
 
-# Parts are encoded every commit to see what changed; the same few tick times recur, so their
-# text is kept rather than formatted again.
+# Set by the test suite: each commit checks that no clean part differs from its stored form.
+CHECK_UNMARKED = False
+
+# The same few tick times recur in every part, so their text is kept rather than formatted again.
 _format = lru_cache(maxsize=8192)(format_game_time)
 
 
@@ -40,10 +48,17 @@ def _texts(data: Mapping[str, datetime]) -> dict[str, str]:
     return {key: _format(value) for key, value in data.items()}
 
 
+@dataclass
 class Part:
-    """What every part offers the store."""
+    """What every part offers the store, and its dirty flag (set by `mark`, cleared when the
+    store takes the part's changes)."""
 
     name: ClassVar[str]
+    dirty: bool = field(default=True, compare=False, repr=False, kw_only=True)
+
+    def mark(self) -> None:
+        """Say that this part changed and must be written at the next commit."""
+        self.dirty = True
 
     def to_dict(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -222,8 +237,9 @@ PART_TYPES: tuple[type[Part], ...] = (PlanState, PlaceKnowledge, AttentionState,
 
 @dataclass
 class MindState:
-    """A mind's parts. `changed_parts` gives the stored form of each part that differs from
-    what was last saved (`saved`), so a tick writes only what changed."""
+    """A mind's parts. `take_changes` gives the stored form of each part marked since the last
+    commit and clears the marks; `saved` keeps what was last written of each part, so a part
+    marked but unchanged is not written again."""
 
     planning: PlanState = field(default_factory=PlanState)
     places: PlaceKnowledge = field(default_factory=PlaceKnowledge)
@@ -248,17 +264,36 @@ class MindState:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MindState:
-        """From a flat dict of any version: each part takes its keys, unknown keys are left."""
-        return cls(*(kind.from_dict(data) for kind in PART_TYPES))  # type: ignore[arg-type]
+        """From a flat dict of any version: each part takes its keys, unknown keys are left.
+        The parts are clean: they are what the store holds."""
+        state = cls(*(kind.from_dict(data) for kind in PART_TYPES))  # type: ignore[arg-type]
+        for part in state.parts():
+            part.dirty = False
+        if CHECK_UNMARKED:
+            state.saved = {part.name: _encode(part) for part in state.parts()}
+        return state
 
-    def changed_parts(self) -> dict[str, str]:
-        """The stored form (JSON) of each part not saved as it is now."""
+    def take_changes(self) -> dict[str, str]:
+        """The stored form (JSON) of each part marked since the last call and not already
+        stored as it is; the marks are cleared. A commit that then fails must reload the mind
+        from the store (the engine does), since the marks are gone."""
+        if CHECK_UNMARKED:
+            self._check_unmarked()
         changed = {}
         for part in self.parts():
-            text = json.dumps(part.to_dict())
-            if self.saved.get(part.name) != text:
-                changed[part.name] = text
+            if part.dirty:
+                part.dirty = False
+                text = _encode(part)
+                if self.saved.get(part.name) != text:
+                    changed[part.name] = self.saved[part.name] = text
         return changed
 
-    def mark_saved(self, parts: Mapping[str, str]) -> None:
-        self.saved.update(parts)
+    def _check_unmarked(self) -> None:
+        for part in self.parts():
+            if not part.dirty and part.name in self.saved and \
+                    _encode(part) != self.saved[part.name]:
+                raise AssertionError(f"the {part.name} part changed without being marked")
+
+
+def _encode(part: Part) -> str:
+    return json.dumps(part.to_dict())

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import json
+from dataclasses import dataclass, fields
 from datetime import datetime
+from typing import Any
 
 from townbot.world.clock import format_game_time, parse_game_time
 
 
 @dataclass
 class Body:
+    """Every assignment that changes a field marks the body dirty, so a commit writes only the
+    bodies that changed (`take_change`). A body made afresh is dirty; one loaded is clean."""
+
     sector: str | None
     arena: str | None
     action: str = "sleeping"
@@ -21,6 +26,15 @@ class Body:
     arrive_at: str | None = None
     announced: str | None = None
     visitor: str | None = None  # a person's one-line description; None for residents
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get(name, _UNSET) != value:
+            self.__dict__["dirty"] = True
+        self.__dict__[name] = value
+
+    @property
+    def dirty(self) -> bool:
+        return self.__dict__.get("dirty", True)
 
     @property
     def walking(self) -> bool:
@@ -45,8 +59,21 @@ class Body:
         self.sector = self.arena = None
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {name: self.__dict__[name] for name in FIELDS}
+
+    def take_change(self) -> str | None:
+        """The stored form (JSON) if the body changed since the last call; clears the mark."""
+        if not self.dirty:
+            return None
+        self.__dict__["dirty"] = False
+        return json.dumps(self.to_dict())
 
     @classmethod
     def from_dict(cls, data: dict) -> Body:
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+        body = cls(**{k: v for k, v in data.items() if k in FIELDS})
+        body.__dict__["dirty"] = False  # as stored
+        return body
+
+
+_UNSET = object()
+FIELDS = tuple(f.name for f in fields(Body))

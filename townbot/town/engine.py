@@ -8,7 +8,6 @@ fixed seed, the same start gives the same transcript.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -82,7 +81,6 @@ class Engine:
         self._last_mishap: dict[str, int] = {}  # object path -> tick of its last mishap
         self.people: dict[str, VisitorRow] = {}  # person id -> visitor (or taken-over resident)
         self._departed: list[tuple[str, str]] = []
-        self._saved_bodies: dict[str, str] = {}  # as last committed (JSON), to skip unchanged
 
     # --- creation and resumption ------------------------------------------------------------
 
@@ -153,7 +151,6 @@ class Engine:
         self.bodies, self.objects, self.people = saved.bodies, saved.objects, {}
         self._take_visitors(saved.visitors)
         self._changed_objects, self._conversations, self._departed = {}, [], []
-        self._saved_bodies = {}
 
     @asynccontextmanager
     async def _change(self) -> AsyncIterator[list[TownEvent]]:
@@ -432,22 +429,20 @@ class Engine:
                               events=events,
                               objects=self._changed_objects, conversations=self._conversations,
                               visitors=self._visitor_rows(), departed=self._departed)
-        saved_parts = {}
+        # Only what was marked changed is encoded and written; the marks are cleared now, and
+        # a failed commit reloads the town (see tick and _change), so no change is lost.
         for name, mind in self.minds.items():
-            body = json.dumps(self.bodies[name].to_dict())
-            if self._saved_bodies.get(name) != body:
+            body = self.bodies[name].take_change()
+            if body is not None:
                 changes.bodies[name] = body
-            saved_parts[name] = mind.state.changed_parts()  # only what changed is written
-            changes.mind_parts += [(name, part, text) for part, text in saved_parts[name].items()]
+            parts = mind.state.take_changes()
+            changes.mind_parts += [(name, part, text) for part, text in parts.items()]
             added, touched = mind.stream.take_changes()
             changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
             changes.touched += [(name, m) for m in touched]
         if self.usage is not None:  # what the calls cost is stored even if this commit fails
             await self.usage.flush()
         await self.store.save_tick(changes)
-        self._saved_bodies.update(changes.bodies)
-        for name, parts in saved_parts.items():
-            self.minds[name].state.mark_saved(parts)
         self._changed_objects, self._conversations = {}, []
         self._departed = []
         self.clock.tick = next_tick
