@@ -11,6 +11,8 @@ from datetime import datetime
 
 import numpy as np
 
+from townbot.mind.quantised import MIN_ROWS, Int8Copy, worth_keeping
+
 EPOCH = datetime(2000, 1, 1)
 KINDS = ("observation", "reflection", "plan", "conversation", "thought")
 KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}  # stored as int8 beside the vectors
@@ -47,6 +49,7 @@ class MemoryStream:
         self._importance = np.zeros(self._capacity, dtype=np.float32)
         self._accessed = np.zeros(self._capacity, dtype=np.float64)
         self._kinds = np.zeros(self._capacity, dtype=np.int8)
+        self._int8: Int8Copy | None = None  # made when retrieval first needs it, then kept up
 
     def __len__(self) -> int:
         return len(self.memories)
@@ -75,6 +78,8 @@ class MemoryStream:
         self._importance[index] = memory.importance
         self._accessed[index] = hours_since_epoch(accessed)
         self._kinds[index] = KIND_CODES[kind]
+        if self._int8 is not None:
+            self._int8.extend(index, self._vectors[index: index + 1])
         self._latest_by_text[text] = index
         self.new_ids.append(index)
         return memory
@@ -107,6 +112,14 @@ class MemoryStream:
         """Views of (vectors, importance, last-access hours) over the stored memories."""
         size = len(self.memories)
         return self._vectors[:size], self._importance[:size], self._accessed[:size]
+
+    def int8_copy(self) -> Int8Copy | None:
+        """The int8 copy of the vectors for retrieval's first pass, when one pays: at high
+        dimensions over many memories (made from the vectors the first time it is asked for)."""
+        if self._int8 is None and worth_keeping(self.dim) and len(self.memories) >= MIN_ROWS:
+            self._int8 = Int8Copy(self.dim)
+            self._int8.extend(0, self._vectors[: len(self.memories)])
+        return self._int8
 
     def kind_mask(self, kinds: tuple[str, ...]) -> np.ndarray:
         """True for each stored memory of one of `kinds`: one table lookup per memory code, no

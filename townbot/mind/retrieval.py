@@ -7,14 +7,17 @@ is the cosine similarity between the memory's and the query's embeddings.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 
 from townbot.mind.memory import Memory, MemoryStream, hours_since_epoch
+from townbot.mind.quantised import Int8Copy
 
 RECENCY_DECAY = 0.995
+EXACT_BATCH = 32  # memories scored exactly at a time when the int8 bounds leave them open
 
 
 @dataclass(frozen=True)
@@ -48,13 +51,16 @@ def scaled(values: np.ndarray, low: float, high: float) -> np.ndarray:
     return result
 
 
-def terms(stream: MemoryStream, query: np.ndarray, now: datetime, decay: float = RECENCY_DECAY,
-          rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Normalised (recency, importance, relevance) of the memories at `rows` (all when None),
-    each scaled by its extremes over the whole stream as the paper does. Only the relevance
-    product has to visit every memory; the other extremes come from the arrays' own extremes
-    (recency falls as idle time grows, so its extremes are those of the access times)."""
-    vectors, importance, accessed = stream.arrays()
+def unit(query: np.ndarray) -> np.ndarray:
+    return query / (np.linalg.norm(query) or 1.0)
+
+
+def time_terms(stream: MemoryStream, now: datetime, decay: float,
+               rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Normalised (recency, importance) at `rows` (all when None), scaled by their extremes over
+    the whole stream; recency falls as idle time grows, so its extremes are those of the access
+    times and only `rows` are raised to a power."""
+    _, importance, accessed = stream.arrays()
     hours = hours_since_epoch(now)
     idle = np.subtract(hours, accessed if rows is None else accessed[rows])
     np.maximum(idle, 0.0, out=idle)
@@ -62,10 +68,83 @@ def terms(stream: MemoryStream, query: np.ndarray, now: datetime, decay: float =
     recency = scaled(np.power(decay, idle), float(ends.min()), float(ends.max()))
     importance_n = scaled(importance if rows is None else importance[rows],
                           float(importance.min()), float(importance.max()))
-    cosines = vectors @ (query / (np.linalg.norm(query) or 1.0))
+    return recency, importance_n
+
+
+def terms(stream: MemoryStream, query: np.ndarray, now: datetime, decay: float = RECENCY_DECAY,
+          rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Normalised (recency, importance, relevance) of the memories at `rows` (all when None),
+    each scaled by its extremes over the whole stream as the paper does: the relevance product
+    visits every memory, the rest only `rows`."""
+    recency, importance = time_terms(stream, now, decay, rows)
+    cosines = stream.arrays()[0] @ unit(query)
     relevance = scaled(cosines if rows is None else cosines[rows],
                        float(cosines.min()), float(cosines.max()))
-    return recency, importance_n, relevance
+    return recency, importance, relevance
+
+
+def exact_cosines(stream: MemoryStream, query_unit: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """Cosines of a few memories, summed in float64 and rounded to float32 once, so equal vectors
+    get equal values wherever they sit."""
+    vectors = stream.arrays()[0][indices].astype(np.float64)
+    return (vectors @ query_unit.astype(np.float64)).astype(np.float32)
+
+
+def settled_best(bounds: np.ndarray, floor: float, exact: Callable[[np.ndarray], np.ndarray],
+                 count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Positions whose exact value can be among the `count` highest, and their exact values,
+    given an upper bound of each (`bounds`) and a floor the count-th highest is known to reach:
+    the open ones are scored exactly best bound first, in batches, until the next bound is
+    below the count-th highest exact value found (an equal one could tie, so it is scored
+    too). In ascending order of position."""
+    open_ = np.flatnonzero(bounds >= floor)
+    open_ = open_[np.argsort(-bounds[open_], kind="stable")]
+    values = np.empty(0)
+    done = 0
+    while done < len(open_):
+        if len(values) >= count and bounds[open_[done]] < np.partition(values, -count)[-count]:
+            break
+        values = np.concatenate([values, exact(open_[done: done + EXACT_BATCH])])
+        done += EXACT_BATCH
+    order = np.argsort(open_[:done])
+    return open_[:done][order], values[order]
+
+
+def bounded_terms(stream: MemoryStream, copy: Int8Copy, query: np.ndarray, now: datetime,
+                  weights: RetrievalWeights, decay: float, rows: np.ndarray | None,
+                  count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(candidates, recency, importance, relevance) as `terms` gives them, but only for the
+    memories that can be among the best `count`: the int8 copy bounds every cosine; the
+    memories that can hold the extremes and those whose best possible total reaches the
+    count-th worst possible total are scored exactly; nobody else can be among the best."""
+    query_unit = unit(query)
+    estimate, bound = copy.cosines(query_unit, len(stream))
+    low, high = estimate - bound, estimate + bound
+
+    def cosines(indices: np.ndarray) -> np.ndarray:
+        return exact_cosines(stream, query_unit, indices).astype(np.float64)
+
+    top = float(settled_best(high, float(low.max()), cosines, 1)[1].max())
+    bottom = -float(settled_best(-low, -float(high.min()), lambda i: -cosines(i), 1)[1].max())
+    kept = np.arange(len(stream)) if rows is None else rows
+    recency, importance = time_terms(stream, now, decay, kept)
+    if top - bottom < 1e-12:
+        return kept, recency, importance, np.full(len(kept), 0.5)
+    base = weighted(recency, importance, np.zeros(len(kept)), weights)
+    reach = weights.relevance / (top - bottom)
+    ends = (low[kept] - bottom) * reach, (high[kept] - bottom) * reach
+    worst, best = np.minimum(*ends), np.maximum(*ends)
+    worst += base - 1e-9  # a margin for the rounding of these sums
+    best += base + 1e-9
+
+    def totals(positions: np.ndarray) -> np.ndarray:
+        relevance = scaled(exact_cosines(stream, query_unit, kept[positions]), bottom, top)
+        return weighted(recency[positions], importance[positions], relevance, weights)
+
+    edge = float(np.partition(worst, len(worst) - count)[len(worst) - count])
+    chosen, _ = settled_best(best, edge, totals, count)
+    relevance = scaled(exact_cosines(stream, query_unit, kept[chosen]), bottom, top)
+    return kept[chosen], recency[chosen], importance[chosen], relevance
 
 
 def weighted(recency: np.ndarray, importance: np.ndarray, relevance: np.ndarray,
@@ -113,14 +192,21 @@ def retrieve(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: i
     rows = None if kinds is None else np.flatnonzero(stream.kind_mask(kinds))
     if rows is not None and len(rows) == 0:
         return []
-    recency, importance, relevance = terms(stream, query, now, rows=rows)
+    count = min(limit, len(stream) if rows is None else len(rows))
+    copy = stream.int8_copy()
+    if copy is None:
+        ids = rows
+        recency, importance, relevance = terms(stream, query, now, rows=rows)
+    else:
+        ids, recency, importance, relevance = bounded_terms(stream, copy, query, now, weights,
+                                                            RECENCY_DECAY, rows, count)
     total = weighted(recency, importance, relevance, weights)
     picked: list[Scored] = []
     spent = 0
-    for position in best_first(total, min(limit, len(total))):
+    for position in best_first(total, count):
         if not np.isfinite(total[position]):
             break
-        memory = stream.memories[int(position if rows is None else rows[position])]
+        memory = stream.memories[int(position if ids is None else ids[position])]
         cost = len(memory.text) // 4 + 1
         if token_budget is not None and spent + cost > token_budget:
             continue  # a long memory that does not fit leaves room for shorter ones
