@@ -11,7 +11,7 @@ import httpx2
 import numpy as np
 import pytest
 
-from townbot.cli import main, reembed_town
+from townbot.cli import main
 from townbot.llm.checking import Checked
 from townbot.llm.fake_server import FakeOpenAIServer, counted_tokens, minimal_answer, schema_of
 from townbot.llm.metering import Recorded
@@ -20,6 +20,7 @@ from townbot.llm.openai_client import Backoff, OpenAIModel
 from townbot.llm.port import LanguageModel, ModelConfigError, ModelError
 from townbot.llm.settings import load_settings
 from townbot.llm.stack import build_model_stack, find_layer
+from townbot.platforms.maintenance import reembed_town
 from townbot.store.database import Store, StoreError
 from townbot.town.engine import Engine
 from townbot.world.model import World

@@ -17,6 +17,7 @@ from string import Template
 
 import yaml
 
+from townbot.eval.conditions import CONDITION_SWITCHES
 from townbot.eval.snapshot import ResidentView, TownMoment
 from townbot.llm.port import LanguageModel
 from townbot.mind.answering import Ablation, SelfKnowledge, interview_as, self_knowledge
@@ -24,15 +25,9 @@ from townbot.mind.memory import Memory
 
 QUESTIONS_FILE = Path(__file__).with_name("questions.yaml")
 CATEGORIES = ("self_knowledge", "memory", "plans", "reactions", "reflections")
-# The paper's conditions (section 6.2) and the labels of its Figure 8.
+# The paper's conditions (section 6.2), each with its label and its switches as an Ablation.
 CONDITIONS: dict[str, tuple[str, Ablation]] = {
-    "full": ("full architecture", Ablation()),
-    "no_reflection": ("no reflection", Ablation(reflections=False)),
-    "no_reflection_planning": ("no reflection, no planning",
-                               Ablation(reflections=False, plans=False)),
-    "no_memory": ("no observation, no reflection, no planning",
-                  Ablation(observations=False, reflections=False, plans=False)),
-}
+    name: (label, Ablation(**switches)) for name, (label, switches) in CONDITION_SWITCHES.items()}
 STRANGER = "Rosa Lindqvist"  # nobody in Smallville: a resident should not claim to know her
 INTERVIEWER = "An interviewer"
 TALKED_WITH = re.compile(r"^(.+?) talked with (.+?) at ")

@@ -26,7 +26,6 @@ from prompt_toolkit.patch_stdout import patch_stdout
 
 from townbot.platforms.terminal import Interrupts, Screen
 from townbot.town.engine import Engine
-from townbot.town.launch import RESIDENTS_HELP
 from townbot.town.service import Outcome, Person, TownError, TownService, closest_names
 from townbot.town.transcript import event_line
 from townbot.wording import plural
@@ -60,23 +59,6 @@ EXAMPLES = {"/whisper": "/whisper John Lin: You are going to run for mayor",
             "/memories": "/memories Klaus Mueller: research"}
 PROMPT = "you> "
 T = TypeVar("T")
-
-
-def add_play_parser(commands: argparse._SubParsersAction) -> None:
-    play = commands.add_parser("play", help="the town in the terminal: watch it and join in")
-    play.add_argument("--world", help="world file (default: ./world.yaml)")
-    play.add_argument("--personas", help="persona folder (default: ./personas)")
-    play.add_argument("--db", default="townbot.db", help="database file (default: townbot.db)")
-    play.add_argument("--seed", type=int, default=0, help="seed for a new town (default 0)")
-    play.add_argument("--ticks", type=int, help="stop after this many ticks")
-    play.add_argument("--speed", type=float, default=2.0,
-                      help="real seconds per tick (default 2; 0 runs ticks back to back)")
-    play.add_argument("--name", default=None,
-                      help="your name in the audit log and as an interviewer (default: 'a visitor')")
-    play.add_argument("--role", choices=["moderator", "everyone"], default="moderator",
-                      help="play as a moderator (default) or as everyone else")
-    play.add_argument("--scenario", help="scenario from scenarios/ to load first")
-    play.add_argument("--residents", help=RESIDENTS_HELP)
 
 
 @dataclass

@@ -11,27 +11,10 @@ import asyncio
 import json
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from townbot.store.database import Store, StoreError
 
 FRAME_MS = 250  # one tick per quarter second: a game day in about 36 s
-
-
-def add_map_parser(subparsers: Any) -> None:
-    draw = subparsers.add_parser("map", help="draw the town at a moment (PNG) or over a span (GIF)")
-    draw.add_argument("--db", required=True, help="the town's database (read only)")
-    draw.add_argument("--at", help='game time, e.g. "2023-02-14 17:30" (default: the last tick)')
-    draw.add_argument("--from", dest="start", help="first game time of an animation")
-    draw.add_argument("--to", dest="end", help="last game time of an animation")
-    draw.add_argument("--every", type=int, default=1, help="ticks between animation frames "
-                      "(default 1)")
-    draw.add_argument("--area", help="draw one sector close up, e.g. 'Hobbs Cafe'")
-    draw.add_argument("--out", required=True, help="picture to write: .png, or .gif for a span")
-    draw.add_argument("--positions", help="also write where each person was drawn (pixels and "
-                      "place) to this JSON file")
-    draw.add_argument("--world", help="world file (default: ./world.yaml)")
-    draw.add_argument("--personas", help="persona folder (default: ./personas)")
 
 
 def run_map(args: argparse.Namespace) -> int:

@@ -11,10 +11,10 @@ import sys
 from townbot.llm.budget import OPEN
 from townbot.llm.port import LanguageModel
 from townbot.llm.settings import ModelSettings
-from townbot.platforms.arguments import positive
+from townbot.platforms.arguments import INTERRUPTED
 from townbot.platforms.terminal import Interrupts, Screen, TickProgress
 from townbot.town.engine import Engine
-from townbot.town.launch import RESIDENTS_HELP, TownFiles, open_engine
+from townbot.town.launch import TownFiles, open_engine
 from townbot.town.service import Person, TownService
 from townbot.town.transcript import by_area, in_time_order
 from townbot.town.usage import summarise, town_line, usage_table, usage_totals
@@ -24,25 +24,6 @@ from townbot.world.events import TownEvent
 PROBLEM_WORDS = {"cut_off": "cut off", "invalid_json": "not JSON", "wrong_shape": "of the wrong format",
                  "refused": "refused", "empty": "empty", "unusable": "refused by the ask's own check"}
 SCENARIO_LOADER = Person("cli:scenario", "townbot sim --scenario", moderator=True)
-INTERRUPTED = 130  # the shell's code for a program ended by Ctrl-C
-
-
-def add_sim_parser(commands: argparse._SubParsersAction) -> None:
-    sim = commands.add_parser("sim", help="run the town headless and print the transcript")
-    sim.add_argument("--world", help="world file (default: ./world.yaml)")
-    sim.add_argument("--personas", help="persona folder (default: ./personas)")
-    length = sim.add_mutually_exclusive_group()
-    length.add_argument("--hours", type=positive, help="game hours to run")
-    length.add_argument("--days", type=positive, help="game days to run (default 1)")
-    sim.add_argument("--db", default="townbot.db", help="database file (default: townbot.db)")
-    sim.add_argument("--seed", type=int, default=0, help="seed for a new town (default 0)")
-    sim.add_argument("--scenario", help="scenario from scenarios/ to load first")
-    sim.add_argument("--residents", help=RESIDENTS_HELP)
-    shown = sim.add_mutually_exclusive_group()
-    shown.add_argument("--by-area", action="store_true",
-                       help="group the transcript by area instead of time order")
-    shown.add_argument("--quiet", "--no-transcript", dest="quiet", action="store_true",
-                       help="print only the summary")
 
 
 def budget_label(model: LanguageModel, day: int) -> str:

@@ -17,8 +17,6 @@ from townbot.town.engine import Engine
 from townbot.world.loading import load_world, select_residents
 from townbot.world.model import World
 
-RESIDENTS_HELP = ("a smaller town: a number of residents who know each other, or names "
-                  "separated by commas (e.g. 4, or 'Isabella Rodriguez, Klaus Mueller')")
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -1,0 +1,31 @@
+"""`townbot --help` must stay light: building the parser imports no model client, Discord,
+numpy or the town. Each command's module loads in `main` once the command is chosen."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("openai", "httpx2", "discord", "onnxruntime", "numpy", "yaml", "pydantic", "rich",
+         "prompt_toolkit", "aiosqlite", "aiohttp", "matplotlib", "PIL", "townbot.town.engine")
+PROBE = f"""
+import json, sys
+import townbot.cli
+townbot.cli.build_parser().format_help()
+print(json.dumps([name for name in {HEAVY!r} if name in sys.modules]))
+"""
+
+
+def test_building_the_parser_imports_nothing_heavy():
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == []
+
+
+def test_the_offline_sim_never_imports_the_openai_client(tmp_path):
+    probe = ("import sys, townbot.cli\n"
+             f"code = townbot.cli.main(['sim', '--hours', '0.5', '--quiet', '--db', {str(tmp_path / 't.db')!r}])\n"
+             "print('openai' in sys.modules, code)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, cwd=tmp_path)
+    assert done.stdout.splitlines()[-1] == "False 0"

@@ -1,0 +1,107 @@
+"""`townbot check`, `export`, `usage` and `reembed`: look at a town's files or database, or bring
+its memories to the configured embedding model. Their arguments are in townbot/cli.py; this
+module loads once one of them is chosen."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from townbot.llm.budget import Budget
+from townbot.llm.metering import CollectedUsage
+from townbot.llm.port import CallContext, LanguageModel, ModelError
+from townbot.llm.settings import ModelSettings
+from townbot.store.database import Store, StoreError, TownRow, replace_embeddings
+from townbot.town.export import export_town, to_markdown
+from townbot.town.launch import TownFiles, make_model
+from townbot.town.usage import render_usage, summarise
+from townbot.world.clock import GameClock, parse_game_time
+
+REEMBED_CHUNK = 1024  # texts per embedding round: bounded memory, batched further by the client
+
+
+def run_check(args: argparse.Namespace) -> int:
+    world = TownFiles(args.world, args.personas).load()
+    arenas = sum(len(s.arenas) for s in world.sectors.values())
+    print(f"{world.town}: {len(world.sectors)} sectors, {arenas} arenas, "
+          f"{len(world.object_paths())} objects, {len(world.personas)} residents: all valid")
+    for sector in world.sectors.values():
+        hours = f", open {sector.hours.describe()}" if sector.hours else ""
+        print(f"  #{sector.channel:<24} {sector.name} ({sector.kind}{hours})")
+    return 0
+
+
+async def _stored_town(store: Store) -> TownRow:
+    town = await store.town()
+    if town is None:
+        raise StoreError(f"{store.path} holds no town yet; run `townbot sim --db {store.path}` first")
+    return town
+
+
+async def run_usage(args: argparse.Namespace, settings: ModelSettings) -> int:
+    store = await Store.open(args.db, read_only=True)
+    try:
+        town = await _stored_town(store)
+        rows = await store.usage_rows(town.id)
+    finally:
+        await store.close()
+    print(f"{town.name} (database {args.db}; founded with {town.model})")
+    print(render_usage(summarise(rows, settings, town.tick_minutes), "model usage, town totals (all runs):"))
+    if settings.caps.any:
+        budget = Budget(settings.caps)
+        budget.restore(rows)
+        print(budget.status(max((row["game_day"] for row in rows), default=1)))
+    return 0
+
+
+async def run_reembed(args: argparse.Namespace, settings: ModelSettings) -> int:
+    store = await Store.open(args.db)
+    model = None
+    try:
+        town = await _stored_town(store)
+        model = make_model(town.seed, settings)
+        await model.prepare()
+        count = await reembed_town(store, town, model)
+    finally:
+        if model is not None:
+            await model.close()
+        await store.close()
+    print(f"re-embedded {count} memories with {model.embedding_model} ({model.embedding_dim} "
+          f"dimensions); they were embedded with {town.embedding_model} ({town.embedding_dim})")
+    return 0
+
+
+async def reembed_town(store: Store, town: TownRow, model: LanguageModel) -> int:
+    """Every memory's vector from the model's embedder, written in one transaction."""
+    from townbot.llm.openai_client import ServerUnavailable  # openai is slow to import: when used
+
+    memories = await store.memories(town.id)
+    clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
+    usage = CollectedUsage()  # stored with the vectors, all or nothing
+    call = CallContext(game_day=clock.day_number, purpose="reembed", usage=usage)
+    vectors = []
+    for start in range(0, len(memories), REEMBED_CHUNK):
+        chunk = memories[start:start + REEMBED_CHUNK]
+        try:
+            embedded = await model.embed_report([stored.memory.text for stored in chunk], call)
+        except ServerUnavailable as error:
+            raise ModelError(f"{error}; nothing was changed, try again later") from None
+        if embedded.failed:
+            raise ModelError(f"{embedded.failed} memories could not be embedded (the server stayed "
+                             "unavailable); nothing was changed, try again later")
+        vectors += [(s.agent, s.memory.id, v)
+                    for s, v in zip(chunk, embedded.vectors, strict=True)]
+    await replace_embeddings(store, town.id, model.embedding_model, model.embedding_dim, vectors,
+                             town.tick, usage.records)
+    return len(vectors)
+
+
+async def run_export(args: argparse.Namespace) -> int:
+    store = await Store.open(args.db, read_only=True)
+    try:
+        data = await export_town(store)
+    finally:
+        await store.close()
+    print(json.dumps(data, indent=2, ensure_ascii=False) if args.format == "json"
+          else to_markdown(data))
+    return 0
