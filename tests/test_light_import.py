@@ -23,8 +23,9 @@ def test_building_the_parser_imports_nothing_heavy():
 
 
 def test_the_offline_sim_never_imports_the_openai_client(tmp_path):
+    command = ["sim", "--hours", "0.5", "--quiet", "--db", str(tmp_path / "t.db")]
     probe = ("import sys, townbot.cli\n"
-             f"code = townbot.cli.main(['sim', '--hours', '0.5', '--quiet', '--db', {str(tmp_path / 't.db')!r}])\n"
+             f"code = townbot.cli.main({command!r})\n"
              "print('openai' in sys.modules, code)")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, cwd=tmp_path)
