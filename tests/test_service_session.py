@@ -1,0 +1,207 @@
+"""Every use case of TownService, accepted and refused, in one scripted session against a golden
+record: what each person reads (the outcome's text or the refusal), the data platforms build
+their messages from, the events posted, and the audit log's rows. A changed word in any of them
+fails here; rerun with TOWNBOT_UPDATE_GOLDEN=1 when the change is meant, and read the diff.
+
+The mutation run over townbot/town/service.py (docs/reliability.md) relies on this record to
+kill mutants that change what a person is told."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+from townbot.llm.offline import OfflineModel
+from townbot.llm.stack import build_model_stack
+from townbot.store.database import Store
+from townbot.town.engine import Engine
+from townbot.town.service import Person, TownError, TownService
+
+GOLDEN = Path(__file__).parent / "golden" / "service_session.json"
+ALEX = Person("test:alex", "Alex")
+BEA = Person("test:bea", "Bea")
+CARL = Person("test:carl", "Carl")
+MOD = Person("test:mod", "Mo", moderator=True)
+CAFE_SEATS = "Hobbs Cafe: cafe: cafe customer seating"
+
+
+async def _step(record: list[dict], label: str, call) -> None:
+    try:
+        outcome = await call
+    except TownError as refusal:
+        record.append({"step": label, "refused": str(refusal)})
+        return
+    record.append({"step": label, "text": outcome.text,
+                   "data": json.loads(json.dumps(outcome.data, default=str)),
+                   "events": [dataclasses.asdict(e) for e in outcome.events]})
+
+
+async def _session(town: TownService) -> list[dict]:  # noqa: PLR0915 - one script, read top down
+    record: list[dict] = []
+
+    async def step(label: str, call) -> None:
+        await _step(record, label, call)
+
+    await step("status before anyone joins", town.status(ALEX))
+    await step("go before joining", town.go(ALEX, "Johnson Park"))
+    await step("say before joining", town.say(ALEX, "hello"))
+    await step("join at the cafe", town.join(ALEX, "Alex", "a reporter", "Hobbs Cafe"))
+    await step("join twice", town.join(ALEX, "Alex", "a reporter", "Hobbs Cafe"))
+    await step("join as a resident's first name", town.join(BEA, "klaus", "x", "Johnson Park"))
+    await step("join with a name too long", town.join(BEA, "B" * 41, "x", "Johnson Park"))
+    await step("join an unknown area", town.join(BEA, "Bea", "a painter", "Hobbs Caffe"))
+    await step("join an unknown arena", town.join(BEA, "Bea", "a painter", "Hobbs Cafe: attic"))
+    await step("join by channel", town.join(BEA, "Bea", "a painter", "#johnson-park"))
+    await step("where", town.where(ALEX))
+    await step("say with a name in small letters", town.say(ALEX, "isabella, good morning!"))
+    await step("say with a first name only", town.say(ALEX, "ISABELLA, what is on today?"))
+    await step("say naming someone elsewhere, one resident here",
+               town.say(ALEX, "Klaus, are you around?"))
+    await step("say in the park naming someone elsewhere", town.say(BEA, "Klaus, are you around?"))
+    await step("say in the park naming someone asleep", town.say(BEA, "Is Arthur up yet?"))
+    await step("say in the park naming someone walking", town.say(BEA, "Where is John?"))
+    await step("say in the park naming nobody", town.say(BEA, "What a morning."))
+    await step("say naming nobody", town.say(ALEX, "What a lovely place."))
+    await step("say nothing", town.say(ALEX, "   "))
+    await step("whisper", town.whisper(ALEX, "Isabella", "You want to bake a cake for Maria"))
+    await step("whisper to a sleeper", town.whisper(ALEX, "Arthur", "You want to call a friend"))
+    await step("whisper to nobody", town.whisper(ALEX, "Isabela", "hello"))
+    await step("interview", town.interview(ALEX, "Isabella", "What are you doing today?"))
+    await step("interview as a persona", town.interview(
+        ALEX, "Klaus", "Who is running for mayor?", as_persona="a local journalist"))
+    await step("interview remembered", town.interview(
+        BEA, "Maria", "What are you studying?", remember=True))
+    await step("set in the written form", town.set_object(ALEX, f"<{CAFE_SEATS}> is wobbly"))
+    await step("set with path and state", town.set_object(ALEX, f"<{CAFE_SEATS}>", "fixed"))
+    await step("set in a bad form", town.set_object(ALEX, "the stove is on fire"))
+    await step("set a path of two parts", town.set_object(ALEX, "Hobbs Cafe: cafe", "x"))
+    await step("set an unknown object", town.set_object(ALEX, "Hobbs Cafe: cafe: sofa", "x"))
+    await step("set to nothing", town.set_object(ALEX, f"<{CAFE_SEATS}>", " "))
+    await step("look at a changed object", town.look(ALEX, CAFE_SEATS))
+    await step("look at an object in its usual state", town.look(ALEX, "Hobbs Cafe: cafe: piano"))
+    await step("look at an object in use", town.look(ALEX, "hobbs cafe: Cafe: Coffee Machine"))
+    await step("profile", town.profile(ALEX, "Isabella Rodriguez"))
+    await step("profile of nobody", town.profile(ALEX, "Isabel Rodrigues"))
+    await step("seed by a member", town.seed(ALEX, "Klaus", "Klaus wants tea"))
+    await step("seed", town.seed(MOD, "Klaus", "Klaus wants to write a poem about the town"))
+    await step("memories", town.memories(MOD, "Isabella", "party"))
+    await step("memories, one", town.memories(MOD, "Isabella", "party", count=1))
+    await step("memories, fifty", town.memories(MOD, "Isabella", "party", count=50))
+    await step("memories, none", town.memories(MOD, "Isabella", "party", count=0))
+    await step("memories, too many", town.memories(MOD, "Isabella", "party", count=51))
+    await step("memories with an empty query", town.memories(MOD, "Klaus", " "))
+    await step("event status before any event", town.event_status(MOD))
+    await step("unknown scenario", town.load_scenario(MOD, "valentine-party"))
+    await step("scenario", town.load_scenario(MOD, "valentines-party"))
+    await step("event status", town.event_status(MOD))
+    await step("announce", town.announce(MOD, "The library closes early today."))
+    await step("announce in an area", town.announce(MOD, "Fresh bread!", "Hobbs Cafe"))
+    await step("announce nothing", town.announce(MOD, ""))
+    await step("speed, back to back", town.speed(MOD, 0))
+    await step("status at full speed", town.status(ALEX))
+    await step("speed, slowest", town.speed(MOD, 3600))
+    await step("speed, too slow", town.speed(MOD, 3600.5))
+    await step("speed, below zero", town.speed(MOD, -1))
+    await step("speed, one second", town.speed(MOD, 1))
+    await step("status at the terminal's pace", town.status(ALEX, tick_seconds=2.5))
+    await step("resume a running town", town.resume(MOD))
+    await step("pause", town.pause(MOD))
+    await step("pause twice", town.pause(MOD))
+    await step("say while paused", town.say(ALEX, "Isabella, hello?"))
+    await step("status while paused", town.status(ALEX))
+    await step("tick while paused", _events(town))
+    await step("resume by a member", town.resume(ALEX))
+    await step("resume", town.resume(MOD))
+    await step("go into someone's home", town.go(ALEX, "Arthur Burton's apartment"))
+    await step("go somewhere closed", town.go(ALEX, "The Rose and Crown Pub"))
+    await step("go into an occupied bathroom", town.go(ALEX, "Dorm for Oak Hill College: bathroom"))
+    await step("go into the cafe kitchen", town.go(ALEX, "Hobbs Cafe: kitchen"))
+    await step("go within the cafe", town.go(ALEX, "Hobbs Cafe: cafe"))
+    await step("go to the park", town.go(ALEX, "Johnson Park: park"))
+    await step("say while walking", town.say(ALEX, "Hello?"))
+    await step("takeover by a member", town.takeover(ALEX, CARL, "Klaus"))
+    await step("takeover of someone in town", town.takeover(MOD, BEA, "Klaus"))
+    await step("takeover", town.takeover(MOD, CARL, "Klaus"))
+    await step("takeover of a taken resident", town.takeover(MOD, Person("test:dan", "Dan"),
+                                                             "Klaus"))
+    await step("go as a taken-over resident", town.go(CARL, "Hobbs Cafe"))
+    await step("leave as a taken-over resident", town.leave(CARL))
+    await step("leave", town.leave(BEA))
+    await step("leave twice", town.leave(BEA))
+    rows = await town.engine.store.audit_rows(town.engine.town.id)
+    record.append({"audit": [{k: v for k, v in row.items() if k not in ("at", "id")}
+                             for row in rows]})
+    return record
+
+
+async def _events(town: TownService):
+    class Ticked:
+        def __init__(self, events):
+            self.text, self.data, self.events = f"{len(events)} events", {}, events
+    return Ticked(await town.tick())
+
+
+async def test_every_use_case_tells_people_what_the_golden_record_says(world, tmp_path):
+    store = await Store.open(tmp_path / "town.db")
+    engine = await Engine.open(world, store, build_model_stack(OfflineModel(seed=0)))
+    town = TownService(engine)
+    for _ in range(7):  # 08:10: people are up
+        await town.tick()
+    record = await _session(town)
+    await store.close()
+    if os.environ.get("TOWNBOT_UPDATE_GOLDEN") == "1":
+        GOLDEN.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n",
+                          encoding="utf-8")
+    expected = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    for got, want in zip(record, expected, strict=True):
+        assert got == want, "a use case's answer changed; rerun with TOWNBOT_UPDATE_GOLDEN=1 " \
+                            "if intended"
+
+
+class Recording(OfflineModel):
+    def __init__(self) -> None:
+        super().__init__(seed=0)
+        self.prompts: list[tuple[str, str]] = []
+
+    async def ask(self, request):
+        self.prompts.append((request.purpose, request.prompt))
+        return await super().ask(request)
+
+
+async def test_an_interview_prompt_has_the_summary_the_plan_and_the_quoted_asker(world, tmp_path):
+    model = Recording()
+    store = await Store.open(tmp_path / "town.db")
+    engine = await Engine.open(world, store, build_model_stack(model))
+    town = TownService(engine)
+    for _ in range(7):
+        await town.tick()
+    mind = engine.minds["Isabella Rodriguez"]
+    await town.interview(ALEX, "Isabella", "What are you doing today?", remember=True)
+    await town.interview(ALEX, "Isabella", "And tonight?", as_persona="a local journalist")
+    asked = [prompt for purpose, prompt in model.prompts if purpose == "answer"]
+    await store.close()
+    assert len(asked) == 2
+    first, second = asked
+    assert mind.summary_text.splitlines()[0] in first
+    assert mind.state.planning.blocks[-1].activity in first, "today's plan is shown"
+    assert '"Alex" asks Isabella' in first
+    assert '"a local journalist" asks Isabella' in second
+    remembered = [m.text for m in mind.stream.by_kind("conversation")]
+    assert any(t.startswith('"Alex" asked Isabella Rodriguez: "What are you doing today?"')
+               for t in remembered)
+    assert not any("And tonight?" in t for t in remembered), "only when asked to remember"
+
+
+async def test_a_scenario_in_a_smaller_town_seeds_those_present_and_names_the_rest(world,
+                                                                                  tmp_path):
+    from townbot.world.loading import select_residents
+
+    small = select_residents(world, "Klaus, Maria Lopez")
+    store = await Store.open(tmp_path / "town.db")
+    engine = await Engine.open(small, store, build_model_stack(OfflineModel(seed=0)))
+    town = TownService(engine)
+    outcome = await town.load_scenario(MOD, "valentines-party")
+    await store.close()
+    assert outcome.text.endswith("(not in this town, so not seeded: Isabella Rodriguez)")
