@@ -11,7 +11,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 from townbot.llm.offline import OfflineModel
 from townbot.llm.stack import build_model_stack
@@ -202,6 +204,49 @@ async def test_a_scenario_in_a_smaller_town_seeds_those_present_and_names_the_re
     store = await Store.open(tmp_path / "town.db")
     engine = await Engine.open(small, store, build_model_stack(OfflineModel(seed=0)))
     town = TownService(engine)
+    nobody = await town.event_status(MOD)
     outcome = await town.load_scenario(MOD, "valentines-party")
     await store.close()
     assert outcome.text.endswith("(not in this town, so not seeded: Isabella Rodriguez)")
+    assert nobody.text == ("Nobody knows of a tracked event yet; load one with the scenario "
+                           "command (valentines-party, mayoral-election).")
+
+
+async def test_event_status_counts_only_todays_plans(world, tmp_path):
+    store = await Store.open(tmp_path / "town.db")
+    engine = await Engine.open(world, store, build_model_stack(OfflineModel(seed=0)))
+    town = TownService(engine)
+    await town.tick()
+    klaus, maria = engine.minds["Klaus Mueller"], engine.minds["Maria Lopez"]
+    for mind in (klaus, maria):
+        mind.state.planning.day_plan = [*mind.state.planning.day_plan,
+                                        "go to Isabella's Valentine's Day party at Hobbs Cafe"]
+    klaus.state.planning.day = engine.clock.now.date()
+    maria.state.planning.day = engine.clock.now.date() - timedelta(days=1)  # yesterday's plan
+    outcome = await town.event_status(MOD)
+    await store.close()
+    assert outcome.data["events"]["party"]["planning"] == ["Klaus Mueller"]
+    assert "  plans to be there today: Klaus Mueller" in outcome.text
+
+
+async def test_look_names_everyone_using_an_object(world, tmp_path):
+    store = await Store.open(tmp_path / "town.db")
+    engine = await Engine.open(world, store, build_model_stack(OfflineModel(seed=0)))
+    town = TownService(engine)
+    path = "Hobbs Cafe: cafe: piano"
+    for name in ("Klaus Mueller", "Maria Lopez"):
+        engine.bodies[name].object_path = path
+    outcome = await town.look(ALEX, path)
+    await store.close()
+    assert outcome.text.endswith("; in use by Klaus Mueller, Maria Lopez.")
+
+
+def test_a_resident_named_elsewhere_is_found_by_full_or_unique_first_name():
+    minds = dict.fromkeys(["John Lin", "John Smith", "Klaus Mueller", "Maria Lopez"])
+    town = TownService(SimpleNamespace(minds=minds))  # type: ignore[arg-type]
+    elsewhere = town._named_elsewhere
+    assert elsewhere("is john smith around?", [], "Alex") == "John Smith"
+    assert elsewhere("is john around?", [], "Alex") is None, "two Johns: which one?"
+    assert elsewhere("klaus here", [], "Alex") == "Klaus Mueller"
+    assert elsewhere("I, Klaus, am here", [], "Klaus Mueller") is None, "not the speaker"
+    assert elsewhere("John Lin and Maria?", ["John Lin"], "Alex") == "Maria Lopez"
