@@ -35,8 +35,12 @@ async def _step(record: list[dict], label: str, call) -> None:
     except TownError as refusal:
         record.append({"step": label, "refused": str(refusal)})
         return
-    record.append({"step": label, "text": outcome.text,
-                   "data": json.loads(json.dumps(outcome.data, default=str)),
+    text, data = outcome.text, json.loads(json.dumps(outcome.data, default=str))
+    if "memories" in data:  # the order below the best is retrieval's business, not this file's
+        lines = text.splitlines()
+        text = f"{lines[0]} (+{len(lines) - 1} lines)"
+        data = {"memories": data["memories"][:1], "count": len(data["memories"])}
+    record.append({"step": label, "text": text, "data": data,
                    "events": [dataclasses.asdict(e) for e in outcome.events]})
 
 
