@@ -84,6 +84,30 @@ class MemoryStream:
         self.new_ids.append(index)
         return memory
 
+    def extend_stored(self, memories: list[Memory], vectors: np.ndarray) -> None:
+        """Memories read back from the store, appended in order as they were (resuming a town):
+        the same stream as adding them one by one, in one pass per array; each memory's id
+        becomes its position and none counts as new."""
+        if vectors.shape != (len(memories), self.dim):
+            raise ValueError(f"embeddings have shape {vectors.shape}, this stream stores "
+                             f"({len(memories)}, {self.dim})")
+        unknown = {m.kind for m in memories} - KIND_CODES.keys()
+        if unknown:
+            raise ValueError(f"unknown memory kind '{unknown.pop()}'; expected one of {', '.join(KINDS)}")
+        start, end = len(self.memories), len(self.memories) + len(memories)
+        while end > self._capacity:
+            self._grow()
+        hours = {moment: hours_since_epoch(moment) for moment in {m.last_accessed for m in memories}}
+        for index, memory in enumerate(memories, start):
+            memory.id = index
+            memory.importance = int(memory.importance)
+            self._latest_by_text[memory.text] = index
+        self._vectors[start:end] = vectors
+        self._importance[start:end] = [m.importance for m in memories]
+        self._accessed[start:end] = [hours[m.last_accessed] for m in memories]
+        self._kinds[start:end] = [KIND_CODES[m.kind] for m in memories]
+        self.memories.extend(memories)
+
     def latest_with(self, text: str) -> Memory | None:
         """The newest memory with exactly this text."""
         index = self._latest_by_text.get(text)

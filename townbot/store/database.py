@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import itertools
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +61,9 @@ async def check_townbot_schema(connection: aiosqlite.Connection, path: str) -> N
                          "it was left untouched; give --db another file")
 
 
+MEMORY_CHUNK = 2048  # memory rows read at a time (about 2 MB of 256-dimension embeddings)
+
+
 @dataclass(frozen=True)
 class TownRow:
     id: int
@@ -100,6 +106,33 @@ class StoredMemory:
     agent: str
     memory: Memory
     vector: np.ndarray
+
+
+@dataclass(frozen=True)
+class MemoryChunk:
+    """Some of one agent's stored memories, in order, and their embeddings row by row."""
+
+    agent: str
+    memories: list[Memory]
+    vectors: np.ndarray  # (len(memories), dimensions) float32
+
+
+def _memory_chunk(agent: str, rows: list[Any], game_time: Callable[[str], datetime]) -> MemoryChunk:
+    blobs = [row["embedding"] for row in rows]
+    if len({len(blob) for blob in blobs}) > 1:
+        raise StoreError(f"the memories of {agent} have embeddings of different sizes: the "
+                         "database is damaged; restore a backup of it or start a new --db")
+    memories = [Memory(id=row["seq"], kind=row["kind"], text=row["text"],
+                       created=game_time(row["created"]),
+                       last_accessed=game_time(row["last_accessed"]),
+                       importance=row["importance"], evidence=_evidence(row["evidence"]))
+                for row in rows]
+    vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(rows), -1)
+    return MemoryChunk(agent, memories, vectors)
+
+
+def _evidence(text: str) -> tuple[int, ...]:
+    return () if text == "[]" else tuple(json.loads(text))  # most memories cite nothing
 
 
 @dataclass(frozen=True)
@@ -316,19 +349,25 @@ class Store:
         return agents
 
     async def memories(self, town_id: int, agent: str | None = None) -> list[StoredMemory]:
-        query = "SELECT * FROM memories WHERE town_id = ?"
+        return [StoredMemory(chunk.agent, memory, vector)
+                async for chunk in self.memory_chunks(town_id, agent)
+                for memory, vector in zip(chunk.memories, chunk.vectors, strict=True)]
+
+    async def memory_chunks(self, town_id: int, agent: str | None = None) -> AsyncIterator[MemoryChunk]:
+        """A town's memories in order (by agent, then position), read MEMORY_CHUNK rows at a time:
+        each chunk is one agent's next memories with their embeddings as one float32 matrix, so a
+        resume never holds every row of a week-long town at once."""
+        query = ("SELECT agent, seq, kind, text, created, last_accessed, importance, evidence, "
+                 "embedding FROM memories WHERE town_id = ?")
         args: tuple[Any, ...] = (town_id,)
         if agent is not None:
             query += " AND agent = ?"
             args += (agent,)
+        game_time = functools.lru_cache(maxsize=None)(parse_game_time)  # a tick's memories share times
         async with self.db.execute(query + " ORDER BY agent, seq", args) as cursor:
-            rows = await cursor.fetchall()
-        return [StoredMemory(row["agent"], Memory(
-            id=row["seq"], kind=row["kind"], text=row["text"],
-            created=parse_game_time(row["created"]),
-            last_accessed=parse_game_time(row["last_accessed"]), importance=row["importance"],
-            evidence=tuple(json.loads(row["evidence"]))),
-            np.frombuffer(row["embedding"], dtype=np.float32)) for row in rows]
+            while rows := await cursor.fetchmany(MEMORY_CHUNK):
+                for name, group in itertools.groupby(rows, key=lambda row: row[0]):
+                    yield _memory_chunk(name, list(group), game_time)
 
     async def objects(self, town_id: int) -> dict[str, str]:
         async with self.db.execute("SELECT path, state FROM objects WHERE town_id = ? "

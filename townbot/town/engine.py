@@ -645,12 +645,8 @@ class SavedTown:
         bodies = {n: Body.from_dict(b) for n, (b, _) in rows.items() if n in world.personas}
         states = {n: MindState.from_dict(m) for n, (_, m) in rows.items() if n in world.personas}
         streams: dict[str, MemoryStream] = {n: MemoryStream(town.embedding_dim) for n in bodies}
-        for stored in await store.memories(town.id):
-            if stored.agent in streams:
-                m = stored.memory
-                streams[stored.agent].add(m.kind, m.text, m.created, m.importance, stored.vector,
-                                          m.evidence, last_accessed=m.last_accessed)
-        for stream in streams.values():
-            stream.take_changes()
+        async for chunk in store.memory_chunks(town.id):  # a chunk at a time: no list of all rows
+            if chunk.agent in streams:
+                streams[chunk.agent].extend_stored(chunk.memories, chunk.vectors)
         return cls(bodies, states, streams, await store.objects(town.id),
                    await store.visitors(town.id))
