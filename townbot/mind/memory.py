@@ -54,8 +54,11 @@ class MemoryStream:
     def __len__(self) -> int:
         return len(self.memories)
 
-    def _grow(self) -> None:
+    def _grow(self, rows: int = 0) -> None:
+        """Double the capacity (as often as holding `rows` needs), copying the arrays once."""
         self._capacity *= 2
+        while self._capacity < rows:
+            self._capacity *= 2
         for name in ("_vectors", "_importance", "_accessed", "_kinds"):
             old = getattr(self, name)
             grown = np.zeros((self._capacity, *old.shape[1:]), dtype=old.dtype)
@@ -95,8 +98,8 @@ class MemoryStream:
         if unknown:
             raise ValueError(f"unknown memory kind '{unknown.pop()}'; expected one of {', '.join(KINDS)}")
         start, end = len(self.memories), len(self.memories) + len(memories)
-        while end > self._capacity:
-            self._grow()
+        if end > self._capacity:
+            self._grow(end)
         hours = {moment: hours_since_epoch(moment) for moment in {m.last_accessed for m in memories}}
         for index, memory in enumerate(memories, start):
             memory.id = index
@@ -106,6 +109,8 @@ class MemoryStream:
         self._importance[start:end] = [m.importance for m in memories]
         self._accessed[start:end] = [hours[m.last_accessed] for m in memories]
         self._kinds[start:end] = [KIND_CODES[m.kind] for m in memories]
+        if self._int8 is not None:
+            self._int8.extend(start, self._vectors[start:end])
         self.memories.extend(memories)
 
     def latest_with(self, text: str) -> Memory | None:

@@ -62,6 +62,7 @@ async def check_townbot_schema(connection: aiosqlite.Connection, path: str) -> N
 
 
 MEMORY_CHUNK = 2048  # memory rows read at a time (about 2 MB of 256-dimension embeddings)
+MEMORY_COLUMNS = "agent, seq, kind, text, created, last_accessed, importance, evidence, embedding"
 
 
 @dataclass(frozen=True)
@@ -118,15 +119,14 @@ class MemoryChunk:
 
 
 def _memory_chunk(agent: str, rows: list[Any], game_time: Callable[[str], datetime]) -> MemoryChunk:
-    blobs = [row["embedding"] for row in rows]
+    """Rows of MEMORY_COLUMNS, all of one agent, as its memories and their embeddings."""
+    blobs = [row[-1] for row in rows]
     if len({len(blob) for blob in blobs}) > 1:
         raise StoreError(f"the memories of {agent} have embeddings of different sizes: the "
                          "database is damaged; restore a backup of it or start a new --db")
-    memories = [Memory(id=row["seq"], kind=row["kind"], text=row["text"],
-                       created=game_time(row["created"]),
-                       last_accessed=game_time(row["last_accessed"]),
-                       importance=row["importance"], evidence=_evidence(row["evidence"]))
-                for row in rows]
+    memories = [Memory(seq, kind, text, game_time(created), game_time(accessed), importance,
+                       _evidence(evidence))
+                for _, seq, kind, text, created, accessed, importance, evidence, _ in rows]
     vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(rows), -1)
     return MemoryChunk(agent, memories, vectors)
 
@@ -357,8 +357,7 @@ class Store:
         """A town's memories in order (by agent, then position), read MEMORY_CHUNK rows at a time:
         each chunk is one agent's next memories with their embeddings as one float32 matrix, so a
         resume never holds every row of a week-long town at once."""
-        query = ("SELECT agent, seq, kind, text, created, last_accessed, importance, evidence, "
-                 "embedding FROM memories WHERE town_id = ?")
+        query = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE town_id = ?"
         args: tuple[Any, ...] = (town_id,)
         if agent is not None:
             query += " AND agent = ?"
