@@ -463,6 +463,25 @@ def test_merge_keys_are_still_allowed(tmp_path) -> None:
     assert yaml.load(text, Loader=StrictLoader)["merged"] == {"x": 1, "y": 2}
 
 
+def test_libyaml_reads_every_shipped_file_as_pyyaml_does() -> None:
+    from townbot.world.loading import FastStrictLoader, StrictLoader, parse_yaml
+    files = [WORLD_YAML, *sorted(PERSONAS.glob("*.yaml")), *sorted((ROOT / "scenarios").glob("*.yaml"))]
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert parse_yaml(text) == yaml.load(text, Loader=FastStrictLoader) \
+            == yaml.load(text, Loader=StrictLoader), path
+
+
+@pytest.mark.parametrize("text", ["name: a\tb\n", "x: y\t\n", "traits: [kind, res?urceful]\n"])
+def test_where_libyaml_is_laxer_pyyaml_decides(text) -> None:
+    """libyaml reads these; PyYAML refuses them, and so does townbot, as it always has."""
+    from townbot.world.loading import parse_yaml
+    with pytest.raises(yaml.YAMLError):
+        yaml.load(text, Loader=yaml.SafeLoader)
+    with pytest.raises(yaml.YAMLError):
+        parse_yaml(text)
+
+
 @pytest.mark.parametrize(("where", "kind", "first"), [
     (lambda d: d["sectors"].append(dict(sector(d, "Hobbs Cafe"))), "sector", "sectors[0]"),
     (lambda d: sector(d, "Hobbs Cafe")["arenas"].append(sector(d, "Hobbs Cafe")["arenas"][0]),

@@ -41,6 +41,18 @@ class StrictLoader(yaml.SafeLoader):
     PyYAML lets the last one win silently: `age: 36` then `age: 99` gives 99)."""
 
 
+class FastStrictLoader(getattr(yaml, "CSafeLoader", StrictLoader)):  # type: ignore[misc]
+    """StrictLoader over libyaml's parser, when PyYAML was built with it: the world and its 25
+    personas load in a tenth of the time. See `parse_yaml` for when it is used."""
+
+
+# Where libyaml and PyYAML's own parser disagree, libyaml reads documents that PyYAML refuses: a
+# tab between tokens, '?' inside a flow collection (found by comparing the two on thousands of
+# mutated world and persona files). A document with either, or with a carriage return to be
+# safe, is read by PyYAML alone, so the answer stays PyYAML's.
+PYYAML_ONLY = ("\t", "?", "\r")
+
+
 class DuplicateKey(yaml.YAMLError):
     def __init__(self, problem: str, mark: yaml.Mark) -> None:
         super().__init__(problem)
@@ -65,8 +77,22 @@ def _mapping_without_duplicates(loader: StrictLoader, node: yaml.MappingNode,
     return loader.construct_mapping(node, deep=deep)
 
 
-StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-                             _mapping_without_duplicates)
+for _loader in (StrictLoader, FastStrictLoader):
+    _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+                            _mapping_without_duplicates)
+
+
+def parse_yaml(text: str) -> object:
+    """The document in `text`, read safely (no Python objects) and strictly (no key twice), as
+    PyYAML's own parser reads it: by libyaml when the text has none of the characters where the
+    two differ; anything libyaml refuses is read again by PyYAML, whose answer or error counts
+    (libyaml also refuses a little that PyYAML reads, e.g. an escaped lone surrogate)."""
+    if not any(character in text for character in PYYAML_ONLY):
+        try:
+            return yaml.load(text, Loader=FastStrictLoader)
+        except yaml.YAMLError:
+            pass
+    return yaml.load(text, Loader=StrictLoader)
 
 
 def read_text(path: Path) -> str:
@@ -93,7 +119,7 @@ def read_text(path: Path) -> str:
 def read_yaml(path: Path, spec: type[SpecT]) -> SpecT:
     text = read_text(path)
     try:
-        raw = yaml.load(text, Loader=StrictLoader)  # a SafeLoader: no Python objects
+        raw = parse_yaml(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         place = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
