@@ -14,7 +14,7 @@ from townbot.llm.fake_server import FakeOpenAIServer
 from townbot.llm.offline import OfflineModel
 from townbot.llm.openai_client import OpenAIModel
 from townbot.llm.port import Ask
-from townbot.llm.purposes import ImportanceScores, PlaceChoice
+from townbot.llm.purposes import ImportanceScores, PlaceAndArea
 from townbot.llm.settings import Caps, load_settings
 from townbot.llm.stack import build_model_stack
 from townbot.store.database import Store
@@ -26,11 +26,12 @@ from townbot.world.model import World
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def choice_ask(optional: bool = False) -> Ask[PlaceChoice]:
-    return Ask(purpose="emoji" if optional else "choose_sector", prompt="Where to?", schema=PlaceChoice,
-               agent="Isabella Rodriguez", optional=optional,
-               context={"options": ["Hobbs Cafe", "Johnson Park"], "hint": "Johnson Park"},
-               default=lambda: PlaceChoice(choice="Hobbs Cafe"))
+def choice_ask(optional: bool = False) -> Ask[PlaceAndArea]:
+    return Ask(purpose="emoji" if optional else "choose_place", prompt="Where to?",
+               schema=PlaceAndArea, agent="Isabella Rodriguez", optional=optional,
+               context={"places": {"Hobbs Cafe": ["cafe"], "Johnson Park": ["park"]},
+                        "hint": ["Johnson Park", "park"]},
+               default=lambda: PlaceAndArea(place="Hobbs Cafe", area="cafe"))
 
 
 async def test_optional_asks_are_skipped_first_then_every_ask_gets_its_default():
@@ -42,11 +43,11 @@ async def test_optional_asks_are_skipped_first_then_every_ask_gets_its_default()
     assert outcomes[:5] == ["ok"] * 5
     assert "skipped" in outcomes[5:] and outcomes.count("ok") == 10
     assert outcomes[-1] == "over_budget"
-    assert answers[-1].choice == "Hobbs Cafe" and answers[0].choice == "Johnson Park"
+    assert answers[-1].place == "Hobbs Cafe" and answers[0].place == "Johnson Park"
     assert "cap reached, 10 of 10 calls on game day 1" in budget.status(1)
     assert "residents follow their plans" in budget.status(1)
     next_day = dataclasses.replace(choice_ask(), game_day=2)
-    assert (await model.ask(next_day)).choice == "Johnson Park", "a daily cap opens again"
+    assert (await model.ask(next_day)).place == "Johnson Park", "a daily cap opens again"
 
 
 async def test_a_token_cap_counts_what_the_server_reports():
@@ -59,7 +60,7 @@ async def test_a_token_cap_counts_what_the_server_reports():
     while len(server.chat_requests) < 10 and budget.level(1) != "spent":
         await model.ask(choice_ask())
     assert budget.town_tokens >= 20 and len(server.chat_requests) < 10
-    assert (await model.ask(choice_ask())).choice == "Hobbs Cafe"
+    assert (await model.ask(choice_ask())).place == "Hobbs Cafe"
     assert model.usage.drain()[-1].outcome == "over_budget"
     await model.close()
 

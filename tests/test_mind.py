@@ -400,12 +400,12 @@ async def test_agents_learn_the_places_they_see(world):
 
 async def test_a_refused_place_is_asked_again_then_replaced(world):
     willows = "The Willows Market and Pharmacy"
-    scripted = ScriptedModel({"choose_sector": lambda r: {"choice": willows}})
+    scripted = ScriptedModel({"choose_place": lambda r: {"place": willows, "area": "pharmacy"}})
     model = build_model_stack(scripted)  # as in the engine: the check, one repair, then the default
     mind = await started(make_mind(world, "John Lin", model), MORNING)
     view = OpenWorld(world, {(willows, None): f"{willows} is closed now"})
     await mind.think(Perception(MORNING + timedelta(hours=1), "Lin family's house", "kitchen"), view)
     block = mind.current_block(MORNING + timedelta(hours=1))
     assert block.sector != willows, "a closed shop is not where the plan goes"
-    assert len(scripted.asked("choose_sector")) == 2, "asked once, then once more"
-    assert "closed" in scripted.asked("choose_sector")[1].prompt
+    assert len(scripted.asked("choose_place")) == 2, "asked once, then once more"
+    assert "closed" in scripted.asked("choose_place")[1].prompt

@@ -18,6 +18,7 @@ from townbot.llm.purposes import (
     Decomposition,
     HourlySchedule,
     ImportanceScores,
+    PlaceAndArea,
     PlaceChoice,
 )
 from townbot.world.clock import parse_clock
@@ -30,8 +31,8 @@ WORLD_YAML = ROOT / "world.yaml"
 PERSONAS = ROOT / "personas"
 
 SCHEMAS = {"importance": ImportanceScores, "day_plan": DayPlan,
-           "hourly_schedule": HourlySchedule, "choose_sector": PlaceChoice,
-           "choose_arena": PlaceChoice, "decompose": Decomposition}
+           "hourly_schedule": HourlySchedule, "choose_place": PlaceAndArea,
+           "decompose": Decomposition}
 
 
 def _no_default():
@@ -94,8 +95,8 @@ async def test_same_seed_same_request_same_answer(world: World) -> None:
         ("importance", {"texts": ["Isabella is serving coffee", "the stove is on fire"]}),
         ("day_plan", {"routine": routine_context(persona), "yesterday": ""}),
         ("hourly_schedule", {"routine": routine_context(persona), "plan": []}),
-        ("choose_sector", {"activity": "buy groceries", "options": list(world.sectors),
-                           "hint": None, "current": None}),
+        ("choose_place", {"activity": "buy groceries", "places": places_of(world),
+                          "hint": None, "current": None}),
         ("decompose", {"activity": "serve coffee and chat with the morning regulars",
                        "minutes": 60, "objects": objects, "agent": persona.name,
                        "start": "2023-02-13T08:00:00"}),
@@ -241,40 +242,47 @@ async def test_hourly_schedule_with_steps_three_minutes_apart(tmp_path: Path,
 # ---------------------------------------------------------------- choosing places
 
 
-async def test_choose_sector_takes_the_hint_when_offered(world: World,
-                                                         model: OfflineModel) -> None:
-    options = list(world.sectors)
-    for hint in ("Hobbs Cafe", "Johnson Park", "Oak Hill College"):
-        answer = await ask(model, "choose_sector", activity="buy groceries and medicine",
-                           options=options, hint=hint, current="Lin family's house")
-        assert answer.choice == hint
+def places_of(world: World, sectors: list[str] | None = None) -> dict[str, list[str]]:
+    return {s: list(world.sectors[s].arenas) for s in sectors or world.sectors}
 
 
-async def test_choose_sector_never_answers_outside_the_options(world: World,
-                                                               model: OfflineModel) -> None:
-    options = ["Hobbs Cafe", "Johnson Park", "The Willows Market and Pharmacy"]
+async def test_choose_place_takes_the_routine_hint_when_offered(world: World,
+                                                                model: OfflineModel) -> None:
+    for hint in (("Hobbs Cafe", "cafe"), ("Johnson Park", "park"),
+                 ("Oak Hill College", "library")):
+        answer = await ask(model, "choose_place", activity="buy groceries and medicine",
+                           places=places_of(world), hint=list(hint),
+                           current=["Lin family's house", "kitchen"])
+        assert (answer.place, answer.area) == hint
+
+
+async def test_choose_place_never_answers_outside_the_places(world: World,
+                                                             model: OfflineModel) -> None:
+    places = places_of(world, ["Hobbs Cafe", "Johnson Park", "The Willows Market and Pharmacy"])
     activities = ["buy groceries", "go to bed", "paint in the park", "have coffee",
                   "study at the library of Oak Hill College", ""]
     for activity in activities:
-        for hint, current in [(None, None), ("Oak Hill College", "Moore family's house"),
-                              ("Nowhere", "Nowhere else")]:
-            answer = await ask(model, "choose_sector", activity=activity, options=options,
+        for hint, current in [(None, None), (["Oak Hill College", "library"],
+                                             ["Moore family's house", "kitchen"]),
+                              (["Nowhere", "nothing"], ["Nowhere else", "void"])]:
+            answer = await ask(model, "choose_place", activity=activity, places=places,
                                hint=hint, current=current)
-            assert answer.choice in options, (activity, hint, answer.choice)
+            assert answer.area in places[answer.place], (activity, hint, answer)
 
 
-async def test_choose_sector_follows_the_activity_words(model: OfflineModel) -> None:
-    options = ["Hobbs Cafe", "Johnson Park", "Oak Hill College"]
-    answer = await ask(model, "choose_sector", activity="walk around the park", options=options,
+async def test_choose_place_follows_the_activity_words(world: World,
+                                                       model: OfflineModel) -> None:
+    places = places_of(world, ["Hobbs Cafe", "Johnson Park", "Oak Hill College"])
+    answer = await ask(model, "choose_place", activity="walk around the park", places=places,
                        hint=None, current=None)
-    assert answer.choice == "Johnson Park"
+    assert answer.place == "Johnson Park"
 
 
-async def test_choose_arena_prefers_where_the_resident_already_is(model: OfflineModel) -> None:
-    options = ["cafe", "kitchen", "bathroom"]
-    answer = await ask(model, "choose_arena", activity="serve coffee", options=options,
-                       hint="storeroom", current="kitchen")
-    assert answer.choice == "kitchen"
+async def test_choose_place_prefers_the_area_the_resident_is_in(model: OfflineModel) -> None:
+    places = {"Hobbs Cafe": ["cafe", "kitchen", "bathroom"], "Johnson Park": ["park"]}
+    answer = await ask(model, "choose_place", activity="serve coffee", places=places,
+                       hint=["Hobbs Cafe", "storeroom"], current=["Hobbs Cafe", "kitchen"])
+    assert (answer.place, answer.area) == ("Hobbs Cafe", "kitchen")
 
 
 # ---------------------------------------------------------------- decomposition

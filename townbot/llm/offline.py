@@ -26,7 +26,7 @@ from townbot.llm.purposes import (
     Decomposition,
     HourlySchedule,
     ImportanceScores,
-    PlaceChoice,
+    PlaceAndArea,
     ScheduleBlock,
     Step,
 )
@@ -288,6 +288,19 @@ def _steps_text(activity: str, count: int, resuming: bool = False) -> list[str]:
     return [pattern[0], *middle, pattern[-1]]
 
 
+def _pick(options: list[str], activity: str, preferred: list[str | None]) -> str:
+    """An option the activity names ("go to the party at Hobbs Cafe"), else the first
+    preferred one offered, else the one sharing most of the activity's words."""
+    named = [o for o in options if len(o) > 4 and o.lower() in activity.lower()]
+    if named:
+        return max(named, key=len)
+    for choice in preferred:
+        if choice in options:
+            return choice
+    stems = keywords(activity)
+    return sorted(options, key=lambda o: -sum(s in o.lower() for s in stems))[0]
+
+
 class OfflineModel(LanguageModel):
     """Answers every purpose from its structured context; embeds with feature hashing."""
 
@@ -303,8 +316,7 @@ class OfflineModel(LanguageModel):
             "importance": self._importance,
             "day_plan": self._day_plan,
             "hourly_schedule": self._hourly_schedule,
-            "choose_sector": self._choose,
-            "choose_arena": self._choose,
+            "choose_place": self._choose_place,
             "decompose": self._decompose,
             "summary": social.summary,
             "reflection_questions": social.reflection_questions,
@@ -442,19 +454,16 @@ class OfflineModel(LanguageModel):
                 )
         return HourlySchedule(blocks=blocks)
 
-    def _choose(self, context: Mapping[str, Any]) -> PlaceChoice:
-        options: list[str] = list(context["options"])
-        activity_text = str(context.get("activity", "")).lower()
-        named = [o for o in options if len(o) > 4 and o.lower() in activity_text]
-        if named:  # the activity names its place ("go to the party at Hobbs Cafe")
-            return PlaceChoice(choice=max(named, key=len))
-        for preferred in (context.get("hint"), context.get("current")):
-            if preferred in options:
-                return PlaceChoice(choice=preferred)
+    def _choose_place(self, context: Mapping[str, Any]) -> PlaceAndArea:
+        """The place the activity names, else the routine's, else where the agent is, else
+        the one whose name shares the activity's words; then the area the same way."""
+        places: dict[str, list[str]] = {k: list(v) for k, v in context["places"].items()}
         activity = str(context.get("activity", ""))
-        stems = keywords(activity)
-        ranked = sorted(options, key=lambda o: -sum(s in o.lower() for s in stems))
-        return PlaceChoice(choice=ranked[0])
+        hint, current = (list(context.get(key) or [None, None]) for key in ("hint", "current"))
+        sector = _pick(sorted(places), activity, [hint[0], current[0]])
+        area = _pick(places[sector], activity, [hint[1] if hint[0] == sector else None,
+                                                current[1] if current[0] == sector else None])
+        return PlaceAndArea(place=sector, area=area)
 
     def _decompose(self, context: Mapping[str, Any]) -> Decomposition:
         activity = str(context["activity"])

@@ -49,9 +49,16 @@ class HourlySchedule(BaseModel):
 
 
 class PlaceChoice(BaseModel):
-    """purposes 'choose_sector' and 'choose_arena': one of the offered names."""
+    """One of the offered names (the simplest schema: the model layer's tests use it)."""
 
     choice: Line
+
+
+class PlaceAndArea(BaseModel):
+    """purpose 'choose_place': a known place and one of its areas."""
+
+    place: Line
+    area: Line
 
 
 class Step(BaseModel):

@@ -477,18 +477,13 @@ class AgentMind:
                 and available(previous.sector, previous.arena) is None):
             block.sector, block.arena = previous.sector, previous.arena  # same activity, same place
             return
-        hint_sector, hint_arena = self._routine_hint(block)
-        current = perception.sector or self.persona.home_sector
+        current = ((perception.sector, perception.arena) if perception.sector and perception.arena
+                   else (self.persona.home_sector, self.persona.home_arena))
         norms = {s: world.norms_of(s) for s in self.state.places.known}
-        block.sector = await acting.choose_sector(
-            self.model, self.persona, block.activity, perception.now, self.state.places.known, current,
-            hint_sector, norms, available)
-        arenas = self.state.places.known.get(block.sector) or world.arenas_of(block.sector)
-        block.arena = await acting.choose_arena(
-            self.model, self.persona, block.activity, perception.now, block.sector, arenas,
-            hint_arena if hint_sector == block.sector else None,
-            perception.arena if perception.sector == block.sector else None,
-            world.norms_of(block.sector), available)
+        known = {s: arenas or world.arenas_of(s) for s, arenas in self.state.places.known.items()}
+        block.sector, block.arena = await acting.choose_place(
+            self.model, self.persona, block.activity, perception.now, known, current,
+            self._routine_hint(block), norms, available)
 
     async def _act(self, now: datetime, perception: Perception, world: WorldView) -> Intent:
         block = self.current_block(now)
