@@ -409,3 +409,26 @@ async def test_a_refused_place_is_asked_again_then_replaced(world):
     assert block.sector != willows, "a closed shop is not where the plan goes"
     assert len(scripted.asked("choose_place")) == 2, "asked once, then once more"
     assert "closed" in scripted.asked("choose_place")[1].prompt
+
+
+async def test_takeaways_scored_with_the_talk_need_no_importance_call(world):
+    model = ScriptedModel({"takeaways": [
+        {"facts": ["Maria Lopez is throwing a party on Friday (heard from Maria Lopez)"],
+         "scores": [8], "importance": 5},
+        {"facts": ["Maria Lopez is tired (heard from Maria Lopez)"], "scores": [3, 4]}]})
+    klaus = await started(make_mind(world, "Klaus Mueller", model))
+    lines = [("Klaus Mueller", "Hi!"), ("Maria Lopez", "I'm throwing a party on Friday")]
+    asked_before = len(model.asked("importance"))
+    await klaus.after_conversation("Maria Lopez", lines, "Oak Hill College: library", MORNING,
+                                   MORNING + timedelta(minutes=5), "Oak Hill College", "library")
+    assert len(model.asked("importance")) == asked_before, "scored with the takeaways"
+    scores = {m.text: m.importance for m in klaus.stream.by_kind("conversation")}
+    assert scores["Maria Lopez is throwing a party on Friday (heard from Maria Lopez)"] == 8
+    assert [s for t, s in scores.items() if "talked with" in t] == [5]
+
+    later = MORNING + timedelta(hours=5)
+    await klaus.after_conversation("Maria Lopez", lines, "Oak Hill College: library", later,
+                                   later + timedelta(minutes=5), "Oak Hill College", "library")
+    rated = model.asked("importance")[-1].context["texts"]
+    assert "Maria Lopez is tired (heard from Maria Lopez)" in rated, \
+        "two scores for one fact: scored the usual way, at once"

@@ -407,7 +407,9 @@ def takeaways(context: Mapping[str, Any], score) -> Takeaways:  # noqa: ANN001
             fact = clip(f"{content} (heard from {partner})")
             if content and is_news(content, score) and fact not in facts:
                 facts.append(fact)
-    return Takeaways(facts=facts[:5])
+    talk = " ".join(text for _, text in context["lines"])
+    return Takeaways(facts=facts[:5], scores=[score(f) for f in facts[:5]],
+                     importance=max(4, score(talk)))  # a talk is never mere routine
 
 
 ASKED_TIME = re.compile(r"\b(noon|midnight|(\d{1,2})(?::(\d{2}))?\s*(am|pm))\b", re.IGNORECASE)

@@ -144,9 +144,13 @@ class WholeConversation(BaseModel):
 
 
 class Takeaways(BaseModel):
-    """purpose 'takeaways': what a participant learned from a conversation."""
+    """purpose 'takeaways': what a participant learned from a conversation, with the importance
+    of each fact (`scores`, in order) and of the conversation itself, so that neither waits for
+    an importance call. Missing or miscounted scores are asked for the usual way."""
 
     facts: Annotated[list[Line], Field(max_length=5)]
+    scores: Annotated[list[Score], Field(max_length=5)] = []
+    importance: Score | None = None
 
 
 class Answer(BaseModel):

@@ -158,11 +158,14 @@ class AgentMind:
             if memory.kind in EXPERIENCE:
                 self.state.reflection.importance_since_reflection += score
                 self.state.reflection.mark()
-                if score >= self.settings.revise_importance and not memory.text.startswith(
-                        f"{self.name} is "):  # news, not our own doings
-                    plan = self.state.planning
-                    plan.notable = (plan.notable + [memory.text])[-NOTABLE_LIMIT:]
-                    plan.mark()
+                self._note_if_news(memory.text, score)
+
+    def _note_if_news(self, text: str, score: int) -> None:
+        """Important news (not our own doings) is kept for the next look at today's plan."""
+        if score >= self.settings.revise_importance and not text.startswith(f"{self.name} is "):
+            plan = self.state.planning
+            plan.notable = (plan.notable + [text])[-NOTABLE_LIMIT:]
+            plan.mark()
 
     async def _rate(self, texts: list[str]) -> list[int]:
         prompt = render("importance", name=self.name, identity=self.persona.identity(),
@@ -430,14 +433,19 @@ class AgentMind:
         self.state.dialogue.mark()
         self.state.reacting.mark()
         talk = " ".join(f"{speaker.split()[0]}: {text}" for speaker, text in lines)
-        record = f"{self.name} talked with {partner} at {place}. {talk}"
-        self.remember("conversation", record[:TRANSCRIPT_LIMIT])
-        facts = await dialogue.takeaways(self.model, self.voice(""), partner, lines)
-        for fact in facts:
-            self.remember("conversation", fact)
+        record = f"{self.name} talked with {partner} at {place}. {talk}"[:TRANSCRIPT_LIMIT]
+        learned = await dialogue.takeaways(self.model, self.voice(""), partner, lines)
+        scored = {record: learned.importance, **learned.facts}
+        for text, score in scored.items():
+            if score is not None:  # scored with the takeaways: no importance call for it
+                self._importance_by_text[text] = score
+                self._note_if_news(text, score)
+            self.remember("conversation", text)
         step = PlanStep(start, end, f"talking with {partner}", "", "", "💬")
         self.interrupt(start, end, f"talking with {partner}", sector, arena, [step])
-        await self.flush_memories(start, force=True)  # scored now: it counts toward reflection
+        # Stored now; what the takeaways left unscored is scored now too (it is news).
+        await self.flush_memories(start, force=None in scored.values())
+        facts = list(learned.facts)
         if facts:  # news can change the rest of today, from the end of the talk
             self.state.planning.notable = [t for t in self.state.planning.notable if t not in facts]
             self.state.planning.mark()

@@ -165,10 +165,22 @@ async def converse_in_one_call(model: LanguageModel, first: Voice, second: Voice
     return [(line.speaker, line.text) for line in answer.lines]
 
 
-async def takeaways(model: LanguageModel, voice: Voice, partner: str, lines: list[Line]) -> list[str]:
+@dataclass(frozen=True)
+class Learned:
+    """What a participant took from a conversation: facts with their importance where the
+    model gave it (None: to be scored the usual way), and the importance of the talk."""
+
+    facts: dict[str, int | None]
+    importance: int | None
+
+
+async def takeaways(model: LanguageModel, voice: Voice, partner: str, lines: list[Line]) -> Learned:
     prompt = render("takeaways", name=voice.name, partner=partner, transcript=transcript(lines))
     answer = await model.ask(Ask(
         purpose="takeaways", prompt=prompt, schema=Takeaways, agent=voice.name,
         default=lambda: Takeaways(facts=[]),
         context={"name": voice.name, "partner": partner, "lines": lines}))
-    return answer.facts
+    scores: list[int | None] = list(answer.scores)
+    if len(scores) != len(answer.facts):
+        scores = [None] * len(answer.facts)
+    return Learned(dict(zip(answer.facts, scores, strict=True)), answer.importance)
