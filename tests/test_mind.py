@@ -86,6 +86,25 @@ async def test_reflection_waits_for_the_importance_threshold_then_cites_its_evid
     assert reflection.text == "Klaus cares about his research"
     assert [mind.stream.memories[i].text for i in reflection.evidence] == cited
     assert mind.state.reflection.importance_since_reflection == 0
+    rated = [t for r in model.asked("importance") for t in r.context["texts"]]
+    assert "Klaus cares about his research" in rated, "an unrated insight is scored the usual way"
+
+
+async def test_an_insight_rated_as_it_is_drawn_needs_no_importance_call(world):
+    model = ScriptedModel({
+        "importance": lambda r: {"scores": [5] * len(r.context["texts"])},
+        "reflection_questions": [{"questions": ["What does Klaus care about?"]}],
+        "insights": [{"insights": [{"text": "Klaus cares about his research", "evidence": [1],
+                                    "importance": 6}]}]})
+    mind = make_mind(world, "Klaus Mueller", model, MindSettings(reflection_threshold=150))
+    mind._step_time = MORNING
+    for index in range(30):
+        mind.remember("observation", f"Klaus Mueller is reading source number {index}")
+    await mind.flush_memories(MORNING, force=True)
+    scored = len(model.asked("importance"))
+    await mind._maybe_reflect(MORNING)
+    assert len(model.asked("importance")) == scored
+    assert [m.importance for m in mind.stream.by_kind("reflection")] == [6]
 
 
 async def test_reflections_are_retrieved_when_reflecting_again(world):

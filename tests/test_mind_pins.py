@@ -78,6 +78,24 @@ async def test_reflection_keeps_at_most_the_configured_insights_per_question():
     assert len(found) == 2
 
 
+async def test_the_questions_of_a_reflection_are_answered_at_once():
+    """All three insight asks are in flight together (each waits for the other two)."""
+    import asyncio
+
+    class Gathered(Scripted):
+        def __init__(self) -> None:
+            super().__init__(["What matters?", "Who matters?", "What is new?"])
+            self.barrier = asyncio.Barrier(3)
+
+        async def ask(self, request: Ask):
+            if request.purpose == "insights":
+                await asyncio.wait_for(self.barrier.wait(), timeout=30)
+            return await super().ask(request)
+
+    found = await reflect(Gathered(), "Klaus Mueller", numbered_stream(20), NOW, MindSettings())
+    assert len(found) == 3
+
+
 class Scripted:
     """A model that records every Ask and answers reflection's two purposes from a script."""
 
@@ -134,8 +152,8 @@ async def test_reflection_asks_three_questions_of_the_hundred_latest_memories_as
         fallback = ask.default().insights[0]
         assert "Klaus Mueller" in fallback.text and question in fallback.text
         assert fallback.evidence == [1]
-    assert [text for text, _ in found] == [f"insight on {q}" for q in model.questions]
-    assert all(len(evidence) == 2 for _, evidence in found)
+    assert [f.text for f in found] == [f"insight on {q}" for q in model.questions]
+    assert all(len(f.evidence) == 2 for f in found)
 
 
 async def test_an_insight_citing_a_statement_that_was_not_shown_is_unusable():

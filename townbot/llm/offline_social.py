@@ -238,7 +238,8 @@ def insights(context: Mapping[str, Any], score) -> Insights:  # noqa: ANN001
                              evidence=[lived[0]]))
     if not found:
         found.append(Insight(text=f"{name} has been thinking things over", evidence=[1]))
-    return Insights(insights=found[:5])
+    return Insights(insights=[i.model_copy(update={"importance": score(i.text)})
+                              for i in found[:5]])
 
 
 def react(context: Mapping[str, Any], chance: int) -> Reaction:

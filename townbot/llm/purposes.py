@@ -92,10 +92,12 @@ class ReflectionQuestions(BaseModel):
 class Insight(BaseModel):
     text: Line
     evidence: Annotated[list[int], Field(min_length=1, max_length=10)]
+    importance: Score | None = None  # None: scored the usual way
 
 
 class Insights(BaseModel):
-    """purpose 'insights': up to five insights citing numbered statements as evidence."""
+    """purpose 'insights': up to five insights citing numbered statements as evidence, each
+    rated for importance as it is drawn (no importance call of its own)."""
 
     insights: Annotated[list[Insight], Field(min_length=1, max_length=5)]
 

@@ -275,12 +275,18 @@ class AgentMind:
         self.state.reflection.importance_since_reflection = 0
         self.state.reflection.mark()
         known = {m.text for m in self.stream.by_kind("reflection")}
-        for text, evidence in await reflection.reflect(self.model, self.name, self.stream, now,
-                                                       self.settings):
-            if text not in known:  # the same insight twice adds nothing
-                known.add(text)
-                self.remember("reflection", text, evidence)
-        await self.flush_memories(now, force=True)
+        unscored = False
+        for found in await reflection.reflect(self.model, self.name, self.stream, now,
+                                              self.settings):
+            if found.text in known:  # the same insight twice adds nothing
+                continue
+            known.add(found.text)
+            if found.importance is None:
+                unscored = True
+            else:  # rated with the insight: no importance call for it
+                self._importance_by_text.setdefault(found.text, found.importance)
+            self.remember("reflection", found.text, found.evidence)
+        await self.flush_memories(now, force=unscored)
 
     async def hear_inner_voice(self, text: str, now: datetime) -> str:
         """A directive from the inner voice becomes the resident's own thought; an awake
