@@ -451,3 +451,29 @@ async def test_takeaways_scored_with_the_talk_need_no_importance_call(world):
     rated = model.asked("importance")[-1].context["texts"]
     assert "Maria Lopez is tired (heard from Maria Lopez)" in rated, \
         "two scores for one fact: scored the usual way, at once"
+
+
+async def test_a_block_goes_where_the_schedule_put_it_unless_it_is_closed_or_unknown(world):
+    cafe, market = "Hobbs Cafe", "The Willows Market and Pharmacy"
+    scripted = ScriptedModel({"hourly_schedule": [{"blocks": [
+        {"start": "08:00", "minutes": 60, "activity": "have coffee", "place": f"{cafe}: cafe"},
+        {"start": "09:00", "minutes": 60, "activity": "buy medicine",
+         "place": f"{market}: pharmacy"},
+        {"start": "10:00", "minutes": 60, "activity": "read", "place": "the moon: crater"},
+        {"start": "11:00", "minutes": 600, "activity": "go to bed", "place": ""}]}]})
+    mind = make_mind(world, "John Lin", build_model_stack(scripted))
+    mind.state.places.known.setdefault(cafe, list(world.sectors[cafe].arenas))
+    mind.state.places.known.setdefault(market, list(world.sectors[market].arenas))
+    await started(mind, MORNING - timedelta(hours=1))
+    here = Perception(MORNING - timedelta(hours=1), "Lin family's house", "kitchen")
+    intent = await mind.think(here, OpenWorld(world))
+    assert (intent.sector, intent.arena) == (cafe, "cafe") and not scripted.asked("choose_place")
+
+    closed = OpenWorld(world, {(market, None): f"{market} is closed now"})
+    intent = await mind.think(Perception(MORNING, cafe, "cafe"), closed)
+    assert intent.sector != market and scripted.asked("choose_place"), \
+        "a planned place that is closed when the block begins is chosen again"
+
+    asked = len(scripted.asked("choose_place"))
+    await mind.think(Perception(MORNING + timedelta(hours=1), cafe, "cafe"), OpenWorld(world))
+    assert len(scripted.asked("choose_place")) == asked + 1, "an unknown place is chosen when due"

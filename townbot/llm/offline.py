@@ -418,7 +418,15 @@ class OfflineModel(LanguageModel):
         return DayPlan(items=items)
 
     def _hourly_schedule(self, context: Mapping[str, Any]) -> HourlySchedule:
+        """The routine, with today's appointments cut in, in blocks of one to two hours; each
+        routine block at its routine place when that is known (an appointment's is chosen when
+        it begins)."""
         routine = self._from_now(self._with_appointments(context), context)
+        known = context.get("known") or {}
+
+        def place(step: Mapping[str, Any]) -> str:
+            sector, _, arena = str(step.get("where", "")).rpartition(": ")
+            return f"{sector}: {arena}" if arena in known.get(sector, ()) else ""
         blocks: list[ScheduleBlock] = []
         carried: int | None = None  # start of a too-short first step, folded into the next
         for step, following in zip(routine, routine[1:], strict=False):
@@ -450,6 +458,7 @@ class OfflineModel(LanguageModel):
                         start=f"{edges[index] // 60:02d}:{edges[index] % 60:02d}",
                         minutes=edges[index + 1] - edges[index],
                         activity=activity,
+                        place=place(step),
                     )
                 )
         return HourlySchedule(blocks=blocks)

@@ -40,10 +40,12 @@ class ScheduleBlock(BaseModel):
     start: str = Field(pattern=r"^\d{2}:\d{2}$")
     minutes: Annotated[int, Field(ge=5, le=720)]
     activity: Line
+    place: Annotated[str, Field(max_length=200)] = ""  # "sector: arena"; "" to choose later
 
 
 class HourlySchedule(BaseModel):
-    """purpose 'hourly_schedule': the waking day as hour-level blocks."""
+    """purpose 'hourly_schedule': the waking day as hour-level blocks, each with the known
+    place and area it happens in (a place that is not known is chosen when the block begins)."""
 
     blocks: Annotated[list[ScheduleBlock], Field(min_length=1, max_length=40)]
 

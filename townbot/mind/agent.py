@@ -242,7 +242,7 @@ class AgentMind:
         day_label = now.strftime("%A %B %d")
         self.remember("plan", f"{self.name}'s plan for {day_label}: {'; '.join(items)}")
         blocks = await planning.plan_hours(self.model, self.persona, now, items, intentions,
-                                           sorted(self.state.places.known))
+                                           self.state.places.known)
         schedule = "; ".join(f"{clock_face(minute_of_day(b.start))} {b.activity}" for b in blocks)
         self.remember("plan", f"{self.name}'s schedule for {day_label}: {schedule}")
         self.state.planning.day, self.state.planning.day_plan = now.date(), items
@@ -332,7 +332,7 @@ class AgentMind:
         around news that changed the day."""
         intentions = list(dict.fromkeys([*(news or []), *await self._intentions(now)]))
         blocks = await planning.plan_hours(self.model, self.persona, now, self.state.planning.day_plan,
-                                           intentions, sorted(self.state.places.known), start=now,
+                                           intentions, self.state.places.known, start=now,
                                            directive=directive)
         if not blocks:
             return
@@ -504,6 +504,9 @@ class AgentMind:
         if block is None:
             return Intent(self.name, self.persona.home_sector, self.persona.home_arena,
                           "getting ready for the day", "🙂")
+        if (block.sector is not None and block.arena is not None and not block.steps
+                and self._availability(world)(block.sector, block.arena) is not None):
+            block.sector = block.arena = None  # the planned place cannot be entered now
         if block.sector is None or block.arena is None:
             await self._place_block(block, perception, world)
             block.steps = []

@@ -19,6 +19,7 @@ from townbot.llm.purposes import (
     ScheduleBlock,
     Step,
 )
+from townbot.mind.acting import places_text
 from townbot.mind.memory import Memory, MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
 from townbot.mind.retrieval import retrieve
@@ -149,11 +150,20 @@ def _schedule_problem(answer: HourlySchedule, persona: Persona,
     return None
 
 
+def known_spot(place: str, known: dict[str, list[str]]) -> tuple[str | None, str | None]:
+    """'Hobbs Cafe: cafe' as (sector, arena) when it is a known area; else (None, None), and
+    the block's place is chosen when it begins."""
+    sector, _, arena = place.rpartition(": ")
+    return (sector, arena) if arena in known.get(sector, ()) else (None, None)
+
+
 def blocks_from_schedule(schedule: HourlySchedule, persona: Persona, day: datetime,
-                         start: datetime | None = None) -> list[PlanBlock]:
+                         start: datetime | None = None,
+                         known: dict[str, list[str]] | None = None) -> list[PlanBlock]:
     """Anchor the schedule to the date. A block lasts its minutes, cut short where the next
     begins; a gap up to SMALL_GAP joins the block before it, a longer one (and the evening after
-    the last block) follows the resident's routine for that time."""
+    the last block) follows the resident's routine for that time. A block keeps the place it
+    names when that is a known area."""
     midnight = day.replace(hour=0, minute=0, second=0, microsecond=0)
     bedtime = midnight + timedelta(minutes=persona.sleeps)
     starts = [midnight + timedelta(minutes=parse_clock(b.start)) for b in schedule.blocks]
@@ -163,7 +173,8 @@ def blocks_from_schedule(schedule: HourlySchedule, persona: Persona, day: dateti
         end = min(following, starts[index] + timedelta(minutes=entry.minutes))
         if following - end <= SMALL_GAP:
             end = following
-        blocks.append(PlanBlock(start=starts[index], end=end, activity=entry.activity))
+        blocks.append(PlanBlock(starts[index], end, entry.activity,
+                                *known_spot(entry.place, known or {})))
         if end < following:
             blocks.append(PlanBlock(start=end, end=following,
                                     activity=routine_activity_at(persona, minute_of_day(end))))
@@ -171,7 +182,8 @@ def blocks_from_schedule(schedule: HourlySchedule, persona: Persona, day: dateti
     for block in blocks:
         begin = max(block.start, start) if start else block.start
         if begin < bedtime and block.end > begin:
-            cut.append(PlanBlock(start=begin, end=min(block.end, bedtime), activity=block.activity))
+            cut.append(PlanBlock(begin, min(block.end, bedtime), block.activity, block.sector,
+                                 block.arena))
     return cut
 
 
@@ -185,11 +197,17 @@ def routine_activity_at(persona: Persona, minute: int) -> str:
 
 
 async def plan_hours(model: LanguageModel, persona: Persona, day: datetime, items: list[str],
-                     intentions: list[str], places: list[str], *, start: datetime | None = None,
-                     directive: str | None = None) -> list[PlanBlock]:
-    """The hour-level schedule of the waking day, or of its rest from `start` (replanning)."""
+                     intentions: list[str], known: dict[str, list[str]], *,
+                     start: datetime | None = None, directive: str | None = None) -> list[PlanBlock]:
+    """The hour-level schedule of the waking day, or of its rest from `start` (replanning),
+    each block with its place among the known ones (so most blocks need no place call)."""
     begins = start.hour * 60 + start.minute if start else None
+    places = sorted(known)
+    home = f"{persona.home_sector}: {persona.home_arena}"
+    work = (f"{persona.work_sector}: {persona.work_arena}"
+            if persona.work_sector and persona.work_arena else home)
     prompt = render("hourly_schedule", identity=persona.identity(), first_name=persona.first_name,
+                    places=places_text(known), home=home, work=work,
                     date=day.strftime("%A %B %d"), plan=bullet_list(items),
                     intentions=bullet_list(([f"(new) {directive}"] if directive else [])
                                            + intentions),
@@ -200,9 +218,9 @@ async def plan_hours(model: LanguageModel, persona: Persona, day: datetime, item
         default=lambda: _default_schedule(persona),
         check=lambda a: _schedule_problem(a, persona, begins),
         context={"routine": routine_context(persona), "plan": items, "intentions": intentions,
-                 "places": places, "date": day.date().isoformat(), "name": persona.name,
-                 "from": begins, "directive": directive}))
-    return blocks_from_schedule(answer, persona, day, start)
+                 "places": places, "known": known, "date": day.date().isoformat(),
+                 "name": persona.name, "from": begins, "directive": directive}))
+    return blocks_from_schedule(answer, persona, day, start, known)
 
 
 async def should_revise(model: LanguageModel, persona: Persona, summary: str, now: datetime,
