@@ -178,6 +178,7 @@ async def run(hours: float, latency: float, embed_latency: float, seed: int,
         worst = (0.0, 0.0, start)
         longest = (0.0, 0.0, start)
         by_hour: dict[Any, float] = defaultdict(float)
+        ticks_of_hour: dict[Any, list[tuple[Any, float, float]]] = defaultdict(list)
         for _ in range(ticks):
             root = Work()
             token = CURRENT.set(root)
@@ -187,6 +188,7 @@ async def run(hours: float, latency: float, embed_latency: float, seed: int,
             CURRENT.reset(token)
             wall, critical = wall + spent, critical + root.critical()
             by_hour[when.replace(minute=0)] += spent
+            ticks_of_hour[when.replace(minute=0)].append((when, spent, root.critical()))
             if spent > longest[0]:
                 longest = (spent, root.critical(), when)
             if spent - root.critical() > worst[0] - worst[1]:
@@ -200,6 +202,10 @@ async def run(hours: float, latency: float, embed_latency: float, seed: int,
     print(f"largest gap: tick at {worst[2]:%H:%M} took {worst[0]:.2f} s against {worst[1]:.2f} s")
     hour, hour_wall = max(by_hour.items(), key=lambda item: item[1])
     print(f"worst game hour: {hour:%a %H:00} took {hour_wall:.1f} s of wall time (goal <= 30 s)")
+    for start, total in sorted(by_hour.items(), key=lambda item: -item[1])[:3]:
+        ticks = ", ".join(f"{when:%H:%M} {spent:.1f}/{critical:.1f}"
+                          for when, spent, critical in ticks_of_hour[start])
+        print(f"  {start:%a %H:00} {total:.1f} s; each tick's wall/critical path in s: {ticks}")
     print(f"longest tick: {longest[2]:%a %H:%M} took {longest[0]:.2f} s against its critical path "
           f"{longest[1]:.2f} s: {longest[0] / (longest[1] or float('inf')):.2f} (goal <= 1.3)")
     ok = ratio < TARGET_RATIO

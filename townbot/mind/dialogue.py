@@ -2,7 +2,8 @@
 listener from what it remembers about them, then retrieves again on that summary, on what the
 listener is doing and on the last lines; the line is conditioned on those memories, today's
 date and time, the speaker's own action and the conversation so far, until someone ends it or
-the turn cap is reached. Afterwards each participant remembers the conversation and what it
+the turn cap is reached (both speakers' relationship summaries are asked at once when the
+conversation begins). Afterwards each participant remembers the conversation and what it
 learned, which is how news spreads.
 
 A setting generates the whole exchange in one call instead (the paper's suggested saving).
@@ -10,6 +11,7 @@ A setting generates the whole exchange in one call instead (the paper's suggeste
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -121,8 +123,17 @@ async def next_line(model: LanguageModel, voice: Voice, partner: Voice, lines: l
                  + [t for s, t in lines if s == voice.name]}))
 
 
+async def relationships(model: LanguageModel, first: Voice, second: Voice, now: datetime,
+                        count: int) -> tuple[str, str]:
+    """Both speakers' relationship summaries, asked at once (neither needs the other's)."""
+    mine, theirs = await asyncio.gather(relationship_with(model, first, second, now, count),
+                                        relationship_with(model, second, first, now, count))
+    return mine, theirs
+
+
 async def converse_by_lines(model: LanguageModel, first: Voice, second: Voice, now: datetime,
                             place: str, turn_cap: int, count: int) -> list[Line]:
+    await relationships(model, first, second, now, count)  # both speak at least once
     lines: list[Line] = []
     speakers = (first, second)
     while len(lines) < turn_cap:
@@ -141,10 +152,10 @@ def _whole_problem(answer: WholeConversation, names: set[str]) -> str | None:
 
 async def converse_in_one_call(model: LanguageModel, first: Voice, second: Voice, now: datetime,
                                place: str, count: int) -> list[Line]:
-    relation_a = await relationship_with(model, first, second, now, count)
-    relation_b = await relationship_with(model, second, first, now, count)
-    memories_a = await recall_for(model, first, second, relation_a, [], now, count)
-    memories_b = await recall_for(model, second, first, relation_b, [], now, count)
+    relation_a, relation_b = await relationships(model, first, second, now, count)
+    memories_a, memories_b = await asyncio.gather(
+        recall_for(model, first, second, relation_a, [], now, count),
+        recall_for(model, second, first, relation_b, [], now, count))
     prompt = render("conversation", summary_a=first.summary, summary_b=second.summary,
                     moment=moment(now), place=place, first=first.name, second=second.name,
                     action_a=first.action or "talking", action_b=second.action or "talking",
