@@ -477,3 +477,29 @@ async def test_a_block_goes_where_the_schedule_put_it_unless_it_is_closed_or_unk
     asked = len(scripted.asked("choose_place"))
     await mind.think(Perception(MORNING + timedelta(hours=1), cafe, "cafe"), OpenWorld(world))
     assert len(scripted.asked("choose_place")) == asked + 1, "an unknown place is chosen when due"
+
+
+async def test_a_memory_queued_while_others_are_stored_is_kept_for_the_next_flush(world):
+    import asyncio
+
+    class SlowEmbedding(ScriptedModel):
+        def __init__(self) -> None:
+            super().__init__()
+            self.release = asyncio.Event()
+
+        async def embed(self, texts, call=None):
+            await self.release.wait()
+            return await super().embed(texts, call)
+
+    model = SlowEmbedding()
+    mind = make_mind(world, "Klaus Mueller", model)
+    mind._step_time = MORNING
+    mind.remember("observation", "Klaus Mueller is reading")
+    flushing = asyncio.ensure_future(mind.flush_memories(MORNING))
+    await asyncio.sleep(0)
+    mind.remember("thought", "Klaus Mueller wants more coffee")  # while the first is embedded
+    model.release.set()
+    await flushing
+    assert [m.text for m in mind.stream.memories] == ["Klaus Mueller is reading"]
+    await mind.flush_memories(MORNING)
+    assert mind.stream.memories[-1].text == "Klaus Mueller wants more coffee"

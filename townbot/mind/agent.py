@@ -6,6 +6,7 @@ the world itself.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -87,6 +88,7 @@ class AgentMind:
         self._clock_now = clock_now  # the engine's clock; nothing sets a mind's time from outside
         self._step_time: datetime | None = None  # without one: the time of the current step
         self._importance_by_text = {m.text: m.importance for m in stream.memories}
+        self._flushing = asyncio.Lock()
 
     @property
     def name(self) -> str:
@@ -119,20 +121,22 @@ class AgentMind:
         """Store queued memories at once, retrievable from now on; texts never scored before
         carry a provisional importance until they are scored together with the others (at
         most every SCORING_INTERVAL unless forced), which is when they count toward
-        reflection."""
-        await self._store_pending()
-        last = self.state.queue.last_scored
-        if not self.state.queue.unscored or (
-                not force and last and now - last < SCORING_INTERVAL):
-            return
-        await self._score_unscored(now)
+        reflection. One flush at a time: a reflection stores its insights while the rest of
+        the step goes on."""
+        async with self._flushing:
+            await self._store_pending()
+            last = self.state.queue.last_scored
+            if not self.state.queue.unscored or (
+                    not force and last and now - last < SCORING_INTERVAL):
+                return
+            await self._score_unscored(now)
 
     async def _store_pending(self) -> None:
-        pending = self.state.queue.pending
+        pending = list(self.state.queue.pending)
         if not pending:
             return
         vectors = await self.model.embed([p.text for p in pending])
-        self.state.queue.pending = []
+        self.state.queue.pending = self.state.queue.pending[len(pending):]  # queued meanwhile
         self.state.queue.mark()
         for waiting, vector in zip(pending, vectors, strict=True):
             known = self._importance_by_text.get(waiting.text)
@@ -146,7 +150,7 @@ class AgentMind:
                 self.state.reflection.mark()
 
     async def _score_unscored(self, now: datetime) -> None:
-        ids = self.state.queue.unscored
+        ids = list(self.state.queue.unscored)
         texts = list(dict.fromkeys(self.stream.memories[i].text for i in ids))
         self._importance_by_text.update(zip(texts, await self._rate(texts), strict=True))
         self.state.queue.unscored, self.state.queue.last_scored = [], now
@@ -219,13 +223,19 @@ class AgentMind:
                                                              self.stream, now)
                 self.state.summary.mark()
             await self.flush_memories(now)
-            await self._maybe_reflect(now)
-            await self._maybe_revise(now)
-            talk_to = await self._maybe_react(now, perception, fresh)
-            intent = await self._act(now, perception, world)
-            intent.talk_to = talk_to
+            # Reflecting needs nothing the rest of the step decides, nor the other way round.
+            _, intent = await asyncio.gather(self._maybe_reflect(now),
+                                             self._react_and_act(now, perception, fresh, world))
         self._record_own_action(intent)
         await self.flush_memories(now)
+        return intent
+
+    async def _react_and_act(self, now: datetime, perception: Perception, fresh: list[Sighting],
+                             world: WorldView) -> Intent:
+        await self._maybe_revise(now)
+        talk_to = await self._maybe_react(now, perception, fresh)
+        intent = await self._act(now, perception, world)
+        intent.talk_to = talk_to
         return intent
 
     def _sleep_intent(self) -> Intent:
