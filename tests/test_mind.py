@@ -503,3 +503,21 @@ async def test_a_memory_queued_while_others_are_stored_is_kept_for_the_next_flus
     assert [m.text for m in mind.stream.memories] == ["Klaus Mueller is reading"]
     await mind.flush_memories(MORNING)
     assert mind.stream.memories[-1].text == "Klaus Mueller wants more coffee"
+
+
+async def test_small_talk_rated_low_does_not_make_the_plan_look_again(world):
+    model = ScriptedModel({"takeaways": [
+        {"facts": ["Maria Lopez is tired (heard from Maria Lopez)"], "scores": [3],
+         "importance": 3},
+        {"facts": ["Maria Lopez is hosting a party at 5 pm (heard from Maria Lopez)"],
+         "scores": [8], "importance": 8}]})
+    klaus = await started(make_mind(world, "Klaus Mueller", model))
+    lines = [("Klaus Mueller", "Hi!"), ("Maria Lopez", "I'm tired")]
+    await klaus.after_conversation("Maria Lopez", lines, "Oak Hill College: library", MORNING,
+                                   MORNING + timedelta(minutes=5), "Oak Hill College", "library")
+    assert not model.asked("revise_plan")
+    later = MORNING + timedelta(hours=5)
+    await klaus.after_conversation("Maria Lopez", lines, "Oak Hill College: library", later,
+                                   later + timedelta(minutes=5), "Oak Hill College", "library")
+    assert model.asked("revise_plan")[0].context["news"] == [
+        "Maria Lopez is hosting a party at 5 pm (heard from Maria Lopez)"]

@@ -461,8 +461,11 @@ class AgentMind:
         self.interrupt(start, end, f"talking with {partner}", sector, arena, [step])
         # Stored now; what the takeaways left unscored is scored now too (it is news).
         await self.flush_memories(start, force=None in scored.values())
-        facts = list(learned.facts)
-        if facts:  # news can change the rest of today, from the end of the talk
+        # News can change the rest of today, from the end of the talk: what was rated as
+        # important as other news must be (or not rated), not small talk.
+        facts = [fact for fact, score in learned.facts.items()
+                 if score is None or score >= self.settings.revise_importance]
+        if facts:
             self.state.planning.notable = [t for t in self.state.planning.notable if t not in facts]
             self.state.planning.mark()
             await self.reconsider(end, facts)
