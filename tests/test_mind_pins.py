@@ -185,3 +185,23 @@ async def test_reflection_retrieves_with_the_minds_count_budget_and_weights():
     await reflect(by_relevance, "Klaus Mueller", stream, NOW, MindSettings(
         retrieval_count=1, weights=RetrievalWeights(recency=0, importance=0, relevance=1)))
     assert by_relevance.asks[1].context["texts"] == ["an old unimportant note about chess"]
+
+
+# --- plans cut by a reaction ------------------------------------------------------------------
+
+
+def test_a_block_resumes_with_the_steps_still_ahead_of_it():
+    from townbot.mind.planning import insert_block
+    from townbot.mind.plans import PlanBlock, PlanStep
+
+    at = NOW.replace(hour=9, minute=0)
+    steps = [PlanStep(at + timedelta(minutes=m), at + timedelta(minutes=m + 15), action, "desk",
+                      "in use", "📚") for m, action in ((0, "reading"), (15, "taking notes"),
+                                                       (30, "writing"))]
+    work = PlanBlock(at, at + timedelta(minutes=45), "study", "Oak Hill College", "library", steps)
+    talk = PlanBlock(at + timedelta(minutes=10), at + timedelta(minutes=20), "talking with Maria")
+    before, _, after = insert_block([work], talk)
+    assert [(s.action, s.start.minute, s.end.minute) for s in before.steps] == [("reading", 0, 10)]
+    assert after.resumed and (after.sector, after.arena) == ("Oak Hill College", "library")
+    assert [(s.action, s.start.minute, s.end.minute) for s in after.steps] == [
+        ("taking notes", 20, 30), ("writing", 30, 45)], "no new decomposition is needed"

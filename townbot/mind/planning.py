@@ -6,6 +6,7 @@ other memory. Steps are decomposed just in time, when their block begins.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -71,12 +72,15 @@ def dated_memories(stream: MemoryStream, day: datetime, limit: int = 3) -> list[
 
 def insert_block(blocks: list[PlanBlock], new: PlanBlock) -> list[PlanBlock]:
     """Cut `new` into the schedule: what it overlaps is shortened, and the part of a block
-    that resumes after it loses its steps so that it is decomposed again from then on."""
+    that resumes after it keeps the steps still ahead (the first one starting when `new`
+    ends); a part with none left is decomposed again when it resumes."""
     result: list[PlanBlock] = []
     for block in blocks:
         if block.end <= new.start or block.start >= new.end:
             result.append(block)
             continue
+        ahead = [replace(step, start=max(step.start, new.end)) for step in block.steps
+                 if step.end > new.end]  # before the part ahead of `new` is cut short
         if block.start < new.start:
             kept = [s for s in block.steps if s.start < new.start]
             if kept:
@@ -85,7 +89,7 @@ def insert_block(blocks: list[PlanBlock], new: PlanBlock) -> list[PlanBlock]:
                                     block.arena, kept))
         if block.end > new.end:
             result.append(PlanBlock(new.end, block.end, block.activity, block.sector,
-                                    block.arena, [], resumed=True))
+                                    block.arena, ahead, resumed=True))
     result.append(new)
     return sorted(result, key=lambda b: b.start)
 
