@@ -20,8 +20,12 @@ longest tick against its critical path are printed beside the totals. Prompt tok
 offline model's estimates (four characters a token), printed also with the schema system message
 that json_object and prompt modes add to every call.
 
+With `--residents N` the town is the 25 personas cloned under new names up to N (the synthetic
+town of benchmarks/speed.py), so `--residents 100 --latency 0 --embed-latency 0` prints the calls
+per agent-day of a whole day of 100 residents in a minute or two.
+
 Usage: python benchmarks/llm_latency.py [--hours H | --days D] [--latency S] [--embed-latency S]
-                                        [--concurrency N]
+                                        [--concurrency N] [--residents N]
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from speed import cloned_town  # the synthetic town of the speed table (same folder)
 
 from townbot.llm.faults import FaultRates, FaultyModel
 from townbot.llm.offline import OfflineModel
@@ -159,9 +164,11 @@ def print_usage(rows: list[dict[str, Any]], agents: int, hours: float,
 
 
 async def run(hours: float, latency: float, embed_latency: float, seed: int,
-              concurrency: int) -> bool:
+              concurrency: int, residents: int | None = None) -> bool:
     asyncio.get_running_loop().set_task_factory(task_factory)
     world = load_world(ROOT / "world.yaml", ROOT / "personas")
+    if residents is not None:
+        world = cloned_town(world, residents)
     faulty = FaultyModel(OfflineModel(seed=seed), FaultRates(latency=latency), seed=seed,
                          embed_latency=embed_latency)
     chained = ChainedModel(faulty, latency, embed_latency, concurrency)
@@ -224,10 +231,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY,
                         help=f"calls in flight at once (default {DEFAULT_CONCURRENCY}, as the real client)")
+    parser.add_argument("--residents", type=int,
+                        help="residents of a synthetic town (the personas cloned); default: the 25")
     args = parser.parse_args()
     hours = args.hours if args.hours is not None else 24 * (args.days if args.days is not None else 1)
     return 0 if asyncio.run(run(hours, args.latency, args.embed_latency, args.seed,
-                                         args.concurrency)) else 1
+                                args.concurrency, args.residents)) else 1
 
 
 if __name__ == "__main__":
