@@ -70,9 +70,9 @@ def test_slightly_off_values_are_mended_when_the_meaning_is_clear():
     scores, problem, _, _ = read_answer(ask("importance", ImportanceScores),
                                         '{"scores": [0, 11, "7", 4.6]}')
     assert problem is None and scores.scores == [1, 10, 7, 5]
-    insights = {"insights": [{"text": f"insight number {i}", "evidence": [1]} for i in range(7)]}
+    insights = {"insights": [{"text": f"insight number {i}", "evidence": [1]} for i in range(17)]}
     many, problem, _, _ = read_answer(ask("insights", Insights), json.dumps(insights))
-    assert problem is None and len(many.insights) == 5
+    assert problem is None and len(many.insights) == 15
 
 
 def test_values_far_off_are_still_refused():

@@ -78,24 +78,6 @@ async def test_reflection_keeps_at_most_the_configured_insights_per_question():
     assert len(found) == 2
 
 
-async def test_the_questions_of_a_reflection_are_answered_at_once():
-    """All three insight asks are in flight together (each waits for the other two)."""
-    import asyncio
-
-    class Gathered(Scripted):
-        def __init__(self) -> None:
-            super().__init__(["What matters?", "Who matters?", "What is new?"])
-            self.barrier = asyncio.Barrier(3)
-
-        async def ask(self, request: Ask):
-            if request.purpose == "insights":
-                await asyncio.wait_for(self.barrier.wait(), timeout=30)
-            return await super().ask(request)
-
-    found = await reflect(Gathered(), "Klaus Mueller", numbered_stream(20), NOW, MindSettings())
-    assert len(found) == 3
-
-
 class Scripted:
     """A model that records every Ask and answers reflection's two purposes from a script."""
 
@@ -113,9 +95,12 @@ class Scripted:
         self.asks.append(request)
         if request.purpose == "reflection_questions":
             return ReflectionQuestions(questions=self.questions)
-        cited = [1, 2] if len(request.context["texts"]) > 1 else [1]
-        return Insights(insights=[Insight(text=f"insight on {request.context['question']}",
-                                          evidence=cited)] * self.insights)
+        found = []
+        for number, (question, group) in enumerate(zip(request.context["questions"],
+                                                       request.context["groups"], strict=True), 1):
+            found += [Insight(question=number, text=f"insight on {question}",
+                              evidence=group[:2])] * self.insights
+        return Insights(insights=found)
 
     async def embed(self, texts):
         return np.array([self.vectors.get(t, [1, 0, 0, 0]) for t in texts], dtype=np.float32)
@@ -142,18 +127,31 @@ async def test_reflection_asks_three_questions_of_the_hundred_latest_memories_as
     assert "Klaus Mueller" in first.default().questions[0]
 
     insight_asks = model.asks[1:]
-    assert [a.purpose for a in insight_asks] == ["insights"] * 3
-    for ask, question in zip(insight_asks, model.questions, strict=True):
-        assert ask.agent == "Klaus Mueller"
-        assert question in ask.prompt and "Klaus Mueller" in ask.prompt
-        assert "1. memory number" in ask.prompt
-        assert ask.context["name"] == "Klaus Mueller" and ask.context["question"] == question
-        assert ask.context["kinds"] == ["observation"] * len(ask.context["texts"])
-        fallback = ask.default().insights[0]
-        assert "Klaus Mueller" in fallback.text and question in fallback.text
-        assert fallback.evidence == [1]
+    assert [a.purpose for a in insight_asks] == ["insights"], "one call for the three questions"
+    ask = insight_asks[0]
+    assert ask.agent == "Klaus Mueller" and "Klaus Mueller" in ask.prompt
+    for number, question in enumerate(model.questions, 1):
+        assert f'Question {number}: "{question}"' in ask.prompt
+    assert "1. memory number" in ask.prompt
+    assert ask.context["name"] == "Klaus Mueller" and ask.context["questions"] == model.questions
+    assert ask.context["kinds"] == ["observation"] * len(ask.context["texts"])
+    assert all(ask.context["texts"][n - 1].startswith("memory number")
+               for group in ask.context["groups"] for n in group)
+    fallback = ask.default().insights
+    assert [i.question for i in fallback] == [1, 2, 3]
+    assert all("Klaus Mueller" in i.text and q in i.text
+               for i, q in zip(fallback, model.questions, strict=True))
     assert [f.text for f in found] == [f"insight on {q}" for q in model.questions]
     assert all(len(f.evidence) == 2 for f in found)
+
+
+async def test_a_statement_two_questions_share_has_one_number():
+    model = Scripted(["What matters?", "Who matters?"])
+    await reflect(model, "Klaus Mueller", numbered_stream(20), NOW, MindSettings())
+    ask = model.asks[1]
+    first, second = ask.context["groups"]
+    assert sorted(first) == sorted(second), "the same memories bear on both questions here"
+    assert len(ask.context["texts"]) == len(first), "each listed once in the numbering"
 
 
 async def test_an_insight_citing_a_statement_that_was_not_shown_is_unusable():

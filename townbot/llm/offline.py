@@ -320,7 +320,7 @@ class OfflineModel(LanguageModel):
             "decompose": self._decompose,
             "summary": social.summary,
             "reflection_questions": social.reflection_questions,
-            "insights": lambda c: social.insights(c, score_importance),
+            "insights": lambda c: social.insights_for_questions(c, score_importance),
             "react": self._react,
             "relationship": social.relationship,
             "revise_plan": social.plan_revision,

@@ -242,6 +242,21 @@ def insights(context: Mapping[str, Any], score) -> Insights:  # noqa: ANN001
                               for i in found[:5]])
 
 
+def insights_for_questions(context: Mapping[str, Any], score) -> Insights:  # noqa: ANN001
+    """The insights of each question from its own statements, numbered as in the prompt."""
+    texts, kinds = list(context["texts"]), list(context.get("kinds") or [])
+    found: list[Insight] = []
+    for index, (question, numbers) in enumerate(zip(context["questions"], context["groups"],
+                                                    strict=True), 1):
+        own = {"name": context["name"], "question": question,
+               "texts": [texts[n - 1] for n in numbers],
+               "kinds": [kinds[n - 1] for n in numbers] if kinds else None}
+        for insight in insights(own, score).insights:
+            found.append(insight.model_copy(update={
+                "question": index, "evidence": [numbers[n - 1] for n in insight.evidence]}))
+    return Insights(insights=found[:15])
+
+
 def react(context: Mapping[str, Any], chance: int) -> Reaction:
     status = context["status"].lower()
     if context["kind"] == "object":

@@ -92,16 +92,18 @@ class ReflectionQuestions(BaseModel):
 
 
 class Insight(BaseModel):
+    question: int | None = None  # the number of the question it answers
     text: Line
     evidence: Annotated[list[int], Field(min_length=1, max_length=10)]
     importance: Score | None = None  # None: scored the usual way
 
 
 class Insights(BaseModel):
-    """purpose 'insights': up to five insights citing numbered statements as evidence, each
-    rated for importance as it is drawn (no importance call of its own)."""
+    """purpose 'insights': up to five insights per question (three questions at most), citing
+    numbered statements as evidence, each rated for importance as it is drawn (no importance
+    call of its own)."""
 
-    insights: Annotated[list[Insight], Field(min_length=1, max_length=5)]
+    insights: Annotated[list[Insight], Field(min_length=1, max_length=15)]
 
 
 class Reaction(BaseModel):

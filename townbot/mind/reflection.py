@@ -3,13 +3,12 @@
 Triggered when the importance of memories since the last reflection passes a threshold: the
 100 most recent memories yield 3 questions; each question retrieves memories (reflections
 included, so reflections build on reflections) from which up to 5 insights are drawn, each
-stored with the ids of the memories it cites. The three questions are answered at once, and
-each insight comes with its importance, so a reflection is two calls deep, not five.
+stored with the ids of the memories it cites. The insights of all three questions are asked in
+one call, each with its importance: a reflection is two calls, not five.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -50,33 +49,69 @@ def _evidence_problem(answer: Insights, count: int) -> str | None:
     return f"evidence numbers {bad} are not among the statements 1-{count}" if bad else None
 
 
-async def draw_insights(model: LanguageModel, name: str, question: str,
-                        memories: list[Memory], limit: int) -> list[Found]:
-    """Insights with the ids of the cited memories (numbers in the prompt map back to ids)."""
+def _statements(groups: list[tuple[str, list[Memory]]]) -> tuple[list[Memory], dict[int, int], str]:
+    """Every retrieved memory numbered once (memory id -> number), and the prompt's list: each
+    question followed by its statements (one that bears on two questions has its number under
+    both)."""
+    numbers: dict[int, int] = {}
+    memories: list[Memory] = []
+    parts = []
+    for index, (question, found) in enumerate(groups, 1):
+        lines = []
+        for memory in found:
+            if memory.id not in numbers:
+                memories.append(memory)
+                numbers[memory.id] = len(memories)
+            lines.append(f"{numbers[memory.id]}. {memory.text}")
+        parts.append(f'Question {index}: "{question}"\n' + "\n".join(lines))
+    return memories, numbers, "\n\n".join(parts)
+
+
+def _default_insights(name: str, groups: list[tuple[str, list[Memory]]],
+                      numbers: dict[int, int]) -> Insights:
+    return Insights(insights=[Insight(question=index, text=f"{name} has been thinking about: "
+                                      f"{question}", evidence=[numbers[found[0].id]])
+                              for index, (question, found) in enumerate(groups, 1)])
+
+
+async def draw_insights(model: LanguageModel, name: str, groups: list[tuple[str, list[Memory]]],
+                        limit: int) -> list[Found]:
+    """Insights for every question in one call, with the ids of the cited memories (numbers in
+    the prompt map back to ids), at most `limit` per question."""
+    memories, numbers, listing = _statements(groups)
     texts = [m.text for m in memories]
     answer = await model.ask(Ask(
         purpose="insights", agent=name, schema=Insights,
-        prompt=render("insights", name=name, question=question, numbered=numbered(texts)),
-        context={"name": name, "question": question, "texts": texts,
-                 "kinds": [m.kind for m in memories]},
+        prompt=render("insights", name=name, questions=listing, count=len(groups)),
+        context={"name": name, "questions": [q for q, _ in groups], "texts": texts,
+                 "kinds": [m.kind for m in memories],
+                 "groups": [[numbers[m.id] for m in found] for _, found in groups]},
         check=lambda a: _evidence_problem(a, len(texts)),
-        default=lambda: Insights(insights=[Insight(text=f"{name} has been thinking about: "
-                                                   f"{question}", evidence=[1])])))
-    return [Found(insight.text, tuple(dict.fromkeys(memories[n - 1].id for n in insight.evidence)),
-                  insight.importance) for insight in answer.insights[:limit]]
+        default=lambda: _default_insights(name, groups, numbers)))
+    kept: dict[int | None, int] = {}
+    found: list[Found] = []
+    for insight in answer.insights:
+        kept[insight.question] = kept.get(insight.question, 0) + 1
+        if kept[insight.question] <= limit:
+            found.append(Found(insight.text,
+                               tuple(dict.fromkeys(memories[n - 1].id for n in insight.evidence)),
+                               insight.importance))
+    return found
 
 
 async def reflect(model: LanguageModel, name: str, stream: MemoryStream, now: datetime,
                   settings: MindSettings) -> list[Found]:
-    """Questions, then insights for all questions at once; returns what is to be remembered."""
+    """Questions, a retrieval per question, then the insights of all questions in one call;
+    returns what is to be remembered."""
     questions = await ask_questions(model, name, stream.recent(settings.reflection_recent))
     vectors = await model.embed(questions)
-    asks = []
+    groups = []
     for question, vector in zip(questions, vectors, strict=True):
         memories = [s.memory for s in retrieve(stream, vector, now, limit=settings.retrieval_count,
                                                token_budget=settings.recall.reflection,
                                                weights=settings.weights)]
         if memories:
-            asks.append(draw_insights(model, name, question, memories,
-                                      settings.insights_per_question))
-    return [found for group in await asyncio.gather(*asks) for found in group]
+            groups.append((question, memories))
+    if not groups:
+        return []
+    return await draw_insights(model, name, groups, settings.insights_per_question)
