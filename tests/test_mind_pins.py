@@ -203,3 +203,18 @@ def test_a_block_resumes_with_the_steps_still_ahead_of_it():
     assert after.resumed and (after.sector, after.arena) == ("Oak Hill College", "library")
     assert [(s.action, s.start.minute, s.end.minute) for s in after.steps] == [
         ("taking notes", 20, 30), ("writing", 30, 45)], "no new decomposition is needed"
+
+
+def test_what_was_learned_about_a_date_comes_before_transcripts_that_repeat_it():
+    from townbot.mind.planning import dated_memories
+
+    stream = MemoryStream(dim=4)
+    vector = np.array([1, 0, 0, 0], dtype=np.float32)
+    fact = "Maria is hosting a party on February 14 from 5 pm to 7 pm (heard from Maria)"
+    stream.add("conversation", fact, NOW - timedelta(hours=9), 8, vector)
+    for partner in ("Ayesha", "Tom", "Ryan"):  # later talks that retell it at length
+        stream.add("conversation", f"Klaus talked with {partner} at the pub. Klaus: Maria is "
+                   "hosting a party on February 14 from 5 pm to 7 pm.", NOW - timedelta(hours=8),
+                   8, vector)
+    found = [m.text for m in dated_memories(stream, NOW)]
+    assert found[0] == fact and len(found) == 3

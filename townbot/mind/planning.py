@@ -63,11 +63,13 @@ def retrieve_plans(stream: MemoryStream, query: np.ndarray, now: datetime,
 
 
 def dated_memories(stream: MemoryStream, day: datetime, limit: int = 3) -> list[Memory]:
-    """The most important non-plan memories that name this date ("February 14")."""
+    """The most important non-plan memories that name this date ("February 14"); of equal
+    importance, what was learned comes before whole transcripts of talks (which repeat it at
+    length and would crowd it out), then the latest."""
     labels = (f"{day:%B} {day.day}", f"{day:%b} {day.day}", f"{day.day} {day:%B}")
     named = [m for m in stream.memories
              if m.kind not in ("plan", "reflection") and any(label in m.text for label in labels)]
-    return sorted(named, key=lambda m: (-m.importance, -m.id))[:limit]
+    return sorted(named, key=lambda m: (-m.importance, " talked with " in m.text, -m.id))[:limit]
 
 
 def insert_block(blocks: list[PlanBlock], new: PlanBlock) -> list[PlanBlock]:
