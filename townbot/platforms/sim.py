@@ -121,7 +121,7 @@ async def _run(engine: Engine, args: argparse.Namespace, settings: ModelSettings
     start = engine.clock.now
     ticks = engine.clock.ticks_for(hours=args.hours or 0, days=args.days or 0) \
         if (args.hours or args.days) else engine.clock.ticks_for(days=1)
-    earlier = await engine.store.usage_rows(engine.town.id)
+    last_earlier = await engine.store.last_usage_id(engine.town.id)
     screen.line(f"{engine.world.town}: {len(engine.minds)} residents, from "
                 f"{start:%a %b %d %H:%M} for {ticks} ticks of {engine.clock.tick_minutes} min "
                 f"(database {args.db})")
@@ -140,9 +140,8 @@ async def _run(engine: Engine, args: argparse.Namespace, settings: ModelSettings
     screen.line(f"{plural(len(events), 'event')} in {plural(channels, 'area')}, {start:%a %H:%M} to "
                 f"{engine.clock.now:%a %H:%M}; saved to {args.db}")
     rows = await engine.store.usage_rows(engine.town.id)
-    last_earlier = earlier[-1]["id"] if earlier else 0
     run = summarise([r for r in rows if r["id"] > last_earlier], settings, engine.clock.tick_minutes)
-    town = summarise(rows, settings, engine.clock.tick_minutes) if earlier else None
+    town = summarise(rows, settings, engine.clock.tick_minutes) if last_earlier else None
     show_usage(screen, run, town)
     for note in session_notes(engine.model, engine.clock.day_number, settings.offline):
         screen.line(note)

@@ -394,6 +394,14 @@ class Store:
                                    "IS NULL", (town_id,)) as cursor:
             return {row["name"] for row in await cursor.fetchall()}
 
+    async def last_usage_id(self, town_id: int) -> int:
+        """The id of the town's newest usage record (0 for none): where this run's records start,
+        without reading a week of them before the first tick."""
+        async with self.db.execute("SELECT MAX(id) FROM llm_usage WHERE town_id = ?",
+                                   (town_id,)) as cursor:
+            row = await cursor.fetchone()
+        return row[0] or 0
+
     async def usage_rows(self, town_id: int) -> list[dict[str, Any]]:
         async with self.db.execute("SELECT * FROM llm_usage WHERE town_id = ? ORDER BY id",
                                    (town_id,)) as cursor:
