@@ -15,7 +15,6 @@ from townbot.platforms.arguments import INTERRUPTED
 from townbot.platforms.terminal import Interrupts, Screen, TickProgress
 from townbot.town.engine import Engine
 from townbot.town.launch import TownFiles, open_engine
-from townbot.town.service import Person, TownService
 from townbot.town.transcript import by_area, in_time_order
 from townbot.town.usage import summarise, town_line, usage_table, usage_totals
 from townbot.wording import plural
@@ -23,7 +22,6 @@ from townbot.world.events import TownEvent
 
 PROBLEM_WORDS = {"cut_off": "cut off", "invalid_json": "not JSON", "wrong_shape": "of the wrong format",
                  "refused": "refused", "empty": "empty", "unusable": "refused by the ask's own check"}
-SCENARIO_LOADER = Person("cli:scenario", "townbot sim --scenario", moderator=True)
 
 
 def budget_label(model: LanguageModel, day: int) -> str:
@@ -91,6 +89,15 @@ def show_usage(screen: Screen, run: dict, town: dict | None) -> None:
         screen.line(town_line(town))
 
 
+async def load_scenario(engine: Engine, name: str) -> str:
+    """Load a scenario before the first tick, as a moderator would (the service loads only
+    for this: a run without a scenario starts without it)."""
+    from townbot.town.service import Person, TownService
+
+    loader = Person("cli:scenario", "townbot sim --scenario", moderator=True)
+    return (await TownService(engine).load_scenario(loader, name)).text
+
+
 async def run_sim(args: argparse.Namespace, settings: ModelSettings) -> int:
     """Ctrl-C is taken from the start: while the town opens, between ticks, or (pressed twice)
     during one; each way ends with one line on standard error and exit code 130."""
@@ -117,7 +124,7 @@ async def _run(engine: Engine, args: argparse.Namespace, settings: ModelSettings
     screen = Screen(channels=[s.channel for s in engine.world.sectors.values()]
                     + [engine.world.town_hall_channel])
     if args.scenario:
-        screen.reply((await TownService(engine).load_scenario(SCENARIO_LOADER, args.scenario)).text)
+        screen.reply(await load_scenario(engine, args.scenario))
     start = engine.clock.now
     ticks = engine.clock.ticks_for(hours=args.hours or 0, days=args.days or 0) \
         if (args.hours or args.days) else engine.clock.ticks_for(days=1)

@@ -9,7 +9,6 @@ from pathlib import Path
 from townbot.llm.budget import Budget
 from townbot.llm.offline import OfflineModel
 from townbot.llm.port import LanguageModel
-from townbot.llm.recording import RECORD_ENV, ReplyRecorder
 from townbot.llm.settings import ModelSettings, load_settings
 from townbot.llm.stack import build_model_stack
 from townbot.store.database import Store
@@ -70,6 +69,7 @@ async def checked_model(seed: int, settings: ModelSettings | None = None) -> Lan
         return make_model(seed, settings)
     from townbot.llm.openai_client import OpenAIModel  # only with a server: openai is slow to import
     from townbot.llm.probe import start_up_check
+    from townbot.llm.recording import RECORD_ENV, ReplyRecorder
 
     client = OpenAIModel(settings)
     try:
