@@ -28,7 +28,7 @@ from townbot.world.model import Persona
 REFUSAL_MEMORY = timedelta(minutes=30)  # a refused place is avoided for this long
 # New texts are scored for importance together, at most this often (one call, not nine);
 # until then they are retrievable with a provisional importance.
-SCORING_INTERVAL = timedelta(minutes=120)
+SCORING_INTERVAL = timedelta(minutes=180)
 PROVISIONAL_IMPORTANCE = 3
 NOTABLE_LIMIT = 10  # important news kept for the next look at today's plan
 TRANSCRIPT_LIMIT = 700  # characters of a conversation kept in one memory
