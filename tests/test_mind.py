@@ -4,6 +4,7 @@ nothing, ablations, learning places and refusals."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta
 
 import pytest
@@ -183,7 +184,7 @@ async def test_an_invitation_heard_at_2_pm_changes_the_plan_that_afternoon(world
     invitation = ("Isabella Rodriguez is hosting a Valentine's Day party at Hobbs Cafe on "
                   "February 13, from 5 pm to 7 pm (heard from Isabella Rodriguez)")
     model = ScriptedModel({
-        "takeaways": [{"facts": [invitation]}],
+        "takeaways": [{"learned": [{"name": "Klaus Mueller", "facts": [invitation]}]}],
         "revise_plan": [{"revise": True, "reason": "go to the party at Hobbs Cafe at 5 pm"}]})
     klaus = await started(make_mind(world, "Klaus Mueller", model))
     assert "party" not in klaus.current_block(MORNING + timedelta(hours=8, minutes=30)).activity
@@ -201,7 +202,8 @@ async def test_an_invitation_heard_at_2_pm_changes_the_plan_that_afternoon(world
 
 
 async def test_news_that_does_not_bear_on_today_leaves_the_plan_alone(world):
-    model = ScriptedModel({"takeaways": [{"facts": ["Tom Moreno is growing tomatoes"]}],
+    model = ScriptedModel({"takeaways": [{"learned": [{"name": "Klaus Mueller",
+                                                       "facts": ["Tom Moreno is growing tomatoes"]}]}],
                            "revise_plan": [{"revise": False}]})
     klaus = await started(make_mind(world, "Klaus Mueller", model))
     before = [(b.start, b.activity) for b in klaus.state.planning.blocks]
@@ -335,8 +337,8 @@ async def test_news_told_to_one_listener_is_still_told_to_the_next(world):
 async def test_the_decision_to_talk_knows_when_they_last_talked_and_about_what(world):
     model = ScriptedModel({
         "react": lambda r: {"react": False, "wait": True, "minutes": 10},
-        "takeaways": lambda r: {"facts": ["Maria Lopez is studying for a physics exam "
-                                          "(heard from Maria Lopez)"]}})
+        "takeaways": lambda r: {"learned": [{"name": "Klaus Mueller", "facts": [
+            "Maria Lopez is studying for a physics exam (heard from Maria Lopez)"]}]}})
     klaus = await started(make_mind(world, "Klaus Mueller", model))
     lines = [("Klaus Mueller", "Hi!"), ("Maria Lopez", "I have a physics exam on Friday")]
     await klaus.after_conversation("Maria Lopez", lines, "Oak Hill College: library", MORNING,
@@ -353,8 +355,8 @@ async def test_the_decision_to_talk_knows_when_they_last_talked_and_about_what(w
 
 
 async def test_after_a_conversation_both_remember_it_and_what_they_learned(world):
-    model = ScriptedModel({"takeaways": lambda r: {"facts": [f"{r.context['partner']} is "
-                                                             "throwing a party on Friday"]}})
+    model = ScriptedModel({"takeaways": lambda r: {"learned": [
+        {"name": r.context["names"][0], "facts": ["Maria Lopez is throwing a party on Friday"]}]}})
     klaus = await started(make_mind(world, "Klaus Mueller", model))
     lines = [("Klaus Mueller", "Hi!"), ("Maria Lopez", "I'm throwing a party on Friday")]
     end = MORNING + timedelta(minutes=5)
@@ -431,10 +433,11 @@ async def test_a_refused_place_is_asked_again_then_replaced(world):
 
 
 async def test_takeaways_scored_with_the_talk_need_no_importance_call(world):
-    model = ScriptedModel({"takeaways": [
-        {"facts": ["Maria Lopez is throwing a party on Friday (heard from Maria Lopez)"],
-         "scores": [8], "importance": 5},
-        {"facts": ["Maria Lopez is tired (heard from Maria Lopez)"], "scores": [3, 4]}]})
+    model = ScriptedModel({"takeaways": [{"learned": [
+        {"name": "Klaus Mueller", "scores": [8], "importance": 5,
+         "facts": ["Maria Lopez is throwing a party on Friday (heard from Maria Lopez)"]}]},
+        {"learned": [{"name": "Klaus Mueller", "scores": [3, 4],
+                      "facts": ["Maria Lopez is tired (heard from Maria Lopez)"]}]}]})
     klaus = await started(make_mind(world, "Klaus Mueller", model))
     lines = [("Klaus Mueller", "Hi!"), ("Maria Lopez", "I'm throwing a party on Friday")]
     asked_before = len(model.asked("importance"))
@@ -506,11 +509,11 @@ async def test_a_memory_queued_while_others_are_stored_is_kept_for_the_next_flus
 
 
 async def test_small_talk_rated_low_does_not_make_the_plan_look_again(world):
-    model = ScriptedModel({"takeaways": [
-        {"facts": ["Maria Lopez is tired (heard from Maria Lopez)"], "scores": [3],
-         "importance": 3},
-        {"facts": ["Maria Lopez is hosting a party at 5 pm (heard from Maria Lopez)"],
-         "scores": [8], "importance": 8}]})
+    model = ScriptedModel({"takeaways": [{"learned": [
+        {"name": "Klaus Mueller", "scores": [3], "importance": 3,
+         "facts": ["Maria Lopez is tired (heard from Maria Lopez)"]}]},
+        {"learned": [{"name": "Klaus Mueller", "scores": [8], "importance": 8,
+                      "facts": ["Maria Lopez is hosting a party at 5 pm (heard from Maria Lopez)"]}]}]})
     klaus = await started(make_mind(world, "Klaus Mueller", model))
     lines = [("Klaus Mueller", "Hi!"), ("Maria Lopez", "I'm tired")]
     await klaus.after_conversation("Maria Lopez", lines, "Oak Hill College: library", MORNING,
@@ -521,3 +524,21 @@ async def test_small_talk_rated_low_does_not_make_the_plan_look_again(world):
                                    later + timedelta(minutes=5), "Oak Hill College", "library")
     assert model.asked("revise_plan")[0].context["news"] == [
         "Maria Lopez is hosting a party at 5 pm (heard from Maria Lopez)"]
+
+
+
+async def test_both_participants_share_one_takeaways_call(world):
+    model = ScriptedModel()
+    klaus = await started(make_mind(world, "Klaus Mueller", model))
+    maria = await started(make_mind(world, "Maria Lopez", model))
+    lines = [("Klaus Mueller", "Hi!"), ("Maria Lopez", "Have you heard? Isabella Rodriguez "
+                                        "intends to host a Valentine's Day party.")]
+    shared = dialogue.JointTakeaways(model, ["Klaus Mueller", "Maria Lopez"], lines)
+    end = MORNING + timedelta(minutes=5)
+    await asyncio.gather(*(mind.after_conversation(partner, lines, "Hobbs Cafe: cafe", MORNING, end,
+                                                   "Hobbs Cafe", "cafe", shared)
+                           for mind, partner in ((klaus, "Maria Lopez"), (maria, "Klaus Mueller"))))
+    assert len(model.asked("takeaways")) == 1
+    assert any("party" in m.text and "(heard from Maria Lopez)" in m.text
+               for m in klaus.stream.by_kind("conversation"))
+    assert not any("(heard from" in m.text for m in maria.stream.by_kind("conversation"))

@@ -450,8 +450,8 @@ def test_each_piece_of_news_in_a_line_is_remembered_on_its_own() -> None:
     line = ("Oh, I'm eating. Have you heard? Sam Moore intends to run for mayor. Have you heard? "
             "Isabella Rodriguez intends to host a Valentine's Day party on February 14, from 5 pm "
             "until 7 pm. Well, I should get going. Good to see you, Tom!")
-    facts = social.takeaways({"partner": "Jane Moreno", "lines": [("Jane Moreno", line)]},
-                             score_importance).facts
+    facts = social.joint_takeaways({"names": ["Tom Moreno"], "lines": [("Jane Moreno", line)]},
+                                   score_importance).learned[0].facts
     assert facts == ["Sam Moore intends to run for mayor. (heard from Jane Moreno)",
                      "Isabella Rodriguez intends to host a Valentine's Day party on February 14, "
                      "from 5 pm until 7 pm. (heard from Jane Moreno)"]

@@ -326,7 +326,7 @@ class OfflineModel(LanguageModel):
             "revise_plan": social.plan_revision,
             "utterance": lambda c: social.utterance(c, score_importance),
             "conversation": lambda c: social.whole_conversation(c, score_importance),
-            "takeaways": lambda c: social.takeaways(c, score_importance),
+            "takeaways": lambda c: social.joint_takeaways(c, score_importance),
             "answer": social.answer,
             "rank_answers": judge.rank,
             "label_answers": judge.label,

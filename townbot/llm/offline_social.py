@@ -18,6 +18,7 @@ from townbot.llm.purposes import (
     Exchange,
     Insight,
     Insights,
+    PersonTakeaways,
     PlanRevision,
     Reaction,
     ReflectionQuestions,
@@ -411,7 +412,18 @@ GOODBYE = re.compile(r"\s*Well, I should get going\..*$")
 OPENER_SPLIT = re.compile("|".join(re.escape(o) for o in INFORMING))
 
 
-def takeaways(context: Mapping[str, Any], score) -> Takeaways:  # noqa: ANN001
+def joint_takeaways(context: Mapping[str, Any], score) -> Takeaways:  # noqa: ANN001
+    """Each participant's takeaways, from the lines of the others."""
+    lines = list(context["lines"])
+    learned = []
+    for name in context["names"]:
+        partner = next((s for s, _ in lines if s != name), name)
+        learned.append(takeaways({"partner": partner, "lines": lines}, score).model_copy(
+            update={"name": name}))
+    return Takeaways(learned=learned)
+
+
+def takeaways(context: Mapping[str, Any], score) -> PersonTakeaways:  # noqa: ANN001
     """Each piece of news the partner passed on, without the rest of the line around it."""
     partner = context["partner"]
     facts: list[str] = []
@@ -424,7 +436,7 @@ def takeaways(context: Mapping[str, Any], score) -> Takeaways:  # noqa: ANN001
             if content and is_news(content, score) and fact not in facts:
                 facts.append(fact)
     talk = " ".join(text for _, text in context["lines"])
-    return Takeaways(facts=facts[:5], scores=[score(f) for f in facts[:5]],
+    return PersonTakeaways(name=partner, facts=facts[:5], scores=[score(f) for f in facts[:5]],
                      importance=max(4, score(talk)))  # a talk is never mere routine
 
 

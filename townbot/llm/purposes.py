@@ -149,14 +149,22 @@ class WholeConversation(BaseModel):
     lines: Annotated[list[Exchange], Field(min_length=2, max_length=16)]
 
 
-class Takeaways(BaseModel):
-    """purpose 'takeaways': what a participant learned from a conversation, with the importance
-    of each fact (`scores`, in order) and of the conversation itself, so that neither waits for
-    an importance call. Missing or miscounted scores are asked for the usual way."""
+class PersonTakeaways(BaseModel):
+    """What one participant learned, with the importance of each fact (`scores`, in order) and
+    of the conversation itself, so that neither waits for an importance call. Missing or
+    miscounted scores are asked for the usual way."""
 
-    facts: Annotated[list[Line], Field(max_length=5)]
+    name: Line
+    facts: Annotated[list[Line], Field(max_length=5)] = []
     scores: Annotated[list[Score], Field(max_length=5)] = []
     importance: Score | None = None
+
+
+class Takeaways(BaseModel):
+    """purpose 'takeaways': what each participant of a conversation learned from it (one call
+    for both)."""
+
+    learned: Annotated[list[PersonTakeaways], Field(min_length=1, max_length=2)]
 
 
 class Answer(BaseModel):

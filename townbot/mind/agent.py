@@ -439,9 +439,10 @@ class AgentMind:
                               self.settings.recall.utterance, self.settings.recall.relationship)
 
     async def after_conversation(self, partner: str, lines: list[dialogue.Line], place: str,
-                                 start: datetime, end: datetime, sector: str,
-                                 arena: str) -> None:
-        """Remember the talk and what was learned; the plan resumes after it."""
+                                 start: datetime, end: datetime, sector: str, arena: str,
+                                 takeaways: dialogue.JointTakeaways | None = None) -> None:
+        """Remember the talk and what was learned (`takeaways`: asked once for everyone who
+        took part; without it, for this resident alone); the plan resumes after it."""
         self._step_time = start
         said = [text for speaker, text in lines if speaker == self.name]
         self.state.dialogue.told[partner] = (self.state.dialogue.told.get(partner, []) + said)[-TOLD_LIMIT:]
@@ -450,7 +451,8 @@ class AgentMind:
         self.state.reacting.mark()
         talk = " ".join(f"{speaker.split()[0]}: {text}" for speaker, text in lines)
         record = f"{self.name} talked with {partner} at {place}. {talk}"[:TRANSCRIPT_LIMIT]
-        learned = await dialogue.takeaways(self.model, self.voice(""), partner, lines)
+        shared = takeaways or dialogue.JointTakeaways(self.model, [self.name], lines)
+        learned = await shared.of(self.name)
         scored = {record: learned.importance, **learned.facts}
         for text, score in scored.items():
             if score is not None:  # scored with the takeaways: no importance call for it

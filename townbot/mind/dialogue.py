@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from townbot.llm.port import Ask, LanguageModel
-from townbot.llm.purposes import Exchange, Relationship, Takeaways, Utterance, WholeConversation
+from townbot.llm.purposes import (
+    Exchange,
+    PersonTakeaways,
+    Relationship,
+    Takeaways,
+    Utterance,
+    WholeConversation,
+)
 from townbot.mind.memory import MemoryStream
 from townbot.mind.retrieval import retrieve
 from townbot.prompting import quoted, render
@@ -185,13 +192,41 @@ class Learned:
     importance: int | None
 
 
-async def takeaways(model: LanguageModel, voice: Voice, partner: str, lines: list[Line]) -> Learned:
-    prompt = render("takeaways", name=voice.name, partner=partner, transcript=transcript(lines))
-    answer = await model.ask(Ask(
-        purpose="takeaways", prompt=prompt, schema=Takeaways, agent=voice.name,
-        default=lambda: Takeaways(facts=[]),
-        context={"name": voice.name, "partner": partner, "lines": lines}))
-    scores: list[int | None] = list(answer.scores)
-    if len(scores) != len(answer.facts):
-        scores = [None] * len(answer.facts)
-    return Learned(dict(zip(answer.facts, scores, strict=True)), answer.importance)
+def _takeaways_problem(answer: Takeaways, names: list[str]) -> str | None:
+    given = [entry.name for entry in answer.learned]
+    if sorted(given) != sorted(names):
+        return f"give one entry for each of {', '.join(names)} (got {', '.join(given)})"
+    return None
+
+
+class JointTakeaways:
+    """What everyone who remembers a conversation learned from it, asked in one call: the
+    first participant to ask starts it, the other shares its answer."""
+
+    def __init__(self, model: LanguageModel, names: list[str], lines: list[Line]) -> None:
+        self.model, self.names, self.lines = model, names, lines
+        self._lock = asyncio.Lock()
+        self._answer: Takeaways | None = None
+
+    async def of(self, name: str) -> Learned:
+        async with self._lock:
+            if self._answer is None:
+                self._answer = await self._ask()
+        entry = next(e for e in self._answer.learned if e.name == name)
+        scores: list[int | None] = list(entry.scores)
+        if len(scores) != len(entry.facts):
+            scores = [None] * len(entry.facts)
+        return Learned(dict(zip(entry.facts, scores, strict=True)), entry.importance)
+
+    async def _ask(self) -> Takeaways:
+        people = " and ".join(self.names)
+        example = [PersonTakeaways(name=name, facts=[f"{name.split()[0]} heard about a study "
+                                                     "group on Tuesday at 3 pm"], scores=[5],
+                                   importance=4).model_dump_json() for name in self.names]
+        prompt = render("takeaways", people=people, transcript=transcript(self.lines),
+                        example=", ".join(example))
+        return await self.model.ask(Ask(
+            purpose="takeaways", prompt=prompt, schema=Takeaways, agent=self.names[0],
+            check=lambda a: _takeaways_problem(a, self.names),
+            default=lambda: Takeaways(learned=[PersonTakeaways(name=n) for n in self.names]),
+            context={"names": self.names, "lines": self.lines}))

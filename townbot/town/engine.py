@@ -346,9 +346,14 @@ class Engine:
             talker = self.bodies[name]
             talker.action, talker.emoji = f"talking with {self.shown(partner)}", "💬"
             talker.announced = f"{sector}|{arena}|{talker.action}"
+        talkers = [(name, partner) for name, partner in ((first, second), (second, first))
+                   if name in self.minds]
+        shared = dialogue.JointTakeaways(self.model, [name for name, _ in talkers],
+                                         self._shown_lines(lines))  # one call for both
         return [self.minds[name].after_conversation(self.shown(partner), self._shown_lines(lines),
-                                                    f"{sector}: {arena}", now, end, sector, arena)
-                for name, partner in ((first, second), (second, first)) if name in self.minds]
+                                                    f"{sector}: {arena}", now, end, sector, arena,
+                                                    shared)
+                for name, partner in talkers]
 
     def _apply(self, intent: Intent, events: list[TownEvent]) -> None:
         body = self.bodies[intent.agent]
