@@ -25,7 +25,7 @@ town of benchmarks/speed.py), so `--residents 100 --latency 0 --embed-latency 0`
 per agent-day of a whole day of 100 residents in a minute or two.
 
 Usage: python benchmarks/llm_latency.py [--hours H | --days D] [--latency S] [--embed-latency S]
-                                        [--concurrency N] [--residents N]
+                                        [--concurrency N] [--residents N] [--whole-conversation]
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from townbot.llm.offline import OfflineModel
 from townbot.llm.port import AnswerT, Ask, CallContext, LanguageModel, Reply, estimate_tokens
 from townbot.llm.stack import build_model_stack
 from townbot.llm.structured import chat_messages
+from townbot.mind.settings import MindSettings
 from townbot.store.database import Store
 from townbot.town.engine import Engine
 from townbot.town.usage import summarise
@@ -164,7 +165,8 @@ def print_usage(rows: list[dict[str, Any]], agents: int, hours: float,
 
 
 async def run(hours: float, latency: float, embed_latency: float, seed: int,
-              concurrency: int, residents: int | None = None) -> bool:
+              concurrency: int, residents: int | None = None,
+              whole_conversation: bool = False) -> bool:
     asyncio.get_running_loop().set_task_factory(task_factory)
     world = load_world(ROOT / "world.yaml", ROOT / "personas")
     if residents is not None:
@@ -174,7 +176,8 @@ async def run(hours: float, latency: float, embed_latency: float, seed: int,
     chained = ChainedModel(faulty, latency, embed_latency, concurrency)
     with tempfile.TemporaryDirectory() as folder:
         store = await Store.open(Path(folder) / "bench.db")
-        engine = await Engine.open(world, store, build_model_stack(chained), seed=seed)
+        engine = await Engine.open(world, store, build_model_stack(chained), seed=seed,
+                                   settings=MindSettings(whole_conversation=whole_conversation))
         ticks = engine.clock.ticks_for(hours=hours)
         start = engine.clock.now
         print(f"llm latency benchmark: {len(engine.minds)} agents, {ticks} ticks of "
@@ -233,10 +236,12 @@ def main() -> int:
                         help=f"calls in flight at once (default {DEFAULT_CONCURRENCY}, as the real client)")
     parser.add_argument("--residents", type=int,
                         help="residents of a synthetic town (the personas cloned); default: the 25")
+    parser.add_argument("--whole-conversation", action="store_true",
+                        help="the setting that makes each conversation one call (not a line a call)")
     args = parser.parse_args()
     hours = args.hours if args.hours is not None else 24 * (args.days if args.days is not None else 1)
     return 0 if asyncio.run(run(hours, args.latency, args.embed_latency, args.seed,
-                                args.concurrency, args.residents)) else 1
+                                args.concurrency, args.residents, args.whole_conversation)) else 1
 
 
 if __name__ == "__main__":

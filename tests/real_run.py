@@ -1,4 +1,6 @@
-"""A scripted run of a small town: an interview of every resident, then one game hour.
+"""A scripted run of a small town: an interview of every resident, then one game hour; and a
+scripted talk followed by a reflection (`--talk`), for the prompts an hour does not reach
+(takeaways of both participants in one call, a reflection's insights in one call).
 
 Run as a script against a real server to record its replies for the tests (the run's calls,
 tokens and wall time are printed; the server is not needed afterwards):
@@ -6,6 +8,7 @@ tokens and wall time are printed; the server is not needed afterwards):
     TOWNBOT_BASE_URL=http://127.0.0.1:8011/v1 TOWNBOT_CHAT_MODEL=qwen2.5-coder-0.5b \\
     TOWNBOT_STRUCTURED_OUTPUT=json_object TOWNBOT_CONCURRENCY=1 TOWNBOT_TIMEOUT=70 \\
         .venv/bin/python tests/real_run.py tests/real_replies/qwen-0.5b-hour.jsonl
+    (the same with --talk tests/real_replies/qwen-0.5b-talk.jsonl)
 
 The tests replay the file (`ReplayModel`) through the same script: the same town, seed and
 questions, so most prompts come out the same and get the very reply they got live.
@@ -17,6 +20,7 @@ import asyncio
 import os
 import sys
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from townbot.llm.port import LanguageModel
@@ -56,7 +60,49 @@ async def scripted_run(model: LanguageModel, db: Path) -> tuple[list[TownEvent],
         await store.close()
 
 
-async def record(path: Path) -> None:
+TALK = [("Isabella Rodriguez", "Hi Klaus! I'm hosting a Valentine's Day party at Hobbs Cafe on "
+                               "February 14, from 5 pm to 7 pm. Would you like to come?"),
+        ("Klaus Mueller", "I'd love to come! I've been buried in my research on gentrification, "
+                          "so a party sounds good."),
+        ("Isabella Rodriguez", "Wonderful! Bring a friend if you like."),
+        ("Klaus Mueller", "I will ask Maria Lopez. See you there!")]
+TALK_AT = datetime(2023, 2, 13, 15, 0)
+
+
+async def scripted_talk(model: LanguageModel) -> dict[str, list[str]]:
+    """Klaus Mueller and Isabella Rodriguez remember TALK (one takeaways call for both), then
+    Klaus reflects; returns each one's conversation and reflection memories."""
+    from townbot.mind.agent import AgentMind, starting_knowledge
+    from townbot.mind.dialogue import JointTakeaways
+    from townbot.mind.memory import MemoryStream
+    from townbot.mind.settings import MindSettings
+    from townbot.mind.state import MindState, PlaceKnowledge
+
+    world = load_world(ROOT / "world.yaml", ROOT / "personas")
+    arenas = {s: list(v.arenas) for s, v in world.sectors.items()}
+    names = ["Klaus Mueller", "Isabella Rodriguez"]
+    minds = {}
+    for name in names:
+        persona = world.personas[name]
+        minds[name] = AgentMind(persona, model, MemoryStream(model.embedding_dim),
+                                MindState(places=PlaceKnowledge(starting_knowledge(persona, arenas))),
+                                MindSettings(reflection_threshold=1))
+        minds[name]._step_time = TALK_AT - timedelta(hours=1)
+        for text in persona.seed_memories:
+            minds[name].remember("observation", text)
+        await minds[name].flush_memories(TALK_AT, force=True)
+    shared = JointTakeaways(model, names, TALK)
+    end = TALK_AT + timedelta(minutes=4)
+    await asyncio.gather(*(minds[name].after_conversation(partner, TALK, "Hobbs Cafe: cafe",
+                                                          TALK_AT, end, "Hobbs Cafe", "cafe",
+                                                          shared)
+                           for name, partner in zip(names, reversed(names), strict=True)))
+    await minds["Klaus Mueller"]._maybe_reflect(end)
+    return {name: [m.text for m in mind.stream.memories if m.kind in ("conversation", "reflection")]
+            for name, mind in minds.items()}
+
+
+async def record(path: Path, talk: bool = False) -> None:
     from townbot.llm.settings import load_settings
     from townbot.town.launch import checked_model
 
@@ -67,6 +113,10 @@ async def record(path: Path) -> None:
     db = path.with_suffix(".db")
     db.unlink(missing_ok=True)
     try:
+        if talk:
+            for name, texts in (await scripted_talk(model)).items():
+                print(f"{name}:", *texts, sep="\n  ")
+            return
         events, answers = await scripted_run(model, db)
     finally:
         await model.close()
@@ -80,4 +130,4 @@ async def record(path: Path) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(record(Path(sys.argv[1])))
+    asyncio.run(record(Path(sys.argv[-1]), talk="--talk" in sys.argv))
