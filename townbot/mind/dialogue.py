@@ -219,12 +219,13 @@ class JointTakeaways:
         return Learned(dict(zip(entry.facts, scores, strict=True)), entry.importance)
 
     async def _ask(self) -> Takeaways:
-        people = " and ".join(self.names)
-        example = [PersonTakeaways(name=name, facts=[f"{name.split()[0]} heard about a study "
-                                                     "group on Tuesday at 3 pm"], scores=[5],
-                                   importance=4).model_dump_json() for name in self.names]
-        prompt = render("takeaways", people=people, transcript=transcript(self.lines),
-                        example=", ".join(example))
+        first = self.names[0]
+        other = next((s for s, _ in self.lines if s != first), first)
+        more = "".join(f', {{"name": "{name}", "facts": [], "scores": [], "importance": 2}}'
+                       for name in self.names[1:])  # the example's others learned nothing new
+        prompt = render("takeaways", people=" and ".join(self.names),
+                        transcript=transcript(self.lines), first=first,
+                        other=other.split()[0], others=more)
         return await self.model.ask(Ask(
             purpose="takeaways", prompt=prompt, schema=Takeaways, agent=self.names[0],
             check=lambda a: _takeaways_problem(a, self.names),
