@@ -30,3 +30,9 @@ def test_the_offline_sim_never_imports_the_openai_client(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, cwd=tmp_path)
     assert done.stdout.splitlines()[-1] == "False 0"
+
+
+def test_hosting_on_discord_offline_does_not_import_the_openai_client():
+    probe = "import sys, townbot.platforms.discord.bot; print('openai' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -36,9 +36,9 @@ from townbot.llm.port import (
     Embedded,
     LanguageModel,
     ModelConfigError,
-    ModelError,
     ModelReport,
     Reply,
+    ServerUnavailable,
     usable,
 )
 from townbot.llm.settings import OPENAI_URL, ModelSettings
@@ -52,14 +52,6 @@ UNMEASURED_CONCURRENCY = 4
 
 class NoAnswer(CallFailed):
     """The server itself failed the call (down, failing, silent), not the request."""
-
-
-class ServerUnavailable(ModelError):
-    """The server failed this many calls in a row that the run cannot go on usefully.
-
-    `townbot sim` stops with it; a hosted town pauses until the server answers again. Calls
-    made while it stands fail at once instead of waiting out their timeouts.
-    """
 
 
 # --- one server -----------------------------------------------------------------------------

@@ -105,6 +105,15 @@ class CallFailed(ModelError):
     """
 
 
+class ServerUnavailable(ModelError):
+    """The server failed this many calls in a row that the run cannot go on usefully.
+
+    `townbot sim` stops with it; a hosted town pauses until the server answers again. Calls
+    made while it stands fail at once instead of waiting out their timeouts. (Raised by the
+    OpenAI client; its home is here so that catching it does not import openai.)
+    """
+
+
 class ModelConfigError(ModelError):
     """The settings cannot work (a refused key, an unknown model): the message says what to change.
 

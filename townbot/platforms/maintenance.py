@@ -9,7 +9,7 @@ import json
 
 from townbot.llm.budget import Budget
 from townbot.llm.metering import CollectedUsage
-from townbot.llm.port import CallContext, LanguageModel, ModelError
+from townbot.llm.port import CallContext, LanguageModel, ModelError, ServerUnavailable
 from townbot.llm.settings import ModelSettings
 from townbot.store.database import Store, StoreError, TownRow, replace_embeddings
 from townbot.town.export import export_town, to_markdown
@@ -73,8 +73,6 @@ async def run_reembed(args: argparse.Namespace, settings: ModelSettings) -> int:
 
 async def reembed_town(store: Store, town: TownRow, model: LanguageModel) -> int:
     """Every memory's vector from the model's embedder, written in one transaction."""
-    from townbot.llm.openai_client import ServerUnavailable  # openai is slow to import: when used
-
     memories = await store.memories(town.id)
     clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
     usage = CollectedUsage()  # stored with the vectors, all or nothing

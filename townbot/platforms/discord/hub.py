@@ -7,8 +7,7 @@ import logging
 import time
 from typing import Any
 
-from townbot.llm.openai_client import ServerUnavailable
-from townbot.llm.probe import answering_again
+from townbot.llm.port import ServerUnavailable
 from townbot.llm.settings import ModelSettings
 from townbot.platforms.discord.config import DiscordConfig
 from townbot.platforms.discord.outlet import WebhookOutlet
@@ -142,6 +141,8 @@ async def tick_town(town: GuildTown) -> None:
     While the model server is down the town waits (each due tick first checks whether the
     server answers again), and #town-hall is told when it stops and when it goes on."""
     if town.server_down:
+        from townbot.llm.probe import answering_again  # only a server stops: openai is loaded
+
         if not await answering_again(town.engine.model):
             return
         town.server_down = False
