@@ -10,9 +10,11 @@ its own record (a contextvar set by a task factory). A task's calls are kept per
 ask's `agent`; a call without one, such as an embedding, counts for every resident of the
 task). A task's chain is its longest resident chain plus, for each group of tasks it started
 together (one `asyncio.gather`), the longest chain among them. Summing per resident rather
-than per task means that residents serialised inside one task are caught, not hidden; it also
-makes a two-person conversation count as its longer speaker's share, so the critical path
-is if anything too short and the ratio too high.
+than per task means that residents serialised inside one task are caught, not hidden. The
+lines of a conversation (and its relationship summaries) are charged to the pair, not to each
+speaker: they must run one after another, so the pair's chain is all of them (charged to each
+speaker, a conversation counted as its longer speaker's share and a tick's critical path came
+out too short).
 
 Calls wait for one of `--concurrency` slots (default 8, what the start-up check sets for a
 server that serves 4 or more at once), as the real client does; the worst game hour and the
@@ -58,6 +60,7 @@ from townbot.world.loading import load_world
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_RATIO = 1.5
 DEFAULT_CONCURRENCY = 8  # the start-up check's figure for a server that serves 4 or more at once
+CONVERSATION_PURPOSES = ("utterance", "relationship", "conversation")
 
 
 @dataclass
@@ -122,16 +125,24 @@ class ChainedModel(LanguageModel):
         if work is not None:
             work.add_call(agent, seconds)
 
+    @staticmethod
+    def chain_of(request: Ask) -> str | None:
+        """Whose chain a call lengthens: a conversation's pair for its lines, else the resident."""
+        if request.purpose in CONVERSATION_PURPOSES:
+            pair = {request.context.get(k) for k in ("speaker", "name", "first", "partner", "second")}
+            return " & ".join(sorted(p for p in pair if p))
+        return request.agent
+
     async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
         self.calls += 1
-        self._charge(request.agent, self.latency)
+        self._charge(self.chain_of(request), self.latency)
         schema_message = chat_messages(request, "json_object")[0]["content"]
         self.schema_tokens[request.purpose] += estimate_tokens(schema_message)
         async with self.slots:
             return await self.inner.reply(request)
 
     async def ask(self, request: Ask[AnswerT]) -> AnswerT:
-        self._charge(request.agent, self.latency)
+        self._charge(self.chain_of(request), self.latency)
         async with self.slots:
             return await self.inner.ask(request)
 
