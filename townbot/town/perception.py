@@ -35,20 +35,51 @@ def describe(name: str, body: Body) -> str:
 
 def perceive(name: str, bodies: dict[str, Body], objects: dict[str, str], world: World,
              defaults: dict[str, str], bandwidth: int = ATTENTION_BANDWIDTH) -> list[Sighting]:
-    me = bodies[name]
-    if me.walking or me.sector is None:
-        return []
-    here = [(other, body) for other, body in sorted(bodies.items())
-            if body.sector == me.sector and body.arena == me.arena]
-    seen = [Sighting(describe(other, body), "agent", shown(other, body), body.action,
-                     available=is_free_to_talk(body)) for other, body in here if other != name]
-    in_use = {(body.object_path, body.object_state) for _, body in here}
-    prefix = f"{me.sector}: {me.arena}: "
-    room = me.arena if "'s " in me.arena else f"the {me.arena}"
-    for path in sorted(objects):
-        mine = path == me.object_path and objects[path] == me.object_state
-        if path.startswith(prefix) and objects[path] != defaults.get(path) and not mine:
-            obj = split_path(path)[2]
-            seen.append(Sighting(f"The {obj} in {room} is {objects[path]}", "object",
-                                 path, objects[path], attended=(path, objects[path]) in in_use))
-    return seen[:bandwidth]
+    """One resident's perception (the engine gathers a Scene once per tick instead)."""
+    return Scene(bodies, objects, defaults).perceive(name, bandwidth)
+
+
+class Scene:
+    """Who and what is where this tick, gathered once for all perceivers: people by arena
+    (by name) and the out-of-the-ordinary objects (by path), so each perception looks only at
+    its own arena instead of sorting the whole town again."""
+
+    def __init__(self, bodies: dict[str, Body], objects: dict[str, str],
+                 defaults: dict[str, str]) -> None:
+        self.bodies = bodies
+        self.objects = objects
+        self.people: dict[tuple[str | None, str | None], list[tuple[str, Body]]] = {}
+        for other, body in sorted(bodies.items()):
+            self.people.setdefault((body.sector, body.arena), []).append((other, body))
+        self.unusual = sorted(path for path, state in objects.items()
+                              if state != defaults.get(path))
+        self._things: dict[str, list[str]] = {}
+
+    def _things_in(self, prefix: str) -> list[str]:
+        if prefix not in self._things:
+            self._things[prefix] = [path for path in self.unusual if path.startswith(prefix)]
+        return self._things[prefix]
+
+    def perceive(self, name: str, bandwidth: int = ATTENTION_BANDWIDTH) -> list[Sighting]:
+        me = self.bodies[name]
+        if me.walking or me.sector is None:
+            return []
+        here = self.people.get((me.sector, me.arena), [])
+        seen: list[Sighting] = []
+        for other, body in here:
+            if len(seen) == bandwidth:
+                return seen
+            if other != name:
+                seen.append(Sighting(describe(other, body), "agent", shown(other, body),
+                                     body.action, available=is_free_to_talk(body)))
+        in_use = {(body.object_path, body.object_state) for _, body in here}
+        room = me.arena if "'s " in me.arena else f"the {me.arena}"
+        for path in self._things_in(f"{me.sector}: {me.arena}: "):
+            if len(seen) == bandwidth:
+                break
+            state = self.objects[path]
+            if path == me.object_path and state == me.object_state:
+                continue  # what we use ourselves is no news to us
+            seen.append(Sighting(f"The {split_path(path)[2]} in {room} is {state}", "object",
+                                 path, state, attended=(path, state) in in_use))
+        return seen
