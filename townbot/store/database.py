@@ -8,6 +8,7 @@ import functools
 import itertools
 import json
 import sqlite3
+import zlib
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -27,6 +28,22 @@ from townbot.world.clock import format_game_time, parse_game_time
 from townbot.world.events import TownEvent
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+# A commit writes whole pages to the WAL (and again at checkpoint), and a tick changes many
+# small rows on different pages (a part of a mind here, an index entry there): 1 KiB pages
+# write a quarter of the bytes 4 KiB pages do for each of them. Towns made before keep theirs.
+PAGE_SIZE = 1024
+# A mind part (or a mind as founded) longer than this is stored zlib-compressed: a day's plan
+# is 5-10 kB of JSON that shrinks about sixfold, and is rewritten whenever the plan changes.
+PACK_OVER = 512
+
+
+def pack(text: str) -> str | bytes:
+    """A part's JSON as stored: compressed (a BLOB) when long, else as it is."""
+    return zlib.compress(text.encode(), 6) if len(text) > PACK_OVER else text
+
+
+def unpack(value: str | bytes) -> str:
+    return zlib.decompress(value).decode() if isinstance(value, bytes) else value
 
 
 def check_database_file(path: str, *, must_exist: bool) -> None:
@@ -118,15 +135,19 @@ class MemoryChunk:
     vectors: np.ndarray  # (len(memories), dimensions) float32
 
 
-def _memory_chunk(agent: str, rows: list[Any], game_time: Callable[[str], datetime]) -> MemoryChunk:
-    """Rows of MEMORY_COLUMNS, all of one agent, as its memories and their embeddings."""
+def _memory_chunk(agent: str, rows: list[Any], game_time: Callable[[str], datetime],
+                  latest: dict[tuple[str, int], tuple[str, int]]) -> MemoryChunk:
+    """Rows of MEMORY_COLUMNS, all of one agent, as its memories and their embeddings; `latest`
+    holds the last access and importance logged for a memory since its row was written."""
     blobs = [row[-1] for row in rows]
     if len({len(blob) for blob in blobs}) > 1:
         raise StoreError(f"the memories of {agent} have embeddings of different sizes: the "
                          "database is damaged; restore a backup of it or start a new --db")
-    memories = [Memory(seq, kind, text, game_time(created), game_time(accessed), importance,
-                       _evidence(evidence))
-                for _, seq, kind, text, created, accessed, importance, evidence, _ in rows]
+    memories = []
+    for _, seq, kind, text, created, accessed, importance, evidence, _ in rows:
+        accessed, importance = latest.get((agent, seq), (accessed, importance))
+        memories.append(Memory(seq, kind, text, game_time(created), game_time(accessed),
+                               importance, _evidence(evidence)))
     vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(rows), -1)
     return MemoryChunk(agent, memories, vectors)
 
@@ -162,6 +183,7 @@ class TickChanges:
     visitors: list[VisitorRow] = field(default_factory=list)
     departed: list[tuple[str, str]] = field(default_factory=list)  # (person id, game time)
     tick: int = 0
+    compact: bool = False  # also drop the superseded rows of memory_access (once a game day)
 
 
 class Store:
@@ -217,6 +239,8 @@ class Store:
             connection.row_factory = aiosqlite.Row
             await check_townbot_schema(connection, path)
             if not read_only:
+                # Only a new database takes it; see PAGE_SIZE.
+                await connection.execute(f"PRAGMA page_size={PAGE_SIZE}")
                 await connection.execute("PRAGMA journal_mode=WAL")
                 await connection.execute("PRAGMA synchronous=NORMAL")
             await connection.execute("PRAGMA foreign_keys=ON")
@@ -318,7 +342,7 @@ class Store:
             town_id = cursor.lastrowid
             await self.db.executemany(
                 "INSERT INTO agents (town_id, name, body, mind) VALUES (?, ?, ?, ?)",
-                [(town_id, n, json.dumps(b), json.dumps(m)) for n, (b, m) in agents.items()])
+                [(town_id, n, json.dumps(b), pack(json.dumps(m))) for n, (b, m) in agents.items()])
             await self.db.executemany(
                 "INSERT INTO objects (town_id, path, state, updated) VALUES (?, ?, ?, ?)",
                 [(town_id, path, state, start) for path, state in objects.items()])
@@ -340,12 +364,13 @@ class Store:
         async with self.db.execute("SELECT name, body, mind FROM agents WHERE town_id = ? "
                                    "ORDER BY name", (town_id,)) as cursor:
             rows = await cursor.fetchall()
-        agents = {row["name"]: (json.loads(row["body"]), json.loads(row["mind"])) for row in rows}
+        agents = {row["name"]: (json.loads(row["body"]), json.loads(unpack(row["mind"])))
+                  for row in rows}
         async with self.db.execute("SELECT agent, state FROM mind_parts WHERE town_id = ? "
                                    "ORDER BY agent, part", (town_id,)) as cursor:
             for row in await cursor.fetchall():
                 if row["agent"] in agents:  # a part's keys override the mind as founded
-                    agents[row["agent"]][1].update(json.loads(row["state"]))
+                    agents[row["agent"]][1].update(json.loads(unpack(row["state"])))
         return agents
 
     async def memories(self, town_id: int, agent: str | None = None) -> list[StoredMemory]:
@@ -363,10 +388,22 @@ class Store:
             query += " AND agent = ?"
             args += (agent,)
         game_time = functools.lru_cache(maxsize=None)(parse_game_time)  # a tick's memories share times
+        latest = await self._latest_accesses(town_id, agent)
         async with self.db.execute(query + " ORDER BY agent, seq", args) as cursor:
             while rows := await cursor.fetchmany(MEMORY_CHUNK):
                 for name, group in itertools.groupby(rows, key=lambda row: row[0]):
-                    yield _memory_chunk(name, list(group), game_time)
+                    yield _memory_chunk(name, list(group), game_time, latest)
+
+    async def _latest_accesses(self, town_id: int,
+                               agent: str | None) -> dict[tuple[str, int], tuple[str, int]]:
+        """(agent, seq) -> the last access and importance logged last (migration 4)."""
+        query = "SELECT agent, seq, last_accessed, importance FROM memory_access WHERE town_id = ?"
+        args: tuple[Any, ...] = (town_id,)
+        if agent is not None:
+            query += " AND agent = ?"
+            args += (agent,)
+        async with self.db.execute(query + " ORDER BY id", args) as cursor:
+            return {(row[0], row[1]): (row[2], row[3]) for row in await cursor.fetchall()}
 
     async def objects(self, town_id: int) -> dict[str, str]:
         async with self.db.execute("SELECT path, state FROM objects WHERE town_id = ? "
@@ -436,7 +473,7 @@ class Store:
         await self.db.executemany(
             "INSERT INTO mind_parts (town_id, agent, part, state) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (town_id, agent, part) DO UPDATE SET state = excluded.state",
-            [(town, agent, part, state) for agent, part, state in changes.mind_parts])
+            [(town, agent, part, pack(state)) for agent, part, state in changes.mind_parts])
         await self.db.executemany(
             "INSERT INTO memories (town_id, agent, seq, kind, text, created, last_accessed, "
             "importance, embedding, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -444,11 +481,7 @@ class Store:
               format_game_time(m.last_accessed), m.importance,
               np.asarray(vector, dtype=np.float32).tobytes(), json.dumps(list(m.evidence)))
              for agent, m, vector in changes.new_memories])
-        await self.db.executemany(
-            "UPDATE memories SET last_accessed = ?, importance = ? "
-            "WHERE town_id = ? AND agent = ? AND seq = ?",
-            [(format_game_time(m.last_accessed), m.importance, town, agent, m.id)
-             for agent, m in changes.touched])
+        await self._log_accesses(town, changes.touched, changes.compact)
         await self.db.executemany(
             "INSERT INTO objects (town_id, path, state, updated) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (town_id, path) DO UPDATE SET state = excluded.state, "
@@ -458,6 +491,19 @@ class Store:
         await self._insert_conversations(town, changes.conversations)
         await self._write_visitors(town, changes)
         await self._insert_usage(town, changes.tick, changes.usage)
+
+    async def _log_accesses(self, town: int, touched: list[tuple[str, Memory]],
+                            compact: bool) -> None:
+        """Append re-accessed memories' last access and importance (see migration 4)."""
+        await self.db.executemany(
+            "INSERT INTO memory_access (town_id, agent, seq, last_accessed, importance) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(town, agent, m.id, format_game_time(m.last_accessed), m.importance)
+             for agent, m in touched])
+        if compact:
+            await self.db.execute(
+                "DELETE FROM memory_access WHERE town_id = ? AND id NOT IN (SELECT MAX(id) "
+                "FROM memory_access WHERE town_id = ? GROUP BY agent, seq)", (town, town))
 
     async def _insert_events(self, town: int, tick: int, events: Iterable[TownEvent]) -> None:
         await self.db.executemany(

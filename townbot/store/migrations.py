@@ -133,4 +133,20 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (town_id, agent, part)
     );
     """,
+    # 4: a re-accessed (or re-scored) memory is not rewritten in place: its new last access and
+    # importance are appended to memory_access, whose latest row for a memory overrides the
+    # memory's own columns. A tick then appends a few small rows to the end of one table
+    # instead of rewriting a page of memories (embeddings and all) per memory touched; the
+    # rows a later row supersedes are deleted once a game day. From this version on, a long
+    # mind part is stored in mind_parts as zlib-compressed JSON (a BLOB; see database.pack).
+    """
+    CREATE TABLE memory_access (
+        id INTEGER PRIMARY KEY,
+        town_id INTEGER NOT NULL REFERENCES towns(id),
+        agent TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        last_accessed TEXT NOT NULL,
+        importance INTEGER NOT NULL
+    );
+    """,
 ]

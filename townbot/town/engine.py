@@ -81,6 +81,7 @@ class Engine:
         self._last_mishap: dict[str, int] = {}  # object path -> tick of its last mishap
         self.people: dict[str, VisitorRow] = {}  # person id -> visitor (or taken-over resident)
         self._departed: list[tuple[str, str]] = []
+        self._day_ticks = self.clock.ticks_for(days=1)
 
     # --- creation and resumption ------------------------------------------------------------
 
@@ -431,7 +432,7 @@ class Engine:
     async def _commit(self, events: list[TownEvent], advance: bool = True) -> None:
         next_tick = self.clock.tick + (1 if advance else 0)
         changes = TickChanges(town_id=self.town.id, next_tick=next_tick, tick=self.clock.tick,
-                              events=events,
+                              events=events, compact=advance and next_tick % self._day_ticks == 0,
                               objects=self._changed_objects, conversations=self._conversations,
                               visitors=self._visitor_rows(), departed=self._departed)
         # Only what was marked changed is encoded and written; the marks are cleared now, and

@@ -1,0 +1,74 @@
+"""What a tick writes, kept small: re-accessed memories are appended to a log (the latest
+entry wins, superseded ones are dropped once a game day), long mind parts are compressed,
+and a new town uses small pages. All of it reads back exactly."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+from conftest import open_engine
+
+from townbot.mind.memory import Memory
+from townbot.store.database import PAGE_SIZE, Store, TickChanges
+
+NINE, TEN = datetime(2023, 2, 13, 9, 0), datetime(2023, 2, 13, 10, 0)
+FIXTURE = Path(__file__).parent / "fixtures" / "town_v2.db"
+
+
+def rows(db: Path, query: str) -> list[tuple]:
+    with sqlite3.connect(db) as raw:
+        return raw.execute(query).fetchall()
+
+
+async def test_a_touched_memory_is_logged_and_the_latest_access_wins(tmp_path):
+    db = tmp_path / "town.db"
+    store = await Store.open(db)
+    town = await store.create_town("T", "2023-02-13 07:00", 10, 0, "m", "e", 4, {}, {})
+    memory = Memory(0, "observation", "The stove is on", NINE, NINE, 3)
+    await store.save_tick(TickChanges(town.id, 1, new_memories=[
+        ("Ann", memory, np.ones(4, dtype=np.float32))]))
+    for tick, (when, importance) in enumerate([(NINE, 6), (TEN, 6)], start=2):
+        memory.last_accessed, memory.importance = when, importance
+        await store.save_tick(TickChanges(town.id, tick, touched=[("Ann", memory)]))
+    assert rows(db, "SELECT last_accessed, importance FROM memories") == \
+        [("2023-02-13 09:00", 3)], "the memory's own row is not rewritten"
+    assert len(rows(db, "SELECT * FROM memory_access")) == 2
+    [loaded] = await store.memories(town.id)
+    assert (loaded.memory.last_accessed, loaded.memory.importance) == (TEN, 6)
+
+    await store.save_tick(TickChanges(town.id, 4, compact=True))
+    assert rows(db, "SELECT seq, last_accessed, importance FROM memory_access") == \
+        [(0, "2023-02-13 10:00", 6)], "compacting keeps only the latest entry of each memory"
+    [again] = await store.memories(town.id, "Ann")
+    assert again.memory == loaded.memory
+    await store.close()
+
+
+async def test_long_parts_are_stored_compressed_and_read_back_the_same(world, tmp_path):
+    engine = await open_engine(world, tmp_path / "town.db")
+    for _ in range(3):
+        await engine.tick()
+    minds = {name: mind.state for name, mind in engine.minds.items()}
+    await engine.store.close()
+    kinds = dict(rows(tmp_path / "town.db", "SELECT part, typeof(state) FROM mind_parts "
+                                           "WHERE part IN ('planning', 'reflection')"))
+    assert kinds == {"planning": "blob", "reflection": "text"}
+    resumed = await open_engine(world, tmp_path / "town.db")
+    assert {name: mind.state for name, mind in resumed.minds.items()} == minds
+    await resumed.store.close()
+
+
+async def test_a_new_town_has_small_pages_and_an_old_one_keeps_its_own(world, tmp_path):
+    store = await Store.open(tmp_path / "new.db")
+    await store.close()
+    assert rows(tmp_path / "new.db", "PRAGMA page_size") == [(PAGE_SIZE,)]
+    shutil.copy(FIXTURE, tmp_path / "old.db")
+    before = rows(tmp_path / "old.db", "PRAGMA page_size")
+    engine = await open_engine(world, tmp_path / "old.db")
+    await engine.tick()
+    await engine.store.close()
+    assert rows(tmp_path / "old.db", "PRAGMA page_size") == before == [(4096,)]
