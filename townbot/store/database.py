@@ -290,9 +290,15 @@ class Store:
 
     async def add_usage(self, town_id: int, rows: list[tuple[int, UsageRecord]]) -> None:
         """Usage records (with the tick of each) in a short transaction of their own."""
-        async with self.transaction():
-            await self.db.executemany(USAGE_INSERT, [(town_id, tick, *_usage_values(u))
-                                                     for tick, u in rows])
+        try:
+            async with self.transaction():
+                await self.db.executemany(USAGE_INSERT, [(town_id, tick, *_usage_values(u))
+                                                         for tick, u in rows])
+        except sqlite3.OperationalError as error:
+            full = self.disk_full(error)
+            if full is None:
+                raise
+            raise full from error
 
     async def check_version(self) -> None:
         """A reader cannot migrate: the database must already be at this townbot's version."""
