@@ -15,8 +15,11 @@ from datetime import timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from townbot.llm.offline import OfflineModel
 from townbot.llm.stack import build_model_stack
+from townbot.mind.answering import Ablation
 from townbot.store.database import Store
 from townbot.town.engine import Engine
 from townbot.town.service import Person, TownError, TownService
@@ -136,6 +139,14 @@ async def _session(town: TownService) -> list[dict]:  # noqa: PLR0915 - one scri
     await step("leave as a taken-over resident", town.leave(CARL))
     await step("leave", town.leave(BEA))
     await step("leave twice", town.leave(BEA))
+    eve, fred, gus = Person("test:eve", "Eve"), Person("test:fred", "Fred"), Person("test:gus", "Gus")
+    await step("join in the park", town.join(gus, "Gus", "a gardener", "Johnson Park"))
+    await step("say to one of two by first name", town.say(gus, "Sam, how is the garden?"))
+    await step("join beside sleepers",
+               town.join(eve, "Eve", "a student", "Dorm for Oak Hill College: common room"))
+    await step("say beside sleepers", town.say(eve, "Hello?"))
+    await step("takeover of a sleeper", town.takeover(MOD, fred, "Arthur"))
+    await step("say as a resident, nobody awake", town.say(fred, "I am Arthur, is anyone up?"))
     rows = await town.engine.store.audit_rows(town.engine.town.id)
     record.append({"audit": [{k: v for k, v in row.items() if k not in ("at", "id")}
                              for row in rows]})
@@ -254,3 +265,111 @@ def test_a_resident_named_elsewhere_is_found_by_full_or_unique_first_name():
     assert elsewhere("klaus here", [], "Alex") == "Klaus Mueller"
     assert elsewhere("I, Klaus, am here", [], "Klaus Mueller") is None, "not the speaker"
     assert elsewhere("John Lin and Maria?", ["John Lin"], "Alex") == "Maria Lopez"
+
+
+async def _fresh(world, tmp_path, model=None, scenarios=None):
+    store = await Store.open(tmp_path / "town.db")
+    engine = await Engine.open(world, store, build_model_stack(model or OfflineModel(seed=0)))
+    return TownService(engine, scenarios=scenarios), store
+
+
+async def test_a_sector_alone_means_its_liveliest_arena_of_people_awake(world, tmp_path):
+    town, store = await _fresh(world, tmp_path)
+    for name in ("Klaus Mueller", "Maria Lopez"):
+        body = town.engine.bodies[name]
+        body.sector, body.arena, body.action = "Hobbs Cafe", "kitchen", "reading"
+    livelier = town.area("Hobbs Cafe")
+    for name in ("Klaus Mueller", "Maria Lopez"):
+        town.engine.bodies[name].action = "sleeping"
+    asleep = town.area("Hobbs Cafe")
+    await store.close()
+    assert livelier == ("Hobbs Cafe", "kitchen")
+    assert asleep == ("Hobbs Cafe", "cafe"), "sleepers are no company: the first arena"
+
+
+async def test_a_resident_taken_over_may_go_where_their_staff_may_before_opening(world, tmp_path):
+    town, store = await _fresh(world, tmp_path)  # 07:00: Hobbs Cafe opens at 08:00
+    await town.takeover(MOD, CARL, "Isabella")
+    went = await town.go(CARL, "Hobbs Cafe")
+    await store.close()
+    assert went.text.startswith("You will be at Hobbs Cafe")
+
+
+async def test_one_persons_exchange_never_reaches_anothers_reply(world, tmp_path):
+    model = Recording()
+    town, store = await _fresh(world, tmp_path, model)
+    for _ in range(7):
+        await town.tick()
+    await town.join(ALEX, "Alex", "a reporter", "Hobbs Cafe")
+    await town.join(BEA, "Bea", "a painter", "Johnson Park")
+    await town.say(ALEX, "Isabella, the secret word is pumpkin.")
+    model.prompts.clear()
+    await town.say(BEA, "Sam, hello there!")
+    await store.close()
+    replies = [prompt for purpose, prompt in model.prompts if purpose == "utterance"]
+    assert replies and not any("pumpkin" in prompt for prompt in replies)
+
+
+async def test_an_interview_keeps_the_ablation_the_town_and_what_it_touches(world, tmp_path):
+    model = Recording()
+    town, store = await _fresh(world, tmp_path, model)
+    mind = town.engine.minds["Isabella Rodriguez"]
+    before = {m.id: m.last_accessed for m in mind.stream.memories}
+    await town.interview(ALEX, "Isabella", "What is on today?",
+                         access=Ablation(observations=False, reflections=False, plans=False))
+    bare = [prompt for purpose, prompt in model.prompts if purpose == "answer"][-1]
+    untouched = {m.id: m.last_accessed for m in mind.stream.memories}
+    await town.engine.tick()  # a later moment, so a touch shows
+    await town.interview(ALEX, "Isabella", "What is on today?", remember=True)
+    touched = {m.id: m.last_accessed for m in mind.stream.memories}
+    model.prompts.clear()
+    stranger = await town.interview(ALEX, "Isabella", "What do you think of Zed Quill?")
+    await town.memories(MOD, "Isabella", "party")
+    after_memories = {m.id: m.last_accessed for m in mind.stream.memories}
+    await store.close()
+    assert "- (nothing comes to mind)" in bare, "no memories with every part switched off"
+    assert untouched == before, "an interview not remembered touches nothing"
+    assert touched != untouched, "a remembered interview refreshes what it recalled"
+    assert after_memories == touched, "a moderator's look at memories touches nothing"
+    assert "Zed Quill" in stranger.text and not any(p == "answer" for p, _ in model.prompts), \
+        "a person the town does not have is not known, without a model call"
+
+
+async def test_scenario_edges_no_scenarios_a_broken_one_objects_and_announcements(world,
+                                                                                   tmp_path):
+    from townbot.world.loading import select_residents
+
+    empty = tmp_path / "none"
+    empty.mkdir()
+    town, store = await _fresh(world, tmp_path, scenarios=empty)
+    with pytest.raises(TownError, match="available: none$"):
+        await town.load_scenario(MOD, "fair")
+    await store.close()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "broken.yaml").write_text("name: Broken\nname: Twice\n", encoding="utf-8")
+    (mine / "fair.yaml").write_text(
+        "name: Street fair\ndescription: A fair in the park.\nseeds:\n"
+        "  - resident: Klaus Mueller\n    thought: Klaus wants to see the fair.\n"
+        "  - resident: Isabella Rodriguez\n    thought: Isabella sells cake at the fair.\n"
+        "  - resident: Sam Moore\n    thought: Sam opens the fair.\n"
+        "objects:\n  - path: 'Hobbs Cafe: cafe: piano'\n    state: being tuned for the fair\n"
+        "announcement: The street fair starts at noon.\n", encoding="utf-8")
+    small = select_residents(world, "Klaus, Maria Lopez")
+    store = await Store.open(tmp_path / "small.db")
+    engine = await Engine.open(small, store, build_model_stack(OfflineModel(seed=0)))
+    town = TownService(engine, scenarios=mine)
+    with pytest.raises(TownError, match="broken.yaml"):
+        await town.load_scenario(MOD, "broken")
+    profile = await town.profile(ALEX, "Klaus")
+    loaded = await town.load_scenario(MOD, "fair")
+    engine.minds["Maria Lopez"].stream = type(engine.minds["Maria Lopez"].stream)(
+        engine.town.embedding_dim)
+    empty_mind = await town.memories(MOD, "Maria", "fair")
+    await store.close()
+    assert profile.text.endswith("Today: not planned yet")
+    assert loaded.text.endswith("(not in this town, so not seeded: Isabella Rodriguez, "
+                                "Sam Moore)")
+    assert [e.kind for e in loaded.events] == ["announcement"]
+    assert engine.objects["Hobbs Cafe: cafe: piano"] == "being tuned for the fair"
+    assert empty_mind.text == "no memories yet"
