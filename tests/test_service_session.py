@@ -22,7 +22,7 @@ from townbot.llm.stack import build_model_stack
 from townbot.mind.answering import Ablation
 from townbot.store.database import Store
 from townbot.town.engine import Engine
-from townbot.town.service import Person, TownError, TownService
+from townbot.town.service import AUDIT_TEXT, Person, RateLimit, TownError, TownService, audited
 
 GOLDEN = Path(__file__).parent / "golden" / "service_session.json"
 ALEX = Person("test:alex", "Alex")
@@ -279,11 +279,14 @@ async def test_a_sector_alone_means_its_liveliest_arena_of_people_awake(world, t
         body = town.engine.bodies[name]
         body.sector, body.arena, body.action = "Hobbs Cafe", "kitchen", "reading"
     livelier = town.area("Hobbs Cafe")
+    isabella = town.engine.bodies["Isabella Rodriguez"]
+    isabella.sector, isabella.arena, isabella.action = "Hobbs Cafe", "cafe", "serving"
+    two_against_one = town.area("Hobbs Cafe")
     for name in ("Klaus Mueller", "Maria Lopez"):
         town.engine.bodies[name].action = "sleeping"
     asleep = town.area("Hobbs Cafe")
     await store.close()
-    assert livelier == ("Hobbs Cafe", "kitchen")
+    assert livelier == two_against_one == ("Hobbs Cafe", "kitchen")
     assert asleep == ("Hobbs Cafe", "cafe"), "sleepers are no company: the first arena"
 
 
@@ -373,3 +376,30 @@ async def test_scenario_edges_no_scenarios_a_broken_one_objects_and_announcement
     assert [e.kind for e in loaded.events] == ["announcement"]
     assert engine.objects["Hobbs Cafe: cafe: piano"] == "being tuned for the fair"
     assert empty_mind.text == "no memories yet"
+
+
+async def test_rate_limits_are_the_towns_own_counted_to_the_second(world, tmp_path):
+    clock = [1000.0]
+    store = await Store.open(tmp_path / "town.db")
+    engine = await Engine.open(world, store, build_model_stack(OfflineModel(seed=0)))
+    town = TownService(engine, rates={"whisper": RateLimit(2, 60)}, now=lambda: clock[0])
+    await town.whisper(ALEX, "Klaus", "You want tea")
+    clock[0] += 20.5
+    await town.whisper(ALEX, "Klaus", "You want cake")
+    clock[0] += 10
+    with pytest.raises(TownError, match=r"used whisper 2 times in the last 60 s; try again in 30 s"):
+        await town.whisper(ALEX, "Klaus", "You want more")
+    clock[0] = 1060.0  # the first use is exactly 60 s old: it no longer counts
+    await town.whisper(ALEX, "Klaus", "You want soup")
+    with pytest.raises(TownError, match=r"try again in 21 s"):
+        await town.whisper(ALEX, "Klaus", "You want bread")
+    for _ in range(6):  # not limited in this town, though the defaults allow five a minute
+        await town.interview(ALEX, "Klaus", "How are you?")
+    rows = await store.audit_rows(engine.town.id)
+    await store.close()
+    assert rows[0]["at"].endswith("+00:00"), "audit times are UTC"
+
+
+def test_an_argument_of_exactly_the_audit_limit_is_kept_whole():
+    assert audited("x" * AUDIT_TEXT) == "x" * AUDIT_TEXT
+    assert audited("x" * (AUDIT_TEXT + 1)).endswith(f"… [{AUDIT_TEXT + 1} characters in all]")
