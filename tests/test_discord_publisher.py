@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import discord
 import pytest
 from discord_harness import Crash, FakeTime, ScriptedOutlet
 
 from townbot.platforms.discord.posts import split_text
-from townbot.platforms.discord.publisher import Publisher
+from townbot.platforms.discord.publisher import RATE, Publisher, classify
 from townbot.platforms.discord.store import DiscordStore
 from townbot.store.database import Store, TickChanges
 from townbot.world.events import TownEvent
@@ -290,6 +291,34 @@ async def test_the_running_publisher_posts_new_rows_when_woken(tmp_path):
             break
         await asyncio.sleep(0.01)
     assert outlet.contents(CAFE) == ["Hello!"], "posted long before the 60 s poll"
+    await posting.stop()
+    await discord_store.close()
+    await store.close()
+
+
+@pytest.mark.parametrize(("headers", "wait"), [({"Retry-After": "12.5"}, 12.5), ({}, 5.0),
+                                               ({"Retry-After": "soon"}, 5.0), (None, 5.0)])
+def test_a_429_waits_as_long_as_discord_asks_else_five_seconds(headers, wait):
+    fields = {"status": 429, "reason": "slow down"} | ({} if headers is None else
+                                                        {"headers": headers})
+    error = discord.HTTPException(type("Response", (), fields)(), "rate limited")
+    assert classify(error) == (RATE, wait)
+
+
+async def test_the_running_publisher_finds_new_rows_at_each_poll_unwoken(tmp_path):
+    store, town_id = await new_town(tmp_path / "t.db")
+    outlet = ScriptedOutlet(FakeTime())
+    discord_store = await DiscordStore.open(tmp_path / "t.db", town_id)
+    posting = Publisher(discord_store, outlet, "Smallville", poll=0.05)
+    posting.start()
+    for text in ("Hello!", "Again!"):  # never woken: two polls must find them
+        await write(store, town_id, 0 if text == "Hello!" else 1,
+                    [speech(CAFE, "Isabella Rodriguez", text)])
+        for _ in range(1000):  # up to 10 s on a busy machine
+            if text in outlet.contents(CAFE):
+                break
+            await asyncio.sleep(0.01)
+    assert outlet.contents(CAFE) == ["Hello!", "Again!"]
     await posting.stop()
     await discord_store.close()
     await store.close()
