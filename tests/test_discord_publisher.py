@@ -7,10 +7,10 @@ from pathlib import Path
 
 import discord
 import pytest
-from discord_harness import Crash, FakeTime, ScriptedOutlet
+from discord_harness import Crash, FakeTime, ScriptedOutlet, http_error
 
 from townbot.platforms.discord.posts import split_text
-from townbot.platforms.discord.publisher import RATE, Publisher, classify
+from townbot.platforms.discord.publisher import RATE, Publisher, Seen, classify
 from townbot.platforms.discord.store import DiscordStore
 from townbot.store.database import Store, TickChanges
 from townbot.world.events import TownEvent
@@ -320,5 +320,129 @@ async def test_the_running_publisher_finds_new_rows_at_each_poll_unwoken(tmp_pat
             await asyncio.sleep(0.01)
     assert outlet.contents(CAFE) == ["Hello!", "Again!"]
     await posting.stop()
+    await discord_store.close()
+    await store.close()
+
+
+@pytest.mark.parametrize(("status", "kind"), [(500, "uncertain"), (501, "uncertain"),
+                                              (503, "uncertain"), (400, "rejected")])
+def test_any_5xx_may_have_landed_and_is_tried_again_a_4xx_is_refused(status, kind):
+    assert classify(http_error(discord.HTTPException, status)) == (kind, 0.0)
+
+
+class RecordingTime(FakeTime):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sleeps: list[float] = []
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        await super().sleep(seconds)
+
+
+async def test_failures_back_off_doubling_from_one_second(tmp_path):
+    store, town_id = await new_town(tmp_path / "t.db")
+    await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Coffee is ready!")])
+    clock = RecordingTime()
+    outlet = ScriptedOutlet(clock)
+    outlet.faults = ["500", "500", "500"]
+    posting = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await posting.drain()
+    assert [s for s in clock.sleeps if s >= 0.5] == [1.0, 2.0, 4.0]
+    assert outlet.contents(CAFE) == ["Coffee is ready!"]
+    await posting.store.close()
+    await store.close()
+
+
+@pytest.mark.parametrize("other", ["Good morning!", "Something else"])
+async def test_a_crash_before_a_line_lands_sends_it_even_beside_look_alike_posts(tmp_path, other):
+    """The look for a post that may have landed reads only after the last confirmed one, and
+    needs both the name and the text: an earlier same line, or another line under the same
+    name, is not it."""
+    store, town_id = await new_town(tmp_path / "t.db")
+    await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Good morning!")])
+    clock = FakeTime()
+    outlet = ScriptedOutlet(clock)
+    first = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await first.drain()
+    await write(store, town_id, 1, [speech(CAFE, "Isabella Rodriguez", "Good morning!")])
+    outlet.faults = ["crash before"]
+    with pytest.raises(Crash):
+        await first.drain()
+    await first.stop(grace=0)
+    await first.store.close()
+    if other != "Good morning!":  # another line under her name landed meanwhile
+        outlet.posts[CAFE].append(Seen(10**18, "Isabella Rodriguez", other))
+    second = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await second.drain()
+    assert outlet.contents(CAFE).count("Good morning!") == 2
+    await second.store.close()
+    await store.close()
+
+
+class HeldOutlet(ScriptedOutlet):
+    """Posts to one channel wait until released; the rest go at once."""
+
+    def __init__(self, held: str) -> None:
+        super().__init__(FakeTime())
+        self.held, self.release, self.waiting = held, asyncio.Event(), 0
+
+    async def post(self, channel: str, content: str, username: str) -> int:
+        if channel == self.held:
+            self.waiting += 1
+            await self.release.wait()
+        return await super().post(channel, content, username)
+
+
+async def until(condition, seconds: float = 10.0) -> None:
+    for _ in range(int(seconds * 100)):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+
+
+async def test_a_held_channel_delays_no_other_and_many_wakes_start_one_worker(tmp_path):
+    store, town_id = await new_town(tmp_path / "t.db")
+    outlet = HeldOutlet(CAFE)
+    discord_store = await DiscordStore.open(tmp_path / "t.db", town_id)
+    posting = Publisher(discord_store, outlet, "Smallville", poll=60)
+    posting.start()
+    await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Coffee!"),
+                                    speech(PARK, "Sam Moore", "Lovely day!")])
+    posting.wake()
+    await until(lambda: outlet.contents(PARK) and outlet.waiting)
+    assert outlet.contents(PARK) == ["Lovely day!"], "the park did not wait for the cafe"
+    for _ in range(5):
+        posting.wake()
+        await asyncio.sleep(0.02)
+    outlet.release.set()
+    await until(lambda: outlet.contents(CAFE))
+    await asyncio.sleep(0.2)
+    assert outlet.contents(CAFE) == ["Coffee!"] and outlet.waiting == 1, "one worker, one post"
+    await posting.stop()
+    await discord_store.close()
+    await store.close()
+
+
+async def test_stop_lets_a_post_under_way_finish_within_the_grace_and_no_longer(tmp_path):
+    store, town_id = await new_town(tmp_path / "t.db")
+    outlet = HeldOutlet(CAFE)
+    discord_store = await DiscordStore.open(tmp_path / "t.db", town_id)
+    posting = Publisher(discord_store, outlet, "Smallville", poll=60)
+    posting.start()
+    await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Coffee!")])
+    posting.wake()
+    await until(lambda: outlet.waiting)
+    asyncio.get_running_loop().call_later(0.1, outlet.release.set)
+    await asyncio.wait_for(posting.stop(grace=5), 10)
+    assert outlet.contents(CAFE) == ["Coffee!"], "the post under way finished"
+    await write(store, town_id, 1, [speech(CAFE, "Isabella Rodriguez", "Tea!")])
+    outlet.release = asyncio.Event()  # never released: stop must give up after the grace
+    again = Publisher(discord_store, outlet, "Smallville", poll=60)
+    again.start()
+    again.wake()
+    await until(lambda: outlet.waiting == 2)
+    await asyncio.wait_for(again.stop(grace=0.1), 5)
+    assert again._task.done() and all(t.done() for t in again._workers.values())
     await discord_store.close()
     await store.close()
