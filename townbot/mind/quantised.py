@@ -3,11 +3,14 @@ the bytes, so that retrieval at high dimensions reads 15 MB instead of 61 MB per
 memories of 1536 dimensions, and scores exactly only the few memories the bounds cannot settle.
 
 Each memory v is stored as codes a = round(v / s) with s = max|v| / 127, and the query q as
-b = round(q / t) with t = max|q| / 127. Then |v.q - s t (a.b)| <= s/2 ||q||_1 + t/2 s ||a||_1
+b = round(q / t) with t = max|q| / 63. Then |v.q - s t (a.b)| <= s/2 ||q||_1 + t/2 s ||a||_1
 (each code is off by at most half a step), plus float32 rounding of an exact product. The
 product a.b is integer arithmetic in onnxruntime (already a dependency for the local embedder),
-whose u8 x s8 kernel is the fast one: b goes in as b + 128 and 128 * sum(a) comes off. (A
-16-bit query as two byte rows halves the bound but doubles the kernel's time: measured.)
+whose u8 x s8 kernel is the fast one: b goes in as b + 64 and 64 * sum(a) comes off. The query
+has 7 bits, not 8: without VNNI (AVX2 only) that kernel adds pairs of u8 x s8 products in
+16 bits with saturation, which 255 * 127 * 2 overflows and 127 * 127 * 2 does not (a byte
+query made wrong estimates outside their bounds on such a machine). (A 16-bit query as two byte
+rows halves the bound but doubles the kernel's time: measured.)
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ import numpy as np
 MIN_DIM = 512  # below this the float32 product is already a few hundred microseconds at 10k
 MIN_ROWS = 4096  # and so it is for fewer memories at any dimension
 CHUNK = 1024  # memories per block of the int8 copy, stored dimension-major as the kernel wants
+# The query's codes: -63..63, shifted to 1..127 (unsigned) so no 16-bit pair sum saturates.
+QUERY_LEVELS = 63
+QUERY_SHIFT = 64
 FLOAT32_SLACK = 2.0 ** -22  # twice float32's unit roundoff, per dimension, on |v| |q|
 
 
@@ -77,12 +83,12 @@ class Int8Copy:
         peak = float(np.abs(query).max()) if len(query) else 0.0
         if peak == 0:
             return np.zeros(count), np.zeros(count)
-        query_step = peak / 127
-        codes = np.clip(np.rint(query / query_step), -127, 127)
-        shifted = (codes + 128).astype(np.uint8)[None, :]
+        query_step = peak / QUERY_LEVELS
+        codes = np.clip(np.rint(query / query_step), -QUERY_LEVELS, QUERY_LEVELS)
+        shifted = (codes + QUERY_SHIFT).astype(np.uint8)[None, :]
         blocks = -(-count // CHUNK)
         products = int8_session().run(None, {"q": shifted, "m": self._blocks[:blocks]})[0]
-        dots = products.reshape(-1)[:count] - 128 * self._code_sum[:count]
+        dots = products.reshape(-1)[:count] - QUERY_SHIFT * self._code_sum[:count]
         step = self._step[:count]
         estimate = dots * (step * query_step)
         query_l1 = float(np.abs(query).sum(dtype=np.float64))
