@@ -7,9 +7,11 @@ is the cosine similarity between the memory's and the query's embeddings.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 import numpy as np
 
@@ -27,8 +29,10 @@ class RetrievalWeights:
     relevance: float = 1.0
 
 
-@dataclass(frozen=True)
-class Scored:
+class Scored(NamedTuple):
+    """A retrieved memory with its total and its three normalised terms (a named tuple: a
+    retrieval makes dozens of these, and a frozen dataclass took longer to make than to score)."""
+
     memory: Memory
     score: float
     recency: float
@@ -201,18 +205,23 @@ def retrieve(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: i
         ids, recency, importance, relevance = bounded_terms(stream, copy, query, now, weights,
                                                             RECENCY_DECAY, rows, count)
     total = weighted(recency, importance, relevance, weights)
+    best = best_first(total, count)
+    # Python floats and ints of the few chosen rows, taken in one step each: reading numpy
+    # scalars one at a time cost more than scoring the whole stream.
+    columns = zip((best if ids is None else ids[best]).tolist(), total[best].tolist(),
+                  recency[best].tolist(), importance[best].tolist(), relevance[best].tolist(),
+                  strict=True)
     picked: list[Scored] = []
     spent = 0
-    for position in best_first(total, count):
-        if not np.isfinite(total[position]):
+    for row, score, recent, important, relevant in columns:
+        if not math.isfinite(score):
             break
-        memory = stream.memories[int(position if ids is None else ids[position])]
+        memory = stream.memories[row]
         cost = len(memory.text) // 4 + 1
         if token_budget is not None and spent + cost > token_budget:
             continue  # a long memory that does not fit leaves room for shorter ones
         spent += cost
-        picked.append(Scored(memory, float(total[position]), float(recency[position]),
-                             float(importance[position]), float(relevance[position])))
+        picked.append(Scored(memory, score, recent, important, relevant))
     if touch:
         stream.touch([s.memory.id for s in picked], now)
     return picked
