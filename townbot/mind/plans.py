@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 
 from townbot.world.clock import format_game_time, parse_game_time
+
+# A plan is stored whenever any of it changes, but most of its blocks and steps are as they
+# were: their JSON is kept, keyed by their values (so a changed step simply misses), rather
+# than encoded again. Enough entries for every step of a hundred residents' days.
+JSON_CACHE = 1 << 15
 
 
 @dataclass
@@ -22,6 +29,11 @@ class PlanStep:
         return {"start": format_game_time(self.start), "end": format_game_time(self.end),
                 "action": self.action, "object": self.object, "object_state": self.object_state,
                 "emoji": self.emoji}
+
+    def json(self) -> str:
+        """`json.dumps(self.to_dict())`, kept for the next commit that stores the same step."""
+        return _step_json(self.start, self.end, self.action, self.object, self.object_state,
+                          self.emoji)
 
     @classmethod
     def from_dict(cls, data: dict) -> PlanStep:
@@ -50,9 +62,30 @@ class PlanBlock:
                 "activity": self.activity, "sector": self.sector, "arena": self.arena,
                 "steps": [s.to_dict() for s in self.steps], "resumed": self.resumed}
 
+    def json(self) -> str:
+        """`json.dumps(self.to_dict())`, from the kept JSON of its steps and of its other fields."""
+        steps = ", ".join([step.json() for step in self.steps])
+        return (f"{_block_head(self.start, self.end, self.activity, self.sector, self.arena)}"
+                f"{steps}], \"resumed\": {'true' if self.resumed else 'false'}}}")
+
     @classmethod
     def from_dict(cls, data: dict) -> PlanBlock:
         return cls(start=parse_game_time(data["start"]), end=parse_game_time(data["end"]),
                    activity=data["activity"], sector=data.get("sector"), arena=data.get("arena"),
                    steps=[PlanStep.from_dict(s) for s in data.get("steps", [])],
                    resumed=bool(data.get("resumed", False)))
+
+
+@lru_cache(maxsize=JSON_CACHE)
+def _step_json(start: datetime, end: datetime, action: str, object: str, object_state: str,
+               emoji: str) -> str:
+    return json.dumps(PlanStep(start, end, action, object, object_state, emoji).to_dict())
+
+
+@lru_cache(maxsize=JSON_CACHE)
+def _block_head(start: datetime, end: datetime, activity: str, sector: str | None,
+                arena: str | None) -> str:
+    """A block's JSON up to the opening bracket of its steps (the fields before them)."""
+    fields = json.dumps({"start": format_game_time(start), "end": format_game_time(end),
+                         "activity": activity, "sector": sector, "arena": arena})
+    return f'{fields[:-1]}, "steps": ['

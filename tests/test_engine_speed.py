@@ -1,0 +1,73 @@
+"""The engine's short cuts give what the long way gives: a part's kept encoding is the JSON of
+its dict, also after what it holds changes; retrieval hands back plain numbers."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, timedelta
+
+import numpy as np
+
+from townbot.mind.memory import MemoryStream
+from townbot.mind.plans import PlanBlock, PlanStep
+from townbot.mind.retrieval import retrieve, score_stream
+from townbot.mind.state import AttentionState, PlanState
+
+NINE = datetime(2023, 2, 13, 9, 0)
+
+
+def as_json(part) -> str:
+    return json.dumps(part.to_dict())
+
+
+def test_a_plan_encodes_as_the_json_of_its_dict_after_every_kind_of_change():
+    step = PlanStep(NINE, NINE + timedelta(minutes=20), 'making "café" ☕', "counter", "in use",
+                    "☕")
+    block = PlanBlock(NINE, NINE + timedelta(hours=1), "opening the cafe", "Hobbs Cafe", "cafe",
+                      [step])
+    plan = PlanState(date(2023, 2, 13), ["open at 8 am"], [block, PlanBlock(
+        NINE + timedelta(hours=1), NINE + timedelta(hours=2), "a walk \\ outside")],
+        ['news: "party"'], NINE)
+    assert plan.encode() == as_json(plan)
+    step.end = NINE + timedelta(minutes=30)  # steps and blocks change in place
+    assert plan.encode() == as_json(plan)
+    block.sector = block.arena = None
+    block.resumed = True
+    assert plan.encode() == as_json(plan)
+    block.steps = []
+    plan.day, plan.last_revision = None, None
+    assert plan.encode() == as_json(plan)
+
+
+def test_an_attention_part_encodes_as_the_json_of_its_dict():
+    part = AttentionState({"Maria is singing \"hi\"": NINE, "Ünal is reading": NINE}, None)
+    assert part.encode() == as_json(part)
+
+
+async def test_every_part_of_a_running_town_encodes_as_the_json_of_its_dict(engine):
+    for _ in range(12):  # 7:00 to 9:00: plans made, decomposed, sights seen
+        await engine.tick()
+    for mind in engine.minds.values():
+        for part in mind.state.parts():
+            assert part.encode() == as_json(part), (mind.name, part.name)
+
+
+def test_retrieval_gives_python_numbers_equal_to_the_scores_of_the_whole_stream():
+    random = np.random.default_rng(1)
+    stream = MemoryStream(8)
+    for index in range(50):
+        vector = random.standard_normal(8).astype(np.float32)
+        stream.add("observation" if index % 3 else "plan", f"memory {index}",
+                   NINE + timedelta(minutes=index), index % 10 + 1, vector)
+    query = random.standard_normal(8).astype(np.float32)
+    now = NINE + timedelta(hours=5)
+    total, recency, importance, relevance = score_stream(stream, query, now,
+                                                         kinds=("observation",))
+    found = retrieve(stream, query, now, limit=10, kinds=("observation",), touch=False)
+    assert len(found) == 10
+    for scored in found:
+        row = scored.memory.id
+        assert stream.memories[row].kind == "observation"
+        assert type(scored.score) is float and scored.score == total[row]
+        assert (scored.recency, scored.importance, scored.relevance) == (
+            recency[row], importance[row], relevance[row])
