@@ -65,6 +65,20 @@ def io_written() -> dict[str, int]:
     return {key: int(value) for key, value in (line.split(": ") for line in lines)}
 
 
+def peak_memory_mb() -> float:
+    """This process's peak resident memory (VmHWM). Not ru_maxrss from wait4: the kernel keeps
+    in a child's ru_maxrss the peak of the memory it replaced at exec, which is the parent's
+    own at the fork, so a parent grown by the retrieval section made every later child look
+    as big as itself."""
+    try:
+        lines = Path("/proc/self/status").read_text().splitlines()
+    except OSError:  # not Linux: ru_maxrss is this process's own peak (bytes on macOS)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+    kilobytes = next(line.split()[1] for line in lines if line.startswith("VmHWM:"))
+    return int(kilobytes) / 1024
+
+
 def cloned_town(world: Any, residents: int) -> Any:
     """The world with `residents` people: the personas, then copies of them under new names."""
     from townbot.world.loading import select_residents
@@ -136,7 +150,7 @@ async def run_town(residents: int, hours: float, db: Path, timed_ticks: int) -> 
         "write_bytes_per_day": (written_after.get("write_bytes", 0)
                                 - written_before.get("write_bytes", 0)) / game_days,
         "calls_per_agent_day": summarise(rows)["calls"] / len(engine.minds) / game_days,
-        "db_bytes": db.stat().st_size,
+        "db_bytes": db.stat().st_size, "peak_mb": peak_memory_mb(),
     }
 
 
@@ -157,14 +171,14 @@ async def resume_town(db: Path) -> dict[str, Any]:
     memories = sum(len(mind.stream) for mind in engine.minds.values())
     await store.close()
     return {"import_s": imported - began, "world_s": opened_at - imported, "open_s": opened,
-            "residents": len(engine.minds), "memories": memories}
+            "residents": len(engine.minds), "memories": memories, "peak_mb": peak_memory_mb()}
 
 
 # --- parent: runs children, prints the table ------------------------------------------------------
 
 def child(arguments: Sequence[str],
-          env: dict[str, str] | None = None) -> tuple[dict[str, Any], float, float]:
-    """A child's JSON answer, its user+sys CPU seconds and its peak resident memory in MB."""
+          env: dict[str, str] | None = None) -> tuple[dict[str, Any], float]:
+    """A child's JSON answer and its user+sys CPU seconds."""
     process = subprocess.Popen([*arguments], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                cwd=ROOT, env=env)
     assert process.stdout is not None
@@ -175,7 +189,7 @@ def child(arguments: Sequence[str],
         raise SystemExit(f"{' '.join(arguments)} failed with exit code {process.returncode}")
     lines = output.decode().strip().splitlines()
     answer = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
-    return answer, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    return answer, usage.ru_utime + usage.ru_stime
 
 
 def source_key() -> str:
@@ -199,9 +213,9 @@ def cached_town(days: float, me: list[str]) -> tuple[Path, float]:
             stale.unlink()
         building = db.with_suffix(".building")
         building.unlink(missing_ok=True)
-        _, _, peak = child([*me, "--ticks", "1", "--run", "25", str(days * 24), str(building)])
+        built, _ = child([*me, "--ticks", "1", "--run", "25", str(days * 24), str(building)])
         building.rename(db)
-        facts.write_text(json.dumps({"run_peak_mb": peak}))
+        facts.write_text(json.dumps({"run_peak_mb": built["peak_mb"]}))
     return db, json.loads(facts.read_text())["run_peak_mb"]
 
 
@@ -210,10 +224,11 @@ def resume_figures(days: float, me: list[str]) -> str:
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "resume.db"  # the resume opens it to write: the cache stays as built
         shutil.copyfile(db, copy)
-        resumed, cpu, peak = child([*me, "--resume", str(copy)])
+        resumed, cpu = child([*me, "--resume", str(copy)])
     return (f"{resumed['open_s']:.2f} s CPU to open ({resumed['memories']} memories; "
             f"{cpu:.2f} s for the whole process, of it {resumed['import_s']:.2f} s imports and "
-            f"{resumed['world_s']:.2f} s the world's files); peak {peak:.0f} MB vs the run's "
+            f"{resumed['world_s']:.2f} s the world's files); peak {resumed['peak_mb']:.0f} MB vs the "
+            f"run's "
             f"{run_peak:.0f} MB")
 
 
@@ -272,9 +287,9 @@ OFFLINE_ENV = {key: value for key, value in os.environ.items() if not key.starts
 def start_up() -> tuple[float, float, float]:
     """User+sys CPU of `townbot --help`; of `townbot sim --hours 0.5` (offline) from the process's
     start until its first tick begins, and for the whole run."""
-    _, help_cpu, _ = child([*TOWNBOT, "--help"])
+    _, help_cpu = child([*TOWNBOT, "--help"])
     with tempfile.TemporaryDirectory() as folder:
-        noted, sim_cpu, _ = child([sys.executable, "-c", SIM_TO_FIRST_TICK, "sim", "--hours", "0.5",
+        noted, sim_cpu = child([sys.executable, "-c", SIM_TO_FIRST_TICK, "sim", "--hours", "0.5",
                                    "--quiet", "--db", str(Path(folder) / "start.db")],
                                   env=OFFLINE_ENV)
     return help_cpu, noted["start_up_s"], sim_cpu
@@ -315,10 +330,10 @@ def main() -> int:
     if "engine" not in skip:
         with tempfile.TemporaryDirectory() as folder:
             db = Path(folder) / "town.db"
-            small, _, _ = child([*me, "--ticks", str(args.ticks),
+            small, _ = child([*me, "--ticks", str(args.ticks),
                                         "--run", "25", str(args.days * 24), str(db)])
         with tempfile.TemporaryDirectory() as folder:
-            big, _, _ = child([*me, "--ticks", str(args.ticks),
+            big, _ = child([*me, "--ticks", str(args.ticks),
                                "--run", str(args.big), str(args.big_hours), str(Path(folder) / "big.db")])
         rows += [
             (f"engine CPU per tick, 25 residents, after day {args.days:g}",
