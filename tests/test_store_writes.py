@@ -1,6 +1,6 @@
 """What a tick writes, kept small: re-accessed memories are appended to a log (the latest
-entry wins, superseded ones are dropped once a game day), long mind parts are compressed,
-and a new town uses small pages. All of it reads back exactly."""
+entry wins, superseded ones are dropped once a game day), long mind parts and embeddings that
+shrink are compressed, and a new town uses small pages. All of it reads back exactly."""
 
 from __future__ import annotations
 
@@ -10,10 +10,14 @@ from datetime import datetime
 from pathlib import Path
 
 import numpy as np
+import pytest
 from conftest import open_engine
 
+from townbot.llm.embedding import HashingEmbedder
 from townbot.mind.memory import Memory
-from townbot.store.database import PAGE_SIZE, Store, TickChanges
+from townbot.store import database
+from townbot.store.database import PAGE_SIZE, Store, StoreError, TickChanges, pack_vector
+from townbot.store.migrations import MIGRATIONS
 
 NINE, TEN = datetime(2023, 2, 13, 9, 0), datetime(2023, 2, 13, 10, 0)
 FIXTURE = Path(__file__).parent / "fixtures" / "town_v2.db"
@@ -72,3 +76,73 @@ async def test_a_new_town_has_small_pages_and_an_old_one_keeps_its_own(world, tm
     await engine.tick()
     await engine.store.close()
     assert rows(tmp_path / "old.db", "PRAGMA page_size") == before == [(4096,)]
+
+
+def sparse_and_dense(dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """A hashing embedder's vector (mostly zeros) and a dense one, as a real model's."""
+    sparse = np.asarray(HashingEmbedder(dim).embed(["The stove is on in the kitchen"])[0],
+                        dtype=np.float32)
+    dense = np.random.default_rng(0).standard_normal(dim).astype(np.float32)
+    return sparse, dense
+
+
+def test_an_embedding_is_compressed_only_when_that_pays():
+    sparse, dense = sparse_and_dense(256)
+    assert len(pack_vector(sparse)) < 256, "a hashing vector shrinks to a fraction"
+    assert pack_vector(dense) == dense.tobytes(), "a dense vector stays raw"
+
+
+async def test_packed_embeddings_read_back_as_the_very_floats_written(tmp_path):
+    store = await Store.open(tmp_path / "town.db")
+    town = await store.create_town("T", "2023-02-13 07:00", 10, 0, "m", "e", 256, {}, {})
+    sparse, dense = sparse_and_dense(256)
+    await store.save_tick(TickChanges(town.id, 1, new_memories=[
+        ("Ann", Memory(0, "observation", "The stove is on", NINE, NINE, 3), sparse),
+        ("Ann", Memory(1, "observation", "Bob is here", NINE, NINE, 2), dense)]))
+    first, second = await store.memories(town.id)
+    assert first.vector.tobytes() == sparse.tobytes() and second.vector.tobytes() == dense.tobytes()
+    await store.close()
+    assert [kind for (kind,) in rows(tmp_path / "town.db", "SELECT length(embedding) < 1024 "
+                                     "FROM memories ORDER BY seq")] == [1, 0]
+
+
+async def test_a_damaged_embedding_is_a_clear_error(tmp_path):
+    store = await Store.open(tmp_path / "town.db")
+    town = await store.create_town("T", "2023-02-13 07:00", 10, 0, "m", "e", 4, {}, {})
+    await store.save_tick(TickChanges(town.id, 1, new_memories=[
+        ("Ann", Memory(0, "observation", "The stove is on", NINE, NINE, 3),
+         np.ones(4, dtype=np.float32))]))
+    await store.db.execute("UPDATE memories SET embedding = x'0102'")
+    with pytest.raises(StoreError, match="embeddings that are not 4 numbers: the database is "
+                                         "damaged"):
+        await store.memories(town.id)
+    await store.close()
+
+
+async def test_a_town_of_schema_4_keeps_its_raw_embeddings_and_packs_new_ones(tmp_path,
+                                                                               monkeypatch):
+    """Migration 5 changes no table: the raw embeddings written before it read back as they
+    were, beside the packed ones written after it."""
+    db = tmp_path / "town.db"
+    sparse, dense = sparse_and_dense(256)
+    monkeypatch.setattr(database, "MIGRATIONS", MIGRATIONS[:4])
+    monkeypatch.setattr(database, "pack_vector", lambda v: np.asarray(v, np.float32).tobytes())
+    old = await Store.open(db)
+    town = await old.create_town("T", "2023-02-13 07:00", 10, 0, "m", "e", 256, {}, {})
+    await old.save_tick(TickChanges(town.id, 1, new_memories=[
+        ("Ann", Memory(0, "observation", "The stove is on", NINE, NINE, 3), sparse)]))
+    assert await old.schema_version() == 4
+    await old.close()
+    monkeypatch.undo()
+
+    store = await Store.open(db)
+    assert await store.schema_version() == len(MIGRATIONS) == 5
+    await store.save_tick(TickChanges(town.id, 2, new_memories=[
+        ("Ann", Memory(1, "observation", "Bob is here", TEN, TEN, 2), sparse),
+        ("Bob", Memory(0, "observation", "Ann is here", TEN, TEN, 2), dense)]))
+    stored = await store.memories(town.id)
+    assert [(s.agent, s.memory.id, s.vector.tobytes()) for s in stored] == [
+        ("Ann", 0, sparse.tobytes()), ("Ann", 1, sparse.tobytes()), ("Bob", 0, dense.tobytes())]
+    await store.close()
+    assert rows(db, "SELECT agent, seq, length(embedding) FROM memories ORDER BY agent, seq")[:2] \
+        == [("Ann", 0, 1024), ("Ann", 1, len(pack_vector(sparse)))]

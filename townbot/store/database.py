@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import itertools
 import json
 import sqlite3
@@ -35,6 +34,11 @@ PAGE_SIZE = 1024
 # A mind part (or a mind as founded) longer than this is stored zlib-compressed: a day's plan
 # is 5-10 kB of JSON that shrinks about sixfold, and is rewritten whenever the plan changes.
 PACK_OVER = 512
+# The WAL is copied into the database (checkpointed) when it holds this many bytes of pages
+# rather than SQLite's default 1000 pages: a page rewritten by many ticks in between (a mind
+# part, a body, an index leaf) is copied once. 8 MiB instead of 1 MiB cuts a 25-resident
+# town's writes by about a tenth; a longer WAL costs readers and recovery next to nothing.
+WAL_BYTES = 8 * 2**20
 
 
 def pack(text: str) -> str | bytes:
@@ -44,6 +48,30 @@ def pack(text: str) -> str | bytes:
 
 def unpack(value: str | bytes) -> str:
     return zlib.decompress(value).decode() if isinstance(value, bytes) else value
+
+
+def pack_vector(vector: np.ndarray) -> bytes:
+    """An embedding as stored (schema 5): its float32 bytes, zlib-compressed when that saves at
+    least a quarter of them. A hashing embedder's vectors are mostly zeros and shrink about
+    twelvefold; a dense model's barely shrink and stay raw, costing nothing to read back.
+    Either way the floats read back are the very ones written."""
+    raw = np.asarray(vector, dtype=np.float32).tobytes()
+    packed = zlib.compress(raw, 1)
+    return packed if 4 * len(packed) <= 3 * len(raw) else raw
+
+
+def unpack_vectors(agent: str, blobs: list[bytes], dim: int) -> np.ndarray:
+    """Stored embeddings as one (len(blobs), dim) float32 matrix: a blob of dim floats is raw,
+    any other is compressed (see pack_vector)."""
+    size = 4 * dim
+    try:
+        raw = [blob if len(blob) == size else zlib.decompress(blob) for blob in blobs]
+    except zlib.error:
+        raw = []
+    if len(raw) != len(blobs) or any(len(floats) != size for floats in raw):
+        raise StoreError(f"the memories of {agent} have embeddings that are not {dim} numbers: "
+                         "the database is damaged; restore a backup of it or start a new --db")
+    return np.frombuffer(b"".join(raw), dtype=np.float32).reshape(len(blobs), dim)
 
 
 def check_database_file(path: str, *, must_exist: bool) -> None:
@@ -135,25 +163,38 @@ class MemoryChunk:
     vectors: np.ndarray  # (len(memories), dimensions) float32
 
 
-def _memory_chunk(agent: str, rows: list[Any], game_time: Callable[[str], datetime],
-                  latest: dict[tuple[str, int], tuple[str, int]]) -> MemoryChunk:
-    """Rows of MEMORY_COLUMNS, all of one agent, as its memories and their embeddings; `latest`
-    holds the last access and importance logged for a memory since its row was written."""
-    blobs = [row[-1] for row in rows]
-    if len({len(blob) for blob in blobs}) > 1:
-        raise StoreError(f"the memories of {agent} have embeddings of different sizes: the "
-                         "database is damaged; restore a backup of it or start a new --db")
-    memories = []
-    for _, seq, kind, text, created, accessed, importance, evidence, _ in rows:
-        accessed, importance = latest.get((agent, seq), (accessed, importance))
-        memories.append(Memory(seq, kind, text, game_time(created), game_time(accessed),
-                               importance, _evidence(evidence)))
-    vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(rows), -1)
+def _memory_chunk(agent: str, rows: list[tuple], dim: int, game_time: Callable[[str], datetime],
+                  latest: dict[int, tuple[str, int]]) -> MemoryChunk:
+    """Rows of MEMORY_COLUMNS, all of one agent, as its memories and their `dim`-number
+    embeddings; `latest` holds, by seq, the last access and importance logged for the agent's
+    memories since their rows were written."""
+    vectors = unpack_vectors(agent, [row[-1] for row in rows], dim)
+    memories = [Memory(seq, kind, text, game_time(created), game_time(accessed), importance,
+                       () if evidence == "[]" else _evidence(evidence))  # most cite nothing
+                for _, seq, kind, text, created, accessed, importance, evidence, _ in rows]
+    if latest:
+        for memory in memories:
+            logged = latest.get(memory.id)
+            if logged is not None:
+                memory.last_accessed, memory.importance = game_time(logged[0]), logged[1]
     return MemoryChunk(agent, memories, vectors)
 
 
 def _evidence(text: str) -> tuple[int, ...]:
-    return () if text == "[]" else tuple(json.loads(text))  # most memories cite nothing
+    return tuple(json.loads(text))
+
+
+def _memoised(parse: Callable[[str], datetime]) -> Callable[[str], datetime]:
+    """`parse` remembering its answers: a tick's memories share their times (a plain dict is
+    cheaper per call than functools.lru_cache)."""
+    seen: dict[str, datetime] = {}
+
+    def memoised(text: str) -> datetime:
+        moment = seen.get(text)
+        if moment is None:
+            moment = seen[text] = parse(text)
+        return moment
+    return memoised
 
 
 @dataclass(frozen=True)
@@ -243,6 +284,9 @@ class Store:
                 await connection.execute(f"PRAGMA page_size={PAGE_SIZE}")
                 await connection.execute("PRAGMA journal_mode=WAL")
                 await connection.execute("PRAGMA synchronous=NORMAL")
+                async with connection.execute("PRAGMA page_size") as cursor:
+                    page_size = (await cursor.fetchone())[0]
+                await connection.execute(f"PRAGMA wal_autocheckpoint={WAL_BYTES // page_size}")
             await connection.execute("PRAGMA foreign_keys=ON")
             store = cls(connection, path)
             store.lock = lock
@@ -393,23 +437,40 @@ class Store:
         if agent is not None:
             query += " AND agent = ?"
             args += (agent,)
-        game_time = functools.lru_cache(maxsize=None)(parse_game_time)  # a tick's memories share times
+        game_time = _memoised(parse_game_time)
+        dim = await self._embedding_dim(town_id)
         latest = await self._latest_accesses(town_id, agent)
         async with self.db.execute(query + " ORDER BY agent, seq", args) as cursor:
+            cursor.row_factory = None  # plain tuples: cheaper to make and to unpack
             while rows := await cursor.fetchmany(MEMORY_CHUNK):
                 for name, group in itertools.groupby(rows, key=lambda row: row[0]):
-                    yield _memory_chunk(name, list(group), game_time, latest)
+                    yield _memory_chunk(name, list(group), dim, game_time, latest.get(name, {}))
 
-    async def _latest_accesses(self, town_id: int,
-                               agent: str | None) -> dict[tuple[str, int], tuple[str, int]]:
-        """(agent, seq) -> the last access and importance logged last (migration 4)."""
+    async def _embedding_dim(self, town_id: int) -> int:
+        async with self.db.execute("SELECT embedding_dim FROM towns WHERE id = ?",
+                                   (town_id,)) as cursor:
+            row = await cursor.fetchone()
+        if row is None:
+            raise StoreError(f"{self.path} has no town {town_id}")
+        return int(row[0])
+
+    async def _latest_accesses(self, town_id: int, agent: str | None
+                               ) -> dict[str, dict[int, tuple[str, int]]]:
+        """agent -> seq -> the last access and importance logged last (migration 4)."""
         query = "SELECT agent, seq, last_accessed, importance FROM memory_access WHERE town_id = ?"
         args: tuple[Any, ...] = (town_id,)
         if agent is not None:
             query += " AND agent = ?"
             args += (agent,)
+        latest: dict[str, dict[int, tuple[str, int]]] = {}
         async with self.db.execute(query + " ORDER BY id", args) as cursor:
-            return {(row[0], row[1]): (row[2], row[3]) for row in await cursor.fetchall()}
+            cursor.row_factory = None
+            for name, seq, accessed, importance in await cursor.fetchall():
+                by_seq = latest.get(name)
+                if by_seq is None:
+                    by_seq = latest[name] = {}
+                by_seq[seq] = (accessed, importance)
+        return latest
 
     async def objects(self, town_id: int) -> dict[str, str]:
         async with self.db.execute("SELECT path, state FROM objects WHERE town_id = ? "
@@ -485,7 +546,7 @@ class Store:
             "importance, embedding, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(town, agent, m.id, m.kind, m.text, format_game_time(m.created),
               format_game_time(m.last_accessed), m.importance,
-              np.asarray(vector, dtype=np.float32).tobytes(), json.dumps(list(m.evidence)))
+              pack_vector(vector), json.dumps(list(m.evidence)))
              for agent, m, vector in changes.new_memories])
         await self._log_accesses(town, changes.touched, changes.compact)
         await self.db.executemany(
@@ -664,7 +725,7 @@ async def replace_embeddings(store: Store, town_id: int, embedding_model: str, e
     async with store.transaction():
         await store.db.executemany(
             "UPDATE memories SET embedding = ? WHERE town_id = ? AND agent = ? AND seq = ?",
-            [(np.asarray(vector, dtype=np.float32).tobytes(), town_id, agent, seq)
+            [(pack_vector(vector), town_id, agent, seq)
              for agent, seq, vector in vectors])
         await store.db.execute("UPDATE towns SET embedding_model = ?, embedding_dim = ? WHERE id = ?",
                                (embedding_model, embedding_dim, town_id))

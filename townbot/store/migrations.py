@@ -149,4 +149,8 @@ MIGRATIONS: list[str] = [
         importance INTEGER NOT NULL
     );
     """,
+    # 5: an embedding may be stored zlib-compressed (see database.pack_vector): a blob of
+    # embedding_dim float32s is raw, any other is compressed. Nothing to change in the tables;
+    # the version keeps an older townbot from misreading such a blob.
+    "",
 ]
