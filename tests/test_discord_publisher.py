@@ -278,21 +278,31 @@ async def test_a_post_discord_refuses_for_good_is_recorded_and_the_rest_still_go
     await store.close()
 
 
+async def running_publisher(path: Path, town_id: int, poll: float) -> Publisher:
+    """A started publisher on real time, polling every `poll` seconds."""
+    discord_store = await DiscordStore.open(path, town_id)
+    posting = Publisher(discord_store, ScriptedOutlet(FakeTime()), "Smallville", poll=poll)
+    posting.start()
+    return posting
+
+
+async def until_posted(outlet: ScriptedOutlet, text: str) -> None:
+    """Wait until `text` is in the cafe channel, up to 10 s on a busy machine."""
+    for _ in range(1000):
+        if text in outlet.contents(CAFE):
+            return
+        await asyncio.sleep(0.01)
+
+
 async def test_the_running_publisher_posts_new_rows_when_woken(tmp_path):
     store, town_id = await new_town(tmp_path / "t.db")
-    outlet = ScriptedOutlet(FakeTime())
-    discord_store = await DiscordStore.open(tmp_path / "t.db", town_id)
-    posting = Publisher(discord_store, outlet, "Smallville", poll=60)
-    posting.start()
+    posting = await running_publisher(tmp_path / "t.db", town_id, poll=60)
     await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Hello!")])
     posting.wake()
-    for _ in range(1000):  # up to 10 s on a busy machine
-        if outlet.contents(CAFE):
-            break
-        await asyncio.sleep(0.01)
-    assert outlet.contents(CAFE) == ["Hello!"], "posted long before the 60 s poll"
+    await until_posted(posting.outlet, "Hello!")
+    assert posting.outlet.contents(CAFE) == ["Hello!"], "posted long before the 60 s poll"
     await posting.stop()
-    await discord_store.close()
+    await posting.store.close()
     await store.close()
 
 
@@ -307,20 +317,13 @@ def test_a_429_waits_as_long_as_discord_asks_else_five_seconds(headers, wait):
 
 async def test_the_running_publisher_finds_new_rows_at_each_poll_unwoken(tmp_path):
     store, town_id = await new_town(tmp_path / "t.db")
-    outlet = ScriptedOutlet(FakeTime())
-    discord_store = await DiscordStore.open(tmp_path / "t.db", town_id)
-    posting = Publisher(discord_store, outlet, "Smallville", poll=0.05)
-    posting.start()
-    for text in ("Hello!", "Again!"):  # never woken: two polls must find them
-        await write(store, town_id, 0 if text == "Hello!" else 1,
-                    [speech(CAFE, "Isabella Rodriguez", text)])
-        for _ in range(1000):  # up to 10 s on a busy machine
-            if text in outlet.contents(CAFE):
-                break
-            await asyncio.sleep(0.01)
-    assert outlet.contents(CAFE) == ["Hello!", "Again!"]
+    posting = await running_publisher(tmp_path / "t.db", town_id, poll=0.05)
+    for tick, text in enumerate(("Hello!", "Again!")):  # never woken: two polls must find them
+        await write(store, town_id, tick, [speech(CAFE, "Isabella Rodriguez", text)])
+        await until_posted(posting.outlet, text)
+    assert posting.outlet.contents(CAFE) == ["Hello!", "Again!"]
     await posting.stop()
-    await discord_store.close()
+    await posting.store.close()
     await store.close()
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from recording import Recording
 
 from townbot.llm.offline import OfflineModel
 from townbot.llm.stack import build_model_stack
@@ -175,40 +176,6 @@ async def test_every_use_case_tells_people_what_the_golden_record_says(world, tm
     for got, want in zip(record, expected, strict=True):
         assert got == want, "a use case's answer changed; rerun with TOWNBOT_UPDATE_GOLDEN=1 " \
                             "if intended"
-
-
-class Recording(OfflineModel):
-    def __init__(self) -> None:
-        super().__init__(seed=0)
-        self.prompts: list[tuple[str, str]] = []
-
-    async def ask(self, request):
-        self.prompts.append((request.purpose, request.prompt))
-        return await super().ask(request)
-
-
-async def test_an_interview_prompt_has_the_summary_the_plan_and_the_quoted_asker(world, tmp_path):
-    model = Recording()
-    store = await Store.open(tmp_path / "town.db")
-    engine = await Engine.open(world, store, build_model_stack(model))
-    town = TownService(engine)
-    for _ in range(7):
-        await town.tick()
-    mind = engine.minds["Isabella Rodriguez"]
-    await town.interview(ALEX, "Isabella", "What are you doing today?", remember=True)
-    await town.interview(ALEX, "Isabella", "And tonight?", as_persona="a local journalist")
-    asked = [prompt for purpose, prompt in model.prompts if purpose == "answer"]
-    await store.close()
-    assert len(asked) == 2
-    first, second = asked
-    assert mind.summary_text.splitlines()[0] in first
-    assert mind.state.planning.blocks[-1].activity in first, "today's plan is shown"
-    assert '"Alex" asks Isabella' in first
-    assert '"a local journalist" asks Isabella' in second
-    remembered = [m.text for m in mind.stream.by_kind("conversation")]
-    assert any(t.startswith('"Alex" asked Isabella Rodriguez: "What are you doing today?"')
-               for t in remembered)
-    assert not any("And tonight?" in t for t in remembered), "only when asked to remember"
 
 
 async def test_a_scenario_in_a_smaller_town_seeds_those_present_and_names_the_rest(world,
