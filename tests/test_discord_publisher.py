@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import sqlite3
 from pathlib import Path
 
 import discord
@@ -11,7 +13,7 @@ from discord_harness import Crash, FakeTime, ScriptedOutlet, http_error
 
 from townbot.platforms.discord.posts import split_text
 from townbot.platforms.discord.publisher import RATE, Publisher, Seen, classify
-from townbot.platforms.discord.store import DiscordStore
+from townbot.platforms.discord.store import Delivery, DiscordStore
 from townbot.store.database import Store, TickChanges
 from townbot.world.events import TownEvent
 
@@ -278,18 +280,20 @@ async def test_a_post_discord_refuses_for_good_is_recorded_and_the_rest_still_go
     await store.close()
 
 
-async def running_publisher(path: Path, town_id: int, poll: float) -> Publisher:
+async def running_publisher(path: Path, town_id: int, poll: float,
+                            outlet: ScriptedOutlet | None = None) -> Publisher:
     """A started publisher on real time, polling every `poll` seconds."""
     discord_store = await DiscordStore.open(path, town_id)
-    posting = Publisher(discord_store, ScriptedOutlet(FakeTime()), "Smallville", poll=poll)
+    posting = Publisher(discord_store, outlet or ScriptedOutlet(FakeTime()), "Smallville",
+                        poll=poll)
     posting.start()
     return posting
 
 
-async def until_posted(outlet: ScriptedOutlet, text: str) -> None:
-    """Wait until `text` is in the cafe channel, up to 10 s on a busy machine."""
-    for _ in range(1000):
-        if text in outlet.contents(CAFE):
+async def until(condition, seconds: float = 10.0) -> None:
+    """Wait on the loop until `condition()` holds, up to `seconds` (a busy machine is slow)."""
+    for _ in range(int(seconds * 100)):
+        if condition():
             return
         await asyncio.sleep(0.01)
 
@@ -299,7 +303,7 @@ async def test_the_running_publisher_posts_new_rows_when_woken(tmp_path):
     posting = await running_publisher(tmp_path / "t.db", town_id, poll=60)
     await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Hello!")])
     posting.wake()
-    await until_posted(posting.outlet, "Hello!")
+    await until(lambda: posting.outlet.contents(CAFE))
     assert posting.outlet.contents(CAFE) == ["Hello!"], "posted long before the 60 s poll"
     await posting.stop()
     await posting.store.close()
@@ -320,7 +324,7 @@ async def test_the_running_publisher_finds_new_rows_at_each_poll_unwoken(tmp_pat
     posting = await running_publisher(tmp_path / "t.db", town_id, poll=0.05)
     for tick, text in enumerate(("Hello!", "Again!")):  # never woken: two polls must find them
         await write(store, town_id, tick, [speech(CAFE, "Isabella Rodriguez", text)])
-        await until_posted(posting.outlet, text)
+        await until(lambda text=text: text in posting.outlet.contents(CAFE))
     assert posting.outlet.contents(CAFE) == ["Hello!", "Again!"]
     await posting.stop()
     await posting.store.close()
@@ -397,24 +401,19 @@ class HeldOutlet(ScriptedOutlet):
         return await super().post(channel, content, username)
 
 
-async def until(condition, seconds: float = 10.0) -> None:
-    for _ in range(int(seconds * 100)):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-
-
 async def test_a_held_channel_delays_no_other_and_many_wakes_start_one_worker(tmp_path):
     store, town_id = await new_town(tmp_path / "t.db")
     outlet = HeldOutlet(CAFE)
-    discord_store = await DiscordStore.open(tmp_path / "t.db", town_id)
-    posting = Publisher(discord_store, outlet, "Smallville", poll=60)
-    posting.start()
+    posting = await running_publisher(tmp_path / "t.db", town_id, poll=60, outlet=outlet)
     await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Coffee!"),
                                     speech(PARK, "Sam Moore", "Lovely day!")])
     posting.wake()
     await until(lambda: outlet.contents(PARK) and outlet.waiting)
     assert outlet.contents(PARK) == ["Lovely day!"], "the park did not wait for the cafe"
+    await write(store, town_id, 1, [speech(PARK, "Sam Moore", "Still lovely!")])
+    posting.wake()  # the cafe's worker is still held: the park's new line must not wait for it
+    await until(lambda: len(outlet.contents(PARK)) == 2)
+    assert outlet.contents(PARK) == ["Lovely day!", "Still lovely!"]
     for _ in range(5):
         posting.wake()
         await asyncio.sleep(0.02)
@@ -423,22 +422,22 @@ async def test_a_held_channel_delays_no_other_and_many_wakes_start_one_worker(tm
     await asyncio.sleep(0.2)
     assert outlet.contents(CAFE) == ["Coffee!"] and outlet.waiting == 1, "one worker, one post"
     await posting.stop()
-    await discord_store.close()
+    await posting.store.close()
     await store.close()
 
 
 async def test_stop_lets_a_post_under_way_finish_within_the_grace_and_no_longer(tmp_path):
     store, town_id = await new_town(tmp_path / "t.db")
     outlet = HeldOutlet(CAFE)
-    discord_store = await DiscordStore.open(tmp_path / "t.db", town_id)
-    posting = Publisher(discord_store, outlet, "Smallville", poll=60)
-    posting.start()
-    await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Coffee!")])
+    posting = await running_publisher(tmp_path / "t.db", town_id, poll=60, outlet=outlet)
+    discord_store = posting.store
+    await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Coffee!"),
+                                    speech(CAFE, "Klaus Mueller", "Tea?")])
     posting.wake()
     await until(lambda: outlet.waiting)
     asyncio.get_running_loop().call_later(0.1, outlet.release.set)
     await asyncio.wait_for(posting.stop(grace=5), 10)
-    assert outlet.contents(CAFE) == ["Coffee!"], "the post under way finished"
+    assert outlet.contents(CAFE) == ["Coffee!"], "the post under way finished, no other began"
     await write(store, town_id, 1, [speech(CAFE, "Isabella Rodriguez", "Tea!")])
     outlet.release = asyncio.Event()  # never released: stop must give up after the grace
     again = Publisher(discord_store, outlet, "Smallville", poll=60)
@@ -447,5 +446,138 @@ async def test_stop_lets_a_post_under_way_finish_within_the_grace_and_no_longer(
     await until(lambda: outlet.waiting == 2)
     await asyncio.wait_for(again.stop(grace=0.1), 5)
     assert again._task.done() and all(t.done() for t in again._workers.values())
+    await discord_store.close()
+    await store.close()
+
+
+async def test_after_a_visitors_own_line_the_running_publisher_posts_the_next_at_once(tmp_path):
+    store, town_id = await new_town(tmp_path / "t.db")
+    posting = await running_publisher(tmp_path / "t.db", town_id, poll=60)
+    await posting.store.expect_echo(CAFE, "Ada", "Hello Isabella!")
+    await write(store, town_id, 0, [speech(CAFE, "Ada", "Hello Isabella!"),
+                                    speech(CAFE, "Isabella Rodriguez", "Welcome, Ada!")])
+    posting.wake()
+    await until(lambda: posting.outlet.contents(CAFE))
+    assert posting.outlet.contents(CAFE) == ["Welcome, Ada!"], "not held until the 60 s poll"
+    await posting.stop()
+    await posting.store.close()
+    await store.close()
+
+
+class WatchedOutlet(ScriptedOutlet):
+    """Counts reads of a channel's history and names the channels made again; its first
+    `refused_reads` history reads get a 429."""
+
+    def __init__(self, clock: FakeTime, refused_reads: int = 0) -> None:
+        super().__init__(clock)
+        self.history_reads, self.refused_reads, self.repaired = 0, refused_reads, []
+
+    async def recent(self, channel: str, after: int | None) -> list[Seen]:
+        self.history_reads += 1
+        if self.history_reads <= self.refused_reads:
+            raise http_error(discord.HTTPException, 429, retry_after=2.0)
+        return await super().recent(channel, after)
+
+    async def repair(self, channel: str) -> None:
+        self.repaired.append(channel)
+        await super().repair(channel)
+
+
+async def test_each_failure_waits_as_it_deserves_and_only_a_send_that_may_have_landed_is_looked_for(
+        tmp_path, caplog):
+    store, town_id = await new_town(tmp_path / "t.db")
+    await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Coffee is ready!")])
+    clock = RecordingTime()
+    outlet = WatchedOutlet(clock)
+    outlet.faults = ["429", "gone", "500"]
+    posting = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    with caplog.at_level(logging.WARNING, logger="townbot.platforms.discord.publisher"):
+        await posting.drain()
+    assert outlet.contents(CAFE) == ["Coffee is ready!"]
+    assert [s for s in clock.sleeps if s >= 0.5] == [3.0, 4.0], \
+        "Retry-After for the 429, no wait for a channel made again, then the third backoff"
+    assert outlet.repaired == [CAFE], "the deleted channel is made again, once"
+    assert outlet.history_reads == 1, "a 429 or a deleted channel means nothing landed; a 5xx may"
+    first = caplog.records[0].getMessage()
+    assert first.startswith("#hobbs-cafe: rate (") and "fake failure" in first
+    assert first.endswith("; trying again in 3 s")
+    await posting.store.close()
+    await store.close()
+
+
+async def test_a_refused_history_read_after_a_crash_is_tried_again_not_skipped(tmp_path):
+    store, town_id = await new_town(tmp_path / "t.db")
+    await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Coffee is ready!")])
+    clock = FakeTime()
+    outlet = WatchedOutlet(clock, refused_reads=1)
+    outlet.faults = ["crash after"]
+    first = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    with pytest.raises(Crash):
+        await first.drain()
+    await first.stop(grace=0)
+    await first.store.close()
+    second = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await second.drain()
+    assert outlet.contents(CAFE) == ["Coffee is ready!"], "looked for again, found, not repeated"
+    await second.store.close()
+    await store.close()
+
+
+async def test_a_refused_last_post_leaves_the_channel_at_its_last_landed_message(tmp_path):
+    store, town_id = await new_town(tmp_path / "t.db")
+    await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "first"),
+                                    speech(CAFE, "Isabella Rodriguez", "second")])
+    clock = FakeTime()
+    outlet = ScriptedOutlet(clock)
+    outlet.faults = ["ok", "400"]
+    posting = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await posting.drain()
+    assert outlet.contents(CAFE) == ["first"]
+    assert await posting.store.delivery(CAFE) == Delivery(outlet.posts[CAFE][0].id), \
+        "no post under way, and the next look for a landed post starts after 'first'"
+    await posting.store.close()
+    await store.close()
+
+
+class BuggyOutlet(ScriptedOutlet):
+    """The first post fails with a bug of ours, not a Discord error."""
+
+    async def post(self, channel: str, content: str, username: str) -> int:
+        if not self.posts[channel] and not getattr(self, "failed", False):
+            self.failed = True
+            raise ValueError("a bug")
+        return await super().post(channel, content, username)
+
+
+async def test_an_unreadable_outbox_and_a_dead_worker_are_logged_and_posting_goes_on(tmp_path,
+                                                                                     caplog):
+    store, town_id = await new_town(tmp_path / "t.db")
+    discord_store = await DiscordStore.open(tmp_path / "t.db", town_id)
+    readable = discord_store.pending_channels
+    reads = 0
+
+    async def locked_once() -> list[str]:
+        nonlocal reads
+        reads += 1
+        if reads == 1:
+            raise sqlite3.OperationalError("database is locked")
+        return await readable()
+
+    discord_store.pending_channels = locked_once  # type: ignore[method-assign]
+    outlet = BuggyOutlet(FakeTime())
+    posting = Publisher(discord_store, outlet, "Smallville", poll=60)
+    with caplog.at_level(logging.WARNING, logger="townbot.platforms.discord.publisher"):
+        posting.start()
+        await until(lambda: reads)
+        await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Coffee!")])
+        posting.wake()
+        await until(lambda: getattr(outlet, "failed", False) and posting._workers[CAFE].done())
+        posting.wake()
+        await until(lambda: outlet.contents(CAFE))
+    assert outlet.contents(CAFE) == ["Coffee!"]
+    messages = [record.getMessage() for record in caplog.records]
+    assert messages == ["publisher for Smallville cannot read the outbox",
+                        "posting to #hobbs-cafe stopped: ValueError('a bug'); starting again"]
+    await posting.stop()
     await discord_store.close()
     await store.close()
