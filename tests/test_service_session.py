@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Awaitable
 from datetime import timedelta
 from pathlib import Path
 from types import SimpleNamespace
@@ -48,110 +49,115 @@ async def _step(record: list[dict], label: str, call) -> None:
                    "events": [dataclasses.asdict(e) for e in outcome.events]})
 
 
-async def _session(town: TownService) -> list[dict]:  # noqa: PLR0915 - one script, read top down
-    record: list[dict] = []
-
-    async def step(label: str, call) -> None:
-        await _step(record, label, call)
-
-    await step("status before anyone joins", town.status(ALEX))
-    await step("go before joining", town.go(ALEX, "Johnson Park"))
-    await step("say before joining", town.say(ALEX, "hello"))
-    await step("join at the cafe", town.join(ALEX, "Alex", "a reporter", "Hobbs Cafe"))
-    await step("join twice", town.join(ALEX, "Alex", "a reporter", "Hobbs Cafe"))
-    await step("join as a resident's first name", town.join(BEA, "klaus", "x", "Johnson Park"))
-    await step("join with a name too long", town.join(BEA, "B" * 41, "x", "Johnson Park"))
-    await step("join an unknown area", town.join(BEA, "Bea", "a painter", "Hobbs Caffe"))
-    await step("join an unknown arena", town.join(BEA, "Bea", "a painter", "Hobbs Cafe: attic"))
-    await step("join by channel", town.join(BEA, "Bea", "a painter", "#johnson-park"))
-    await step("where", town.where(ALEX))
-    await step("say with a name in small letters", town.say(ALEX, "isabella, good morning!"))
-    await step("say with a first name only", town.say(ALEX, "ISABELLA, what is on today?"))
-    await step("say naming someone elsewhere, one resident here",
-               town.say(ALEX, "Klaus, are you around?"))
-    await step("say in the park naming someone elsewhere", town.say(BEA, "Klaus, are you around?"))
-    await step("say in the park naming someone asleep", town.say(BEA, "Is Arthur up yet?"))
-    await step("say in the park naming someone walking", town.say(BEA, "Where is John?"))
-    await step("say in the park naming nobody", town.say(BEA, "What a morning."))
-    await step("say naming nobody", town.say(ALEX, "What a lovely place."))
-    await step("say nothing", town.say(ALEX, "   "))
-    await step("whisper", town.whisper(ALEX, "Isabella", "You want to bake a cake for Maria"))
-    await step("whisper to a sleeper", town.whisper(ALEX, "Arthur", "You want to call a friend"))
-    await step("whisper to nobody", town.whisper(ALEX, "Isabela", "hello"))
-    await step("interview", town.interview(ALEX, "Isabella", "What are you doing today?"))
-    await step("interview as a persona", town.interview(
-        ALEX, "Klaus", "Who is running for mayor?", as_persona="a local journalist"))
-    await step("interview remembered", town.interview(
-        BEA, "Maria", "What are you studying?", remember=True))
-    await step("set in the written form", town.set_object(ALEX, f"<{CAFE_SEATS}> is wobbly"))
-    await step("set with path and state", town.set_object(ALEX, f"<{CAFE_SEATS}>", "fixed"))
-    await step("set in a bad form", town.set_object(ALEX, "the stove is on fire"))
-    await step("set a path of two parts", town.set_object(ALEX, "Hobbs Cafe: cafe", "x"))
-    await step("set an unknown object", town.set_object(ALEX, "Hobbs Cafe: cafe: sofa", "x"))
-    await step("set to nothing", town.set_object(ALEX, f"<{CAFE_SEATS}>", " "))
-    await step("look at a changed object", town.look(ALEX, CAFE_SEATS))
-    await step("look at an object in its usual state", town.look(ALEX, "Hobbs Cafe: cafe: piano"))
-    await step("look at an object in use", town.look(ALEX, "hobbs cafe: Cafe: Coffee Machine"))
-    await step("profile", town.profile(ALEX, "Isabella Rodriguez"))
-    await step("profile of nobody", town.profile(ALEX, "Isabel Rodrigues"))
-    await step("seed by a member", town.seed(ALEX, "Klaus", "Klaus wants tea"))
-    await step("seed", town.seed(MOD, "Klaus", "Klaus wants to write a poem about the town"))
-    await step("memories", town.memories(MOD, "Isabella", "party"))
-    await step("memories, one", town.memories(MOD, "Isabella", "party", count=1))
-    await step("memories, fifty", town.memories(MOD, "Isabella", "party", count=50))
-    await step("memories, none", town.memories(MOD, "Isabella", "party", count=0))
-    await step("memories, too many", town.memories(MOD, "Isabella", "party", count=51))
-    await step("memories with an empty query", town.memories(MOD, "Klaus", " "))
-    await step("event status before any event", town.event_status(MOD))
-    await step("unknown scenario", town.load_scenario(MOD, "valentine-party"))
-    await step("scenario", town.load_scenario(MOD, "valentines-party"))
-    await step("event status", town.event_status(MOD))
-    await step("announce", town.announce(MOD, "The library closes early today."))
-    await step("announce in an area", town.announce(MOD, "Fresh bread!", "Hobbs Cafe"))
-    await step("announce nothing", town.announce(MOD, ""))
-    await step("speed, back to back", town.speed(MOD, 0))
-    await step("status at full speed", town.status(ALEX))
-    await step("speed, slowest", town.speed(MOD, 3600))
-    await step("speed, too slow", town.speed(MOD, 3600.5))
-    await step("speed, below zero", town.speed(MOD, -1))
-    await step("speed, one second", town.speed(MOD, 1))
-    await step("status at the terminal's pace", town.status(ALEX, tick_seconds=2.5))
-    await step("resume a running town", town.resume(MOD))
-    await step("pause", town.pause(MOD))
-    await step("pause twice", town.pause(MOD))
-    await step("say while paused", town.say(ALEX, "Isabella, hello?"))
-    await step("status while paused", town.status(ALEX))
-    await step("tick while paused", _events(town))
-    await step("resume by a member", town.resume(ALEX))
-    await step("resume", town.resume(MOD))
-    await step("go into someone's home", town.go(ALEX, "Arthur Burton's apartment"))
-    await step("go somewhere closed", town.go(ALEX, "The Rose and Crown Pub"))
-    await step("go into an occupied bathroom", town.go(ALEX, "Dorm for Oak Hill College: bathroom"))
-    await step("go into the cafe kitchen", town.go(ALEX, "Hobbs Cafe: kitchen"))
-    await step("go within the cafe", town.go(ALEX, "Hobbs Cafe: cafe"))
-    await step("go to the park", town.go(ALEX, "Johnson Park: park"))
-    await step("say while walking", town.say(ALEX, "Hello?"))
-    await step("takeover by a member", town.takeover(ALEX, CARL, "Klaus"))
-    await step("takeover of someone in town", town.takeover(MOD, BEA, "Klaus"))
-    await step("takeover", town.takeover(MOD, CARL, "Klaus"))
-    await step("takeover of a taken resident", town.takeover(MOD, Person("test:dan", "Dan"),
-                                                             "Klaus"))
-    await step("go as a taken-over resident", town.go(CARL, "Hobbs Cafe"))
-    await step("leave as a taken-over resident", town.leave(CARL))
-    await step("leave", town.leave(BEA))
-    await step("leave twice", town.leave(BEA))
+def _script(town: TownService) -> list[tuple[str, Awaitable]]:
+    """Every use case, accepted and refused, in order: (the step's label, its call)."""
     eve, fred, gus = Person("test:eve", "Eve"), Person("test:fred", "Fred"), Person("test:gus", "Gus")
-    await step("join in the park", town.join(gus, "Gus", "a gardener", "Johnson Park"))
-    await step("say to one of two by first name", town.say(gus, "Sam, how is the garden?"))
-    await step("join beside sleepers",
-               town.join(eve, "Eve", "a student", "Dorm for Oak Hill College: common room"))
-    await step("say beside sleepers", town.say(eve, "Hello?"))
-    await step("takeover of a sleeper", town.takeover(MOD, fred, "Arthur"))
-    await step("say as a resident, nobody awake", town.say(fred, "I am Arthur, is anyone up?"))
+    return [
+        ("status before anyone joins", town.status(ALEX)),
+        ("go before joining", town.go(ALEX, "Johnson Park")),
+        ("say before joining", town.say(ALEX, "hello")),
+        ("join at the cafe", town.join(ALEX, "Alex", "a reporter", "Hobbs Cafe")),
+        ("join twice", town.join(ALEX, "Alex", "a reporter", "Hobbs Cafe")),
+        ("join as a resident's first name", town.join(BEA, "klaus", "x", "Johnson Park")),
+        ("join with a name too long", town.join(BEA, "B" * 41, "x", "Johnson Park")),
+        ("join an unknown area", town.join(BEA, "Bea", "a painter", "Hobbs Caffe")),
+        ("join an unknown arena", town.join(BEA, "Bea", "a painter", "Hobbs Cafe: attic")),
+        ("join by channel", town.join(BEA, "Bea", "a painter", "#johnson-park")),
+        ("where", town.where(ALEX)),
+        ("say with a name in small letters", town.say(ALEX, "isabella, good morning!")),
+        ("say with a first name only", town.say(ALEX, "ISABELLA, what is on today?")),
+        ("say naming someone elsewhere, one resident here",
+         town.say(ALEX, "Klaus, are you around?")),
+        ("say in the park naming someone elsewhere", town.say(BEA, "Klaus, are you around?")),
+        ("say in the park naming someone asleep", town.say(BEA, "Is Arthur up yet?")),
+        ("say in the park naming someone walking", town.say(BEA, "Where is John?")),
+        ("say in the park naming nobody", town.say(BEA, "What a morning.")),
+        ("say naming nobody", town.say(ALEX, "What a lovely place.")),
+        ("say nothing", town.say(ALEX, "   ")),
+        ("whisper", town.whisper(ALEX, "Isabella", "You want to bake a cake for Maria")),
+        ("whisper to a sleeper", town.whisper(ALEX, "Arthur", "You want to call a friend")),
+        ("whisper to nobody", town.whisper(ALEX, "Isabela", "hello")),
+        ("interview", town.interview(ALEX, "Isabella", "What are you doing today?")),
+        ("interview as a persona", town.interview(
+            ALEX, "Klaus", "Who is running for mayor?", as_persona="a local journalist")),
+        ("interview remembered", town.interview(
+            BEA, "Maria", "What are you studying?", remember=True)),
+        ("set in the written form", town.set_object(ALEX, f"<{CAFE_SEATS}> is wobbly")),
+        ("set with path and state", town.set_object(ALEX, f"<{CAFE_SEATS}>", "fixed")),
+        ("set in a bad form", town.set_object(ALEX, "the stove is on fire")),
+        ("set a path of two parts", town.set_object(ALEX, "Hobbs Cafe: cafe", "x")),
+        ("set an unknown object", town.set_object(ALEX, "Hobbs Cafe: cafe: sofa", "x")),
+        ("set to nothing", town.set_object(ALEX, f"<{CAFE_SEATS}>", " ")),
+        ("look at a changed object", town.look(ALEX, CAFE_SEATS)),
+        ("look at an object in its usual state", town.look(ALEX, "Hobbs Cafe: cafe: piano")),
+        ("look at an object in use", town.look(ALEX, "hobbs cafe: Cafe: Coffee Machine")),
+        ("profile", town.profile(ALEX, "Isabella Rodriguez")),
+        ("profile of nobody", town.profile(ALEX, "Isabel Rodrigues")),
+        ("seed by a member", town.seed(ALEX, "Klaus", "Klaus wants tea")),
+        ("seed", town.seed(MOD, "Klaus", "Klaus wants to write a poem about the town")),
+        ("memories", town.memories(MOD, "Isabella", "party")),
+        ("memories, one", town.memories(MOD, "Isabella", "party", count=1)),
+        ("memories, fifty", town.memories(MOD, "Isabella", "party", count=50)),
+        ("memories, none", town.memories(MOD, "Isabella", "party", count=0)),
+        ("memories, too many", town.memories(MOD, "Isabella", "party", count=51)),
+        ("memories with an empty query", town.memories(MOD, "Klaus", " ")),
+        ("event status before any event", town.event_status(MOD)),
+        ("unknown scenario", town.load_scenario(MOD, "valentine-party")),
+        ("scenario", town.load_scenario(MOD, "valentines-party")),
+        ("event status", town.event_status(MOD)),
+        ("announce", town.announce(MOD, "The library closes early today.")),
+        ("announce in an area", town.announce(MOD, "Fresh bread!", "Hobbs Cafe")),
+        ("announce nothing", town.announce(MOD, "")),
+        ("speed, back to back", town.speed(MOD, 0)),
+        ("status at full speed", town.status(ALEX)),
+        ("speed, slowest", town.speed(MOD, 3600)),
+        ("speed, too slow", town.speed(MOD, 3600.5)),
+        ("speed, below zero", town.speed(MOD, -1)),
+        ("speed, one second", town.speed(MOD, 1)),
+        ("status at the terminal's pace", town.status(ALEX, tick_seconds=2.5)),
+        ("resume a running town", town.resume(MOD)),
+        ("pause", town.pause(MOD)),
+        ("pause twice", town.pause(MOD)),
+        ("say while paused", town.say(ALEX, "Isabella, hello?")),
+        ("status while paused", town.status(ALEX)),
+        ("tick while paused", _events(town)),
+        ("resume by a member", town.resume(ALEX)),
+        ("resume", town.resume(MOD)),
+        ("go into someone's home", town.go(ALEX, "Arthur Burton's apartment")),
+        ("go somewhere closed", town.go(ALEX, "The Rose and Crown Pub")),
+        ("go into an occupied bathroom", town.go(ALEX, "Dorm for Oak Hill College: bathroom")),
+        ("go into the cafe kitchen", town.go(ALEX, "Hobbs Cafe: kitchen")),
+        ("go within the cafe", town.go(ALEX, "Hobbs Cafe: cafe")),
+        ("go to the park", town.go(ALEX, "Johnson Park: park")),
+        ("say while walking", town.say(ALEX, "Hello?")),
+        ("takeover by a member", town.takeover(ALEX, CARL, "Klaus")),
+        ("takeover of someone in town", town.takeover(MOD, BEA, "Klaus")),
+        ("takeover", town.takeover(MOD, CARL, "Klaus")),
+        ("takeover of a taken resident", town.takeover(MOD, Person("test:dan", "Dan"), "Klaus")),
+        ("go as a taken-over resident", town.go(CARL, "Hobbs Cafe")),
+        ("leave as a taken-over resident", town.leave(CARL)),
+        ("leave", town.leave(BEA)),
+        ("leave twice", town.leave(BEA)),
+        ("join in the park", town.join(gus, "Gus", "a gardener", "Johnson Park")),
+        ("say to one of two by first name", town.say(gus, "Sam, how is the garden?")),
+        ("join beside sleepers",
+         town.join(eve, "Eve", "a student", "Dorm for Oak Hill College: common room")),
+        ("say beside sleepers", town.say(eve, "Hello?")),
+        ("takeover of a sleeper", town.takeover(MOD, fred, "Arthur")),
+        ("say as a resident, nobody awake", town.say(fred, "I am Arthur, is anyone up?")),
+    ]
+
+
+async def _session(town: TownService) -> list[dict]:
+    record: list[dict] = []
+    for label, call in _script(town):
+        await _step(record, label, call)
     rows = await town.engine.store.audit_rows(town.engine.town.id)
     record.append({"audit": [{k: v for k, v in row.items() if k not in ("at", "id")}
                              for row in rows]})
     return record
+
+
 
 
 async def _events(town: TownService):
