@@ -95,6 +95,60 @@ def test_each_text_limit_admits_its_length_and_refuses_one_more(what):
         service_module.bounded("x" * (limit + 1), what)
 
 
+def test_the_audit_log_keeps_the_documented_600_characters_of_an_argument():
+    assert service_module.AUDIT_TEXT == 600
+
+
+def every_use_case(town: service_module.TownService, person: service_module.Person) -> dict:
+    """Each use case but pause and resume, called by `person` (not in the town)."""
+    other = service_module.Person("test:other", "Other")
+    return {"join": town.join(person, "Mo", "a visitor", "Johnson Park"),
+            "say": town.say(person, "hello"), "go": town.go(person, "Johnson Park"),
+            "leave": town.leave(person), "takeover": town.takeover(person, other, "Klaus"),
+            "whisper": town.whisper(person, "Klaus", "tea"),
+            "interview": town.interview(person, "Klaus", "How are you?"),
+            "set": town.set_object(person, "<Hobbs Cafe: cafe: piano> is out of tune"),
+            "look": town.look(person, "Hobbs Cafe: cafe: piano"),
+            "seed": town.seed(person, "Klaus", "tea"),
+            "scenario": town.load_scenario(person, "valentines-party"),
+            "announce": town.announce(person, "Hello!"), "speed": town.speed(person, 1),
+            "status": town.status(person), "where": town.where(person),
+            "profile": town.profile(person, "Klaus"),
+            "memories": town.memories(person, "Klaus", "tea"),
+            "event_status": town.event_status(person)}
+
+
+async def refused(call, reason: str) -> bool:
+    try:
+        await call
+    except service_module.TownError as refusal:
+        return reason in str(refusal)
+    return False
+
+
+async def test_a_member_is_refused_exactly_the_documented_moderator_only_use_cases(engine):
+    town = service_module.TownService(engine)
+    member = service_module.Person("test:member", "Member")
+    calls = every_use_case(town, member) | {"pause": town.pause(member),
+                                            "resume": town.resume(member)}
+    refusals = {case for case, call in calls.items()
+                if await refused(call, f"only moderators may use {case}; ask a moderator")}
+    assert refusals == {"seed", "scenario", "announce", "pause", "resume", "speed", "memories",
+                        "takeover", "event_status"}
+
+
+async def test_a_paused_town_refuses_exactly_the_use_cases_that_change_it(engine):
+    town = service_module.TownService(engine)
+    moderator = service_module.Person("test:mod", "Mod", moderator=True)
+    await town.pause(moderator)
+    refusals = {case for case, call in every_use_case(town, moderator).items()
+                if await refused(call, "the town is paused; a moderator can resume it")}
+    assert refusals == {"join", "say", "go", "takeover", "whisper", "interview", "set", "seed",
+                        "scenario", "announce"}
+    await town.resume(moderator)
+    assert not town.paused
+
+
 # --- the honesty instruction ------------------------------------------------------------------
 
 
