@@ -581,3 +581,30 @@ async def test_an_unreadable_outbox_and_a_dead_worker_are_logged_and_posting_goe
     await posting.stop()
     await discord_store.close()
     await store.close()
+
+
+async def test_a_crash_while_waiting_between_the_parts_of_a_long_post_repeats_no_part(tmp_path):
+    words = [f"word{i}" for i in range(600)]
+    store, town_id = await new_town(tmp_path / "t.db")
+    await write(store, town_id, 0, [speech(PARK, "Sam Moore", " ".join(words))])
+    clock = FakeTime()
+    outlet = ScriptedOutlet(clock)
+
+    async def dies_waiting(seconds: float) -> None:
+        raise Crash()
+
+    discord_store = await DiscordStore.open(tmp_path / "t.db", town_id)
+    first = Publisher(discord_store, outlet, "Smallville", clock=clock, sleep=dies_waiting,
+                      channel_windows=((1, 10.0),))  # one post per 10 s: part two must wait
+    with pytest.raises(Crash):
+        await first.drain()
+    await first.stop(grace=0)
+    await discord_store.close()
+    assert len(outlet.contents(PARK)) == 1, "the first part landed before the wait"
+
+    second = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await second.drain()
+    assert len(outlet.contents(PARK)) == 3, "parts two and three only"
+    assert " ".join(outlet.contents(PARK)).split() == words
+    await second.store.close()
+    await store.close()
