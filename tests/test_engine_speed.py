@@ -7,9 +7,12 @@ import json
 from datetime import date, datetime, timedelta
 
 import numpy as np
+import pytest
 
+from townbot.mind.attention import sort_sightings
 from townbot.mind.memory import MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
+from townbot.mind.reacting import Sighting
 from townbot.mind.retrieval import retrieve, score_stream
 from townbot.mind.state import AttentionState, PlanState
 
@@ -39,9 +42,21 @@ def test_a_plan_encodes_as_the_json_of_its_dict_after_every_kind_of_change():
     assert plan.encode() == as_json(plan)
 
 
-def test_an_attention_part_encodes_as_the_json_of_its_dict():
+def test_an_attention_part_encodes_as_the_json_of_its_dict_as_sights_come_and_go():
     part = AttentionState({"Maria is singing \"hi\"": NINE, "Ünal is reading": NINE}, None)
     assert part.encode() == as_json(part)
+    gap = timedelta(hours=6)
+    for hour, seen in ((1, ["Ünal is reading", "the stove is on"]), (2, ["Maria is singing \"hi\""]),
+                       (7, ["the stove is on"]), (14, []), (15, ["Ünal is reading"])):
+        sightings = [Sighting(text, "agent", text, "here") for text in seen]
+        sort_sightings(part.sights, sightings, NINE + timedelta(hours=hour), gap)
+        part.last_step = f"step {hour}"
+        assert part.encode() == as_json(part), hour
+    assert list(part.sights) == ["Ünal is reading"]
+    part.sights.pop("Ünal is reading")
+    assert part.encode() == as_json(part) and part == AttentionState({}, "step 15")
+    with pytest.raises(TypeError):
+        part.sights.update({"anything": NINE})
 
 
 async def test_every_part_of_a_running_town_encodes_as_the_json_of_its_dict(engine):

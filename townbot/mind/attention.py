@@ -32,6 +32,7 @@ def sort_sightings(sights: Sights, sightings: list[Sighting], now: datetime,
     same: list[Sighting] = []
     for sighting in sightings:
         (fresh if note(sights, sighting.text, now, gap) else same).append(sighting)
-    for text in [t for t, seen in sights.items() if now - seen > gap]:
+    cutoff = now - gap  # seen before it <=> now - seen > gap
+    for text in [t for t, seen in sights.items() if seen < cutoff]:
         del sights[text]
     return fresh, same

@@ -132,6 +132,39 @@ class PlaceKnowledge(Part):
         return cls({k: list(v) for k, v in data.get("known", {}).items()}, refused)
 
 
+class SightTable(dict[str, datetime]):
+    """What was seen -> when, keeping beside each entry its JSON (`"text": "time"`) in the same
+    order: a tick restamps the few sights in view, so a crowded town's tables are encoded by
+    joining kept text instead of formatting every entry of every table at every commit."""
+
+    def __init__(self, entries: Mapping[str, datetime] | None = None) -> None:
+        super().__init__()
+        self.fragments: dict[str, str] = {}
+        for text, seen in (entries or {}).items():
+            self[text] = seen
+
+    def __setitem__(self, text: str, seen: datetime) -> None:
+        super().__setitem__(text, seen)
+        self.fragments[text] = f'{json.dumps(text)}: "{_format(seen)}"'
+
+    def __delitem__(self, text: str) -> None:
+        super().__delitem__(text)
+        del self.fragments[text]
+
+    def pop(self, text: str, *default: Any) -> Any:
+        self.fragments.pop(text, None)
+        return super().pop(text, *default)
+
+    def clear(self) -> None:
+        super().clear()
+        self.fragments.clear()
+
+    def _unsupported(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a sight table changes one entry at a time (set, del, pop, clear)")
+
+    update = setdefault = popitem = __ior__ = _unsupported  # type: ignore[assignment]
+
+
 @dataclass
 class AttentionState(Part):
     """Attention (mind/attention.py): when each sight was last seen; the last own action noted."""
@@ -141,25 +174,17 @@ class AttentionState(Part):
     last_step: str | None = None
 
     def __post_init__(self) -> None:
-        # Each sight's JSON with the stamp it was made for: a tick restamps only the few
-        # sights in view, so most of a crowded town's table is encoded once, not every tick.
-        self._fragments: dict[str, tuple[datetime, str]] = {}
+        if not isinstance(self.sights, SightTable):
+            self.sights = SightTable(self.sights)
 
     def to_dict(self) -> dict[str, Any]:
         return {"sights": _texts(self.sights), "last_step": self.last_step}
 
     def encode(self) -> str:
-        """As json.dumps(to_dict()), from the kept JSON of each sight whose stamp is unchanged."""
-        kept = self._fragments
-        if len(kept) > 2 * len(self.sights) + 64:  # forgotten sights go now and then
-            kept = self._fragments = {text: kept[text] for text in self.sights if text in kept}
-        fragments = []
-        for text, seen in self.sights.items():
-            fragment = kept.get(text)
-            if fragment is None or fragment[0] != seen:
-                fragment = kept[text] = (seen, f'{json.dumps(text)}: "{_format(seen)}"')
-            fragments.append(fragment[1])
-        return (f'{{"sights": {{{", ".join(fragments)}}}, '
+        """As json.dumps(to_dict()), joining the JSON the table keeps of each sight."""
+        if not isinstance(self.sights, SightTable):  # a plain dict put in its place
+            return json.dumps(self.to_dict())
+        return (f'{{"sights": {{{", ".join(self.sights.fragments.values())}}}, '
                 f'"last_step": {json.dumps(self.last_step)}}}')
 
     @classmethod
