@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 import numpy as np
 
@@ -38,8 +39,10 @@ CONTINUATION_PREFIXES = ("continue to ", "continue ", "keep ", "finish off: ", "
 INTENTION_KINDS = ("thought", "conversation", "reflection", "observation")
 
 
+@lru_cache(maxsize=4096)
 def as_ongoing(action: str) -> str:
-    """What follows 'X is ...' in the transcript."""
+    """What follows 'X is ...' in the transcript (asked several times a tick for the same few
+    activities, so kept)."""
     return progressive(action)
 
 
