@@ -132,6 +132,9 @@ class PlaceKnowledge(Part):
         return cls({k: list(v) for k, v in data.get("known", {}).items()}, refused)
 
 
+_STAMP_LENGTH = len(': "2023-02-13 09:00"')  # what follows a sight's text in its JSON
+
+
 class SightTable(dict[str, datetime]):
     """What was seen -> when, keeping beside each entry its JSON (`"text": "time"`) in the same
     order: a tick restamps the few sights in view, so a crowded town's tables are encoded by
@@ -144,8 +147,10 @@ class SightTable(dict[str, datetime]):
             self[text] = seen
 
     def __setitem__(self, text: str, seen: datetime) -> None:
+        # Restamped, the text's JSON is as before: only the time after it changes.
+        key = self.fragments[text][:-_STAMP_LENGTH] if text in self else json.dumps(text)
         super().__setitem__(text, seen)
-        self.fragments[text] = f'{json.dumps(text)}: "{_format(seen)}"'
+        self.fragments[text] = f'{key}: "{_format(seen)}"'
 
     def __delitem__(self, text: str) -> None:
         super().__delitem__(text)
