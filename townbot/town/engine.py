@@ -232,7 +232,8 @@ class Engine:
                              [] if body.action == "sleeping" else scene.perceive(name))
             for name, body in self.bodies.items() if name in self.minds}
         view = TownView(self)
-        thinking = [name for name in sorted(self.minds) if name not in self.controlled()]
+        controlled = self.controlled()
+        thinking = [name for name in sorted(self.minds) if name not in controlled]
         intents = await asyncio.gather(*(self.minds[name].think(perceptions[name], view)
                                          for name in thinking))
         for intent in intents:
