@@ -1,58 +1,150 @@
-"""The engine's own time per tick for 25 agents at a full game day's memory volume.
+"""The engine's CPU per tick on the offline model, and where it goes.
 
-Runs one game day on the offline model to build up a day's memories, then times further ticks
-and subtracts the time spent inside the model (answers and embeddings), leaving the engine:
-perception, the minds' bookkeeping, retrieval, applying intents and the database commit.
-Target: under 20 ms per tick. Usage: python benchmarks/engine_tick.py [--ticks N]
+A town of --residents (the personas, cloned under new names past 25 as benchmarks/speed.py
+does) runs --hours game hours from its start (--keep DB keeps that database), or a copy of a
+town built before (--town DB) is resumed; then --ticks ticks are timed. Engine CPU is the
+process's CPU during a tick minus the CPU inside the offline model (answers and embeddings),
+as speed.py counts it, split into:
+
+- commit: encoding what changed and the store's write of it (all threads);
+- other threads: the database's worker thread, during the commit and outside it (usage rows);
+- retrieval: scoring memories (the minds' queries);
+- the rest: the minds' own work, the model stack's layers, perception, the event loop.
+
+A week-old town takes a few minutes to build: build it once with --keep, then time it as often
+as needed with --town (each run resumes a copy, so the kept town stays as built).
+Usage: python benchmarks/engine_tick.py [--residents N] [--hours H] [--ticks T]
+       [--keep DB | --town DB]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from speed import ROOT, cloned_town
 
 from townbot.llm.offline import OfflineModel
+from townbot.llm.port import Layer
 from townbot.llm.stack import build_model_stack
+from townbot.mind import dialogue, planning, reacting, reflection, retrieval, summary
 from townbot.store.database import Store
 from townbot.town.engine import Engine
 from townbot.world.loading import load_world
 
-ROOT = Path(__file__).resolve().parents[1]
+
+class CpuTimed(Layer):
+    """CPU inside the offline model, which answers without yielding to the loop."""
+
+    cpu = 0.0
+
+    async def reply(self, request):  # type: ignore[no-untyped-def]
+        began = time.process_time()
+        try:
+            return await self.inner.reply(request)
+        finally:
+            CpuTimed.cpu += time.process_time() - began
+
+    async def embed_report(self, texts, call=None):  # type: ignore[no-untyped-def]
+        began = time.process_time()
+        try:
+            return await self.inner.embed_report(texts, call)
+        finally:
+            CpuTimed.cpu += time.process_time() - began
 
 
-async def main(ticks: int) -> None:
-    world = load_world(ROOT / "world.yaml", ROOT / "personas")
+class Spent:
+    """CPU of the commit (all threads) and of retrieval (this thread), summed per tick."""
+
+    def __init__(self) -> None:
+        self.commit = 0.0
+        self.retrieval = 0.0
+        commit = Engine._commit
+
+        async def timed_commit(engine: Engine, *args: Any, **kwargs: Any) -> None:
+            began = time.process_time()
+            try:
+                await commit(engine, *args, **kwargs)
+            finally:
+                self.commit += time.process_time() - began
+
+        Engine._commit = timed_commit  # type: ignore[method-assign]
+        timed = self._timed(retrieval.retrieve)
+        for module in (dialogue, planning, reacting, reflection, summary):
+            module.retrieve = timed  # type: ignore[attr-defined]
+
+    def _timed(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            began = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.retrieval += time.thread_time() - began
+        return timed
+
+
+def figures(values: list[float]) -> str:
+    return (f"median {statistics.median(values) * 1000:.1f} ms, "
+            f"mean {statistics.fmean(values) * 1000:.1f}")
+
+
+async def main(residents: int, hours: float, ticks: int, keep: Path | None,
+               town: Path | None) -> None:
+    world = cloned_town(load_world(ROOT / "world.yaml", ROOT / "personas"), residents)
     with tempfile.TemporaryDirectory() as folder:
-        store = await Store.open(Path(folder) / "bench.db")
-        model = build_model_stack(OfflineModel(seed=0))
-        engine = await Engine.open(world, store, model)
-        warm = engine.clock.ticks_for(days=1)
-        started = time.perf_counter()
-        for _ in range(warm):
+        db = keep or Path(folder) / "bench.db"
+        if town is not None:
+            shutil.copyfile(town, db)
+        store = await Store.open(db)
+        engine = await Engine.open(world, store, build_model_stack(CpuTimed(OfflineModel(seed=0))))
+        stored = len(await store.agents(engine.town.id))
+        if stored != len(engine.minds):
+            await store.close()
+            raise SystemExit(f"{town} has {stored} residents: pass --residents {stored}")
+        for _ in range(0 if town else engine.clock.ticks_for(hours=hours)):
             await engine.tick()
-        day_seconds = time.perf_counter() - started
         memories = sum(len(m.stream) for m in engine.minds.values())
-        engine_ms: list[float] = []
+        spent = Spent()
+        rows: dict[str, list[float]] = {"engine": [], "commit": [], "other threads": [],
+                                        "retrieval": [], "the rest": []}
         for _ in range(ticks):
-            model_before = model.seconds_in_model
-            tick_started = time.perf_counter()
+            spent.commit = spent.retrieval = 0.0
+            cpu, thread, model = time.process_time(), time.thread_time(), CpuTimed.cpu
             await engine.tick()
-            total = time.perf_counter() - tick_started
-            engine_ms.append((total - (model.seconds_in_model - model_before)) * 1000)
+            total = time.process_time() - cpu - (CpuTimed.cpu - model)
+            rows["engine"].append(total)
+            rows["commit"].append(spent.commit)
+            rows["other threads"].append(time.process_time() - cpu - (time.thread_time() - thread))
+            rows["retrieval"].append(spent.retrieval)
+            rows["the rest"].append(total - spent.commit - spent.retrieval)
+        now = engine.clock.now
         await store.close()
-    print(f"agents: {len(engine.minds)}; memories after one game day: {memories} "
-          f"({memories / len(engine.minds):.0f} per agent)")
-    print(f"one game day ({warm} ticks) took {day_seconds:.2f} s wall time with the offline model")
-    print(f"engine time per tick over {ticks} ticks, model time excluded: "
-          f"median {statistics.median(engine_ms):.2f} ms, mean {statistics.fmean(engine_ms):.2f} ms, "
-          f"max {max(engine_ms):.2f} ms (target < 20 ms)")
+    print(f"{len(engine.minds)} residents at {now:%A %H:%M}, {memories} memories; "
+          f"engine CPU over {ticks} ticks, the offline model's CPU left out:")
+    for name, values in rows.items():
+        print(f"  {name}: {figures(values)}")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--residents", type=int, default=25)
+    parser.add_argument("--hours", type=float, default=24.0,
+                        help="game hours the town runs before its ticks are timed (default 24)")
     parser.add_argument("--ticks", type=int, default=36)
-    asyncio.run(main(parser.parse_args().ticks))
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--keep", type=Path, help="build the town in this database and keep it")
+    where.add_argument("--town", type=Path, help="time a copy of this town instead of building one")
+    args = parser.parse_args()
+    if args.keep is not None and args.keep.exists():
+        parser.error(f"{args.keep} exists; --keep builds a new town (time it with --town)")
+    if args.town is not None and not args.town.is_file():
+        parser.error(f"{args.town} is not a town's database file")
+    asyncio.run(main(args.residents, args.hours, args.ticks, args.keep, args.town))
