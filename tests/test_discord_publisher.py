@@ -588,7 +588,7 @@ async def test_a_crash_while_waiting_between_the_parts_of_a_long_post_repeats_no
     store, town_id = await new_town(tmp_path / "t.db")
     await write(store, town_id, 0, [speech(PARK, "Sam Moore", " ".join(words))])
     clock = FakeTime()
-    outlet = ScriptedOutlet(clock)
+    outlet = WatchedOutlet(clock)
 
     async def dies_waiting(seconds: float) -> None:
         raise Crash()
@@ -606,5 +606,52 @@ async def test_a_crash_while_waiting_between_the_parts_of_a_long_post_repeats_no
     await second.drain()
     assert len(outlet.contents(PARK)) == 3, "parts two and three only"
     assert " ".join(outlet.contents(PARK)).split() == words
+    assert outlet.history_reads == 0, "no part was under way at the crash: nothing to look for"
+    await second.store.close()
+    await store.close()
+
+
+async def test_a_crash_before_a_part_lands_sends_it_even_beside_the_same_part_posted_earlier(
+        tmp_path):
+    """The look for a part that may have landed starts after the part before it, so the same
+    long speech said earlier does not count as this one."""
+    long_speech = " ".join(f"word{i}" for i in range(600))
+    store, town_id = await new_town(tmp_path / "t.db")
+    await write(store, town_id, 0, [speech(PARK, "Sam Moore", long_speech)])
+    clock = FakeTime()
+    outlet = ScriptedOutlet(clock)
+    first = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await first.drain()
+    await write(store, town_id, 1, [speech(PARK, "Sam Moore", long_speech)])
+    outlet.faults = ["ok", "crash before"]
+    with pytest.raises(Crash):
+        await first.drain()
+    await first.stop(grace=0)
+    await first.store.close()
+    second = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await second.drain()
+    assert outlet.contents(PARK) == outlet.contents(PARK)[:3] * 2, "all three parts, twice"
+    await second.store.close()
+    await store.close()
+
+
+async def test_a_row_added_to_a_tick_after_a_crash_is_not_mistaken_for_the_post_under_way(
+        tmp_path):
+    store, town_id = await new_town(tmp_path / "t.db")
+    await write(store, town_id, 0, [act(CAFE, "Isabella Rodriguez", "is serving coffee"),
+                                    act(CAFE, "Klaus Mueller", "is reading")])
+    clock = FakeTime()
+    outlet = ScriptedOutlet(clock)
+    outlet.faults = ["crash after"]  # the tick's actions landed; the process died before the mark
+    first = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    with pytest.raises(Crash):
+        await first.drain()
+    await first.stop(grace=0)
+    await first.store.close()
+    await write(store, town_id, 0, [act(CAFE, "Maria Lopez", "is studying", minute=5)])
+    second = await publisher(tmp_path / "t.db", town_id, outlet, clock)
+    await second.drain()
+    posted = "\n".join(outlet.contents(CAFE))
+    assert posted.count("serving coffee") == 1 and posted.count("studying") == 1, posted
     await second.store.close()
     await store.close()
