@@ -88,6 +88,8 @@ class AgentMind:
         self._clock_now = clock_now  # the engine's clock; nothing sets a mind's time from outside
         self._step_time: datetime | None = None  # without one: the time of the current step
         self._importance_by_text = {m.text: m.importance for m in stream.memories}
+        # (blocks, their count, time, the block covering it): see current_block
+        self._current: tuple[list[PlanBlock], int, datetime, PlanBlock | None] | None = None
         self._flushing = asyncio.Lock()
 
     @property
@@ -478,7 +480,15 @@ class AgentMind:
     # --- acting -----------------------------------------------------------------------------
 
     def current_block(self, now: datetime) -> PlanBlock | None:
-        return next((b for b in self.state.planning.blocks if b.covers(now)), None)
+        """The block of today's plan that covers `now`. A step asks this three times; the answer
+        is kept until the plan's list of blocks is replaced (no block's times ever change)."""
+        blocks = self.state.planning.blocks
+        kept = self._current
+        if kept is not None and kept[0] is blocks and kept[1] == len(blocks) and kept[2] == now:
+            return kept[3]
+        block = next((b for b in blocks if b.covers(now)), None)
+        self._current = (blocks, len(blocks), now, block)
+        return block
 
     def _routine_hint(self, block: PlanBlock) -> tuple[str, str]:
         minute = minute_of_day(block.start)
