@@ -26,8 +26,16 @@ With `--residents N` the town is the 25 personas cloned under new names up to N 
 town of benchmarks/speed.py), so `--residents 100 --latency 0 --embed-latency 0` prints the calls
 per agent-day of a whole day of 100 residents in a minute or two.
 
+With `--pace S` the ticks run as Discord runs them: one every S real seconds (Discord's default
+is 10), each waiting a quarter of that for its conversations before letting the unfinished ones
+go on beside the next ticks (Engine.tick's `carry_after`); a tick's wall time is then the time
+it holds the town, and the table says how many ticks overran their interval. `--pace-from H`
+runs the ticks before game hour H back to back, so the busy evening is reached sooner. The
+critical-path figures are printed for unpaced runs only (a carried talk belongs to no one tick).
+
 Usage: python benchmarks/llm_latency.py [--hours H | --days D] [--latency S] [--embed-latency S]
                                         [--concurrency N] [--residents N] [--whole-conversation]
+                                        [--pace S [--pace-from H]]
 """
 
 from __future__ import annotations
@@ -53,7 +61,7 @@ from townbot.llm.stack import build_model_stack
 from townbot.llm.structured import chat_messages
 from townbot.mind.settings import MindSettings
 from townbot.store.database import Store
-from townbot.town.engine import Engine
+from townbot.town.engine import TALK_SHARE, Engine
 from townbot.town.usage import summarise
 from townbot.world.loading import load_world
 
@@ -175,9 +183,24 @@ def print_usage(rows: list[dict[str, Any]], agents: int, hours: float,
           f"{summary['fallbacks']} answers came from defaults")
 
 
+@dataclass(frozen=True)
+class Pace:
+    """How ticks are driven: back to back (seconds 0, as `sim` does) or one every `seconds`
+    real seconds from game hour `from_hour` on, as Discord does."""
+
+    seconds: float = 0.0
+    from_hour: int = 0
+
+    def applies(self, when: Any) -> bool:
+        return self.seconds > 0 and when.hour >= self.from_hour
+
+    def carry_after(self, when: Any) -> float | None:
+        return TALK_SHARE * self.seconds if self.applies(when) else None
+
+
 async def run(hours: float, latency: float, embed_latency: float, seed: int,
               concurrency: int, residents: int | None = None,
-              whole_conversation: bool = False) -> bool:
+              whole_conversation: bool = False, pace: Pace = Pace()) -> bool:
     asyncio.get_running_loop().set_task_factory(task_factory)
     world = load_world(ROOT / "world.yaml", ROOT / "personas")
     if residents is not None:
@@ -194,7 +217,10 @@ async def run(hours: float, latency: float, embed_latency: float, seed: int,
         print(f"llm latency benchmark: {len(engine.minds)} agents, {ticks} ticks of "
               f"{engine.clock.tick_minutes} min ({hours:g} game hours from {start:%a %b %d %H:%M}); "
               f"offline model behind {latency:g} s per answer and {embed_latency:g} s per embedding "
-              "call; " f"{concurrency} calls at once", flush=True)
+              "call; " f"{concurrency} calls at once"
+              + (f"; one tick every {pace.seconds:g} s from {pace.from_hour}:00"
+                 if pace.seconds else ""), flush=True)
+        overran = paced = 0
         wall = critical = 0.0
         worst = (0.0, 0.0, start)
         longest = (0.0, 0.0, start)
@@ -204,9 +230,12 @@ async def run(hours: float, latency: float, embed_latency: float, seed: int,
             root = Work()
             token = CURRENT.set(root)
             when, began = engine.clock.now, time.perf_counter()
-            await engine.tick()
+            await engine.tick(carry_after=pace.carry_after(when))
             spent = time.perf_counter() - began
             CURRENT.reset(token)
+            if pace.applies(when):
+                paced, overran = paced + 1, overran + (spent > pace.seconds)
+                await asyncio.sleep(max(0.0, pace.seconds - (time.perf_counter() - began)))
             wall, critical = wall + spent, critical + root.critical()
             by_hour[when.replace(minute=0)] += spent
             ticks_of_hour[when.replace(minute=0)].append((when, spent, root.critical()))
@@ -215,8 +244,11 @@ async def run(hours: float, latency: float, embed_latency: float, seed: int,
             if spent - root.critical() > worst[0] - worst[1]:
                 worst = (spent, root.critical(), when)
         rows = await store.usage_rows(engine.town.id)
+        engine.drop_talks()
         await store.close()
     print_usage(rows, len(engine.minds), hours, chained.schema_tokens)
+    if pace.seconds:
+        return print_paced(by_hour, ticks_of_hour, pace, paced, overran)
     ratio = wall / critical if critical else float("inf")
     print(f"\nwall time {wall:.1f} s; critical path {critical:.1f} s; ratio {ratio:.3f} "
           f"(target < {TARGET_RATIO}); {chained.calls} answers asked in {ticks} ticks")
@@ -234,6 +266,21 @@ async def run(hours: float, latency: float, embed_latency: float, seed: int,
     return ok
 
 
+def print_paced(by_hour: dict[Any, float], ticks_of_hour: dict[Any, list[tuple[Any, float, float]]],
+                pace: Pace, paced: int, overran: int) -> bool:
+    """The paced run's figures: the worst game hour among paced hours, and overrunning ticks."""
+    hours = {start: total for start, total in by_hour.items() if start.hour >= pace.from_hour}
+    hour, hour_wall = max(hours.items(), key=lambda item: item[1])
+    print(f"\npaced at one tick every {pace.seconds:g} s (talks wait "
+          f"{TALK_SHARE * pace.seconds:g} s, then carry over):")
+    print(f"worst game hour: {hour:%a %H:00} took {hour_wall:.1f} s of wall time (goal <= 30 s)")
+    for start, total in sorted(hours.items(), key=lambda item: -item[1])[:3]:
+        each = ", ".join(f"{when:%H:%M} {spent:.1f}" for when, spent, _ in ticks_of_hour[start])
+        print(f"  {start:%a %H:00} {total:.1f} s; each tick's wall time in s: {each}")
+    print(f"ticks that overran their {pace.seconds:g} s: {overran} of {paced}")
+    return overran == 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     length = parser.add_mutually_exclusive_group()
@@ -249,10 +296,18 @@ def main() -> int:
                         help="residents of a synthetic town (the personas cloned); default: the 25")
     parser.add_argument("--whole-conversation", action="store_true",
                         help="the setting that makes each conversation one call (not a line a call)")
+    parser.add_argument("--pace", type=float, default=0.0,
+                        help="one tick every this many real seconds, as Discord runs (default: "
+                             "back to back, as sim runs)")
+    parser.add_argument("--pace-from", type=int, default=0, metavar="HOUR",
+                        help="with --pace: run the ticks before this game hour back to back")
     args = parser.parse_args()
+    if args.pace < 0 or not 0 <= args.pace_from <= 23:
+        parser.error("--pace must be 0 or more seconds and --pace-from a game hour from 0 to 23")
     hours = args.hours if args.hours is not None else 24 * (args.days if args.days is not None else 1)
     return 0 if asyncio.run(run(hours, args.latency, args.embed_latency, args.seed,
-                                args.concurrency, args.residents, args.whole_conversation)) else 1
+                                args.concurrency, args.residents, args.whole_conversation,
+                                Pace(args.pace, args.pace_from))) else 1
 
 
 if __name__ == "__main__":

@@ -1,17 +1,24 @@
 """The engine: owns the shared world state and runs one tick at a time.
 
 Each tick: arrivals, perception, all minds think concurrently, intents are applied in a fixed
-(alphabetical) order, and one transaction commits everything. With the offline model and a
-fixed seed, the same start gives the same transcript.
+(alphabetical) order, conversations are held, and one transaction commits everything. With the
+offline model and a fixed seed, the same start gives the same transcript.
+
+A conversation's lines are asked one after another, so with a slow model one talk can outlast
+the thinking of everyone else. A paced platform (Discord) may therefore let a tick end before
+its talks do (`tick(carry_after=...)`): a talk still under way carries over, its two people
+keep talking (they do not think) until it ends, and its lines are posted, with the game times
+they were spoken at, by the first tick that finds it finished.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from townbot.llm.port import CallContext, LanguageModel
 from townbot.llm.stack import WithContext
@@ -38,6 +45,25 @@ from townbot.world.events import TownEvent
 from townbot.world.model import World, join_path
 
 MISHAP_QUIET_TICKS = 12  # after trouble with an object it stays calm for two game hours
+# A paced tick waits this share of its interval for its conversations, then lets the unfinished
+# ones go on beside the next ticks: a slow model's talk never makes the town fall behind.
+TALK_SHARE = 0.25
+
+
+@dataclass
+class Talk:
+    """A conversation under way: where and when it began, and the task writing its lines."""
+
+    first: str
+    second: str
+    sector: str
+    arena: str
+    started: datetime
+    lines: asyncio.Task[list[dialogue.Line]]
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return self.first, self.second
 
 
 @dataclass
@@ -81,6 +107,7 @@ class Engine:
         self._last_mishap: dict[str, int] = {}  # object path -> tick of its last mishap
         self.people: dict[str, VisitorRow] = {}  # person id -> visitor (or taken-over resident)
         self._departed: list[tuple[str, str]] = []
+        self._talks: list[Talk] = []  # under way, in the order they began
         self._day_ticks = self.clock.ticks_for(days=1)
 
     # --- creation and resumption ------------------------------------------------------------
@@ -143,6 +170,7 @@ class Engine:
         """Put the town in memory back to what the database holds (minds, memories, bodies,
         objects, people, the clock): a change that failed half-way, or whose commit failed,
         leaves nothing behind for the next one to trip over."""
+        self.drop_talks()  # their voices belong to the minds being replaced
         town = await self.store.town(self.town.id)
         assert town is not None
         saved = await SavedTown.load(self.store, town, self.world)
@@ -212,15 +240,18 @@ class Engine:
 
     # --- the tick ---------------------------------------------------------------------------
 
-    async def tick(self) -> list[TownEvent]:
-        """One tick, all or nothing: if it fails, the town goes back to the last commit."""
+    async def tick(self, *, carry_after: float | None = None) -> list[TownEvent]:
+        """One tick, all or nothing: if it fails, the town goes back to the last commit.
+        `carry_after`: seconds after the tick began when talks still under way are left to
+        go on (see the module's docstring); None waits for every talk, as `sim` does."""
         try:
-            return await self._tick()
+            return await self._tick(carry_after)
         except BaseException:
             await self._restore()
             raise
 
-    async def _tick(self) -> list[TownEvent]:
+    async def _tick(self, carry_after: float | None) -> list[TownEvent]:
+        began = asyncio.get_running_loop().time()
         now = self.clock.now
         events: list[TownEvent] = []
         for body in self.bodies.values():
@@ -232,13 +263,14 @@ class Engine:
                              [] if body.action == "sleeping" else scene.perceive(name))
             for name, body in self.bodies.items() if name in self.minds}
         view = TownView(self)
-        controlled = self.controlled()
-        thinking = [name for name in sorted(self.minds) if name not in controlled]
+        skipped = self.controlled().keys() | self.talking()  # taken over, or still talking
+        thinking = [name for name in sorted(self.minds) if name not in skipped]
         intents = await asyncio.gather(*(self.minds[name].think(perceptions[name], view)
                                          for name in thinking))
         for intent in intents:
             self._apply(intent, events)
-        await self._hold_conversations(intents, events)
+        deadline = None if carry_after is None else began + carry_after
+        await self._hold_conversations(intents, events, deadline)
         self._mishaps(events)
         await self._commit(events)
         return events
@@ -274,24 +306,61 @@ class Engine:
 
     # --- conversations ----------------------------------------------------------------------
 
+    def talking(self) -> set[str]:
+        """Everyone in a conversation still under way."""
+        return {name for talk in self._talks for name in talk.pair}
+
+    def drop_talks(self) -> None:
+        """Abandon the talks under way (the town is being reloaded or shut): nothing of them
+        was committed, so nothing is lost; their people think again at the next tick."""
+        for talk in self._talks:
+            talk.lines.cancel()
+        self._talks = []
+
     def _can_talk(self, first: str, second: str, busy: set[str]) -> bool:
         a, b = self.bodies[first], self.bodies.get(second)
         return (b is not None and not busy & {first, second} and not a.walking and not b.walking
                 and (a.sector, a.arena) == (b.sector, b.arena) and b.action != "sleeping")
 
-    async def _hold_conversations(self, intents: list[Intent], events: list[TownEvent]) -> None:
-        """Talks that minds asked for, in fixed order; each person joins one talk a tick."""
-        busy: set[str] = set()
-        pairs: list[tuple[str, str]] = []
+    async def _hold_conversations(self, intents: list[Intent], events: list[TownEvent],
+                                  deadline: float | None = None) -> None:
+        self._start_talks(intents)
+        await self._settle_talks(events, deadline)
+
+    def _start_talks(self, intents: list[Intent]) -> None:
+        """Start the talks minds asked for, in fixed order; each person joins one talk at a
+        time. The voices are taken before the two are marked as talking."""
+        busy = self.talking()
         for intent in intents:
             partner = self.named(intent.talk_to) if intent.talk_to else None
             if partner and self._can_talk(intent.agent, partner, busy):
                 busy |= {intent.agent, partner}
-                pairs.append((intent.agent, partner))
-        talks = await asyncio.gather(*(self._converse(a, b) for a, b in pairs))
+                self._talks.append(self._start_talk(intent.agent, partner))
+
+    def _start_talk(self, first: str, second: str) -> Talk:
+        body = self.bodies[first]
+        sector, arena = body.sector or "", body.arena or ""
+        lines = asyncio.ensure_future(self._converse(first, second))
+        for name, partner in ((first, second), (second, first)):
+            talker = self.bodies[name]
+            talker.action, talker.emoji = f"talking with {self.shown(partner)}", "💬"
+            talker.announced = f"{sector}|{arena}|{talker.action}"
+        return Talk(first, second, sector, arena, self.clock.now, lines)
+
+    async def _settle_talks(self, events: list[TownEvent], deadline: float | None) -> None:
+        """Wait for the talks under way (until `deadline` on the loop's clock, if given), then
+        post and remember every one that has ended, in the order they began."""
+        running = [talk.lines for talk in self._talks]
+        if running and deadline is None:
+            await asyncio.wait(running)
+        elif running:
+            timeout = max(0.0, deadline - asyncio.get_running_loop().time())
+            await asyncio.wait(running, timeout=timeout)
+        ended = [talk for talk in self._talks if talk.lines.done()]
+        self._talks = [talk for talk in self._talks if not talk.lines.done()]
         follow_ups = []
-        for (first, second), lines in zip(pairs, talks, strict=True):
-            follow_ups += self._record_conversation(first, second, lines, events)
+        for talk in ended:
+            follow_ups += self._record_conversation(talk, talk.lines.result(), events)
         await asyncio.gather(*follow_ups)
 
     def shown(self, name: str) -> str:
@@ -314,40 +383,40 @@ class Engine:
                               f"{quoted(body.visitor or '', 120)}",
                               MemoryStream(self.town.embedding_dim), body.action)
 
-    async def _converse(self, first: str, second: str) -> list[dialogue.Line]:
+    def _converse(self, first: str, second: str) -> Coroutine[Any, Any, list[dialogue.Line]]:
+        """The talk's lines, to be awaited; who speaks, where, when and in what state is taken
+        now, so a talk that carries over is not changed by the ticks it overlaps."""
         body = self.bodies[first]
-        place = f"{body.sector}: {body.arena}"
+        place, now = f"{body.sector}: {body.arena}", self.clock.now
         voices = (self.voice_of(first), self.voice_of(second))
-        if second not in self.minds:  # a visitor: greet them and let the person answer
-            line = await dialogue.next_line(self.model, voices[0], voices[1], [], self.clock.now,
-                                            place, self.settings.retrieval_count)
-            return [(first, line.text)]
-        if self.settings.whole_conversation:
-            return await dialogue.converse_in_one_call(self.model, *voices, self.clock.now, place,
-                                                       self.settings.retrieval_count)
-        return await dialogue.converse_by_lines(self.model, *voices, self.clock.now, place,
-                                                self.settings.turn_cap,
-                                                self.settings.retrieval_count)
+        return self._lines(*voices, with_visitor=second not in self.minds, now=now, place=place)
 
-    def _record_conversation(self, first: str, second: str, lines: list[dialogue.Line],
+    async def _lines(self, first: dialogue.Voice, second: dialogue.Voice, *, with_visitor: bool,
+                     now: datetime, place: str) -> list[dialogue.Line]:
+        count = self.settings.retrieval_count
+        if with_visitor:  # greet them and let the person answer
+            line = await dialogue.next_line(self.model, first, second, [], now, place, count)
+            return [(first.name, line.text)]
+        if self.settings.whole_conversation:
+            return await dialogue.converse_in_one_call(self.model, first, second, now, place,
+                                                       count)
+        return await dialogue.converse_by_lines(self.model, first, second, now, place,
+                                                self.settings.turn_cap, count)
+
+    def _record_conversation(self, talk: Talk, lines: list[dialogue.Line],
                              events: list[TownEvent]) -> list:
         """Post the lines, keep the record, and let both remember it (returns awaitables)."""
-        now = self.clock.now
-        body = self.bodies[first]
-        sector, arena = body.sector, body.arena
+        now, sector, arena = talk.started, talk.sector, talk.arena
+        first, second = talk.pair
         end = now + timedelta(minutes=max(5, len(lines)))
         times = [format_game_time(now + timedelta(minutes=i)) for i in range(len(lines))]
+        channel = self.world.sectors[sector].channel
         for (speaker, text), when in zip(lines, times, strict=True):
-            channel = self.world.sectors[sector].channel
             events.append(TownEvent(when, channel, "speech", speaker, text, "💬",
                                     f"{sector}: {arena}"))
         self._conversations.append(ConversationRecord(
             format_game_time(now), format_game_time(end), sector, arena, (first, second),
             tuple((s, t, w) for (s, t), w in zip(lines, times, strict=True))))
-        for name, partner in ((first, second), (second, first)):
-            talker = self.bodies[name]
-            talker.action, talker.emoji = f"talking with {self.shown(partner)}", "💬"
-            talker.announced = f"{sector}|{arena}|{talker.action}"
         talkers = [(name, partner) for name, partner in ((first, second), (second, first))
                    if name in self.minds]
         shared = dialogue.JointTakeaways(self.model, [name for name, _ in talkers],

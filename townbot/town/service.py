@@ -148,12 +148,13 @@ class TownService:
     def paused(self) -> bool:
         return bool(self.engine.town.paused)
 
-    async def tick(self) -> list[TownEvent]:
-        """One tick unless paused; platforms' schedulers call this."""
+    async def tick(self, *, carry_after: float | None = None) -> list[TownEvent]:
+        """One tick unless paused; platforms' schedulers call this (`carry_after`: see
+        Engine.tick)."""
         async with self.lock:
             if self.paused:
                 return []
-            return await self.engine.tick()
+            return await self.engine.tick(carry_after=carry_after)
 
     async def _run(self, case: str, person: Person, arguments: dict[str, Any],
                    action: Callable[[], Awaitable[Outcome]]) -> Outcome:

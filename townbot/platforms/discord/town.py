@@ -95,6 +95,7 @@ class GuildTown:
         await self.publisher.stop(post_grace)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.service.lock.acquire(), use_case_grace)  # kept: no more
+        self.engine.drop_talks()  # uncommitted: the talkers think again when the town resumes
         await self.store.close()
         await self.engine.model.close()
         await self.engine.store.close()
