@@ -145,9 +145,9 @@ async def test_shutdown_refuses_new_commands_and_finishes_within_ten_seconds(ser
     town = server.town
     engine_tick = town.engine.tick
 
-    async def endless_tick():  # a tick on a model that stopped answering
+    async def endless_tick(**pacing):  # a tick on a model that stopped answering
         await asyncio.sleep(3600)
-        return await engine_tick()
+        return await engine_tick(**pacing)
     monkeypatch.setattr(town.engine, "tick", endless_tick)
     server.bot.hub.scheduler.scheduler.modify_job(town.key, next_run_time=discord.utils.utcnow())
     await until(lambda: town.key in server.bot.hub.scheduler._running)
@@ -199,3 +199,15 @@ async def test_each_process_hosts_only_the_towns_of_its_own_shards(fake, tmp_pat
     assert processes[0].commands_synced and len(fake.commands[None]) == 7
     for bot in processes:
         await bot.close()
+
+
+async def test_a_scheduled_tick_waits_a_quarter_of_its_interval_for_talks(server, monkeypatch):
+    town = server.town
+    engine_tick, asked = town.engine.tick, []
+
+    async def recorded_tick(**pacing):
+        asked.append(pacing)
+        return await engine_tick(**pacing)
+    monkeypatch.setattr(town.engine, "tick", recorded_tick)
+    await tick_town(town)
+    assert asked == [{"carry_after": town.engine.town.tick_seconds / 4}]
