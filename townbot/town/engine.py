@@ -314,6 +314,8 @@ class Engine:
         """Abandon the talks under way (the town is being reloaded or shut): nothing of them
         was committed, so nothing is lost; their people think again at the next tick."""
         for talk in self._talks:
+            if talk.lines.done() and not talk.lines.cancelled():
+                talk.lines.exception()  # a talk that failed is dropped, not left unread
             talk.lines.cancel()
         self._talks = []
 
