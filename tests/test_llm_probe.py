@@ -188,7 +188,7 @@ async def test_a_hosted_town_waits_for_a_failed_server_and_goes_on_when_it_answe
         notices: list[str] = []
         ticks = {"count": 0}
 
-        async def tick() -> None:
+        async def tick(**pacing: float) -> None:
             if down["now"]:
                 raise ServerUnavailable("http://127.0.0.1 failed 10 calls in a row")
             ticks["count"] += 1
@@ -202,7 +202,8 @@ async def test_a_hosted_town_waits_for_a_failed_server_and_goes_on_when_it_answe
 
         monkeypatch.setattr(hub, "deliver_arrivals", no_arrivals)
         town = SimpleNamespace(service=SimpleNamespace(tick=tick), notify=notify, server_down=False,
-                               engine=SimpleNamespace(model=build_model_stack(client)),
+                               engine=SimpleNamespace(model=build_model_stack(client),
+                                                      town=SimpleNamespace(tick_seconds=10.0)),
                                publisher=SimpleNamespace(wake=lambda: None))
         await hub.tick_town(town)
         await hub.tick_town(town)  # still down: the server is asked, no tick
