@@ -104,3 +104,18 @@ def test_a_piped_session_from_the_command_line(tmp_path):
     assert any(line.startswith("> You are Alex") for line in lines)
     assert any(line.startswith("> Sam Moore:") and "mayor" in line for line in lines)
     assert any(line.startswith("07:50 #") for line in lines), "six ticks: 07:00 to 07:50"
+
+
+async def test_the_running_clock_lets_slow_talks_carry_over_and_a_typed_tick_waits(console,
+                                                                                 monkeypatch):
+    engine = console.service.engine
+    engine_tick, asked = engine.tick, []
+
+    async def recorded_tick(**pacing):
+        asked.append(pacing)
+        return await engine_tick(**pacing)
+    monkeypatch.setattr(engine, "tick", recorded_tick)
+    console.seconds_per_tick = 0.01
+    await console.run_clock(limit=1)
+    await run(console, "/wait 1")
+    assert asked == [{"carry_after": 0.0025}, {"carry_after": None}]

@@ -25,7 +25,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from townbot.platforms.terminal import Interrupts, Screen
-from townbot.town.engine import Engine
+from townbot.town.engine import TALK_SHARE, Engine
 from townbot.town.service import Outcome, Person, TownError, TownService, closest_names
 from townbot.town.transcript import event_line
 from townbot.wording import plural
@@ -91,8 +91,10 @@ class Console:
     def say(self, text: str) -> None:
         self.screen.line(text)
 
-    async def tick(self) -> None:
-        self.show(await self.service.tick())
+    async def tick(self, *, paced: bool = False) -> None:
+        """One tick; a tick of the running clock lets slow talks carry over (Engine.tick)."""
+        patience = TALK_SHARE * self.seconds_per_tick if paced and self.seconds_per_tick else None
+        self.show(await self.service.tick(carry_after=patience))
         self.ticks_done += 1
 
     async def run_clock(self, limit: int | None) -> None:
@@ -104,7 +106,7 @@ class Console:
             if self.quitting.is_set():
                 return
             if not self.service.paused:
-                await self.tick()
+                await self.tick(paced=True)
 
     # --- commands ---------------------------------------------------------------------------
 
