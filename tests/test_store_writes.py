@@ -15,7 +15,6 @@ from conftest import open_engine
 
 from townbot.llm.embedding import HashingEmbedder
 from townbot.mind.memory import Memory
-from townbot.store import database
 from townbot.store.database import PAGE_SIZE, Store, StoreError, TickChanges, pack_vector
 from townbot.store.migrations import MIGRATIONS
 
@@ -119,30 +118,64 @@ async def test_a_damaged_embedding_is_a_clear_error(tmp_path):
     await store.close()
 
 
-async def test_a_town_of_schema_4_keeps_its_raw_embeddings_and_packs_new_ones(tmp_path,
-                                                                               monkeypatch):
-    """Migration 5 changes no table: the raw embeddings written before it read back as they
-    were, beside the packed ones written after it."""
+def town_of_schema_4(db: Path, vectors: dict[tuple[str, int], np.ndarray]) -> None:
+    """A town as townbot wrote it at schema 4: raw embeddings, memories in the order given,
+    bodies in the agents rows, one logged access."""
+    with sqlite3.connect(db) as raw:
+        for script in MIGRATIONS[:4]:
+            raw.executescript(script)
+        raw.execute("PRAGMA user_version = 4")
+        raw.execute("INSERT INTO towns (id, name, start, tick_minutes, model, embedding_model, "
+                    "embedding_dim) VALUES (1, 'T', '2023-02-13 07:00', 10, 'm', 'e', 256)")
+        for name in ("Ann", "Bob"):
+            raw.execute("INSERT INTO agents VALUES (1, ?, ?, '{}')",
+                        (name, f'{{"sector": "{name}\'s house"}}',))
+        raw.executemany("INSERT INTO memories (town_id, agent, seq, kind, text, created, "
+                        "last_accessed, importance, embedding) VALUES (1, ?, ?, 'observation', "
+                        "?, '2023-02-13 09:00', '2023-02-13 09:00', 3, ?)",
+                        [(agent, seq, f"{agent} saw {seq}", vector.tobytes())
+                         for (agent, seq), vector in vectors.items()])
+        raw.execute("INSERT INTO memory_access (town_id, agent, seq, last_accessed, importance) "
+                    "VALUES (1, 'Ann', 1, '2023-02-13 10:00', 8)")
+
+
+async def test_a_town_of_schema_4_is_carried_forward_whole(tmp_path):
+    """Migrations 5 and 6: the raw embeddings written before read back as they were, beside
+    packed ones written after; memories keep each agent's order without their index; bodies
+    move to their own table."""
     db = tmp_path / "town.db"
     sparse, dense = sparse_and_dense(256)
-    monkeypatch.setattr(database, "MIGRATIONS", MIGRATIONS[:4])
-    monkeypatch.setattr(database, "pack_vector", lambda v: np.asarray(v, np.float32).tobytes())
-    old = await Store.open(db)
-    town = await old.create_town("T", "2023-02-13 07:00", 10, 0, "m", "e", 256, {}, {})
-    await old.save_tick(TickChanges(town.id, 1, new_memories=[
-        ("Ann", Memory(0, "observation", "The stove is on", NINE, NINE, 3), sparse)]))
-    assert await old.schema_version() == 4
-    await old.close()
-    monkeypatch.undo()
+    written = {("Bob", 0): dense, ("Ann", 0): sparse, ("Ann", 1): dense, ("Bob", 1): sparse}
+    town_of_schema_4(db, written)
 
     store = await Store.open(db)
-    assert await store.schema_version() == len(MIGRATIONS) == 5
-    await store.save_tick(TickChanges(town.id, 2, new_memories=[
-        ("Ann", Memory(1, "observation", "Bob is here", TEN, TEN, 2), sparse),
-        ("Bob", Memory(0, "observation", "Ann is here", TEN, TEN, 2), dense)]))
-    stored = await store.memories(town.id)
-    assert [(s.agent, s.memory.id, s.vector.tobytes()) for s in stored] == [
-        ("Ann", 0, sparse.tobytes()), ("Ann", 1, sparse.tobytes()), ("Bob", 0, dense.tobytes())]
+    assert await store.schema_version() == len(MIGRATIONS) == 6
+    stored = await store.memories(1)
+    assert [(s.agent, s.memory.id, s.memory.text, s.vector.tobytes()) for s in stored] == [
+        (agent, seq, f"{agent} saw {seq}", written[agent, seq].tobytes())
+        for agent, seq in sorted(written)]
+    assert (stored[1].memory.last_accessed, stored[1].memory.importance) == (TEN, 8)
+    assert {name: body for name, (body, _) in (await store.agents(1)).items()} == \
+        {"Ann": {"sector": "Ann's house"}, "Bob": {"sector": "Bob's house"}}
+
+    await store.save_tick(TickChanges(1, 2, bodies={"Ann": '{"sector": "Cafe"}'}, new_memories=[
+        ("Ann", Memory(2, "observation", "Bob is here", TEN, TEN, 2), sparse)]))
+    assert (await store.agents(1))["Ann"][0] == {"sector": "Cafe"}
+    assert [(s.memory.id, s.vector.tobytes()) for s in await store.memories(1, "Ann")] == \
+        [(0, sparse.tobytes()), (1, dense.tobytes()), (2, sparse.tobytes())]
     await store.close()
-    assert rows(db, "SELECT agent, seq, length(embedding) FROM memories ORDER BY agent, seq")[:2] \
-        == [("Ann", 0, 1024), ("Ann", 1, len(pack_vector(sparse)))]
+    assert rows(db, "PRAGMA index_list(memories)") == [], "no index for a tick to rewrite"
+    assert rows(db, "SELECT length(embedding) FROM memories WHERE seq = 2") == \
+        [(len(pack_vector(sparse)),)]
+
+
+async def test_memories_stored_out_of_order_are_a_clear_error(tmp_path):
+    store = await Store.open(tmp_path / "town.db")
+    town = await store.create_town("T", "2023-02-13 07:00", 10, 0, "m", "e", 4, {}, {})
+    await store.save_tick(TickChanges(town.id, 1, new_memories=[
+        ("Ann", Memory(seq, "observation", f"seen {seq}", NINE, NINE, 3),
+         np.ones(4, dtype=np.float32)) for seq in (0, 1)]))
+    await store.db.execute("UPDATE memories SET seq = 5 WHERE seq = 0")
+    with pytest.raises(StoreError, match="memories of Ann in .* are not stored in order"):
+        await store.memories(town.id)
+    await store.close()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import json
 import sqlite3
 import zlib
@@ -48,6 +47,11 @@ def pack(text: str) -> str | bytes:
 
 def unpack(value: str | bytes) -> str:
     return zlib.decompress(value).decode() if isinstance(value, bytes) else value
+
+
+def pack_body(text: str) -> bytes:
+    """A body's JSON as stored (schema 6): always compressed, so that several share a page."""
+    return zlib.compress(text.encode(), 6)
 
 
 def pack_vector(vector: np.ndarray) -> bytes:
@@ -107,6 +111,7 @@ async def check_townbot_schema(connection: aiosqlite.Connection, path: str) -> N
 
 
 MEMORY_CHUNK = 2048  # memory rows read at a time (about 2 MB of 256-dimension embeddings)
+AGENT_CHUNK = 512  # one agent's rows held before they become a chunk of its stream
 MEMORY_COLUMNS = "agent, seq, kind, text, created, last_accessed, importance, evidence, embedding"
 
 
@@ -394,6 +399,9 @@ class Store:
                 "INSERT INTO agents (town_id, name, body, mind) VALUES (?, ?, ?, ?)",
                 [(town_id, n, json.dumps(b), pack(json.dumps(m))) for n, (b, m) in agents.items()])
             await self.db.executemany(
+                "INSERT INTO bodies (town_id, agent, body) VALUES (?, ?, ?)",
+                [(town_id, n, pack_body(json.dumps(b))) for n, (b, _) in agents.items()])
+            await self.db.executemany(
                 "INSERT INTO objects (town_id, path, state, updated) VALUES (?, ?, ?, ?)",
                 [(town_id, path, state, start) for path, state in objects.items()])
         town = await self.town(town_id)
@@ -411,10 +419,12 @@ class Store:
         return TownRow(**{key: row[key] for key in TownRow.__dataclass_fields__})
 
     async def agents(self, town_id: int) -> dict[str, tuple[dict, dict]]:
-        async with self.db.execute("SELECT name, body, mind FROM agents WHERE town_id = ? "
-                                   "ORDER BY name", (town_id,)) as cursor:
+        async with self.db.execute(
+                "SELECT name, coalesce(bodies.body, agents.body) AS body, mind FROM agents "
+                "LEFT JOIN bodies ON bodies.town_id = agents.town_id AND bodies.agent = name "
+                "WHERE agents.town_id = ? ORDER BY name", (town_id,)) as cursor:
             rows = await cursor.fetchall()
-        agents = {row["name"]: (json.loads(row["body"]), json.loads(unpack(row["mind"])))
+        agents = {row["name"]: (json.loads(unpack(row["body"])), json.loads(unpack(row["mind"])))
                   for row in rows}
         async with self.db.execute("SELECT agent, state FROM mind_parts WHERE town_id = ? "
                                    "ORDER BY agent, part", (town_id,)) as cursor:
@@ -424,14 +434,17 @@ class Store:
         return agents
 
     async def memories(self, town_id: int, agent: str | None = None) -> list[StoredMemory]:
-        return [StoredMemory(chunk.agent, memory, vector)
-                async for chunk in self.memory_chunks(town_id, agent)
-                for memory, vector in zip(chunk.memories, chunk.vectors, strict=True)]
+        """A town's memories by agent, then position."""
+        stored = [StoredMemory(chunk.agent, memory, vector)
+                  async for chunk in self.memory_chunks(town_id, agent)
+                  for memory, vector in zip(chunk.memories, chunk.vectors, strict=True)]
+        return sorted(stored, key=lambda one: one.agent)  # stable: positions stay in order
 
     async def memory_chunks(self, town_id: int, agent: str | None = None) -> AsyncIterator[MemoryChunk]:
-        """A town's memories in order (by agent, then position), read MEMORY_CHUNK rows at a time:
-        each chunk is one agent's next memories with their embeddings as one float32 matrix, so a
-        resume never holds every row of a week-long town at once."""
+        """A town's memories, read in the order they were written (see migration 6) MEMORY_CHUNK
+        rows at a time: each chunk is up to AGENT_CHUNK of one agent's next memories with their
+        embeddings as one float32 matrix, so a resume never holds every row of a week-long town
+        at once. Each agent's chunks come in order of position; agents' chunks interleave."""
         query = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE town_id = ?"
         args: tuple[Any, ...] = (town_id,)
         if agent is not None:
@@ -440,11 +453,34 @@ class Store:
         game_time = _memoised(parse_game_time)
         dim = await self._embedding_dim(town_id)
         latest = await self._latest_accesses(town_id, agent)
-        async with self.db.execute(query + " ORDER BY agent, seq", args) as cursor:
+        pending: dict[str, list[tuple]] = {}
+        next_seq: dict[str, int] = {}
+        async with self.db.execute(query + " ORDER BY id", args) as cursor:
             cursor.row_factory = None  # plain tuples: cheaper to make and to unpack
             while rows := await cursor.fetchmany(MEMORY_CHUNK):
-                for name, group in itertools.groupby(rows, key=lambda row: row[0]):
-                    yield _memory_chunk(name, list(group), dim, game_time, latest.get(name, {}))
+                for row in rows:
+                    group = pending.get(row[0])
+                    if group is None:
+                        group = pending[row[0]] = []
+                    group.append(row)
+                full = [name for name, group in pending.items() if len(group) >= AGENT_CHUNK]
+                for name in full:
+                    yield self._chunk(name, pending.pop(name), next_seq, dim, game_time, latest)
+        for name, group in pending.items():
+            yield self._chunk(name, group, next_seq, dim, game_time, latest)
+
+    def _chunk(self, agent: str, rows: list[tuple], next_seq: dict[str, int], dim: int,
+               game_time: Callable[[str], datetime],
+               latest: dict[str, dict[int, tuple[str, int]]]) -> MemoryChunk:
+        """One agent's next rows as a chunk, after checking that they continue its stream."""
+        seqs = [row[1] for row in rows]
+        expected = list(range(next_seq.get(agent, 0), next_seq.get(agent, 0) + len(rows)))
+        if seqs != expected:
+            raise StoreError(f"the memories of {agent} in {self.path} are not stored in order "
+                             "(positions missing or repeated): the database is damaged; restore "
+                             "a backup of it or start a new --db")
+        next_seq[agent] = expected[-1] + 1
+        return _memory_chunk(agent, rows, dim, game_time, latest.get(agent, {}))
 
     async def _embedding_dim(self, town_id: int) -> int:
         async with self.db.execute("SELECT embedding_dim FROM towns WHERE id = ?",
@@ -535,8 +571,8 @@ class Store:
         town = changes.town_id
         await self.db.execute("UPDATE towns SET tick = ? WHERE id = ?", (changes.next_tick, town))
         await self.db.executemany(
-            "UPDATE agents SET body = ? WHERE town_id = ? AND name = ?",
-            [(body, town, name) for name, body in changes.bodies.items()])
+            "UPDATE bodies SET body = ? WHERE town_id = ? AND agent = ?",
+            [(pack_body(body), town, name) for name, body in changes.bodies.items()])
         await self.db.executemany(
             "INSERT INTO mind_parts (town_id, agent, part, state) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (town_id, agent, part) DO UPDATE SET state = excluded.state",
@@ -723,10 +759,13 @@ async def replace_embeddings(store: Store, town_id: int, embedding_model: str, e
     """Give every listed memory (agent, seq) a new vector and the town its new embedding model,
     with the usage that re-embedding cost, in one transaction: all of it or none."""
     async with store.transaction():
+        async with store.db.execute("SELECT agent, seq, id FROM memories WHERE town_id = ?",
+                                    (town_id,)) as cursor:  # no index on (agent, seq): one pass
+            ids = {(row[0], row[1]): row[2] for row in await cursor.fetchall()}
         await store.db.executemany(
-            "UPDATE memories SET embedding = ? WHERE town_id = ? AND agent = ? AND seq = ?",
-            [(pack_vector(vector), town_id, agent, seq)
-             for agent, seq, vector in vectors])
+            "UPDATE memories SET embedding = ? WHERE id = ?",
+            [(pack_vector(vector), ids[agent, seq]) for agent, seq, vector in vectors
+             if (agent, seq) in ids])
         await store.db.execute("UPDATE towns SET embedding_model = ?, embedding_dim = ? WHERE id = ?",
                                (embedding_model, embedding_dim, town_id))
         await store._insert_usage(town_id, tick, usage)

@@ -152,5 +152,39 @@ MIGRATIONS: list[str] = [
     # 5: an embedding may be stored zlib-compressed (see database.pack_vector): a blob of
     # embedding_dim float32s is raw, any other is compressed. Nothing to change in the tables;
     # the version keeps an older townbot from misreading such a blob.
-    "",
+    "",    # 6: two layouts that every tick rewrote pages of. Memories lose their (agent, seq) primary
+    # key, whose index took a page write per resident adding a memory in a tick: rows are read
+    # in the order they were written (id), which keeps each resident's in order of seq (the
+    # rows are copied here in that order). Bodies, which change nearly every tick, move out of
+    # the agents row (where the founding mind made each row fill a page) into a table of their
+    # own, compressed (see database.pack_body), several to a page; agents.body keeps the body
+    # as founded.
+    """
+    CREATE TABLE memories_in_order (
+        id INTEGER PRIMARY KEY,
+        town_id INTEGER NOT NULL REFERENCES towns(id),
+        agent TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        created TEXT NOT NULL,
+        last_accessed TEXT NOT NULL,
+        importance INTEGER NOT NULL,
+        embedding BLOB NOT NULL,
+        evidence TEXT NOT NULL DEFAULT '[]'
+    );
+    INSERT INTO memories_in_order (town_id, agent, seq, kind, text, created, last_accessed,
+        importance, embedding, evidence)
+        SELECT town_id, agent, seq, kind, text, created, last_accessed, importance, embedding,
+               evidence FROM memories ORDER BY town_id, agent, seq;
+    DROP TABLE memories;
+    ALTER TABLE memories_in_order RENAME TO memories;
+    CREATE TABLE bodies (
+        town_id INTEGER NOT NULL REFERENCES towns(id),
+        agent TEXT NOT NULL,
+        body NOT NULL,
+        PRIMARY KEY (town_id, agent)
+    );
+    INSERT INTO bodies (town_id, agent, body) SELECT town_id, name, body FROM agents;
+    """,
 ]
