@@ -145,6 +145,25 @@ async def test_reflection_asks_three_questions_of_the_hundred_latest_memories_as
     assert all(len(f.evidence) == 2 for f in found)
 
 
+class FallingBack(Scripted):
+    """A model whose insights answer is unusable, so reflection gets the Ask's default."""
+
+    async def ask(self, request: Ask):
+        if request.purpose == "insights":
+            self.asks.append(request)
+            return request.default()
+        return await super().ask(request)
+
+
+async def test_the_fallback_insight_cites_the_first_statement_even_when_only_one_was_found():
+    model = FallingBack(["What matters?", "Who matters?"])
+    found = await reflect(model, "Klaus Mueller", numbered_stream(1), NOW, MindSettings())
+    only = numbered_stream(1).recent(1)[0]
+    assert [f.evidence for f in found] == [(only.id,), (only.id,)]
+    assert [f.text for f in found] == ["Klaus Mueller has been thinking about: What matters?",
+                                       "Klaus Mueller has been thinking about: Who matters?"]
+
+
 async def test_a_statement_two_questions_share_has_one_number():
     model = Scripted(["What matters?", "Who matters?"])
     await reflect(model, "Klaus Mueller", numbered_stream(20), NOW, MindSettings())

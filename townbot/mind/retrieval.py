@@ -40,11 +40,6 @@ class Scored(NamedTuple):
     relevance: float
 
 
-def min_max(values: np.ndarray) -> np.ndarray:
-    """Scale to [0, 1]; a constant column carries no information and becomes all 0.5."""
-    return scaled(values, float(values.min()), float(values.max()))
-
-
 def scaled(values: np.ndarray, low: float, high: float) -> np.ndarray:
     """Min-max scaling with extremes found over the whole stream, so that `values` may be only
     the rows a kind filter keeps and still get the same numbers (a new float64 array)."""
