@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import zlib
 from datetime import datetime
 from pathlib import Path
 
@@ -15,7 +16,14 @@ from conftest import open_engine
 
 from townbot.llm.embedding import HashingEmbedder
 from townbot.mind.memory import Memory
-from townbot.store.database import PAGE_SIZE, Store, StoreError, TickChanges, pack_vector
+from townbot.store.database import (
+    PAGE_SIZE,
+    Store,
+    StoreError,
+    TickChanges,
+    pack_vector,
+    unpack_vectors,
+)
 from townbot.store.migrations import MIGRATIONS
 
 NINE, TEN = datetime(2023, 2, 13, 9, 0), datetime(2023, 2, 13, 10, 0)
@@ -85,10 +93,26 @@ def sparse_and_dense(dim: int) -> tuple[np.ndarray, np.ndarray]:
     return sparse, dense
 
 
-def test_an_embedding_is_compressed_only_when_that_pays():
+def test_an_embedding_is_packed_only_when_that_pays_and_reads_back_bit_for_bit():
     sparse, dense = sparse_and_dense(256)
     assert len(pack_vector(sparse)) < 256, "a hashing vector shrinks to a fraction"
     assert pack_vector(dense) == dense.tobytes(), "a dense vector stays raw"
+    signed = np.zeros(256, dtype=np.float32)
+    signed[[3, 200]] = -0.0, 0.5
+    read = unpack_vectors("Ann", [pack_vector(v) for v in (sparse, dense, signed)], 256)
+    assert read.tobytes() == np.stack([sparse, dense, signed]).tobytes()
+
+
+async def test_embeddings_zlib_packed_by_the_first_schema_5_read_back(tmp_path):
+    store = await Store.open(tmp_path / "town.db")
+    town = await store.create_town("T", "2023-02-13 07:00", 10, 0, "m", "e", 256, {}, {})
+    sparse, _ = sparse_and_dense(256)
+    await store.save_tick(TickChanges(town.id, 1, new_memories=[
+        ("Ann", Memory(0, "observation", "The stove is on", NINE, NINE, 3), sparse)]))
+    await store.db.execute("UPDATE memories SET embedding = ?", (zlib.compress(sparse.tobytes()),))
+    [stored] = await store.memories(town.id)
+    assert stored.vector.tobytes() == sparse.tobytes()
+    await store.close()
 
 
 async def test_packed_embeddings_read_back_as_the_very_floats_written(tmp_path):

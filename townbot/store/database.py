@@ -54,28 +54,52 @@ def pack_body(text: str) -> bytes:
     return zlib.compress(text.encode(), 6)
 
 
+SPARSE = b"s"  # first byte of an embedding stored as its non-zero entries (see pack_vector)
+ENTRY = np.dtype([("index", "<u2"), ("value", "<f4")])  # one non-zero entry, six bytes
+
+
 def pack_vector(vector: np.ndarray) -> bytes:
-    """An embedding as stored (schema 5): its float32 bytes, zlib-compressed when that saves at
-    least a quarter of them. A hashing embedder's vectors are mostly zeros and shrink about
-    twelvefold; a dense model's barely shrink and stay raw, costing nothing to read back.
-    Either way the floats read back are the very ones written."""
-    raw = np.asarray(vector, dtype=np.float32).tobytes()
-    packed = zlib.compress(raw, 1)
-    return packed if 4 * len(packed) <= 3 * len(raw) else raw
+    """An embedding as stored (schema 5): its float32 bytes, or, when that takes at most three
+    quarters of them, SPARSE and its non-zero entries (index and float32 value). A hashing
+    embedder's vectors are mostly zeros and shrink about tenfold; a dense model's stay raw.
+    Either way the floats read back are bit for bit the ones written, and a whole chunk of
+    sparse ones is read back in a few numpy operations."""
+    floats = np.asarray(vector, dtype=np.float32).ravel()
+    kept = np.flatnonzero(floats.view(np.uint32))  # bits, so that -0.0 is kept as written
+    if len(floats) > 65536 or 4 * (1 + ENTRY.itemsize * len(kept)) > 3 * 4 * len(floats):
+        return floats.tobytes()
+    entries = np.empty(len(kept), dtype=ENTRY)
+    entries["index"], entries["value"] = kept, floats[kept]
+    return SPARSE + entries.tobytes()
 
 
 def unpack_vectors(agent: str, blobs: list[bytes], dim: int) -> np.ndarray:
     """Stored embeddings as one (len(blobs), dim) float32 matrix: a blob of dim floats is raw,
-    any other is compressed (see pack_vector)."""
+    one starting with SPARSE holds non-zero entries, and any other is zlib-compressed floats
+    (written by this schema's first version)."""
     size = 4 * dim
+    if all(len(blob) == size for blob in blobs):
+        return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim)
+    vectors = np.zeros((len(blobs), dim), dtype=np.float32)
+    sparse_rows, entries = [], []
     try:
-        raw = [blob if len(blob) == size else zlib.decompress(blob) for blob in blobs]
-    except zlib.error:
-        raw = []
-    if len(raw) != len(blobs) or any(len(floats) != size for floats in raw):
+        for row, blob in enumerate(blobs):
+            if len(blob) == size:
+                vectors[row] = np.frombuffer(blob, dtype=np.float32)
+            elif blob[:1] == SPARSE and (len(blob) - 1) % ENTRY.itemsize == 0:
+                sparse_rows.append(row)
+                entries.append(blob[1:])
+            else:
+                vectors[row] = np.frombuffer(zlib.decompress(blob), dtype=np.float32)
+        if sparse_rows:
+            counts = [len(part) // ENTRY.itemsize for part in entries]
+            stored = np.frombuffer(b"".join(entries), dtype=ENTRY)
+            vectors[np.repeat(sparse_rows, counts), stored["index"]] = stored["value"]
+    except (zlib.error, ValueError, IndexError) as error:
         raise StoreError(f"the memories of {agent} have embeddings that are not {dim} numbers: "
-                         "the database is damaged; restore a backup of it or start a new --db")
-    return np.frombuffer(b"".join(raw), dtype=np.float32).reshape(len(blobs), dim)
+                         "the database is damaged; restore a backup of it or start a new --db") \
+            from error
+    return vectors
 
 
 def check_database_file(path: str, *, must_exist: bool) -> None:
@@ -168,38 +192,30 @@ class MemoryChunk:
     vectors: np.ndarray  # (len(memories), dimensions) float32
 
 
-def _memory_chunk(agent: str, rows: list[tuple], dim: int, game_time: Callable[[str], datetime],
+def _memory_chunk(agent: str, rows: list[tuple], dim: int, times: dict[str, datetime],
                   latest: dict[int, tuple[str, int]]) -> MemoryChunk:
     """Rows of MEMORY_COLUMNS, all of one agent, as its memories and their `dim`-number
     embeddings; `latest` holds, by seq, the last access and importance logged for the agent's
-    memories since their rows were written."""
+    memories since their rows were written. `times` holds the game times parsed so far (a
+    tick's memories share theirs): looking one up costs no call."""
     vectors = unpack_vectors(agent, [row[-1] for row in rows], dim)
-    memories = [Memory(seq, kind, text, game_time(created), game_time(accessed), importance,
+    for text in {row[4] for row in rows}.union(row[5] for row in rows) - times.keys():
+        times[text] = parse_game_time(text)
+    memories = [Memory(seq, kind, text, times[created], times[accessed], importance,
                        () if evidence == "[]" else _evidence(evidence))  # most cite nothing
                 for _, seq, kind, text, created, accessed, importance, evidence, _ in rows]
     if latest:
         for memory in memories:
             logged = latest.get(memory.id)
             if logged is not None:
-                memory.last_accessed, memory.importance = game_time(logged[0]), logged[1]
+                accessed = times.get(logged[0]) or times.setdefault(logged[0],
+                                                                    parse_game_time(logged[0]))
+                memory.last_accessed, memory.importance = accessed, logged[1]
     return MemoryChunk(agent, memories, vectors)
 
 
 def _evidence(text: str) -> tuple[int, ...]:
     return tuple(json.loads(text))
-
-
-def _memoised(parse: Callable[[str], datetime]) -> Callable[[str], datetime]:
-    """`parse` remembering its answers: a tick's memories share their times (a plain dict is
-    cheaper per call than functools.lru_cache)."""
-    seen: dict[str, datetime] = {}
-
-    def memoised(text: str) -> datetime:
-        moment = seen.get(text)
-        if moment is None:
-            moment = seen[text] = parse(text)
-        return moment
-    return memoised
 
 
 @dataclass(frozen=True)
@@ -450,7 +466,7 @@ class Store:
         if agent is not None:
             query += " AND agent = ?"
             args += (agent,)
-        game_time = _memoised(parse_game_time)
+        times: dict[str, datetime] = {}
         dim = await self._embedding_dim(town_id)
         latest = await self._latest_accesses(town_id, agent)
         pending: dict[str, list[tuple]] = {}
@@ -465,12 +481,12 @@ class Store:
                     group.append(row)
                 full = [name for name, group in pending.items() if len(group) >= AGENT_CHUNK]
                 for name in full:
-                    yield self._chunk(name, pending.pop(name), next_seq, dim, game_time, latest)
+                    yield self._chunk(name, pending.pop(name), next_seq, dim, times, latest)
         for name, group in pending.items():
-            yield self._chunk(name, group, next_seq, dim, game_time, latest)
+            yield self._chunk(name, group, next_seq, dim, times, latest)
 
     def _chunk(self, agent: str, rows: list[tuple], next_seq: dict[str, int], dim: int,
-               game_time: Callable[[str], datetime],
+               times: dict[str, datetime],
                latest: dict[str, dict[int, tuple[str, int]]]) -> MemoryChunk:
         """One agent's next rows as a chunk, after checking that they continue its stream."""
         seqs = [row[1] for row in rows]
@@ -480,7 +496,7 @@ class Store:
                              "(positions missing or repeated): the database is damaged; restore "
                              "a backup of it or start a new --db")
         next_seq[agent] = expected[-1] + 1
-        return _memory_chunk(agent, rows, dim, game_time, latest.get(agent, {}))
+        return _memory_chunk(agent, rows, dim, times, latest.get(agent, {}))
 
     async def _embedding_dim(self, town_id: int) -> int:
         async with self.db.execute("SELECT embedding_dim FROM towns WHERE id = ?",

@@ -149,10 +149,11 @@ MIGRATIONS: list[str] = [
         importance INTEGER NOT NULL
     );
     """,
-    # 5: an embedding may be stored zlib-compressed (see database.pack_vector): a blob of
-    # embedding_dim float32s is raw, any other is compressed. Nothing to change in the tables;
-    # the version keeps an older townbot from misreading such a blob.
-    "",    # 6: two layouts that every tick rewrote pages of. Memories lose their (agent, seq) primary
+    # 5: an embedding may be stored packed (see database.pack_vector): a blob of embedding_dim
+    # float32s is raw, any other is packed. Nothing to change in the tables; the version keeps
+    # an older townbot from misreading such a blob.
+    "",
+    # 6: two layouts that every tick rewrote pages of. Memories lose their (agent, seq) primary
     # key, whose index took a page write per resident adding a memory in a tick: rows are read
     # in the order they were written (id), which keeps each resident's in order of seq (the
     # rows are copied here in that order). Bodies, which change nearly every tick, move out of
