@@ -164,6 +164,17 @@ async def test_the_fallback_insight_cites_the_first_statement_even_when_only_one
                                        "Klaus Mueller has been thinking about: Who matters?"]
 
 
+async def test_the_insights_prompt_lists_each_question_with_its_numbered_statements():
+    model = Scripted(["What matters?", "Who matters?"])
+    await reflect(model, "Klaus Mueller", numbered_stream(2), NOW, MindSettings())
+    ask = model.asks[1]
+    texts, (first, second) = ask.context["texts"], ask.context["groups"]
+    listing = ['Question 1: "What matters?"', *(f"{n}. {texts[n - 1]}" for n in first), "",
+               'Question 2: "Who matters?"', *(f"{n}. {texts[n - 1]}" for n in second)]
+    assert "thinking over 2 questions" in ask.prompt
+    assert "\n".join(listing) in ask.prompt
+
+
 async def test_a_statement_two_questions_share_has_one_number():
     model = Scripted(["What matters?", "Who matters?"])
     await reflect(model, "Klaus Mueller", numbered_stream(20), NOW, MindSettings())
