@@ -97,3 +97,19 @@ def test_retrieval_over_ten_thousand_memories_returns_the_best_in_order():
     found = retrieve(stream, query, NOW, limit=10, touch=False)
     total, *_ = score_stream(stream, query, NOW)
     assert [s.score for s in found] == pytest.approx(sorted(total, reverse=True)[:10])
+
+
+def test_a_memory_last_recalled_after_the_query_time_counts_as_just_recalled():
+    """A clock moved back (or a query dated in the past) must not lift recency above 1."""
+    stream = stream_of(("later", 5, -3, ALIGNED), ("now", 5, 0, ALIGNED), ("old", 5, 50, ALIGNED))
+    found = {s.memory.text: s.recency for s in retrieve(stream, QUERY, NOW, touch=False)}
+    assert found == {"later": 1.0, "now": 1.0, "old": 0.0}
+
+
+def test_score_stream_gives_other_kinds_no_score_and_uses_the_decay_it_is_given():
+    stream = stream_of(("a sight", 5, 0, ALIGNED), ("an old sight", 5, 2, ALIGNED))
+    stream.add("reflection", "a thought", NOW - timedelta(hours=1), 5, ALIGNED)
+    total = score_stream(stream, QUERY, NOW, kinds=("reflection",))[0]
+    assert total[:2].tolist() == [-np.inf, -np.inf] and np.isfinite(total[2])
+    recency = score_stream(stream, QUERY, NOW, decay=0.5)[1]
+    assert recency.tolist() == pytest.approx([1.0, 0.0, (0.5 - 0.25) / (1 - 0.25)])
