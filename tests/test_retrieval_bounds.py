@@ -19,6 +19,7 @@ from townbot.mind.retrieval import (
     bounded_terms,
     retrieve,
     terms,
+    unit,
     weighted,
 )
 
@@ -133,3 +134,31 @@ def test_memories_closer_together_than_the_int8_steps_rank_as_when_all_are_score
         for count in (1, 10):
             assert best_by_int8_bounds(stream, query, count)[0] == \
                 best_by_scoring_all(stream, query, count)[0], (sign, count)
+
+
+def test_the_newest_most_important_memory_wins_beside_a_closer_rival_of_coarse_int8():
+    """Recency and importance put the memory least like the query first; a rival only a
+    little behind it, closer to the query but with a wide int8 bound (one large component),
+    must not shut it out. The cosines span more than the relevance weight (-0.55 to 0.6)."""
+    rng = np.random.default_rng(0)
+    query = unit(rng.standard_normal(DIM))
+    count = MIN_ROWS + 8
+    others = rng.standard_normal((count, DIM))
+    others -= np.outer(others @ query, query)
+    others /= np.linalg.norm(others, axis=1, keepdims=True)
+    cosines = rng.uniform(0.0, 0.3, size=count)
+    cosines[0], cosines[1] = -0.55, 0.6
+    vectors = cosines[:, None] * query + np.sqrt(1 - cosines[:, None] ** 2) * others
+    spike = axis(7) - axis(7) @ query * query
+    spike = unit(spike)
+    rest = unit(others[1] - others[1] @ spike * spike)
+    vectors[1] = 0.6 * query + 0.8 * (0.9 * spike + np.sqrt(1 - 0.81) * rest)
+    stream = MemoryStream(DIM)
+    for index, vector in enumerate(vectors.astype(np.float32)):
+        made, importance = {0: (NOW - timedelta(minutes=1), 10),
+                            1: (NOW - timedelta(minutes=30), 1)}.get(
+            index, (NOW - timedelta(hours=100), 1))
+        stream.add("observation", f"memory {index}", made, importance, vector)
+    stream.take_changes()
+    assert best_by_scoring_all(stream, query, 1)[0] == [0]
+    assert best_by_int8_bounds(stream, query, 1)[0] == [0]
