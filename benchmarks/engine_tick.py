@@ -29,35 +29,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from speed import ROOT, cloned_town
+from speed import ROOT, CpuTimed, cloned_town
 
 from townbot.llm.offline import OfflineModel
-from townbot.llm.port import Layer
 from townbot.llm.stack import build_model_stack
 from townbot.mind import dialogue, planning, reacting, reflection, retrieval, summary
 from townbot.store.database import Store
 from townbot.town.engine import Engine
 from townbot.world.loading import load_world
-
-
-class CpuTimed(Layer):
-    """CPU inside the offline model, which answers without yielding to the loop."""
-
-    cpu = 0.0
-
-    async def reply(self, request):  # type: ignore[no-untyped-def]
-        began = time.process_time()
-        try:
-            return await self.inner.reply(request)
-        finally:
-            CpuTimed.cpu += time.process_time() - began
-
-    async def embed_report(self, texts, call=None):  # type: ignore[no-untyped-def]
-        began = time.process_time()
-        try:
-            return await self.inner.embed_report(texts, call)
-        finally:
-            CpuTimed.cpu += time.process_time() - began
 
 
 class Spent:

@@ -48,10 +48,33 @@ from typing import Any
 
 import numpy as np
 
+from townbot.llm.port import Layer
+
 ROOT = Path(__file__).resolve().parents[1]
 TOWNBOT = [sys.executable, "-m", "townbot"]
 SECTIONS = ("engine", "retrieval", "startup", "resume")
 CACHE = Path(tempfile.gettempdir()) / "townbot-speed"
+
+
+class CpuTimed(Layer):
+    """CPU inside the offline model, which answers without yielding to the loop (counted
+    apart, so the engine's own CPU is the process's minus this)."""
+
+    cpu = 0.0
+
+    async def reply(self, request):  # type: ignore[no-untyped-def]
+        began = time.process_time()
+        try:
+            return await self.inner.reply(request)
+        finally:
+            CpuTimed.cpu += time.process_time() - began
+
+    async def embed_report(self, texts, call=None):  # type: ignore[no-untyped-def]
+        began = time.process_time()
+        try:
+            return await self.inner.embed_report(texts, call)
+        finally:
+            CpuTimed.cpu += time.process_time() - began
 
 
 # --- child: one town run, or one resume ----------------------------------------------------------
@@ -98,31 +121,11 @@ def cloned_town(world: Any, residents: int) -> Any:
 
 async def run_town(residents: int, hours: float, db: Path, timed_ticks: int) -> dict[str, Any]:
     from townbot.llm.offline import OfflineModel
-    from townbot.llm.port import Layer
     from townbot.llm.stack import build_model_stack
     from townbot.store.database import Store
     from townbot.town.engine import Engine
     from townbot.town.usage import summarise
     from townbot.world.loading import load_world
-
-    class CpuTimed(Layer):
-        """CPU inside the offline model, which answers without yielding to the loop."""
-
-        cpu = 0.0
-
-        async def reply(self, request):  # type: ignore[no-untyped-def]
-            began = time.process_time()
-            try:
-                return await self.inner.reply(request)
-            finally:
-                CpuTimed.cpu += time.process_time() - began
-
-        async def embed_report(self, texts, call=None):  # type: ignore[no-untyped-def]
-            began = time.process_time()
-            try:
-                return await self.inner.embed_report(texts, call)
-            finally:
-                CpuTimed.cpu += time.process_time() - began
 
     world = cloned_town(load_world(ROOT / "world.yaml", ROOT / "personas"), residents)
     store = await Store.open(db)
