@@ -25,7 +25,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from townbot.platforms.terminal import Interrupts, Screen
-from townbot.town.engine import TALK_SHARE, Engine
+from townbot.town.engine import Engine
 from townbot.town.service import Outcome, Person, TownError, TownService, closest_names
 from townbot.town.transcript import event_line
 from townbot.wording import plural
@@ -93,8 +93,7 @@ class Console:
 
     async def tick(self, *, paced: bool = False) -> None:
         """One tick; a tick of the running clock lets slow talks carry over (Engine.tick)."""
-        patience = TALK_SHARE * self.seconds_per_tick if paced and self.seconds_per_tick else None
-        self.show(await self.service.tick(carry_after=patience))
+        self.show(await self.service.tick(interval=self.seconds_per_tick if paced else None))
         self.ticks_done += 1
 
     async def run_clock(self, limit: int | None) -> None:

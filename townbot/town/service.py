@@ -26,7 +26,7 @@ from townbot.prompting import NAME_LIMIT, quoted, quoted_name
 from townbot.store.database import AuditEntry, VisitorRow
 from townbot.text import clean_text
 from townbot.town.body import Body
-from townbot.town.engine import Engine
+from townbot.town.engine import TALK_SHARE, Engine
 from townbot.town.launch import PROJECT_ROOT
 from townbot.town.lookalikes import resembled
 from townbot.town.scenarios import load_scenario, scenario_names
@@ -148,13 +148,16 @@ class TownService:
     def paused(self) -> bool:
         return bool(self.engine.town.paused)
 
-    async def tick(self, *, carry_after: float | None = None) -> list[TownEvent]:
-        """One tick unless paused; platforms' schedulers call this (`carry_after`: see
-        Engine.tick)."""
+    async def tick(self, *, interval: float | None = None) -> list[TownEvent]:
+        """One tick unless paused; platforms' schedulers call this. `interval`: the real
+        seconds between ticks of a platform that ticks on a clock; such a tick waits
+        TALK_SHARE of it for its talks and lets slower ones carry over (Engine.tick). None
+        (as fast as possible, or a tick someone asked for) waits for every talk."""
+        patience = TALK_SHARE * interval if interval else None
         async with self.lock:
             if self.paused:
                 return []
-            return await self.engine.tick(carry_after=carry_after)
+            return await self.engine.tick(carry_after=patience)
 
     async def _run(self, case: str, person: Person, arguments: dict[str, Any],
                    action: Callable[[], Awaitable[Outcome]]) -> Outcome:

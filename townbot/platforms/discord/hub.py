@@ -19,7 +19,7 @@ from townbot.platforms.discord.speech import deliver_arrivals
 from townbot.platforms.discord.store import DiscordStore
 from townbot.platforms.discord.town import GuildTown
 from townbot.platforms.discord.welcome import post_welcome
-from townbot.town.engine import TALK_SHARE, Engine
+from townbot.town.engine import Engine
 from townbot.town.launch import TownFiles, open_engine
 from townbot.town.service import Person, TownError, TownService
 
@@ -148,7 +148,7 @@ async def tick_town(town: GuildTown) -> None:
         town.server_down = False
         await town.notify("The language-model server answers again; the town goes on.")
     try:
-        await town.service.tick(carry_after=TALK_SHARE * town.engine.town.tick_seconds)
+        await town.service.tick(interval=town.engine.town.tick_seconds)
     except ServerUnavailable as error:
         town.server_down = True
         await town.notify(f"The town is waiting for its language-model server: {error}. It goes "
