@@ -61,7 +61,8 @@ from townbot.llm.stack import build_model_stack
 from townbot.llm.structured import chat_messages
 from townbot.mind.settings import MindSettings
 from townbot.store.database import Store
-from townbot.town.engine import TALK_SHARE, Engine
+from townbot.town.engine import Engine
+from townbot.town.service import TALK_SHARE
 from townbot.town.usage import summarise
 from townbot.world.loading import load_world
 

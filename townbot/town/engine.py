@@ -45,9 +45,6 @@ from townbot.world.events import TownEvent
 from townbot.world.model import World, join_path
 
 MISHAP_QUIET_TICKS = 12  # after trouble with an object it stays calm for two game hours
-# A paced tick waits this share of its interval for its conversations, then lets the unfinished
-# ones go on beside the next ticks: a slow model's talk never makes the town fall behind.
-TALK_SHARE = 0.25
 
 
 @dataclass

@@ -26,7 +26,7 @@ from townbot.prompting import NAME_LIMIT, quoted, quoted_name
 from townbot.store.database import AuditEntry, VisitorRow
 from townbot.text import clean_text
 from townbot.town.body import Body
-from townbot.town.engine import TALK_SHARE, Engine
+from townbot.town.engine import Engine
 from townbot.town.launch import PROJECT_ROOT
 from townbot.town.lookalikes import resembled
 from townbot.town.scenarios import load_scenario, scenario_names
@@ -48,6 +48,11 @@ LIMITS = {"name": NAME_LIMIT, "description": 120, "say": 500, "whisper": 300, "i
           "state": 80, "seed": 600, "announce": 500, "query": 200}
 SPEED_RANGE = (0.0, 3600.0)  # real seconds per tick
 OBJECT_FORM = re.compile(r"^\s*<([^>]+)>\s*(?:is\s+)?(.+?)\s*$", re.IGNORECASE)
+
+
+# A tick on a clock waits this share of its interval for its conversations, then lets the
+# unfinished ones go on beside the next ticks: a slow model's talk never makes the town fall behind.
+TALK_SHARE = 0.25
 
 
 class TownError(Exception):
