@@ -22,6 +22,7 @@ from townbot.store.database import (
     StoreError,
     TickChanges,
     pack_vector,
+    pack_vectors,
     unpack_vectors,
 )
 from townbot.store.migrations import MIGRATIONS
@@ -101,6 +102,22 @@ def test_an_embedding_is_packed_only_when_that_pays_and_reads_back_bit_for_bit()
     signed[[3, 200]] = -0.0, 0.5
     read = unpack_vectors("Ann", [pack_vector(v) for v in (sparse, dense, signed)], 256)
     assert read.tobytes() == np.stack([sparse, dense, signed]).tobytes()
+
+
+def test_a_tick_of_embeddings_is_packed_together_as_each_alone():
+    """The batch packer keeps the one-vector rule row by row: at 256 dimensions 127 non-zero
+    entries are stored sparse and 128 raw, a zero vector is SPARSE alone, -0.0 is kept."""
+    sparse, dense = sparse_and_dense(256)
+    edge = [np.zeros(256, dtype=np.float32) for _ in range(3)]
+    edge[0][:127], edge[1][:128], edge[2][7] = 1.5, 1.5, -0.0
+    batch = [sparse, dense, *edge, np.zeros(256, dtype=np.float32)]
+    packed = pack_vectors(batch)
+    assert [len(blob) for blob in packed[2:]] == [1 + 6 * 127, 4 * 256, 1 + 6, 1]
+    assert packed[1] == dense.tobytes() and packed[-1] == b"s"
+    assert packed == [pack_vector(vector) for vector in batch]
+    read = unpack_vectors("Ann", packed, 256)
+    assert read.tobytes() == np.stack(batch).tobytes()
+    assert pack_vectors([]) == []
 
 
 async def test_embeddings_zlib_packed_by_the_first_schema_5_read_back(tmp_path):

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,8 @@ PACK_OVER = 512
 # part, a body, an index leaf) is copied once. 8 MiB instead of 1 MiB cuts a 25-resident
 # town's writes by about a tenth; a longer WAL costs readers and recovery next to nothing.
 WAL_BYTES = 8 * 2**20
+# A tick's memories and accesses share a few game times: their text is kept, not made again.
+_time_text = lru_cache(maxsize=4096)(format_game_time)
 
 
 def pack(text: str) -> str | bytes:
@@ -64,13 +67,26 @@ def pack_vector(vector: np.ndarray) -> bytes:
     embedder's vectors are mostly zeros and shrink about tenfold; a dense model's stay raw.
     Either way the floats read back are bit for bit the ones written, and a whole chunk of
     sparse ones is read back in a few numpy operations."""
-    floats = np.asarray(vector, dtype=np.float32).ravel()
-    kept = np.flatnonzero(floats.view(np.uint32))  # bits, so that -0.0 is kept as written
-    if len(floats) > 65536 or 4 * (1 + ENTRY.itemsize * len(kept)) > 3 * 4 * len(floats):
-        return floats.tobytes()
-    entries = np.empty(len(kept), dtype=ENTRY)
-    entries["index"], entries["value"] = kept, floats[kept]
-    return SPARSE + entries.tobytes()
+    return pack_vectors([vector])[0]
+
+
+def pack_vectors(vectors: list[np.ndarray]) -> list[bytes]:
+    """`pack_vector` of each, found in one pass over their matrix: a tick stores hundreds of
+    memories, and a dozen numpy calls per vector cost more than the packing itself."""
+    if not vectors:
+        return []
+    floats = np.asarray(np.stack(vectors), dtype=np.float32).reshape(len(vectors), -1)
+    rows, columns = np.nonzero(floats.view(np.uint32))  # bits, so -0.0 is kept as written
+    counts = np.bincount(rows, minlength=len(vectors)).tolist()
+    entries = np.empty(len(rows), dtype=ENTRY)
+    entries["index"], entries["value"] = columns, floats[rows, columns]
+    packed, dim, end = entries.tobytes(), floats.shape[1], 0
+    stored = []
+    for row, count in enumerate(counts):
+        start, end = end, end + ENTRY.itemsize * count
+        sparse = dim <= 65536 and 4 * (1 + ENTRY.itemsize * count) <= 3 * 4 * dim
+        stored.append(SPARSE + packed[start:end] if sparse else floats[row].tobytes())
+    return stored
 
 
 def unpack_vectors(agent: str, blobs: list[bytes], dim: int) -> np.ndarray:
@@ -586,22 +602,24 @@ class Store:
     async def _write_tick(self, changes: TickChanges) -> None:
         town = changes.town_id
         await self.db.execute("UPDATE towns SET tick = ? WHERE id = ?", (changes.next_tick, town))
-        await self.db.executemany(
+        await self._many(
             "UPDATE bodies SET body = ? WHERE town_id = ? AND agent = ?",
             [(pack_body(body), town, name) for name, body in changes.bodies.items()])
-        await self.db.executemany(
+        await self._many(
             "INSERT INTO mind_parts (town_id, agent, part, state) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (town_id, agent, part) DO UPDATE SET state = excluded.state",
             [(town, agent, part, pack(state)) for agent, part, state in changes.mind_parts])
-        await self.db.executemany(
+        await self._many(
             "INSERT INTO memories (town_id, agent, seq, kind, text, created, last_accessed, "
             "importance, embedding, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(town, agent, m.id, m.kind, m.text, format_game_time(m.created),
-              format_game_time(m.last_accessed), m.importance,
-              pack_vector(vector), json.dumps(list(m.evidence)))
-             for agent, m, vector in changes.new_memories])
+            [(town, agent, m.id, m.kind, m.text, _time_text(m.created),
+              _time_text(m.last_accessed), m.importance, vector,
+              "[]" if not m.evidence else json.dumps(list(m.evidence)))
+             for (agent, m, _), vector in zip(
+                 changes.new_memories, pack_vectors([v for _, _, v in changes.new_memories]),
+                 strict=True)])
         await self._log_accesses(town, changes.touched, changes.compact)
-        await self.db.executemany(
+        await self._many(
             "INSERT INTO objects (town_id, path, state, updated) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (town_id, path) DO UPDATE SET state = excluded.state, "
             "updated = excluded.updated",
@@ -611,13 +629,19 @@ class Store:
         await self._write_visitors(town, changes)
         await self._insert_usage(town, changes.tick, changes.usage)
 
+    async def _many(self, statement: str, rows: list[tuple]) -> None:
+        """executemany, skipped when there are no rows: each call is a round trip to the
+        database's thread, and most ticks have nothing for several of a tick's statements."""
+        if rows:
+            await self.db.executemany(statement, rows)
+
     async def _log_accesses(self, town: int, touched: list[tuple[str, Memory]],
                             compact: bool) -> None:
         """Append re-accessed memories' last access and importance (see migration 4)."""
-        await self.db.executemany(
+        await self._many(
             "INSERT INTO memory_access (town_id, agent, seq, last_accessed, importance) "
             "VALUES (?, ?, ?, ?, ?)",
-            [(town, agent, m.id, format_game_time(m.last_accessed), m.importance)
+            [(town, agent, m.id, _time_text(m.last_accessed), m.importance)
              for agent, m in touched])
         if compact:
             await self.db.execute(
@@ -625,21 +649,21 @@ class Store:
                 "FROM memory_access WHERE town_id = ? GROUP BY agent, seq)", (town, town))
 
     async def _insert_events(self, town: int, tick: int, events: Iterable[TownEvent]) -> None:
-        await self.db.executemany(
+        await self._many(
             "INSERT INTO outbox (town_id, tick, game_time, channel, kind, actor, text, emoji, "
             "place) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(town, tick, e.game_time, e.channel, e.kind, e.actor, e.text, e.emoji, e.place)
              for e in events])
 
     async def _write_visitors(self, town: int, changes: TickChanges) -> None:
-        await self.db.executemany(
+        await self._many(
             "INSERT INTO visitors (town_id, person_id, name, description, body, resident, joined) "
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (town_id, person_id) DO UPDATE SET "
             "name = excluded.name, description = excluded.description, body = excluded.body, "
             "resident = excluded.resident, left_at = NULL",
             [(town, v.person_id, v.name, v.description, json.dumps(v.body), v.resident,
               v.body.get("joined", "")) for v in changes.visitors])
-        await self.db.executemany(
+        await self._many(
             "UPDATE visitors SET left_at = ? WHERE town_id = ? AND person_id = ?",
             [(when, town, person) for person, when in changes.departed])
 
@@ -706,7 +730,7 @@ class Store:
                  for seq, (speaker, text, when) in enumerate(talk.utterances)])
 
     async def _insert_usage(self, town: int, tick: int, usage: Iterable[UsageRecord]) -> None:
-        await self.db.executemany(USAGE_INSERT, [(town, tick, *_usage_values(u)) for u in usage])
+        await self._many(USAGE_INSERT, [(town, tick, *_usage_values(u)) for u in usage])
 
 
 USAGE_INSERT = ("INSERT INTO llm_usage (town_id, tick, game_day, agent, purpose, model, "
