@@ -179,24 +179,35 @@ FALSE_FRIENDS: dict[str, frozenset[str]] = {
 }
 
 
-def _starts(text: str, prefixes: tuple[str, ...]) -> bool:
-    words = re.findall(r"[a-z]+", text.lower())
-    return any(
-        word.startswith(prefix) and word not in FALSE_FRIENDS.get(prefix, ())
-        for word in words
-        for prefix in prefixes
-    )
+WORD = re.compile(r"[a-z]+")
+
+
+def _words(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def _any_starts(words: list[str], prefixes: tuple[str, ...]) -> bool:
+    """Whether a word starts with one of `prefixes` without being that prefix's false friend."""
+    for word in words:
+        # str.startswith tries every prefix at C speed: most words start with none of them.
+        if word.startswith(prefixes) and any(
+                word.startswith(prefix) and word not in FALSE_FRIENDS.get(prefix, ())
+                for prefix in prefixes):
+            return True
+    return False
 
 
 def score_importance(text: str) -> int:
-    for score, words in IMPORTANCE_WORDS:
-        if _starts(text, words):
+    words = _words(text)
+    for score, prefixes in IMPORTANCE_WORDS:
+        if _any_starts(words, prefixes):
             return score
     return 2
 
 
 def pick_emoji(text: str) -> str:
-    found = [emoji for words, emoji in EMOJI if _starts(text, words)]
+    words = _words(text)
+    found = [emoji for prefixes, emoji in EMOJI if _any_starts(words, prefixes)]
     return "".join(dict.fromkeys(found[:2])) or "🙂"
 
 
