@@ -18,6 +18,13 @@ KINDS = ("observation", "reflection", "plan", "conversation", "thought")
 KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}  # stored as int8 beside the vectors
 
 
+def kind_table(kinds: tuple[str, ...]) -> np.ndarray:
+    """True at the codes of `kinds` (unknown kinds match nothing)."""
+    wanted = np.zeros(len(KINDS), dtype=bool)
+    wanted[[KIND_CODES[k] for k in kinds if k in KIND_CODES]] = True
+    return wanted
+
+
 def hours_since_epoch(moment: datetime) -> float:
     return (moment - EPOCH).total_seconds() / 3600.0
 
@@ -153,9 +160,20 @@ class MemoryStream:
     def kind_mask(self, kinds: tuple[str, ...]) -> np.ndarray:
         """True for each stored memory of one of `kinds`: one table lookup per memory code, no
         loop over records (faster than np.isin, which sorts)."""
-        wanted = np.zeros(len(KINDS), dtype=bool)
-        wanted[[KIND_CODES[k] for k in kinds if k in KIND_CODES]] = True
-        return wanted[self._kinds[: len(self.memories)]]
+        return kind_table(kinds)[self._kinds[: len(self.memories)]]
+
+    def kind_rows(self, kinds: tuple[str, ...]) -> np.ndarray:
+        """Positions of the memories of one of `kinds`, ascending (read only): kept per filter
+        and extended as memories arrive, since a memory's kind never changes, so that a
+        retrieval does not look at every memory's kind again."""
+        known: dict[tuple[str, ...], tuple[np.ndarray, int]] = self.__dict__.setdefault("_kind_rows", {})
+        rows, seen = known.get(kinds, (np.zeros(0, dtype=np.intp), 0))
+        if seen < len(self.memories):
+            fresh = np.flatnonzero(kind_table(kinds)[self._kinds[seen: len(self.memories)]])
+            rows = np.concatenate([rows, fresh + seen])
+            rows.flags.writeable = False
+            known[kinds] = rows, len(self.memories)
+        return rows
 
     def take_changes(self) -> tuple[list[Memory], list[Memory]]:
         """Memories added and memories re-accessed since the last call (for the store)."""
