@@ -3,30 +3,42 @@ the bytes, so that retrieval at high dimensions reads 15 MB instead of 61 MB per
 memories of 1536 dimensions, and scores exactly only the few memories the bounds cannot settle.
 
 Each memory v is stored as codes a = round(v / s) with s = max|v| / 127, and the query q as
-b = round(q / t) with t = max|q| / 63. Then |v.q - s t (a.b)| <= s/2 ||q||_1 + t/2 s ||a||_1
-(each code is off by at most half a step), plus float32 rounding of an exact product. The
-product a.b is integer arithmetic in onnxruntime (already a dependency for the local embedder),
-whose u8 x s8 kernel is the fast one: b goes in as b + 64 and 64 * sum(a) comes off. The query
-has 7 bits, not 8: without VNNI (AVX2 only) that kernel adds pairs of u8 x s8 products in
-16 bits with saturation, which 255 * 127 * 2 overflows and 127 * 127 * 2 does not (a byte
-query made wrong estimates outside their bounds on such a machine). (A 16-bit query as two byte
-rows halves the bound but doubles the kernel's time: measured.)
+b = round(q / t) with t = max|q| / 127. With the rounding errors e_v = v - s a and
+e_q = q - t b, v.q - s t (a.b) = e_v.q + s (a.e_q), so
+|v.q - s t (a.b)| <= min(||e_v||_inf ||q||_1, ||e_v||_2 ||q||_2)
+                    + s min(||a||_1 ||e_q||_inf, ||a||_2 ||e_q||_2)
+(Hoelder and Cauchy-Schwarz; each memory's norms are kept, the query's taken per query), plus
+float32 rounding of an exact product. The product a.b is integer arithmetic in onnxruntime
+(already a dependency for the local embedder): MatMulInteger of uint8 codes shifted by 128
+with zero points 128, whose kernel widens to 16 bits before multiplying, so unlike the
+u8 x s8 one it cannot saturate on a machine without VNNI and the query keeps all 8 bits.
+
+The memories are the product's constant right-hand matrix: onnxruntime packs a constant once,
+when its session is made, and an input on every call (which made the pass compute-bound, 3 ms
+at 10k x 1536). So the memories sit in segments of SEGMENT rows, each its own session made
+once when it fills; the segment still filling has a session remade when REFRESH memories have
+arrived since (only when retrieval asks), and those newest few go through a session that
+takes them as an input.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 import numpy as np
 
-MIN_DIM = 512  # below this the float32 product is already a few hundred microseconds at 10k
+MIN_DIM = 256  # below this the float32 product of 10k memories is about as fast as the int8 one
 MIN_ROWS = 4096  # and so it is for fewer memories at any dimension
-CHUNK = 1024  # memories per block of the int8 copy, stored dimension-major as the kernel wants
-# The query's codes: -63..63, shifted to 1..127 (unsigned) so no 16-bit pair sum saturates.
-QUERY_LEVELS = 63
-QUERY_SHIFT = 64
+SEGMENT = 4096  # memories per constant matrix: a session made once for each
+REFRESH = 256  # memories that may arrive before the filling segment's session is remade
+LEVELS = 127  # a memory's codes: -127..127 (int8)
+QUERY_LEVELS = 63  # a query's: -63..63, stored as 1..127 (uint8) with 64 for 0
+QUERY_ZERO = 64
+QUERY_ROWS = 2  # the query's codes and its rounding error's
 FLOAT32_SLACK = 2.0 ** -22  # twice float32's unit roundoff, per dimension, on |v| |q|
+MARGIN = 1.0 + 1e-6  # rounding in the norms and the division: far above float64's error
 
 
 def worth_keeping(dim: int) -> bool:
@@ -34,68 +46,141 @@ def worth_keeping(dim: int) -> bool:
     return dim >= MIN_DIM
 
 
+def codes_of(values: np.ndarray, levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, steps) of the rows of `values`: codes = round(row / step) with step = max|row| /
+    levels, as float64 (an all-zero row gets step 0 and codes 0)."""
+    values = np.asarray(values, dtype=np.float64)
+    steps = np.abs(values).max(axis=1) / levels
+    safe = np.where(steps > 0, steps, 1.0)
+    codes = np.clip(np.rint(values / safe[:, None]), -levels, levels)
+    codes[steps == 0] = 0
+    return codes, steps
+
+
+def query_rows(query: np.ndarray) -> tuple[np.ndarray, tuple[float, float], np.ndarray]:
+    """The query (float64) as QUERY_ROWS rows of codes for the product (uint8, QUERY_ZERO for
+    0): its own codes at one step, then its rounding error's at a finer one; with the steps and
+    what is left over."""
+    rows = np.zeros((QUERY_ROWS, len(query)))
+    rest = query
+    steps = []
+    for row in rows:
+        step = float(np.abs(rest).max()) / QUERY_LEVELS
+        if step > 0:  # then |rest / step| <= QUERY_LEVELS, a rounding off at most
+            np.rint(rest / step, out=row)
+            rest = rest - row * step
+        steps.append(step)
+    rows += QUERY_ZERO
+    return rows.astype(np.uint8), (steps[0], steps[1]), rest
+
+
+def bound_of(error_inf: Any, error_l2: Any, scaled_l1: Any, scaled_l2: Any, norm: Any,
+             query_l1: float, query_l2: float, left_inf: float, left_l2: float, dim: int) -> Any:
+    """The module docstring's bound for memories with these stats (floats or arrays), given the
+    query's norms and those of what its codes leave over; larger when any stat is."""
+    bound = np.minimum(error_inf * query_l1, error_l2 * query_l2)
+    bound += np.minimum(scaled_l1 * left_inf, scaled_l2 * left_l2)
+    bound *= MARGIN
+    bound += FLOAT32_SLACK * dim * query_l2 * norm
+    return bound
+
+
 class Int8Copy:
-    """The int8 codes of a stream's vectors in blocks of CHUNK memories (block, dimension,
-    memory), with each memory's step, code sums and norm; grows by doubling like the stream."""
+    """The uint8 codes of a stream's vectors with each memory's step and the norms its bound
+    needs; full segments live only inside their sessions, the filling one also in `_open`
+    (dimension-major, as the product wants it)."""
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
-        self._blocks = np.zeros((1, dim, CHUNK), dtype=np.int8)
-        self._step = np.zeros(CHUNK, dtype=np.float64)
-        self._code_sum = np.zeros(CHUNK, dtype=np.int64)
-        self._code_l1 = np.zeros(CHUNK, dtype=np.float64)
-        self._norm = np.zeros(CHUNK, dtype=np.float64)
+        self._count = 0
+        self._open = np.zeros((dim, SEGMENT), dtype=np.int8)
+        self._full: list[np.ndarray] = []  # full segments' codes until a query makes their sessions
+        self._sealed: list[Any] = []  # one session per full segment
+        self._filling: Any = None  # session over the filling segment's first _filled memories
+        self._filled = 0
+        # Per memory: step s, ||e_v||_inf, ||e_v||_2, s ||a||_1, s ||a||_2 and ||v||_2.
+        self._stats = np.zeros((6, SEGMENT), dtype=np.float64)
+        self._peaks = np.zeros(6, dtype=np.float64)  # each stat's largest value
 
-    def _grow(self) -> None:
-        blocks = np.zeros((2 * len(self._blocks), self.dim, CHUNK), dtype=np.int8)
-        blocks[: len(self._blocks)] = self._blocks
-        self._blocks = blocks
-        for name in ("_step", "_code_sum", "_code_l1", "_norm"):
-            old = getattr(self, name)
-            grown = np.zeros(len(blocks) * CHUNK, dtype=old.dtype)
-            grown[: len(old)] = old
-            setattr(self, name, grown)
+    @property
+    def nbytes(self) -> int:
+        """The codes' bytes (onnxruntime holds the full segments' packed copies)."""
+        return self._count * self.dim
 
     def extend(self, start: int, vectors: np.ndarray) -> None:
-        """Store the codes of `vectors` (rows) as memories start, start + 1, ..."""
-        while start + len(vectors) > len(self._step):
-            self._grow()
-        peaks = np.abs(vectors).max(axis=1).astype(np.float64)
-        steps = peaks / 127
-        safe = np.where(steps > 0, steps, 1.0)
-        codes = np.clip(np.rint(vectors / safe[:, None]), -127, 127).astype(np.int8)
-        codes[steps == 0] = 0
-        end = start + len(vectors)
-        index = start
-        while index < end:
-            block, column = divmod(index, CHUNK)
-            stop = min(end, (block + 1) * CHUNK)
-            self._blocks[block, :, column: column + stop - index] = codes[index - start: stop - start].T
-            index = stop
-        self._step[start:end] = steps
-        self._code_sum[start:end] = codes.sum(axis=1, dtype=np.int64)
-        self._code_l1[start:end] = np.abs(codes).sum(axis=1, dtype=np.int64)
-        self._norm[start:end] = np.linalg.norm(vectors.astype(np.float64), axis=1)
+        """Store the codes of `vectors` (rows) as memories start, start + 1, ... (in order), a
+        segment at a time so that the float64 scratch stays small."""
+        if start != self._count:
+            raise ValueError(f"int8 copy holds {self._count} memories; cannot store memory {start}")
+        while self._count + len(vectors) > self._stats.shape[1]:
+            grown = np.zeros((6, 2 * self._stats.shape[1]), dtype=np.float64)
+            grown[:, : self._stats.shape[1]] = self._stats
+            self._stats = grown
+        done = 0
+        while done < len(vectors):
+            column = self._count % SEGMENT
+            take = min(len(vectors) - done, SEGMENT - column)
+            self._store(vectors[done: done + take], column)
+            done += take
+            if self._count % SEGMENT == 0:  # full: its session is made when a query needs it
+                self._full.append(self._open)
+                self._open = np.zeros((self.dim, SEGMENT), dtype=np.int8)
+                self._filling, self._filled = None, 0
+
+    def _store(self, vectors: np.ndarray, column: int) -> None:
+        """Codes and stats of a few memories that fit in the filling segment from `column`."""
+        exact = np.asarray(vectors, dtype=np.float64)
+        codes, steps = codes_of(exact, LEVELS)
+        scaled = codes * steps[:, None]
+        error = np.abs(exact - scaled)
+        stats = self._stats[:, self._count: self._count + len(exact)]
+        stats[:] = (steps, error.max(axis=1, initial=0.0), np.linalg.norm(error, axis=1),
+                    np.abs(scaled).sum(axis=1), np.linalg.norm(scaled, axis=1),
+                    np.linalg.norm(exact, axis=1))
+        np.maximum(self._peaks, stats.max(axis=1, initial=0.0), out=self._peaks)
+        self._open[:, column: column + len(exact)] = codes.T
+        self._count += len(exact)
+
+    def _products(self, shifted: np.ndarray) -> np.ndarray:
+        """The products of the query's rows of codes (uint8) with every stored memory's codes (int32,
+        one row per query row): the full segments' sessions (made the first time), the filling
+        one's (remade when REFRESH memories have arrived since) and the newest few as an input."""
+        while self._full:
+            self._sealed.append(constant_session(self._full.pop(0)))
+        parts = [session.run(None, {"q": shifted})[0] for session in self._sealed]
+        filling = self._count % SEGMENT
+        if filling - self._filled >= REFRESH:
+            self._filling, self._filled = constant_session(self._open[:, :filling]), filling
+        if self._filled:
+            parts.append(self._filling.run(None, {"q": shifted})[0])
+        if filling > self._filled:
+            newest = np.ascontiguousarray(self._open[:, self._filled: filling])
+            parts.append(input_session().run(None, {"q": shifted, "m": newest})[0])
+        return np.concatenate(parts, axis=1)
+
+    def first_pass(self, query: np.ndarray) -> tuple[np.ndarray, float, Callable[[np.ndarray], np.ndarray]]:
+        """(an estimate of v.q for every stored memory, a bound on how far any of them can be
+        from its exact product, and a function giving the listed memories' own bounds, each no
+        wider than that one): float64."""
+        exact = np.asarray(query, dtype=np.float64)
+        if self._count == 0 or not np.any(exact):
+            return np.zeros(self._count), 0.0, lambda indices: np.zeros(len(indices))
+        codes, (step, rest_step), error = query_rows(exact)
+        norms = (float(np.abs(exact).sum()), float(np.linalg.norm(exact)), float(np.abs(error).max()),
+                 float(np.linalg.norm(error)))
+        products = self._products(codes)
+        values = products[0] * step
+        values += products[1] * rest_step
+        values *= self._stats[0, : self._count]
+        _, *peaks = self._peaks.tolist()
+        widest = bound_of(*peaks, *norms, self.dim)
+        return values, widest, lambda indices: bound_of(*self._stats[1:, indices], *norms, self.dim)
 
     def cosines(self, query: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
         """For the first `count` memories: estimates of v.q and a bound on how far each can be
         from the exact product (float64 arrays)."""
-        peak = float(np.abs(query).max()) if len(query) else 0.0
-        if peak == 0:
-            return np.zeros(count), np.zeros(count)
-        query_step = peak / QUERY_LEVELS
-        codes = np.clip(np.rint(query / query_step), -QUERY_LEVELS, QUERY_LEVELS)
-        shifted = (codes + QUERY_SHIFT).astype(np.uint8)[None, :]
-        blocks = -(-count // CHUNK)
-        products = int8_session().run(None, {"q": shifted, "m": self._blocks[:blocks]})[0]
-        dots = products.reshape(-1)[:count] - QUERY_SHIFT * self._code_sum[:count]
-        step = self._step[:count]
-        estimate = dots * (step * query_step)
-        query_l1 = float(np.abs(query).sum(dtype=np.float64))
-        bound = step * (0.5 * query_l1 + 0.5 * query_step * self._code_l1[:count])
-        bound *= 1.01  # rounding in the division and a clipped peak: a little over half a step
-        bound += FLOAT32_SLACK * self.dim * float(np.linalg.norm(query)) * self._norm[:count]
-        return estimate, bound
+        values, _, bound_of = self.first_pass(query)
+        return values[:count], bound_of(np.arange(count))
 
 
 def _varint(number: int) -> bytes:
@@ -115,31 +200,59 @@ def _field(number: int, value: int | str | bytes) -> bytes:
     return _varint(number << 3 | 2) + _varint(len(data)) + data
 
 
-def _tensor(name: str, element: int, dims: list[int | str]) -> bytes:
+UINT8, INT8, INT32 = 2, 3, 6  # ONNX element types
+
+
+def _value(name: str, element: int, dims: list[int | str]) -> bytes:
+    """A graph input or output (ValueInfoProto) with a named or fixed size per dimension."""
     shape = b"".join(_field(1, _field(2, d) if isinstance(d, str) else _field(1, d)) for d in dims)
     return _field(1, name) + _field(2, _field(1, _field(1, element) + _field(2, shape)))
 
 
-def int8_model() -> bytes:
-    """The ONNX model y = MatMulInteger(q, m): q (1, d) uint8, m (blocks, d, CHUNK) int8,
-    y (blocks, 1, CHUNK) int32. Written out field by field (ModelProto: ir_version 8, opset
-    17) so that building it needs no onnx package."""
-    uint8, int8, int32 = 2, 3, 6
-    node = _field(1, "q") + _field(1, "m") + _field(2, "y") + _field(4, "MatMulInteger")
-    graph = (_field(1, node) + _field(2, "int8_cosines")
-             + _field(11, _tensor("q", uint8, [1, "d"]))
-             + _field(11, _tensor("m", int8, ["k", "d", "c"]))
-             + _field(12, _tensor("y", int32, ["k", 1, "c"])))
+def _constant(name: str, array: np.ndarray) -> bytes:
+    """A uint8 or int8 initializer (TensorProto: dims, data type, name, raw bytes)."""
+    dims = b"".join(_field(1, size) for size in array.shape)
+    element = UINT8 if array.dtype == np.uint8 else INT8
+    return dims + _field(2, element) + _field(8, name) + _field(9, array.tobytes())
+
+
+def int8_model(memories: np.ndarray | None) -> bytes:
+    """The ONNX model y = MatMulInteger(q, m, 64): q (2, d) the query's codes (uint8, 64 for 0),
+    m (d, n) the memories' (int8; a constant when given, else an input), y (2, n) int32.
+    Written out field by field (ModelProto: ir_version 8, opset 17) so that building it needs
+    no onnx package."""
+    node = (_field(1, "q") + _field(1, "m") + _field(1, "zero") + _field(2, "y")
+            + _field(4, "MatMulInteger"))
+    constants = _field(5, _constant("zero", np.array(QUERY_ZERO, dtype=np.uint8)))
+    if memories is None:
+        matrix = _field(11, _value("m", INT8, ["d", "n"]))
+        width: int | str = "n"
+    else:
+        constants += _field(5, _constant("m", memories))
+        matrix, width = b"", memories.shape[1]
+    graph = (_field(1, node) + _field(2, "int8_cosines") + constants
+             + _field(11, _value("q", UINT8, [QUERY_ROWS, "d"])) + matrix
+             + _field(12, _value("y", INT32, [QUERY_ROWS, width])))
     return _field(1, 8) + _field(8, _field(1, "") + _field(2, 17)) + _field(7, graph)
 
 
-@cache
-def int8_session() -> Any:
-    """One session per process, on one thread like numpy's BLAS (steadier on shared cores);
-    onnxruntime is imported only when a stream first needs it."""
+def session_of(model: bytes) -> Any:
+    """A session on one thread like numpy's BLAS (steadier on shared cores); onnxruntime is
+    imported only when a stream first needs it."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
-    return onnxruntime.InferenceSession(int8_model(), options, providers=["CPUExecutionProvider"])
+    return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
+def constant_session(memories: np.ndarray) -> Any:
+    """A session whose memories (d, n) are packed once, as it is made."""
+    return session_of(int8_model(np.ascontiguousarray(memories)))
+
+
+@cache
+def input_session() -> Any:
+    """One session per process for memories given with each query."""
+    return session_of(int8_model(None))

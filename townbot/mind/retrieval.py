@@ -20,6 +20,9 @@ from townbot.mind.quantised import Int8Copy
 
 RECENCY_DECAY = 0.995
 EXACT_BATCH = 32  # memories scored exactly at a time when the int8 bounds leave them open
+DIRECT = 2 * EXACT_BATCH  # open memories few enough to score together, without ordering them
+SUM_MARGIN = 1e-9  # for the rounding of a few float64 sums of numbers up to a few
+RECENCY_ERROR = 1e-5  # float32 exp(x) for x <= 0 is within 1e-6 of decay ** idle: ten times that
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,12 @@ def unit(query: np.ndarray) -> np.ndarray:
     return query / (np.linalg.norm(query) or 1.0)
 
 
+def recency_ends(accessed: np.ndarray, hours: float, decay: float) -> tuple[float, float]:
+    """The lowest and highest recency in the stream: those of the oldest and newest access."""
+    ends = np.power(decay, np.maximum(0.0, np.subtract(hours, [accessed.max(), accessed.min()])))
+    return float(ends.min()), float(ends.max())
+
+
 def time_terms(stream: MemoryStream, now: datetime, decay: float,
                rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """Normalised (recency, importance) at `rows` (all when None), scaled by their extremes over
@@ -63,8 +72,7 @@ def time_terms(stream: MemoryStream, now: datetime, decay: float,
     hours = hours_since_epoch(now)
     idle = np.subtract(hours, accessed if rows is None else accessed[rows])
     np.maximum(idle, 0.0, out=idle)
-    ends = np.power(decay, np.maximum(0.0, np.subtract(hours, [accessed.max(), accessed.min()])))
-    recency = scaled(np.power(decay, idle), float(ends.min()), float(ends.max()))
+    recency = scaled(np.power(decay, idle), *recency_ends(accessed, hours, decay))
     importance_n = scaled(importance if rows is None else importance[rows],
                           float(importance.min()), float(importance.max()))
     return recency, importance_n
@@ -109,41 +117,101 @@ def settled_best(bounds: np.ndarray, floor: float, exact: Callable[[np.ndarray],
     return open_[:done][order], values[order]
 
 
+def open_at_top(estimate: np.ndarray, widest: float,
+                bound_of: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The positions that can hold the highest exact value, given estimates each within its own
+    bound (`bound_of`) and all within `widest`, with their upper bounds: only those within twice
+    `widest` of the highest estimate can, and of those the ones whose upper bound reaches the
+    highest lower bound."""
+    near = np.flatnonzero(estimate >= float(estimate.max()) - 2 * widest - SUM_MARGIN)
+    bound = bound_of(near)
+    close = estimate[near]
+    upper = close + bound
+    reaching = upper >= float((close - bound).max())
+    return near[reaching], upper[reaching]
+
+
+def cosine_extremes(estimate: np.ndarray, widest: float, bound_of: Callable[[np.ndarray], np.ndarray],
+                    cosines: Callable[[np.ndarray], np.ndarray]) -> tuple[float, float]:
+    """The highest and the lowest exact cosine: a few open memories are scored together, more
+    best bound first until the rest cannot win."""
+    upper, upper_bounds = open_at_top(estimate, widest, bound_of)
+    lower, lower_bounds = open_at_top(-estimate, widest, bound_of)
+    if len(upper) + len(lower) <= DIRECT:
+        values = cosines(np.concatenate([upper, lower]))
+        return float(values[: len(upper)].max()), float(values[len(upper):].min())
+    top = settled_best(upper_bounds, -np.inf, lambda positions: cosines(upper[positions]), 1)[1]
+    bottom = settled_best(lower_bounds, -np.inf, lambda positions: -cosines(lower[positions]), 1)[1]
+    return float(top.max()), -float(bottom.max())
+
+
+def approximate_recency(stream: MemoryStream, now: datetime, decay: float,
+                        rows: np.ndarray | None) -> tuple[np.ndarray, float]:
+    """Normalised recency at `rows` (all when None) as time_terms gives it, but from float32
+    exponentials (a third of np.power's time), and how far any value can be from time_terms':
+    RECENCY_ERROR before scaling (a few float32 ulps of at most 1 are under 1e-6)."""
+    _, _, accessed = stream.arrays()
+    hours = hours_since_epoch(now)
+    idle = np.subtract(hours, accessed if rows is None else accessed[rows])
+    np.maximum(idle, 0.0, out=idle)
+    exponent = idle.astype(np.float32)
+    exponent *= np.float32(math.log(decay))
+    recency = np.exp(exponent)
+    low, high = recency_ends(accessed, hours, decay)
+    if high - low < 1e-12:
+        return np.full(len(recency), 0.5), 0.0
+    return scaled(recency, low, high), RECENCY_ERROR / (high - low)
+
+
 def bounded_terms(stream: MemoryStream, copy: Int8Copy, query: np.ndarray, now: datetime,
                   weights: RetrievalWeights, decay: float, rows: np.ndarray | None,
                   count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(candidates, recency, importance, relevance) as `terms` gives them, but only for the
-    memories that can be among the best `count`: the int8 copy bounds every cosine; the
-    memories that can hold the extremes and those whose best possible total reaches the
-    count-th worst possible total are scored exactly; nobody else can be among the best."""
+    memories that can be among the best `count`: the int8 copy bounds every cosine and float32
+    exponentials every recency; the memories that can hold the cosines' extremes are scored
+    exactly, and so are those whose best possible total reaches the count-th worst possible
+    total; nobody else can be among the best."""
     query_unit = unit(query)
-    estimate, bound = copy.cosines(query_unit, len(stream))
-    low, high = estimate - bound, estimate + bound
+    estimate, widest, bound_of = copy.first_pass(query_unit)
 
     def cosines(indices: np.ndarray) -> np.ndarray:
         return exact_cosines(stream, query_unit, indices).astype(np.float64)
 
-    top = float(settled_best(high, float(low.max()), cosines, 1)[1].max())
-    bottom = -float(settled_best(-low, -float(high.min()), lambda i: -cosines(i), 1)[1].max())
+    top, bottom = cosine_extremes(estimate, widest, bound_of, cosines)
     kept = np.arange(len(stream)) if rows is None else rows
-    recency, importance = time_terms(stream, now, decay, kept)
     if top - bottom < 1e-12:
+        recency, importance = time_terms(stream, now, decay, kept)
         return kept, recency, importance, np.full(len(kept), 0.5)
-    base = weighted(recency, importance, np.zeros(len(kept)), weights)
-    reach = weights.relevance / (top - bottom)
-    ends = (low[kept] - bottom) * reach, (high[kept] - bottom) * reach
-    worst, best = np.minimum(*ends), np.maximum(*ends)
-    worst += base - 1e-9  # a margin for the rounding of these sums
-    best += base + 1e-9
+    recency, recency_error = approximate_recency(stream, now, decay, rows)
+    _, importance, _ = stream.arrays()
+    importance_n = scaled(importance if rows is None else importance[rows],
+                          float(importance.min()), float(importance.max()))
+    relevance = np.subtract(estimate if rows is None else estimate[rows], bottom)
+    relevance /= top - bottom
+    middle = weighted(recency, importance_n, relevance, weights)
+    reach = abs(weights.relevance) / (top - bottom)
+    slack = abs(weights.recency) * recency_error + SUM_MARGIN
+    spread = reach * widest + slack  # how far any exact total can be from `middle`
+    near = np.flatnonzero(middle >= kth_highest(middle, count) - 2 * spread)
+    own = reach * bound_of(kept[near]) + slack
+    close = middle[near]
+    reaching = np.flatnonzero(close + own >= kth_highest(close - own, count))
+    candidates = kept[near[reaching]]
+    if len(candidates) > DIRECT:
+        def totals(positions: np.ndarray) -> np.ndarray:
+            recency, importance = time_terms(stream, now, decay, candidates[positions])
+            relevance = scaled(exact_cosines(stream, query_unit, candidates[positions]), bottom, top)
+            return weighted(recency, importance, relevance, weights)
 
-    def totals(positions: np.ndarray) -> np.ndarray:
-        relevance = scaled(exact_cosines(stream, query_unit, kept[positions]), bottom, top)
-        return weighted(recency[positions], importance[positions], relevance, weights)
+        upper = close[reaching] + own[reaching]
+        candidates = candidates[settled_best(upper, -np.inf, totals, count)[0]]
+    recency, importance = time_terms(stream, now, decay, candidates)
+    return candidates, recency, importance, scaled(exact_cosines(stream, query_unit, candidates),
+                                                   bottom, top)
 
-    edge = float(np.partition(worst, len(worst) - count)[len(worst) - count])
-    chosen, _ = settled_best(best, edge, totals, count)
-    relevance = scaled(exact_cosines(stream, query_unit, kept[chosen]), bottom, top)
-    return kept[chosen], recency[chosen], importance[chosen], relevance
+
+def kth_highest(values: np.ndarray, count: int) -> float:
+    return float(np.partition(values, len(values) - count)[len(values) - count])
 
 
 def weighted(recency: np.ndarray, importance: np.ndarray, relevance: np.ndarray,
@@ -188,7 +256,7 @@ def retrieve(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: i
     Only the memories of `kinds` are scored, against the extremes of the whole stream."""
     if len(stream) == 0:
         return []
-    rows = None if kinds is None else np.flatnonzero(stream.kind_mask(kinds))
+    rows = None if kinds is None else stream.kind_rows(kinds)
     if rows is not None and len(rows) == 0:
         return []
     count = min(limit, len(stream) if rows is None else len(rows))
