@@ -16,6 +16,8 @@ from townbot.mind.quantised import MIN_ROWS, Int8Copy, worth_keeping
 EPOCH = datetime(2000, 1, 1)
 KINDS = ("observation", "reflection", "plan", "conversation", "thought")
 KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}  # stored as int8 beside the vectors
+NO_ROWS = np.zeros(0, dtype=np.intp)
+NO_ROWS.flags.writeable = False
 
 
 def kind_table(kinds: tuple[str, ...]) -> np.ndarray:
@@ -167,7 +169,7 @@ class MemoryStream:
         and extended as memories arrive, since a memory's kind never changes, so that a
         retrieval does not look at every memory's kind again."""
         known: dict[tuple[str, ...], tuple[np.ndarray, int]] = self.__dict__.setdefault("_kind_rows", {})
-        rows, seen = known.get(kinds, (np.zeros(0, dtype=np.intp), 0))
+        rows, seen = known.get(kinds, (NO_ROWS, 0))
         if seen < len(self.memories):
             fresh = np.flatnonzero(kind_table(kinds)[self._kinds[seen: len(self.memories)]])
             rows = np.concatenate([rows, fresh + seen])
