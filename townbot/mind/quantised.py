@@ -33,6 +33,7 @@ MIN_DIM = 256  # below this the float32 product of 10k memories is about as fast
 MIN_ROWS = 4096  # and so it is for fewer memories at any dimension
 SEGMENT = 4096  # memories per constant matrix: a session made once for each
 REFRESH = 256  # memories that may arrive before the filling segment's session is remade
+STORE_ROWS = 1024  # memories coded at a time: 4 float64 scratch arrays of 12 MB at 1536 dimensions
 LEVELS = 127  # a memory's codes: -127..127 (int8)
 QUERY_LEVELS = 63  # a query's: -63..63, stored as 1..127 (uint8) with 64 for 0
 QUERY_ZERO = 64
@@ -108,8 +109,8 @@ class Int8Copy:
         return self._count * self.dim
 
     def extend(self, start: int, vectors: np.ndarray) -> None:
-        """Store the codes of `vectors` (rows) as memories start, start + 1, ... (in order), a
-        segment at a time so that the float64 scratch stays small."""
+        """Store the codes of `vectors` (rows) as memories start, start + 1, ... (in order),
+        STORE_ROWS at a time so that the float64 scratch stays small."""
         if start != self._count:
             raise ValueError(f"int8 copy holds {self._count} memories; cannot store memory {start}")
         while self._count + len(vectors) > self._stats.shape[1]:
@@ -119,7 +120,7 @@ class Int8Copy:
         done = 0
         while done < len(vectors):
             column = self._count % SEGMENT
-            take = min(len(vectors) - done, SEGMENT - column)
+            take = min(len(vectors) - done, SEGMENT - column, STORE_ROWS)
             self._store(vectors[done: done + take], column)
             done += take
             if self._count % SEGMENT == 0:  # full: its session is made when a query needs it

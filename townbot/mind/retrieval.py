@@ -21,6 +21,7 @@ from townbot.mind.quantised import Int8Copy
 RECENCY_DECAY = 0.995
 EXACT_BATCH = 32  # memories scored exactly at a time when the int8 bounds leave them open
 DIRECT = 2 * EXACT_BATCH  # open memories few enough to score together, without ordering them
+DIRECT_VALUES = 32_768  # vector values worth reading to score them all rather than look up their bounds
 SUM_MARGIN = 1e-9  # for the rounding of a few float64 sums of numbers up to a few
 RECENCY_ERROR = 1e-5  # float32 exp(x) for x <= 0 is within 1e-6 of decay ** idle: ten times that
 
@@ -57,24 +58,37 @@ def unit(query: np.ndarray) -> np.ndarray:
     return query / (np.linalg.norm(query) or 1.0)
 
 
-def recency_ends(accessed: np.ndarray, hours: float, decay: float) -> tuple[float, float]:
-    """The lowest and highest recency in the stream: those of the oldest and newest access."""
-    ends = np.power(decay, np.maximum(0.0, np.subtract(hours, [accessed.max(), accessed.min()])))
-    return float(ends.min()), float(ends.max())
+class TimeScale(NamedTuple):
+    """What scales recency and importance at one moment: the game hours since the epoch and
+    the extremes over the whole stream (recency falls as idle time grows, so its extremes are
+    those of the newest and the oldest access)."""
+
+    hours: float
+    recency_low: float
+    recency_high: float
+    importance_low: float
+    importance_high: float
 
 
-def time_terms(stream: MemoryStream, now: datetime, decay: float,
-               rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Normalised (recency, importance) at `rows` (all when None), scaled by their extremes over
-    the whole stream; recency falls as idle time grows, so its extremes are those of the access
-    times and only `rows` are raised to a power."""
+def time_scale(stream: MemoryStream, now: datetime, decay: float) -> TimeScale:
     _, importance, accessed = stream.arrays()
     hours = hours_since_epoch(now)
-    idle = np.subtract(hours, accessed if rows is None else accessed[rows])
+    ends = np.power(decay, np.maximum(0.0, np.subtract(hours, [accessed.max(), accessed.min()])))
+    return TimeScale(hours, float(ends.min()), float(ends.max()), float(importance.min()),
+                     float(importance.max()))
+
+
+def time_terms(stream: MemoryStream, now: datetime, decay: float, rows: np.ndarray | None,
+               scale: TimeScale | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Normalised (recency, importance) at `rows` (all when None), scaled by their extremes over
+    the whole stream (`scale`, found when not given); only `rows` are raised to a power."""
+    _, importance, accessed = stream.arrays()
+    scale = scale or time_scale(stream, now, decay)
+    idle = np.subtract(scale.hours, accessed if rows is None else accessed[rows])
     np.maximum(idle, 0.0, out=idle)
-    recency = scaled(np.power(decay, idle), *recency_ends(accessed, hours, decay))
-    importance_n = scaled(importance if rows is None else importance[rows],
-                          float(importance.min()), float(importance.max()))
+    recency = scaled(np.power(decay, idle), scale.recency_low, scale.recency_high)
+    importance_n = scaled(importance if rows is None else importance[rows], scale.importance_low,
+                          scale.importance_high)
     return recency, importance_n
 
 
@@ -117,13 +131,11 @@ def settled_best(bounds: np.ndarray, floor: float, exact: Callable[[np.ndarray],
     return open_[:done][order], values[order]
 
 
-def open_at_top(estimate: np.ndarray, widest: float,
+def open_at_top(near: np.ndarray, estimate: np.ndarray,
                 bound_of: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The positions that can hold the highest exact value, given estimates each within its own
-    bound (`bound_of`) and all within `widest`, with their upper bounds: only those within twice
-    `widest` of the highest estimate can, and of those the ones whose upper bound reaches the
-    highest lower bound."""
-    near = np.flatnonzero(estimate >= float(estimate.max()) - 2 * widest - SUM_MARGIN)
+    """Of the positions `near`, those that can hold the highest exact value given estimates each
+    within its own bound, and their upper bounds: the ones whose upper bound reaches the highest
+    lower bound."""
     bound = bound_of(near)
     close = estimate[near]
     upper = close + bound
@@ -132,35 +144,39 @@ def open_at_top(estimate: np.ndarray, widest: float,
 
 
 def cosine_extremes(estimate: np.ndarray, widest: float, bound_of: Callable[[np.ndarray], np.ndarray],
-                    cosines: Callable[[np.ndarray], np.ndarray]) -> tuple[float, float]:
-    """The highest and the lowest exact cosine: a few open memories are scored together, more
-    best bound first until the rest cannot win."""
-    upper, upper_bounds = open_at_top(estimate, widest, bound_of)
-    lower, lower_bounds = open_at_top(-estimate, widest, bound_of)
-    if len(upper) + len(lower) <= DIRECT:
-        values = cosines(np.concatenate([upper, lower]))
-        return float(values[: len(upper)].max()), float(values[len(upper):].min())
-    top = settled_best(upper_bounds, -np.inf, lambda positions: cosines(upper[positions]), 1)[1]
-    bottom = settled_best(lower_bounds, -np.inf, lambda positions: -cosines(lower[positions]), 1)[1]
-    return float(top.max()), -float(bottom.max())
+                    cosines: Callable[[np.ndarray], np.ndarray], dim: int) -> tuple[float, float]:
+    """The highest and the lowest exact cosine, given estimates each within its own bound and
+    all within `widest`. Only memories within twice `widest` of the highest (lowest) estimate
+    can hold it; a few are scored together, more are narrowed by their own bounds first and
+    then, if still many, scored best bound first until the rest cannot win."""
+    reach = 2 * widest + SUM_MARGIN
+    upper = np.flatnonzero(estimate >= float(estimate.max()) - reach)
+    lower = np.flatnonzero(estimate <= float(estimate.min()) + reach)
+    if (len(upper) + len(lower)) * dim > DIRECT_VALUES:
+        upper, upper_bounds = open_at_top(upper, estimate, bound_of)
+        lower, lower_bounds = open_at_top(lower, -estimate, bound_of)
+        if len(upper) + len(lower) > DIRECT:
+            top = settled_best(upper_bounds, -np.inf, lambda positions: cosines(upper[positions]), 1)
+            bottom = settled_best(lower_bounds, -np.inf, lambda positions: -cosines(lower[positions]), 1)
+            return float(top[1].max()), -float(bottom[1].max())
+    values = cosines(np.concatenate([upper, lower]))
+    return float(values[: len(upper)].max()), float(values[len(upper):].min())
 
 
-def approximate_recency(stream: MemoryStream, now: datetime, decay: float,
-                        rows: np.ndarray | None) -> tuple[np.ndarray, float]:
+def approximate_recency(stream: MemoryStream, decay: float, rows: np.ndarray | None,
+                        scale: TimeScale) -> tuple[np.ndarray, float]:
     """Normalised recency at `rows` (all when None) as time_terms gives it, but from float32
-    exponentials (a third of np.power's time), and how far any value can be from time_terms':
-    RECENCY_ERROR before scaling (a few float32 ulps of at most 1 are under 1e-6)."""
-    _, _, accessed = stream.arrays()
-    hours = hours_since_epoch(now)
-    idle = np.subtract(hours, accessed if rows is None else accessed[rows])
+    exponentials (a sixth of np.power's time), and how far any value can be from time_terms':
+    RECENCY_ERROR before scaling (float32's are within 1e-6 of decay ** idle <= 1)."""
+    accessed = stream.arrays()[2]
+    idle = np.subtract(scale.hours, accessed if rows is None else accessed[rows])
     np.maximum(idle, 0.0, out=idle)
-    exponent = idle.astype(np.float32)
-    exponent *= np.float32(math.log(decay))
-    recency = np.exp(exponent)
-    low, high = recency_ends(accessed, hours, decay)
-    if high - low < 1e-12:
+    exponent = np.multiply(idle, np.float32(math.log(decay)), dtype=np.float32)
+    recency = np.exp(exponent, out=exponent)
+    if scale.recency_high - scale.recency_low < 1e-12:
         return np.full(len(recency), 0.5), 0.0
-    return scaled(recency, low, high), RECENCY_ERROR / (high - low)
+    return (scaled(recency, scale.recency_low, scale.recency_high),
+            RECENCY_ERROR / (scale.recency_high - scale.recency_low))
 
 
 def bounded_terms(stream: MemoryStream, copy: Int8Copy, query: np.ndarray, now: datetime,
@@ -177,37 +193,54 @@ def bounded_terms(stream: MemoryStream, copy: Int8Copy, query: np.ndarray, now: 
     def cosines(indices: np.ndarray) -> np.ndarray:
         return exact_cosines(stream, query_unit, indices).astype(np.float64)
 
-    top, bottom = cosine_extremes(estimate, widest, bound_of, cosines)
+    top, bottom = cosine_extremes(estimate, widest, bound_of, cosines, stream.dim)
     kept = np.arange(len(stream)) if rows is None else rows
+    scale = time_scale(stream, now, decay)
     if top - bottom < 1e-12:
-        recency, importance = time_terms(stream, now, decay, kept)
+        recency, importance = time_terms(stream, now, decay, kept, scale)
         return kept, recency, importance, np.full(len(kept), 0.5)
-    recency, recency_error = approximate_recency(stream, now, decay, rows)
-    _, importance, _ = stream.arrays()
-    importance_n = scaled(importance if rows is None else importance[rows],
-                          float(importance.min()), float(importance.max()))
+    recency, recency_error = approximate_recency(stream, decay, rows, scale)
+    importance = stream.arrays()[1]
     relevance = np.subtract(estimate if rows is None else estimate[rows], bottom)
     relevance /= top - bottom
-    middle = weighted(recency, importance_n, relevance, weights)
+    middle = weighted(recency, scaled(importance if rows is None else importance[rows],
+                                      scale.importance_low, scale.importance_high),
+                      relevance, weights)
     reach = abs(weights.relevance) / (top - bottom)
     slack = abs(weights.recency) * recency_error + SUM_MARGIN
-    spread = reach * widest + slack  # how far any exact total can be from `middle`
-    near = np.flatnonzero(middle >= kth_highest(middle, count) - 2 * spread)
-    own = reach * bound_of(kept[near]) + slack
-    close = middle[near]
-    reaching = np.flatnonzero(close + own >= kth_highest(close - own, count))
-    candidates = kept[near[reaching]]
-    if len(candidates) > DIRECT:
-        def totals(positions: np.ndarray) -> np.ndarray:
-            recency, importance = time_terms(stream, now, decay, candidates[positions])
-            relevance = scaled(exact_cosines(stream, query_unit, candidates[positions]), bottom, top)
-            return weighted(recency, importance, relevance, weights)
-
-        upper = close[reaching] + own[reaching]
-        candidates = candidates[settled_best(upper, -np.inf, totals, count)[0]]
-    recency, importance = time_terms(stream, now, decay, candidates)
+    # Every exact total is within reach * widest + slack of `middle` (and within its own bound).
+    near = np.flatnonzero(middle >= kth_highest(middle, count) - 2 * (reach * widest + slack))
+    if len(near) * stream.dim > DIRECT_VALUES:
+        near = open_best(near, middle, lambda positions: reach * bound_of(kept[positions]) + slack,
+                         lambda positions: exact_totals(stream, query_unit, kept[positions], now,
+                                                        decay, scale, (bottom, top), weights), count)
+    candidates = kept[near]
+    recency, importance = time_terms(stream, now, decay, candidates, scale)
     return candidates, recency, importance, scaled(exact_cosines(stream, query_unit, candidates),
                                                    bottom, top)
+
+
+def open_best(near: np.ndarray, middle: np.ndarray, bound_of: Callable[[np.ndarray], np.ndarray],
+              totals: Callable[[np.ndarray], np.ndarray], count: int) -> np.ndarray:
+    """Of the positions `near`, those whose exact total can be among the `count` highest, given
+    estimates (`middle`) each within its own bound: those whose upper bound reaches the count-th
+    highest lower bound, and if still many, those settled_best finds."""
+    bound = bound_of(near)
+    close = middle[near]
+    upper = close + bound
+    reaching = np.flatnonzero(upper >= kth_highest(close - bound, count))
+    if len(reaching) <= DIRECT:
+        return near[reaching]
+    return near[reaching[settled_best(upper[reaching], -np.inf,
+                                      lambda positions: totals(near[reaching[positions]]), count)[0]]]
+
+
+def exact_totals(stream: MemoryStream, query_unit: np.ndarray, indices: np.ndarray, now: datetime,
+                 decay: float, scale: TimeScale, cosine_ends: tuple[float, float],
+                 weights: RetrievalWeights) -> np.ndarray:
+    recency, importance = time_terms(stream, now, decay, indices, scale)
+    relevance = scaled(exact_cosines(stream, query_unit, indices), *cosine_ends)
+    return weighted(recency, importance, relevance, weights)
 
 
 def kth_highest(values: np.ndarray, count: int) -> float:
