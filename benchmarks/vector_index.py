@@ -110,7 +110,7 @@ def main() -> int:
                  for probe in probes]
         median, p90 = timed(lambda p, s=stream: retrieve(s, p, NOW, limit=LIMIT, touch=False), probes)
         copy = stream.int8_copy()
-        extra = "" if copy is None else f" + {copy._blocks.nbytes / 1e6:.0f} (int8 copy)"
+        extra = "" if copy is None else f" + {copy.nbytes / 1e6:.0f} (int8 copy)"
         print(f"| {dim} | exact retrieval (ours) | {int8_build:.2f} (int8 copy) | "
               f"{vectors.nbytes / 1e6:.0f}{extra} | {median:.2f}/{p90:.2f} | 100% |")
         for name, build in indexes(dim).items():
