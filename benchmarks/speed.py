@@ -11,8 +11,10 @@ Every figure is CPU time, bytes or a ratio, so that a shared machine changes it 
 - calls per agent-day: model calls from the town's usage table over residents x game days;
 - retrieval over 10k memories at 256 and 1536 dimensions, filtered to two kinds: median and
   p90 wall time per query, with numpy's BLAS left threaded and pinned to one thread
-  (threadpoolctl), the two taking turns in blocks of queries; the load average beside them
-  says how busy the machine was;
+  (threadpoolctl), the two taking turns in blocks of queries, and the one-thread CPU time; the
+  load average beside them says how busy the machine was; in brackets the CPU of keeping the
+  int8 copy: the first query (it makes the copy), 256 arrivals, and what the query after them
+  adds (it remakes the filling segment's packed product);
 - start-up: user+sys CPU of `townbot --help`, and of an offline `townbot sim --hours 0.5` from
   the process's start until its first tick begins (and for the whole run), medians of 5 runs
   with the bytecode compiled as an installed package has it, and the first tick's figure under
@@ -242,13 +244,17 @@ def resume_figures(days: float, me: list[str]) -> str:
 
 
 def retrieval_times(dim: int, count: int = 10_000, queries: int = 400,
-                    block: int = 20) -> dict[str, tuple[float, float]]:
+                    block: int = 20) -> tuple[dict[str, tuple[float, float]], tuple[float, float, float]]:
     """Median and p90 milliseconds (wall) per kind-filtered query over `count` memories, with
     numpy's BLAS threaded and pinned to one thread: the two take turns in blocks of `block`
-    queries, so that both meet the same load from the rest of the machine."""
+    queries, so that both meet the same load from the rest of the machine. Beside them, CPU
+    milliseconds of keeping the int8 copy: the first query (it codes every memory and packs
+    them), REFRESH arrivals (each coded as it comes) and what the query after them adds to a
+    query's median (it remakes the filling segment's packed product)."""
     from threadpoolctl import threadpool_limits
 
     from townbot.mind.memory import KINDS, MemoryStream
+    from townbot.mind.quantised import REFRESH
     from townbot.mind.retrieval import retrieve
 
     random = np.random.default_rng(0)
@@ -260,18 +266,34 @@ def retrieval_times(dim: int, count: int = 10_000, queries: int = 400,
                    int(random.integers(1, 11)), vector / np.linalg.norm(vector))
     probes = random.standard_normal((queries, dim)).astype(np.float32)
     now = start + timedelta(minutes=count + 60)
+    kinds = ("observation", "reflection")
     times: dict[str, list[float]] = {"threaded": [], "one thread": [], "one thread, CPU": []}
-    for first in range(0, queries, block):
+    with threadpool_limits(limits=1, user_api="blas"):
+        cpu = time.thread_time()
+        retrieve(stream, probes[0], now, kinds=kinds, touch=False)
+        first = (time.thread_time() - cpu) * 1000
+    for first_probe in range(0, queries, block):
         for mode, limit in (("threaded", None), ("one thread", 1)):
             with threadpool_limits(limits=limit, user_api="blas"):
-                for probe in probes[first: first + block]:
+                for probe in probes[first_probe: first_probe + block]:
                     began, cpu = time.perf_counter(), time.thread_time()
-                    retrieve(stream, probe, now, kinds=("observation", "reflection"), touch=False)
+                    retrieve(stream, probe, now, kinds=kinds, touch=False)
                     times[mode].append((time.perf_counter() - began) * 1000)
                     if limit == 1:
                         times["one thread, CPU"].append((time.thread_time() - cpu) * 1000)
-    return {mode: (statistics.median(values), sorted(values)[int(len(values) * 0.9)])
-            for mode, values in times.items()}
+    figures = {mode: (statistics.median(values), sorted(values)[int(len(values) * 0.9)])
+               for mode, values in times.items()}
+    vectors = random.standard_normal((REFRESH, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    with threadpool_limits(limits=1, user_api="blas"):
+        cpu = time.thread_time()
+        for index, vector in enumerate(vectors, count):
+            stream.add("observation", f"memory {index}", now, 5, vector)
+        arrivals = (time.thread_time() - cpu) * 1000
+        cpu = time.thread_time()
+        retrieve(stream, probes[0], now, kinds=kinds, touch=False)
+        remake = (time.thread_time() - cpu) * 1000 - figures["one thread, CPU"][0]
+    return figures, (first, arrivals, remake)
 
 
 # `townbot sim` as the command runs it, with the process's CPU noted as the first tick begins.
@@ -389,9 +411,11 @@ def main() -> int:
         cells = []
         load_before = os.getloadavg()[0]
         for dim in (256, 1536):
-            figures = retrieval_times(dim)
+            figures, (first, arrivals, remake) = retrieval_times(dim)
             cells.append(f"{dim}: " + ", ".join(f"{mode} {median:.2f}/{p90:.2f}"
-                                                for mode, (median, p90) in figures.items()))
+                                                for mode, (median, p90) in figures.items())
+                         + f" (int8 copy, ms CPU: first query {first:.0f}, 256 arrivals "
+                           f"{arrivals:.1f}, the query after them +{remake:.1f})")
         rows.append(("retrieval, 10k memories, kind-filtered, median/p90 ms (wall, then CPU)",
                      "; ".join(cells) + f" (load average {load_before:.1f} -> "
                      f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)",
