@@ -82,6 +82,8 @@ class Cached(Layer):
         self.cache = cache if cache is not None else AnswerCache()
 
     async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
+        if request.purpose not in self.cache.purposes:  # nothing to serve or keep
+            return await self.inner.reply(request)
         cached = self.cache.get(self.label, request)
         if cached is not None:
             return Reply(cached, self.label, 0, 0, estimated=False, requests=0, outcome="cached")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -80,10 +79,14 @@ class Ask(Generic[AnswerT]):
 
     def within(self, call: CallContext) -> Ask[AnswerT]:
         """This ask with the caller's context filled in where the ask has none of its own."""
-        return dataclasses.replace(
-            self, agent=self.agent if self.agent is not None else call.agent,
+        # A copy of the fields with three set, as dataclasses.replace makes it but without
+        # running the frozen __init__ (one object.__setattr__ a field): every call does this.
+        stamped = object.__new__(type(self))
+        stamped.__dict__.update(
+            self.__dict__, agent=self.agent if self.agent is not None else call.agent,
             game_day=self.game_day if self.game_day is not None else call.game_day,
             usage=self.usage if self.usage is not None else call.usage)
+        return stamped
 
 
 def usable(request: Ask[AnswerT], answer: AnswerT) -> str | None:

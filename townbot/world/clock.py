@@ -23,10 +23,10 @@ def format_game_time(moment: datetime) -> str:
 
 def parse_clock(text: str) -> int:
     """Minutes after midnight for 'HH:MM'; ValueError names what a valid time looks like."""
-    parts = text.split(":")
-    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+    hours_text, colon, minutes_text = text.partition(":")
+    if not (colon and hours_text.isdigit() and minutes_text.isdigit()):  # one colon, digits
         raise ValueError(f"'{text}' is not a time; write HH:MM, e.g. 07:30")
-    hours, minutes = int(parts[0]), int(parts[1])
+    hours, minutes = int(hours_text), int(minutes_text)
     if not (0 <= hours <= 23 and 0 <= minutes <= 59):
         raise ValueError(f"'{text}' is not a time of day; hours 00-23 and minutes 00-59")
     return hours * 60 + minutes
