@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -83,6 +84,7 @@ STOP_WORDS = frozenset(
 WORD = re.compile(r"[a-z0-9']+")
 
 
+@lru_cache(maxsize=1 << 16)  # a town's words recur
 def stem(word: str) -> str:
     for suffix in ("ing", "ers", "ies", "ed", "es", "er", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
@@ -94,6 +96,7 @@ def keywords(text: str) -> list[str]:
     return [stem(w) for w in WORD.findall(text.lower()) if w not in STOP_WORDS]
 
 
+@lru_cache(maxsize=1 << 16)  # so do their stems and pairs: each is hashed once
 def _bucket(token: str, dim: int) -> tuple[int, float]:
     digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
     value = int.from_bytes(digest, "little")
