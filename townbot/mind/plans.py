@@ -30,10 +30,17 @@ class PlanStep:
                 "action": self.action, "object": self.object, "object_state": self.object_state,
                 "emoji": self.emoji}
 
+    def __setattr__(self, name: str, value: object) -> None:
+        self.__dict__.pop("_json", None)  # a changed step is encoded again
+        object.__setattr__(self, name, value)
+
     def json(self) -> str:
-        """`json.dumps(self.to_dict())`, kept for the next commit that stores the same step."""
-        return _step_json(self.start, self.end, self.action, self.object, self.object_state,
-                          self.emoji)
+        """`json.dumps(self.to_dict())`, kept on the step until one of its fields is set."""
+        text = self.__dict__.get("_json")
+        if text is None:
+            text = self.__dict__["_json"] = _step_json(
+                self.start, self.end, self.action, self.object, self.object_state, self.emoji)
+        return text
 
     @classmethod
     def from_dict(cls, data: dict) -> PlanStep:
@@ -62,11 +69,19 @@ class PlanBlock:
                 "activity": self.activity, "sector": self.sector, "arena": self.arena,
                 "steps": [s.to_dict() for s in self.steps], "resumed": self.resumed}
 
+    def __setattr__(self, name: str, value: object) -> None:
+        self.__dict__.pop("_head", None)  # a changed block is encoded again
+        object.__setattr__(self, name, value)
+
     def json(self) -> str:
-        """`json.dumps(self.to_dict())`, from the kept JSON of its steps and of its other fields."""
+        """`json.dumps(self.to_dict())`, from the kept JSON of its steps and of its other fields
+        (kept on the block until one of its fields is set)."""
+        head = self.__dict__.get("_head")
+        if head is None:
+            head = self.__dict__["_head"] = _block_head(self.start, self.end, self.activity,
+                                                        self.sector, self.arena)
         steps = ", ".join([step.json() for step in self.steps])
-        return (f"{_block_head(self.start, self.end, self.activity, self.sector, self.arena)}"
-                f"{steps}], \"resumed\": {'true' if self.resumed else 'false'}}}")
+        return f"{head}{steps}], \"resumed\": {'true' if self.resumed else 'false'}}}"
 
     @classmethod
     def from_dict(cls, data: dict) -> PlanBlock:
