@@ -40,6 +40,7 @@ QUERY_ZERO = 64
 QUERY_ROWS = 2  # the query's codes and its rounding error's
 FLOAT32_SLACK = 2.0 ** -22  # twice float32's unit roundoff, per dimension, on |v| |q|
 MARGIN = 1.0 + 1e-6  # rounding in the norms and the division: far above float64's error
+TINY = 1e-140  # below this a Euclidean norm may have lost digits to underflowing squares
 
 
 def worth_keeping(dim: int) -> bool:
@@ -73,6 +74,13 @@ def query_rows(query: np.ndarray) -> tuple[np.ndarray, tuple[float, float], np.n
         steps.append(step)
     rows += QUERY_ZERO
     return rows.astype(np.uint8), (steps[0], steps[1]), rest
+
+
+def l2_norms(rows: np.ndarray, l1: np.ndarray) -> np.ndarray:
+    """The Euclidean norms of `rows` (2-D), or their L1 norms (never smaller) where a norm is
+    small enough for the squares to have lost digits to underflow."""
+    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    return np.where(norms < TINY, l1, norms)
 
 
 def bound_of(error_inf: Any, error_l2: Any, scaled_l1: Any, scaled_l2: Any, norm: Any,
@@ -135,9 +143,9 @@ class Int8Copy:
         scaled = codes * steps[:, None]
         error = np.abs(exact - scaled)
         stats = self._stats[:, self._count: self._count + len(exact)]
-        stats[:] = (steps, error.max(axis=1, initial=0.0), np.linalg.norm(error, axis=1),
-                    np.abs(scaled).sum(axis=1), np.linalg.norm(scaled, axis=1),
-                    np.linalg.norm(exact, axis=1))
+        scaled_l1 = np.abs(scaled).sum(axis=1)
+        stats[:] = (steps, error.max(axis=1, initial=0.0), l2_norms(error, error.sum(axis=1)),
+                    scaled_l1, l2_norms(scaled, scaled_l1), l2_norms(exact, np.abs(exact).sum(axis=1)))
         np.maximum(self._peaks, stats.max(axis=1, initial=0.0), out=self._peaks)
         self._open[:, column: column + len(exact)] = codes.T
         self._count += len(exact)
@@ -166,9 +174,11 @@ class Int8Copy:
         exact = np.asarray(query, dtype=np.float64)
         if self._count == 0 or not np.any(exact):
             return np.zeros(self._count), 0.0, lambda indices: np.zeros(len(indices))
-        codes, (step, rest_step), error = query_rows(exact)
-        norms = (float(np.abs(exact).sum()), float(np.linalg.norm(exact)), float(np.abs(error).max()),
-                 float(np.linalg.norm(error)))
+        codes, (step, rest_step), left = query_rows(exact)
+        left = np.abs(left)
+        query_l1, left_l1 = float(np.abs(exact).sum()), float(left.sum())
+        norms = (query_l1, float(l2_norms(exact[None, :], np.array([query_l1]))[0]), float(left.max()),
+                 float(l2_norms(left[None, :], np.array([left_l1]))[0]))
         products = self._products(codes)
         values = products[0] * step
         values += products[1] * rest_step
