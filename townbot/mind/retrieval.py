@@ -73,9 +73,9 @@ class TimeScale(NamedTuple):
 def time_scale(stream: MemoryStream, now: datetime, decay: float) -> TimeScale:
     _, importance, accessed = stream.arrays()
     hours = hours_since_epoch(now)
-    ends = np.power(decay, np.maximum(0.0, np.subtract(hours, [accessed.max(), accessed.min()])))
-    return TimeScale(hours, float(ends.min()), float(ends.max()), float(importance.min()),
-                     float(importance.max()))
+    idle = [max(0.0, hours - float(accessed.max())), max(0.0, hours - float(accessed.min()))]
+    low, high = sorted(np.power(decay, idle).tolist())
+    return TimeScale(hours, low, high, float(importance.min()), float(importance.max()))
 
 
 def time_terms(stream: MemoryStream, now: datetime, decay: float, rows: np.ndarray | None,
@@ -131,30 +131,25 @@ def settled_best(bounds: np.ndarray, floor: float, exact: Callable[[np.ndarray],
     return open_[:done][order], values[order]
 
 
-def open_at_top(near: np.ndarray, estimate: np.ndarray,
-                bound_of: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Of the positions `near`, those that can hold the highest exact value given estimates each
-    within its own bound, and their upper bounds: the ones whose upper bound reaches the highest
-    lower bound."""
-    bound = bound_of(near)
-    close = estimate[near]
-    upper = close + bound
-    reaching = upper >= float((close - bound).max())
-    return near[reaching], upper[reaching]
-
-
 def cosine_extremes(estimate: np.ndarray, widest: float, bound_of: Callable[[np.ndarray], np.ndarray],
                     cosines: Callable[[np.ndarray], np.ndarray], dim: int) -> tuple[float, float]:
     """The highest and the lowest exact cosine, given estimates each within its own bound and
     all within `widest`. Only memories within twice `widest` of the highest (lowest) estimate
-    can hold it; a few are scored together, more are narrowed by their own bounds first and
-    then, if still many, scored best bound first until the rest cannot win."""
+    can hold it; a few are scored together, more are narrowed by their own bounds first (to
+    those whose interval reaches the highest lower end, or the lowest upper end) and then, if
+    still many, scored best bound first until the rest cannot win."""
     reach = 2 * widest + SUM_MARGIN
     upper = np.flatnonzero(estimate >= float(estimate.max()) - reach)
     lower = np.flatnonzero(estimate <= float(estimate.min()) + reach)
     if (len(upper) + len(lower)) * dim > DIRECT_VALUES:
-        upper, upper_bounds = open_at_top(upper, estimate, bound_of)
-        lower, lower_bounds = open_at_top(lower, -estimate, bound_of)
+        both = np.concatenate([upper, lower])
+        bound = bound_of(both)
+        high, low = estimate[both] + bound, estimate[both] - bound
+        split = len(upper)
+        reaching = high[:split] >= float(low[:split].max())
+        upper, upper_bounds = upper[reaching], high[:split][reaching]
+        reaching = low[split:] <= float(high[split:].min())
+        lower, lower_bounds = lower[reaching], -low[split:][reaching]
         if len(upper) + len(lower) > DIRECT:
             top = settled_best(upper_bounds, -np.inf, lambda positions: cosines(upper[positions]), 1)
             bottom = settled_best(lower_bounds, -np.inf, lambda positions: -cosines(lower[positions]), 1)
