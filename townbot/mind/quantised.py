@@ -23,6 +23,7 @@ takes them as an input.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -81,6 +82,13 @@ def l2_norms(rows: np.ndarray, l1: np.ndarray) -> np.ndarray:
     small enough for the squares to have lost digits to underflow."""
     norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
     return np.where(norms < TINY, l1, norms)
+
+
+def norms_of(vector: np.ndarray) -> tuple[float, float, float]:
+    """(L1, Euclidean, largest magnitude) of a vector, the Euclidean norm as l2_norms gives it."""
+    l1 = float(np.abs(vector).sum())
+    l2 = math.sqrt(float(vector @ vector))
+    return l1, l2 if l2 >= TINY else l1, float(np.abs(vector).max())
 
 
 def bound_of(error_inf: Any, error_l2: Any, scaled_l1: Any, scaled_l2: Any, norm: Any,
@@ -191,10 +199,9 @@ class Int8Copy:
         if self._count == 0 or not np.any(exact):
             return np.zeros(self._count), 0.0, lambda indices: np.zeros(len(indices))
         codes, (step, rest_step), left = query_rows(exact)
-        left = np.abs(left)
-        query_l1, left_l1 = float(np.abs(exact).sum()), float(left.sum())
-        norms = (query_l1, float(l2_norms(exact[None, :], np.array([query_l1]))[0]), float(left.max()),
-                 float(l2_norms(left[None, :], np.array([left_l1]))[0]))
+        query_l1, query_l2, _ = norms_of(exact)
+        _, left_l2, left_inf = norms_of(left)
+        norms = (query_l1, query_l2, left_inf, left_l2)
         products = self._products(codes)
         values = products[0] * step
         values += products[1] * rest_step
