@@ -169,6 +169,7 @@ class MemoryStream:
         and extended as memories arrive, since a memory's kind never changes, so that a
         retrieval does not look at every memory's kind again."""
         known: dict[tuple[str, ...], tuple[np.ndarray, int]] = self.__dict__.setdefault("_kind_rows", {})
+        kinds = tuple(kinds)  # a list would do for kind_mask: let it do here too
         rows, seen = known.get(kinds, (NO_ROWS, 0))
         if seen < len(self.memories):
             fresh = np.flatnonzero(kind_table(kinds)[self._kinds[seen: len(self.memories)]])
