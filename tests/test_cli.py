@@ -123,3 +123,25 @@ def test_a_command_loads_with_the_collector_paused_and_leaves_it_running(
     done = subprocess.run([sys.executable, "-c", COLLECTOR_AFTER_COMMAND, *arguments], cwd=root,
                           env={**clean, **env}, capture_output=True, text=True, check=False)
     assert done.stdout.strip().splitlines()[-1] == expected, done.stderr
+
+
+BLAS_AFTER_COMMAND = """
+import os, sys
+from threadpoolctl import threadpool_info
+from townbot.cli import main
+main(sys.argv[1:])
+blas = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+print(blas, len(os.listdir("/proc/self/task")))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
+def test_a_command_starts_numpys_blas_with_one_thread_and_no_workers() -> None:
+    """One BLAS thread, and no idle OpenBLAS workers beside the main thread (their spinning
+    cost CPU at start-up)."""
+    root = Path(__file__).resolve().parents[1]
+    clean = {key: value for key, value in os.environ.items()
+             if not key.startswith("TOWNBOT_") and key != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", BLAS_AFTER_COMMAND, "check"], cwd=root, env=clean,
+                          capture_output=True, text=True, check=False)
+    assert done.stdout.strip().splitlines()[-1] == "[1] 1", done.stderr
