@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import attrgetter
 
 import numpy as np
 
@@ -31,7 +32,7 @@ def hours_since_epoch(moment: datetime) -> float:
     return (moment - EPOCH).total_seconds() / 3600.0
 
 
-@dataclass
+@dataclass(slots=True)  # a week-long town holds tens of thousands: lighter, made faster
 class Memory:
     id: int
     kind: str
@@ -40,6 +41,32 @@ class Memory:
     last_accessed: datetime
     importance: int
     evidence: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class SparseVectors:
+    """Rows of embeddings given by their non-zero entries (a hashing embedder's are mostly
+    zeros), written straight into a stream's arrays when a town resumes: no dense copy."""
+
+    rows: int
+    dim: int
+    row: np.ndarray  # each entry's row ...
+    index: np.ndarray  # ... and column
+    value: np.ndarray  # float32
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.rows, self.dim)
+
+    def write_into(self, out: np.ndarray) -> None:
+        """Set the entries in `out`, whose other numbers must be zeros (as a stream's unused
+        rows are)."""
+        out[self.row, self.index] = self.value
+
+    def dense(self) -> np.ndarray:
+        vectors = np.zeros(self.shape, dtype=np.float32)
+        self.write_into(vectors)
+        return vectors
 
 
 @dataclass
@@ -96,28 +123,40 @@ class MemoryStream:
         self.new_ids.append(index)
         return memory
 
-    def extend_stored(self, memories: list[Memory], vectors: np.ndarray) -> None:
-        """Memories read back from the store, appended in order as they were (resuming a town):
-        the same stream as adding them one by one, in one pass per array; each memory's id
-        becomes its position and none counts as new."""
-        if vectors.shape != (len(memories), self.dim):
-            raise ValueError(f"embeddings have shape {vectors.shape}, this stream stores "
+    def extend_stored(self, memories: list[Memory], *vectors: np.ndarray | SparseVectors) -> None:
+        """Memories read back from the store, appended in order as they were (resuming a town),
+        with their embeddings in one matrix or several whose rows follow on: the same stream
+        as adding them one by one, growing the arrays at most once and filling each in one
+        pass; each memory's id becomes its position and none counts as new."""
+        rows = sum(part.shape[0] for part in vectors)
+        if rows != len(memories) or any(part.shape[1:] != (self.dim,) for part in vectors):
+            shapes = ", ".join(str(part.shape) for part in vectors)
+            raise ValueError(f"embeddings have shapes {shapes}, this stream stores "
                              f"({len(memories)}, {self.dim})")
-        unknown = {m.kind for m in memories} - KIND_CODES.keys()
+        kinds = list(map(attrgetter("kind"), memories))
+        unknown = set(kinds) - KIND_CODES.keys()
         if unknown:
             raise ValueError(f"unknown memory kind '{unknown.pop()}'; expected one of {', '.join(KINDS)}")
         start, end = len(self.memories), len(self.memories) + len(memories)
         if end > self._capacity:
             self._grow(end)
-        hours = {moment: hours_since_epoch(moment) for moment in {m.last_accessed for m in memories}}
+        accessed = list(map(attrgetter("last_accessed"), memories))
+        hours = {moment: hours_since_epoch(moment) for moment in set(accessed)}
         for index, memory in enumerate(memories, start):
-            memory.id = index
-            memory.importance = int(memory.importance)
-            self._latest_by_text[memory.text] = index
-        self._vectors[start:end] = vectors
-        self._importance[start:end] = [m.importance for m in memories]
-        self._accessed[start:end] = [hours[m.last_accessed] for m in memories]
-        self._kinds[start:end] = [KIND_CODES[m.kind] for m in memories]
+            memory.id, memory.importance = index, int(memory.importance)
+        self._latest_by_text.update(zip(map(attrgetter("text"), memories), range(start, end),
+                                        strict=True))
+        row = start
+        for part in vectors:
+            rows = part.shape[0]
+            if isinstance(part, SparseVectors):
+                part.write_into(self._vectors[row: row + rows])
+            else:
+                self._vectors[row: row + rows] = part
+            row += rows
+        self._importance[start:end] = list(map(attrgetter("importance"), memories))
+        self._accessed[start:end] = list(map(hours.__getitem__, accessed))
+        self._kinds[start:end] = list(map(KIND_CODES.__getitem__, kinds))
         if self._int8 is not None:
             self._int8.extend(start, self._vectors[start:end])
         self.memories.extend(memories)

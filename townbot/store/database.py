@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import aiosqlite
 import numpy as np
 
 from townbot.llm.port import UsageRecord
-from townbot.mind.memory import Memory
+from townbot.mind.memory import Memory, SparseVectors
 from townbot.store.errors import StoreError
 from townbot.store.migrations import MIGRATIONS
 from townbot.store.writer_lock import WriterLock
@@ -150,9 +151,26 @@ async def check_townbot_schema(connection: aiosqlite.Connection, path: str) -> N
                          "it was left untouched; give --db another file")
 
 
-MEMORY_CHUNK = 2048  # memory rows read at a time (about 2 MB of 256-dimension embeddings)
-AGENT_CHUNK = 512  # one agent's rows held before they become a chunk of its stream
-MEMORY_COLUMNS = "agent, seq, kind, text, created, last_accessed, importance, evidence, embedding"
+MEMORY_CHUNK = 4096  # memory rows read at a time (about 4 MB of 256-dimension embeddings)
+UNIT = "\x1f"  # joins the values of a column read as one string (see MEMORY_COLUMNS) ...
+RECORD = "\x1e"  # ... and texts, which are looked at before they are cut at it
+# A chunk of memory rows read as one row of joined columns: SQLite joins them in C, where making
+# a Python tuple and a value per row and column took most of a resume's time. Names, kinds, game
+# times and evidence lists never hold UNIT (a control character: names from files are cleaned of
+# them); a chunk where some text holds RECORD has its texts read again row by row; embeddings
+# are joined with nothing between them, beside their lengths. Rows come in the order they were
+# written (see migration 6), which keeps each agent's in order of position.
+MEMORY_COLUMNS = (
+    "SELECT count(*), group_concat(agent, char(31)), group_concat(seq), "
+    "group_concat(kind, char(31)), group_concat(text, char(30)), group_concat(created, char(31)), "
+    "group_concat(last_accessed, char(31)), group_concat(importance), "
+    "group_concat(evidence, char(31)), CAST(group_concat(embedding, '') AS BLOB), "
+    "group_concat(length(embedding)) FROM memories WHERE town_id = ?{agent} AND id > ? AND "
+    "id <= ?")
+ACCESS_COLUMNS = (
+    "SELECT count(*), group_concat(agent, char(31)), group_concat(seq), "
+    "group_concat(last_accessed, char(31)), group_concat(importance) FROM (SELECT * FROM "
+    "memory_access WHERE town_id = ?{agent} ORDER BY id)")
 
 
 @dataclass(frozen=True)
@@ -199,35 +217,168 @@ class StoredMemory:
     vector: np.ndarray
 
 
-@dataclass(frozen=True)
 class MemoryChunk:
-    """Some of one agent's stored memories, in order, and their embeddings row by row."""
+    """Some of one agent's stored memories, in order, and their embeddings row by row: as
+    stored (`packed`: a matrix, or a hashing embedder's non-zero entries), or as one matrix."""
 
-    agent: str
-    memories: list[Memory]
-    vectors: np.ndarray  # (len(memories), dimensions) float32
+    def __init__(self, agent: str, memories: list[Memory], packed: np.ndarray | SparseVectors) -> None:
+        self.agent, self.memories, self.packed = agent, memories, packed
+
+    @property
+    def vectors(self) -> np.ndarray:  # (len(memories), dimensions) float32
+        return self.packed.dense() if isinstance(self.packed, SparseVectors) else self.packed
 
 
-def _memory_chunk(agent: str, rows: list[tuple], dim: int, times: dict[str, datetime],
-                  latest: dict[int, tuple[str, int]]) -> MemoryChunk:
-    """Rows of MEMORY_COLUMNS, all of one agent, as its memories and their `dim`-number
-    embeddings; `latest` holds, by seq, the last access and importance logged for the agent's
-    memories since their rows were written. `times` holds the game times parsed so far (a
-    tick's memories share theirs): looking one up costs no call."""
-    vectors = unpack_vectors(agent, [row[-1] for row in rows], dim)
-    for text in {row[4] for row in rows}.union(row[5] for row in rows) - times.keys():
-        times[text] = parse_game_time(text)
-    memories = [Memory(seq, kind, text, times[created], times[accessed], importance,
-                       () if evidence == "[]" else _evidence(evidence))  # most cite nothing
-                for _, seq, kind, text, created, accessed, importance, evidence, _ in rows]
-    if latest:
-        for memory in memories:
-            logged = latest.get(memory.id)
-            if logged is not None:
-                accessed = times.get(logged[0]) or times.setdefault(logged[0],
-                                                                    parse_game_time(logged[0]))
-                memory.last_accessed, memory.importance = accessed, logged[1]
-    return MemoryChunk(agent, memories, vectors)
+class _MemoryReader:
+    """Chunks of memory rows, each read as one row of MEMORY_COLUMNS, as each agent's next
+    memories and their embeddings, checking that they continue the agent's stream. `latest`
+    holds, by (agent, seq), the last access and importance logged for a memory since its row
+    was written (migration 4)."""
+
+    def __init__(self, path: str, dim: int, latest: dict[tuple[str, int], tuple[str, int]]) -> None:
+        self.path, self.dim, self.latest = path, dim, latest
+        self.times: dict[str, datetime] = {}  # game times parsed so far (a tick's share theirs)
+        self.next_seq: dict[str, int] = {}
+
+    def chunks(self, row: tuple, texts: list[str]) -> list[MemoryChunk]:
+        """A chunk's row of columns (with its texts, cut apart) as each agent's memories."""
+        count = row[0]
+        try:
+            if len(texts) != count:
+                raise ValueError("the texts are not one a row")
+            agents, seqs = _joined(row[1], count), _numbers(row[2], count)
+            accessed, importance = _joined(row[6], count), _numbers(row[7], count).tolist()
+            self._logged(agents, seqs.tolist(), accessed, importance)
+            evidence = [() if cited == "[]" else _evidence(cited) for cited in _joined(row[8], count)]
+            memories = list(map(Memory, seqs.tolist(), _joined(row[3], count), texts,
+                                self._moments(_joined(row[5], count)), self._moments(accessed),
+                                importance, evidence))
+            lengths = _numbers(row[10], count)
+        except ValueError as error:
+            raise StoreError(f"the memories in {self.path} cannot be read ({error}): the database "
+                             "is damaged; restore a backup of it or start a new --db") from error
+        rows_of = _rows_by_agent(agents)
+        blob = row[9] or b""
+        vectors = _vectors_by_agent(blob, lengths, self.dim, rows_of)
+        chunks = []
+        for agent, rows in rows_of.items():
+            mine = self._continued(agent, rows, seqs, memories)
+            if vectors is not None:
+                chunks.append(MemoryChunk(agent, mine, vectors[agent]))
+            else:  # some embedding neither raw nor sparse: zlib-packed (or damaged)
+                ends = np.cumsum(lengths).tolist()
+                blobs = [blob[ends[row] - lengths[row]: ends[row]] for row in rows]
+                chunks.append(MemoryChunk(agent, mine, unpack_vectors(agent, blobs, self.dim)))
+        return chunks
+
+    def _moments(self, texts: list[str]) -> list[datetime]:
+        times = self.times
+        for text in set(texts).difference(times):
+            times[text] = parse_game_time(text)
+        return list(map(times.__getitem__, texts))
+
+    def _logged(self, agents: list[str], seqs: list[int], accessed: list[str],
+                importance: list[int]) -> None:
+        """Each row's last access and importance as logged last, where logged."""
+        if self.latest:
+            logged = list(map(self.latest.get, zip(agents, seqs, strict=True)))
+            for row in compress(range(len(logged)), logged):
+                accessed[row], importance[row] = logged[row]
+
+    def _continued(self, agent: str, rows: list[int], seqs: np.ndarray,
+                   memories: list[Memory]) -> list[Memory]:
+        """The agent's memories among a chunk's, after checking that they come next in its
+        stream."""
+        first = self.next_seq.get(agent, 0)
+        if not np.array_equal(seqs[rows], np.arange(first, first + len(rows))):
+            raise StoreError(f"the memories of {agent} in {self.path} are not stored in order "
+                             "(positions missing or repeated): the database is damaged; restore "
+                             "a backup of it or start a new --db")
+        self.next_seq[agent] = first + len(rows)
+        return [memories[row] for row in rows]
+
+
+def _joined(value: str | None, count: int, unit: str = UNIT) -> list[str]:
+    """A column read joined by `unit`, as its `count` values."""
+    values = value.split(unit) if count else []
+    if len(values) != count:
+        raise ValueError("a column has more or fewer values than rows")
+    return values
+
+
+def _numbers(value: str | None, count: int) -> np.ndarray:
+    """A column of integers read joined by commas, as its `count` values."""
+    numbers = np.fromstring(value or "", dtype=np.int64, sep=",")
+    if len(numbers) != count:
+        raise ValueError("a column has more or fewer numbers than rows")
+    return numbers
+
+
+def _rows_by_agent(agents: list[str]) -> dict[str, list[int]]:
+    """Each agent's rows, in order, by agent in order of their first row."""
+    rows: dict[str, list[int]] = {}
+    for row, agent in enumerate(agents):
+        mine = rows.get(agent)
+        if mine is None:
+            mine = rows[agent] = []
+        mine.append(row)
+    return rows
+
+
+def _vectors_by_agent(blob: bytes, lengths: np.ndarray, dim: int, rows_of: dict[str, list[int]]
+                      ) -> dict[str, np.ndarray | SparseVectors] | None:
+    """The embeddings joined in `blob` (each as long as `lengths` says), each agent's rows as
+    one (rows, dim) float32 matrix, read in a few numpy operations when each is raw or sparse
+    (see pack_vector): copied out of the blob when all are raw, else kept as their entries
+    until the matrix is asked for. None when there is some other (zlib-packed, or damaged)."""
+    size, count = 4 * dim, len(lengths)
+    if len(blob) == count * size and (lengths == size).all():
+        matrix = np.frombuffer(blob, dtype=np.float32).reshape(count, dim)
+        return {agent: matrix[rows] for agent, rows in rows_of.items()}
+    entries = _entries(blob, lengths, dim)
+    if entries is None:
+        return None
+    # Entries ordered agent by agent (each agent's rows in order), so that each agent's are a run.
+    order = np.concatenate([np.array(rows) for rows in rows_of.values()])
+    position = np.empty(count, dtype=np.int64)
+    position[order] = np.arange(count)
+    rows, index, value = entries
+    rows = position[rows]
+    by_agent = np.argsort(rows, kind="stable")
+    rows, index, value = rows[by_agent], index[by_agent], value[by_agent]
+    firsts = np.cumsum([0, *map(len, rows_of.values())])
+    bounds = np.searchsorted(rows, firsts).tolist()
+    return {agent: SparseVectors(len(mine), dim, rows[start:end] - first, index[start:end],
+                                 value[start:end])
+            for agent, mine, first, start, end in zip(rows_of, rows_of.values(), firsts.tolist(),
+                                                      bounds, bounds[1:], strict=False)}
+
+
+def _entries(blob: bytes, lengths: np.ndarray, dim: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The (row, index, value) of every non-zero entry of the embeddings joined in `blob`
+    (of a raw one, every entry) when each is raw or sparse; None when one is not."""
+    data = np.frombuffer(blob, dtype=np.uint8)
+    starts = np.cumsum(lengths) - lengths
+    raw = lengths == 4 * dim
+    sparse_rows = np.flatnonzero(~raw)
+    counts, left = np.divmod(lengths[sparse_rows] - 1, ENTRY.itemsize)
+    if not len(lengths) or starts[-1] + lengths[-1] != len(data) or (counts < 0).any() \
+            or left.any() or (data[starts[sparse_rows]] != SPARSE[0]).any():
+        return None
+    # The bytes of sparse embeddings but their first (SPARSE).
+    kept = np.repeat(~raw, lengths) if raw.any() else np.ones(len(data), dtype=bool)
+    kept[starts[sparse_rows]] = False
+    entries = data[kept].view(ENTRY)
+    if len(entries) and entries["index"].max() >= dim:
+        return None
+    rows, index, value = np.repeat(sparse_rows, counts), entries["index"], entries["value"]
+    if raw.any():  # rare: a dense model's vectors, or a hashing vector with many words
+        raw_rows = np.flatnonzero(raw)
+        rows = np.concatenate([rows, np.repeat(raw_rows, dim)])
+        index = np.concatenate([index, np.tile(np.arange(dim), len(raw_rows))])
+        value = np.concatenate([value, data[np.repeat(raw, lengths)].view(np.float32)])
+    return rows, index, value
 
 
 def _evidence(text: str) -> tuple[int, ...]:
@@ -474,45 +625,32 @@ class Store:
 
     async def memory_chunks(self, town_id: int, agent: str | None = None) -> AsyncIterator[MemoryChunk]:
         """A town's memories, read in the order they were written (see migration 6) MEMORY_CHUNK
-        rows at a time: each chunk is up to AGENT_CHUNK of one agent's next memories with their
-        embeddings as one float32 matrix, so a resume never holds every row of a week-long town
-        at once. Each agent's chunks come in order of position; agents' chunks interleave."""
-        query = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE town_id = ?"
-        args: tuple[Any, ...] = (town_id,)
-        if agent is not None:
-            query += " AND agent = ?"
-            args += (agent,)
-        times: dict[str, datetime] = {}
-        dim = await self._embedding_dim(town_id)
-        latest = await self._latest_accesses(town_id, agent)
-        pending: dict[str, list[tuple]] = {}
-        next_seq: dict[str, int] = {}
-        async with self.db.execute(query + " ORDER BY id", args) as cursor:
-            cursor.row_factory = None  # plain tuples: cheaper to make and to unpack
-            while rows := await cursor.fetchmany(MEMORY_CHUNK):
-                for row in rows:
-                    group = pending.get(row[0])
-                    if group is None:
-                        group = pending[row[0]] = []
-                    group.append(row)
-                full = [name for name, group in pending.items() if len(group) >= AGENT_CHUNK]
-                for name in full:
-                    yield self._chunk(name, pending.pop(name), next_seq, dim, times, latest)
-        for name, group in pending.items():
-            yield self._chunk(name, group, next_seq, dim, times, latest)
+        rows at a time, so a resume never holds every row of a week-long town at once: each
+        chunk is one agent's next memories among those rows, with their embeddings as one
+        float32 matrix. Each agent's chunks come in order of position; agents' interleave."""
+        only = " AND agent = ?" if agent is not None else ""
+        args: tuple[Any, ...] = (town_id,) if agent is None else (town_id, agent)
+        reader = _MemoryReader(self.path, await self._embedding_dim(town_id),
+                               await self._latest_accesses(town_id, only, args))
+        async with self.db.execute("SELECT max(id) FROM memories") as cursor:
+            last = (await cursor.fetchone())[0] or 0
+        for after in range(0, last, MEMORY_CHUNK):  # rowids: a range is read in their order
+            bounds = (*args, after, after + MEMORY_CHUNK)
+            async with self.db.execute(MEMORY_COLUMNS.format(agent=only), bounds) as cursor:
+                row = tuple(await cursor.fetchone())
+            if not row[0]:
+                continue
+            texts = (row[4] or "").split(RECORD)
+            if len(texts) != row[0]:  # some text holds RECORD
+                texts = await self._texts(only, bounds)
+            for chunk in reader.chunks(row, texts):
+                yield chunk
 
-    def _chunk(self, agent: str, rows: list[tuple], next_seq: dict[str, int], dim: int,
-               times: dict[str, datetime],
-               latest: dict[str, dict[int, tuple[str, int]]]) -> MemoryChunk:
-        """One agent's next rows as a chunk, after checking that they continue its stream."""
-        seqs = [row[1] for row in rows]
-        expected = list(range(next_seq.get(agent, 0), next_seq.get(agent, 0) + len(rows)))
-        if seqs != expected:
-            raise StoreError(f"the memories of {agent} in {self.path} are not stored in order "
-                             "(positions missing or repeated): the database is damaged; restore "
-                             "a backup of it or start a new --db")
-        next_seq[agent] = expected[-1] + 1
-        return _memory_chunk(agent, rows, dim, times, latest.get(agent, {}))
+    async def _texts(self, only: str, args: tuple[Any, ...]) -> list[str]:
+        """The texts of memory rows with ids in (after, last], row by row."""
+        async with self.db.execute(f"SELECT text FROM memories WHERE town_id = ?{only} AND "
+                                   "id > ? AND id <= ? ORDER BY id", args) as cursor:
+            return [text for (text,) in await cursor.fetchall()]
 
     async def _embedding_dim(self, town_id: int) -> int:
         async with self.db.execute("SELECT embedding_dim FROM towns WHERE id = ?",
@@ -522,23 +660,19 @@ class Store:
             raise StoreError(f"{self.path} has no town {town_id}")
         return int(row[0])
 
-    async def _latest_accesses(self, town_id: int, agent: str | None
-                               ) -> dict[str, dict[int, tuple[str, int]]]:
-        """agent -> seq -> the last access and importance logged last (migration 4)."""
-        query = "SELECT agent, seq, last_accessed, importance FROM memory_access WHERE town_id = ?"
-        args: tuple[Any, ...] = (town_id,)
-        if agent is not None:
-            query += " AND agent = ?"
-            args += (agent,)
-        latest: dict[str, dict[int, tuple[str, int]]] = {}
-        async with self.db.execute(query + " ORDER BY id", args) as cursor:
-            cursor.row_factory = None
-            for name, seq, accessed, importance in await cursor.fetchall():
-                by_seq = latest.get(name)
-                if by_seq is None:
-                    by_seq = latest[name] = {}
-                by_seq[seq] = (accessed, importance)
-        return latest
+    async def _latest_accesses(self, town_id: int, only: str, args: tuple[Any, ...]
+                               ) -> dict[tuple[str, int], tuple[str, int]]:
+        """(agent, seq) -> the last access and importance logged last (migration 4)."""
+        async with self.db.execute(ACCESS_COLUMNS.format(agent=only), args) as cursor:
+            count, agents, seqs, accessed, importance = await cursor.fetchone()
+        try:
+            keys = zip(_joined(agents, count), _numbers(seqs, count).tolist(), strict=True)
+            values = zip(_joined(accessed, count), _numbers(importance, count).tolist(), strict=True)
+        except ValueError as error:
+            raise StoreError(f"the memory accesses logged in {self.path} cannot be read "
+                             f"({error}): the database is damaged; restore a backup of it or "
+                             "start a new --db") from error
+        return dict(zip(keys, values, strict=True))  # a later row overrides an earlier
 
     async def objects(self, town_id: int) -> dict[str, str]:
         async with self.db.execute("SELECT path, state FROM objects WHERE town_id = ? "

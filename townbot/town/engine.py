@@ -14,8 +14,9 @@ they were spoken at, by the first tick that finds it finished.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Coroutine
-from contextlib import asynccontextmanager
+import gc
+from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -30,6 +31,7 @@ from townbot.mind.state import MindState, PlaceKnowledge
 from townbot.prompting import quoted
 from townbot.store.database import (
     ConversationRecord,
+    MemoryChunk,
     Store,
     StoreError,
     TickChanges,
@@ -719,9 +721,36 @@ class SavedTown:
                              "use the persona folder the town was founded with or a new --db")
         bodies = {n: Body.from_dict(b) for n, (b, _) in rows.items() if n in world.personas}
         states = {n: MindState.from_dict(m) for n, (_, m) in rows.items() if n in world.personas}
-        streams: dict[str, MemoryStream] = {n: MemoryStream(town.embedding_dim) for n in bodies}
-        async for chunk in store.memory_chunks(town.id):  # a chunk at a time: no list of all rows
-            if chunk.agent in streams:
-                streams[chunk.agent].extend_stored(chunk.memories, chunk.vectors)
+        with collector_paused():
+            streams = await cls._streams(store, town, bodies)
         return cls(bodies, states, streams, await store.objects(town.id),
                    await store.visitors(town.id))
+
+    @staticmethod
+    async def _streams(store: Store, town: TownRow, names: Iterable[str]) -> dict[str, MemoryStream]:
+        """Each resident's memory stream as stored; its arrays are made once, at their full
+        size, after every chunk of the town's memories is read."""
+        chunks: dict[str, list[MemoryChunk]] = {name: [] for name in names}
+        async for chunk in store.memory_chunks(town.id):  # a chunk at a time: no list of all rows
+            if chunk.agent in chunks:
+                chunks[chunk.agent].append(chunk)
+        streams = {name: MemoryStream(town.embedding_dim) for name in chunks}
+        for name, mine in chunks.items():
+            streams[name].extend_stored([m for c in mine for m in c.memories],
+                                        *(c.packed for c in mine))
+            mine.clear()  # its embeddings now live in the stream only
+        return streams
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector paused while a town's memories are made: tens of thousands of
+    new objects, none in a cycle, that every collection on the way would walk again."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
