@@ -243,31 +243,39 @@ def _value(name: str, element: int, dims: list[int | str]) -> bytes:
     return _field(1, name) + _field(2, _field(1, _field(1, element) + _field(2, shape)))
 
 
-def _constant(name: str, array: np.ndarray) -> bytes:
-    """A uint8 or int8 initializer (TensorProto: dims, data type, name, raw bytes)."""
+def _constant(name: str, array: np.ndarray) -> list[bytes | memoryview]:
+    """A uint8 or int8 initializer (TensorProto: dims, data type, name, raw bytes) as pieces
+    to join: the array's bytes are not copied until then."""
     dims = b"".join(_field(1, size) for size in array.shape)
     element = UINT8 if array.dtype == np.uint8 else INT8
-    return dims + _field(2, element) + _field(8, name) + _field(9, array.tobytes())
+    data = memoryview(np.ascontiguousarray(array)).cast("B")
+    return [dims + _field(2, element) + _field(8, name) + _varint(9 << 3 | 2) + _varint(len(data)),
+            data]
+
+
+def _message(number: int, pieces: list[bytes | memoryview]) -> list[bytes | memoryview]:
+    """A length-delimited field holding `pieces` (joined later)."""
+    return [_varint(number << 3 | 2) + _varint(sum(len(piece) for piece in pieces)), *pieces]
 
 
 def int8_model(memories: np.ndarray | None) -> bytes:
     """The ONNX model y = MatMulInteger(q, m, 64): q (2, d) the query's codes (uint8, 64 for 0),
     m (d, n) the memories' (int8; a constant when given, else an input), y (2, n) int32.
     Written out field by field (ModelProto: ir_version 8, opset 17) so that building it needs
-    no onnx package."""
+    no onnx package, and joined once, so that the memories' bytes are copied once."""
     node = (_field(1, "q") + _field(1, "m") + _field(1, "zero") + _field(2, "y")
             + _field(4, "MatMulInteger"))
-    constants = _field(5, _constant("zero", np.array(QUERY_ZERO, dtype=np.uint8)))
+    graph: list[bytes | memoryview] = [
+        _field(1, node), _field(2, "int8_cosines"),
+        *_message(5, _constant("zero", np.array(QUERY_ZERO, dtype=np.uint8))),
+        _field(11, _value("q", UINT8, [QUERY_ROWS, "d"])),
+        _field(12, _value("y", INT32, [QUERY_ROWS, "n" if memories is None else memories.shape[1]]))]
     if memories is None:
-        matrix = _field(11, _value("m", INT8, ["d", "n"]))
-        width: int | str = "n"
+        graph.append(_field(11, _value("m", INT8, ["d", "n"])))
     else:
-        constants += _field(5, _constant("m", memories))
-        matrix, width = b"", memories.shape[1]
-    graph = (_field(1, node) + _field(2, "int8_cosines") + constants
-             + _field(11, _value("q", UINT8, [QUERY_ROWS, "d"])) + matrix
-             + _field(12, _value("y", INT32, [QUERY_ROWS, width])))
-    return _field(1, 8) + _field(8, _field(1, "") + _field(2, 17)) + _field(7, graph)
+        graph += _message(5, _constant("m", memories))
+    header = _field(1, 8) + _field(8, _field(1, "") + _field(2, 17))
+    return b"".join([header, *_message(7, graph)])
 
 
 def session_of(model: bytes) -> Any:
