@@ -534,3 +534,43 @@ def test_check_prints_one_line_for_a_broken_file(town, capsys) -> None:
     (personas_dir / "isabella_rodriguez.yaml").write_bytes(b"\xff\xfe\x00n\x00a")
     assert main(["check", "--world", str(world_path), "--personas", str(personas_dir)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+# ---------------------------------------------------------------- values their tag cannot make
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ("!!int twelve", "'twelve' (tagged !!int) is not an integer; write one or remove the tag"),
+    ("!!int ''", "'' (tagged !!int) is not an integer; write one or remove the tag"),
+    ("!!float tall", "'tall' (tagged !!float) is not a number; write one or remove the tag"),
+    ("!!bool maybe", "'maybe' (tagged !!bool) is not true or false; write one or remove the tag"),
+    ("2023-02-30", "'2023-02-30' is not a date (YYYY-MM-DD) or a date and time; quote it to "
+                   "keep it as text"),
+    ("!!map twelve", "tagged !!map but is a scalar; write a mapping or remove the tag"),
+])
+@pytest.mark.parametrize("ending", ["\n", "\r\n"])  # libyaml's path and PyYAML's own
+def test_a_value_its_tag_cannot_make_is_one_clear_error(town, value, problem, ending) -> None:
+    world_path, personas_dir = town
+    persona = personas_dir / "isabella_rodriguez.yaml"
+    replace_once(persona, "age: 34\n", f"age: {value}\n")
+    persona.write_bytes(persona.read_bytes().replace(b"\n", ending.encode()))
+    error = load_error(world_path, personas_dir)
+    assert (error.file, error.place, error.problem) == (str(persona), "line 2, column 6", problem)
+
+
+@pytest.mark.parametrize("command", [["check"], ["sim", "--hours", "0.1", "--quiet"]])
+def test_the_cli_reports_a_wrongly_tagged_value_in_one_line(town, tmp_path, capsys,
+                                                            command) -> None:
+    from townbot.cli import main
+    world_path, personas_dir = town
+    persona = personas_dir / "isabella_rodriguez.yaml"
+    replace_once(persona, "age: 34\n", "age: !!int twelve\n")
+    before = persona.read_bytes()
+    db = tmp_path / "town.db"
+    extra = ["--db", str(db)] if command[0] == "sim" else []
+    code = main([*command, "--world", str(world_path), "--personas", str(personas_dir), *extra])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{persona}: line 2, column 6: 'twelve' (tagged !!int) is not an integer" in err
+    assert "Traceback" not in err and "ValueError" not in err
+    assert persona.read_bytes() == before and not db.exists()

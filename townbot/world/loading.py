@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
@@ -53,15 +54,28 @@ class FastStrictLoader(getattr(yaml, "CSafeLoader", StrictLoader)):  # type: ign
 PYYAML_ONLY = ("\t", "?", "\r")
 
 
-class DuplicateKey(yaml.YAMLError):
+class MarkedProblem(yaml.YAMLError):
+    """A document that parses but cannot be read as written; the message says why in full."""
+
     def __init__(self, problem: str, mark: yaml.Mark) -> None:
         super().__init__(problem)
         self.problem = problem
         self.problem_mark = mark
 
 
-def _mapping_without_duplicates(loader: StrictLoader, node: yaml.MappingNode,
+class DuplicateKey(MarkedProblem):
+    pass
+
+
+class UnreadableValue(MarkedProblem):
+    pass
+
+
+def _mapping_without_duplicates(loader: StrictLoader, node: yaml.Node,
                                 deep: bool = False) -> dict:
+    if not isinstance(node, yaml.MappingNode):  # `!!map text`: flatten_mapping would crash
+        raise UnreadableValue(f"tagged !!map but is a {node.id}; write a mapping or remove the "
+                              "tag", node.start_mark)
     loader.flatten_mapping(node)
     seen: dict[object, int] = {}
     for key_node, _ in node.value:
@@ -77,9 +91,34 @@ def _mapping_without_duplicates(loader: StrictLoader, node: yaml.MappingNode,
     return loader.construct_mapping(node, deep=deep)
 
 
+# What a scalar of each kind must be; PyYAML's constructors fail on anything else with a bare
+# ValueError, KeyError, IndexError or AttributeError (`!!int twelve`, `!!bool maybe`, 2023-02-30).
+SCALAR_KINDS = {"int": "an integer", "float": "a number", "bool": "true or false",
+                "timestamp": "a date (YYYY-MM-DD) or a date and time"}
+
+
+def _checked_scalar(kind: str, construct: Callable) -> Callable:
+    """The loader's constructor for `kind`, turning its failure into an UnreadableValue at the
+    value's place."""
+    def construct_or_explain(loader: StrictLoader, node: yaml.ScalarNode) -> object:
+        try:
+            return construct(loader, node)
+        except (ValueError, KeyError, IndexError, AttributeError) as error:
+            implicit = node.style is None and \
+                loader.resolve(yaml.ScalarNode, node.value, (True, False)) == node.tag
+            fix = "quote it to keep it as text" if implicit else "write one or remove the tag"
+            tagged = "" if implicit else f" (tagged !!{kind})"
+            raise UnreadableValue(f"'{node.value}'{tagged} is not {SCALAR_KINDS[kind]}; {fix}",
+                                  node.start_mark) from error
+    return construct_or_explain
+
+
 for _loader in (StrictLoader, FastStrictLoader):
     _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
                             _mapping_without_duplicates)
+    for _kind in SCALAR_KINDS:
+        _tag = f"tag:yaml.org,2002:{_kind}"
+        _loader.add_constructor(_tag, _checked_scalar(_kind, yaml.SafeLoader.yaml_constructors[_tag]))
 
 
 STR_TAG, SEQ_TAG, MAP_TAG = (f"tag:yaml.org,2002:{kind}" for kind in ("str", "seq", "map"))
@@ -131,8 +170,6 @@ def _load_by_libyaml(text: str) -> object:
             return _plain_value(loader, node, set())
         except NotPlain:
             return loader.construct_document(node)
-        except (ValueError, KeyError):  # a scalar explicitly tagged int, bool... that is none
-            return yaml.load(text, Loader=FastStrictLoader)  # the loader's own run fails as before
     finally:
         loader.dispose()
 
@@ -179,7 +216,7 @@ def read_yaml(path: Path, spec: type[SpecT]) -> SpecT:
         mark = getattr(error, "problem_mark", None)
         place = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(error, "problem", None) or "invalid YAML"
-        prefix = "" if isinstance(error, DuplicateKey) else "YAML syntax error: "
+        prefix = "" if isinstance(error, MarkedProblem) else "YAML syntax error: "
         raise DataError(str(path), place, prefix + problem) from error
     if not isinstance(raw, dict):
         raise DataError(str(path), "(top level)", "expected a mapping of keys to values")
