@@ -72,9 +72,69 @@ class Part:
         raise NotImplementedError
 
 
+# A part whose changes are logged (AttentionState, PlanState) is stored whole again after
+# this many logged commits: its log then starts afresh from the part as stored.
+LOG_LIMIT = 24
+
+
+@dataclass(frozen=True)
+class LogRow:
+    """One commit's change of a logged part, stored in the part_log table (migration 7): its
+    position `n` in the resident's log of that part, and the change as JSON."""
+
+    n: int
+    change: str
+
+
+def apply_logs(mind: dict[str, Any]) -> dict[str, Any]:
+    """A flat mind dict as stored (the parts' keys merged) made whole: the rows logged of the
+    attention and planning parts since they were stored ("sight_log", "plan_log": (n, change)
+    in order of n, as the store reads them) are applied to the parts' keys and taken out, and
+    the number of each log's next row is left beside its start ("..._log_next"). Rows before
+    a log's start are left over from an earlier base and skipped (the store drops them once a
+    game day)."""
+    for log, apply in (("sight_log", _apply_sights), ("plan_log", _apply_plan)):
+        start = int(mind.get(f"{log}_from", 0))
+        following = start
+        for n, change in mind.pop(log, None) or []:
+            following = max(following, n + 1)
+            if n >= start:
+                apply(mind, json.loads(change))
+        mind[f"{log}_next"] = following
+    return mind
+
+
+def _apply_sights(mind: dict[str, Any], change: list[Any]) -> None:
+    """One logged change of the attention part, as its commit found the sight table."""
+    seen, texts, gone, step = change
+    sights = mind.setdefault("sights", {})
+    for text in gone:
+        sights.pop(text, None)
+    for text in texts:
+        sights[text] = seen
+    if step is not None:
+        mind["last_step"] = step
+
+
+def _apply_plan(mind: dict[str, Any], change: list[Any]) -> None:
+    """One logged change of the planning part: blocks [start, stop) of the plan as it was
+    become the logged blocks; the other fields are given when they changed."""
+    head, start, stop, blocks = change
+    if head is not None:
+        mind["day"], mind["day_plan"], mind["notable"], mind["last_revision"] = head
+    mind.setdefault("blocks", [])[start:stop] = blocks
+
+
 @dataclass
 class PlanState(Part):
-    """Planning (mind/planning.py): today's plan and its revision after news."""
+    """Planning (mind/planning.py): today's plan and its revision after news.
+
+    A plan changes a block at a time (a block decomposed into steps, a reaction cut in), but
+    stored whole it is encoded and compressed whole each time. So the part as stored is a
+    base, and each commit logs the blocks it replaced (and the other fields, when they
+    changed), which loading applies in order; after LOG_LIMIT logged commits the part is
+    stored whole again (`log_from`: where its log starts; `next_n`: the next row's number;
+    `based`: whether the part was ever stored whole)."""
 
     name: ClassVar[str] = "planning"
     day: date | None = None
@@ -82,11 +142,14 @@ class PlanState(Part):
     blocks: list[PlanBlock] = field(default_factory=list)
     notable: list[str] = field(default_factory=list)  # important news since the last revision
     last_revision: datetime | None = None
+    log_from: int = field(default=0, compare=False, repr=False)
+    next_n: int = field(default=0, compare=False, repr=False)
+    based: bool = field(default=False, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"day": self.day.isoformat() if self.day else None, "day_plan": self.day_plan,
                 "blocks": [b.to_dict() for b in self.blocks], "notable": self.notable,
-                "last_revision": _text(self.last_revision)}
+                "last_revision": _text(self.last_revision), "plan_log_from": self.log_from}
 
     def encode(self) -> str:
         """As json.dumps(to_dict()), with the blocks' JSON taken from their kept encodings (a
@@ -95,14 +158,46 @@ class PlanState(Part):
         return (f'{{"day": {json.dumps(self.day.isoformat() if self.day else None)}, '
                 f'"day_plan": {json.dumps(self.day_plan)}, "blocks": [{blocks}], '
                 f'"notable": {json.dumps(self.notable)}, '
-                f'"last_revision": {json.dumps(_text(self.last_revision))}}}')
+                f'"last_revision": {json.dumps(_text(self.last_revision))}, '
+                f'"plan_log_from": {self.log_from}}}')
+
+    def _head(self) -> str:
+        return json.dumps([self.day.isoformat() if self.day else None, self.day_plan,
+                           self.notable, _text(self.last_revision)])
+
+    def take_log(self) -> list[LogRow] | None:
+        """The log row of what changed since the last call (none if nothing did), or None when
+        the whole part is to be stored instead (never stored whole, or a full log)."""
+        head, blocks = self._head(), [block.json() for block in self.blocks]
+        before = self.__dict__.get("_stored")
+        self._stored = head, blocks
+        if before == (head, blocks) and self.based:
+            return []
+        if before is None or not self.based or self.next_n - self.log_from >= LOG_LIMIT:
+            self.log_from, self.based = self.next_n, True
+            return None
+        old_head, old = before
+        shorter = min(len(old), len(blocks))
+        start = next((i for i in range(shorter) if old[i] != blocks[i]), shorter)
+        end = next((i for i in range(shorter - start) if old[-1 - i] != blocks[-1 - i]),
+                   shorter - start)  # blocks kept at the end
+        change = (f"[{'null' if head == old_head else head}, {start}, {len(old) - end}, "
+                  f"[{', '.join(blocks[start:len(blocks) - end])}]]")
+        self.next_n += 1
+        return [LogRow(self.next_n - 1, change)]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PlanState:
-        day = data.get("day")
-        return cls(date.fromisoformat(day) if day else None, list(data.get("day_plan", [])),
-                   [PlanBlock.from_dict(b) for b in data.get("blocks", [])],
-                   list(data.get("notable", [])), _time(data.get("last_revision")))
+        """From a flat mind dict with its logs applied (see apply_logs)."""
+        day, stored = data.get("day"), data.get("blocks", [])
+        plan = cls(date.fromisoformat(day) if day else None, list(data.get("day_plan", [])),
+                   [PlanBlock.from_dict(b) for b in stored], list(data.get("notable", [])),
+                   _time(data.get("last_revision")))
+        plan.log_from = int(data.get("plan_log_from", 0))
+        plan.next_n, plan.based = int(data.get("plan_log_next", plan.log_from)), True
+        # What is stored, as take_log compares it: a block's JSON is that of its stored dict.
+        plan._stored = plan._head(), [json.dumps(block) for block in stored]
+        return plan
 
 
 @dataclass
@@ -132,69 +227,115 @@ class PlaceKnowledge(Part):
         return cls({k: list(v) for k, v in data.get("known", {}).items()}, refused)
 
 
-_STAMP_LENGTH = len(': "2023-02-13 09:00"')  # what follows a sight's text in its JSON
-
-
 class SightTable(dict[str, datetime]):
-    """What was seen -> when, keeping beside each entry its JSON (`"text": "time"`) in the same
-    order: a tick restamps the few sights in view, so a crowded town's tables are encoded by
-    joining kept text instead of formatting every entry of every table at every commit."""
+    """What was seen -> when, noting what changed since the changes were last taken: the texts
+    set (in the order first set) and the texts deleted."""
 
     def __init__(self, entries: Mapping[str, datetime] | None = None) -> None:
         super().__init__()
-        self.fragments: dict[str, str] = {}
+        self.stamped: dict[str, None] = {}
+        self.gone: dict[str, None] = {}
         for text, seen in (entries or {}).items():
-            self[text] = seen
+            super().__setitem__(text, seen)
 
     def __setitem__(self, text: str, seen: datetime) -> None:
-        # Restamped, the text's JSON is as before: only the time after it changes.
-        key = self.fragments[text][:-_STAMP_LENGTH] if text in self else json.dumps(text)
         super().__setitem__(text, seen)
-        self.fragments[text] = f'{key}: "{_format(seen)}"'
+        self.stamped[text] = None
 
     def __delitem__(self, text: str) -> None:
         super().__delitem__(text)
-        del self.fragments[text]
+        self.stamped.pop(text, None)
+        self.gone[text] = None
 
     def pop(self, text: str, *default: Any) -> Any:
-        self.fragments.pop(text, None)
+        if text in self:
+            self.stamped.pop(text, None)
+            self.gone[text] = None
         return super().pop(text, *default)
 
     def clear(self) -> None:
+        self.gone.update(dict.fromkeys(self))
+        self.stamped.clear()
         super().clear()
-        self.fragments.clear()
 
     def _unsupported(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError("a sight table changes one entry at a time (set, del, pop, clear)")
 
     update = setdefault = popitem = __ior__ = _unsupported  # type: ignore[assignment]
 
+    def take_changes(self) -> tuple[list[tuple[datetime, list[str]]], list[str]]:
+        """(when, texts set to it) in the order set, and the texts deleted, since the last call
+        (a deleted text set again is in both: deletions come first)."""
+        by_time: dict[datetime, list[str]] = {}
+        for text in self.stamped:
+            by_time.setdefault(self[text], []).append(text)
+        gone = list(self.gone)
+        self.stamped, self.gone = {}, {}
+        return list(by_time.items()), gone
+
 
 @dataclass
 class AttentionState(Part):
-    """Attention (mind/attention.py): when each sight was last seen; the last own action noted."""
+    """Attention (mind/attention.py): when each sight was last seen; the last own action noted.
+
+    Every awake resident restamps what it sees at every tick, so stored whole the table would
+    be encoded, compressed and written each time. Instead the part as stored is a base, and
+    each commit logs what changed since (texts seen, texts forgotten, the new last step), which
+    loading applies in order; after LOG_LIMIT logged commits the part is stored whole again
+    (`log_from`, `next_n`, `based`: as in PlanState)."""
 
     name: ClassVar[str] = "attention"
     sights: dict[str, datetime] = field(default_factory=dict)
     last_step: str | None = None
+    log_from: int = field(default=0, compare=False, repr=False)
+    next_n: int = field(default=0, compare=False, repr=False)
+    based: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.sights, SightTable):
             self.sights = SightTable(self.sights)
+        self._stored_step = self.last_step
 
     def to_dict(self) -> dict[str, Any]:
-        return {"sights": _texts(self.sights), "last_step": self.last_step}
+        return {"sights": _texts(self.sights), "last_step": self.last_step,
+                "sight_log_from": self.log_from}
 
-    def encode(self) -> str:
-        """As json.dumps(to_dict()), joining the JSON the table keeps of each sight."""
-        if not isinstance(self.sights, SightTable):  # a plain dict put in its place
-            return json.dumps(self.to_dict())
-        return (f'{{"sights": {{{", ".join(self.sights.fragments.values())}}}, '
-                f'"last_step": {json.dumps(self.last_step)}}}')
+    def take_log(self) -> list[LogRow] | None:
+        """The log rows of what changed since the last call, or None when the whole part is to
+        be stored instead (never stored whole, a full log, or a step changed to None); either
+        way the changes are taken."""
+        sights = self.sights
+        if not isinstance(sights, SightTable):  # a plain dict put in its place
+            self.sights = SightTable(sights)
+            seen, gone = [], []
+        else:
+            seen, gone = sights.take_changes()
+        step_changed = self.last_step != self._stored_step
+        self._stored_step = self.last_step
+        if isinstance(sights, SightTable) and self.based and not (seen or gone or step_changed):
+            return []
+        if not isinstance(sights, SightTable) or not self.based or (
+                self.next_n - self.log_from >= LOG_LIMIT) or (
+                step_changed and self.last_step is None):
+            self.log_from, self.based = self.next_n, True
+            return None
+        step = self.last_step if step_changed else None
+        changes = [[_format(when), texts, gone if index == 0 else [], step if index == 0 else None]
+                   for index, (when, texts) in enumerate(seen)]
+        if not changes and (gone or step is not None):  # forgotten, or a new step, nothing seen
+            changes = [["", [], gone, step]]
+        rows = [LogRow(self.next_n + index, json.dumps(change))
+                for index, change in enumerate(changes)]
+        self.next_n += len(rows)
+        return rows
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AttentionState:
-        return cls(_times(data.get("sights", {})), data.get("last_step"))
+        """From a flat mind dict with its logs applied (see apply_logs)."""
+        part = cls(_times(data.get("sights", {})), data.get("last_step"))
+        part.log_from = int(data.get("sight_log_from", 0))
+        part.next_n, part.based = int(data.get("sight_log_next", part.log_from)), True
+        return part
 
 
 @dataclass
@@ -292,6 +433,9 @@ class ConversationState(Part):
         return cls({k: list(v) for k, v in data.get("told", {}).items()})
 
 
+LOGGED_PARTS = (AttentionState, PlanState)
+
+
 PART_TYPES: tuple[type[Part], ...] = (PlanState, PlaceKnowledge, AttentionState, MemoryQueue,
                                       SummaryState, ReflectionState, ReactionState,
                                       ConversationState)
@@ -312,6 +456,8 @@ class MindState:
     reacting: ReactionState = field(default_factory=ReactionState)
     dialogue: ConversationState = field(default_factory=ConversationState)
     saved: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    # The rows to append to each logged part's log (attention, planning), taken by the store.
+    logs: dict[str, list[LogRow]] = field(default_factory=dict, compare=False, repr=False)
 
     def parts(self) -> list[Part]:
         return [self.planning, self.places, self.attention, self.queue, self.summary,
@@ -337,18 +483,42 @@ class MindState:
 
     def take_changes(self) -> dict[str, str]:
         """The stored form (JSON) of each part marked since the last call and not already
-        stored as it is; the marks are cleared. A commit that then fails must reload the mind
-        from the store (the engine does), since the marks are gone."""
+        stored as it is; the marks are cleared. The attention and planning parts are mostly
+        logged instead (see their classes and `take_logs`). A commit that then fails must
+        reload the mind from the store (the engine does), since the marks are gone."""
         if CHECK_UNMARKED:
             self._check_unmarked()
         changed = {}
         for part in self.parts():
             if part.dirty:
                 part.dirty = False
+                whole = isinstance(part, LOGGED_PARTS) and not self._logged(part)
+                if isinstance(part, LOGGED_PARTS) and not whole:
+                    continue
                 text = _encode(part)
-                if self.saved.get(part.name) != text:
+                if whole or self.saved.get(part.name) != text:  # a new base is always stored
                     changed[part.name] = self.saved[part.name] = text
         return changed
+
+    def _logged(self, part: AttentionState | PlanState) -> bool:
+        """Take a logged part's changes as log rows; False when the whole part is to be stored
+        instead (its log then starts afresh)."""
+        rows = part.take_log()
+        if rows is None:
+            return False
+        self.logs.setdefault(part.name, []).extend(rows)
+        if CHECK_UNMARKED:  # what a reload gives, for the check of unmarked changes
+            self.saved[part.name] = _encode(part)
+        return True
+
+    def take_logs(self) -> dict[str, list[LogRow]]:
+        """The rows to append to each logged part's log since the last call."""
+        taken, self.logs = self.logs, {}
+        return taken
+
+    def log_starts(self) -> dict[str, int]:
+        """Where each logged part's log starts: earlier rows are left over from older bases."""
+        return {part.name: part.log_from for part in (self.attention, self.planning)}
 
     def _check_unmarked(self) -> None:
         for part in self.parts():

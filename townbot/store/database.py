@@ -21,6 +21,7 @@ import numpy as np
 
 from townbot.llm.port import UsageRecord
 from townbot.mind.memory import Memory, SparseVectors
+from townbot.mind.state import LogRow, apply_logs
 from townbot.store.errors import StoreError
 from townbot.store.migrations import MIGRATIONS
 from townbot.store.writer_lock import WriterLock
@@ -403,6 +404,9 @@ class TickChanges:
     next_tick: int
     bodies: dict[str, str] = field(default_factory=dict)  # name -> body as JSON (changed ones)
     mind_parts: list[tuple[str, str, str]] = field(default_factory=list)  # (agent, part, JSON)
+    logged: list[tuple[str, str, LogRow]] = field(default_factory=list)  # (agent, part, row)
+    # (agent, part, n) where each logged part's log starts, given when compacting
+    log_starts: list[tuple[str, str, int]] = field(default_factory=list)
     new_memories: list[tuple[str, Memory, np.ndarray]] = field(default_factory=list)
     touched: list[tuple[str, Memory]] = field(default_factory=list)
     objects: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (state, time)
@@ -614,6 +618,13 @@ class Store:
             for row in await cursor.fetchall():
                 if row["agent"] in agents:  # a part's keys override the mind as founded
                     agents[row["agent"]][1].update(json.loads(unpack(row["state"])))
+        async with self.db.execute("SELECT agent, part, n, change FROM part_log WHERE "
+                                   "town_id = ? ORDER BY id", (town_id,)) as cursor:
+            for agent, part, n, change in await cursor.fetchall():
+                if agent in agents and part in LOG_KEYS:
+                    agents[agent][1].setdefault(LOG_KEYS[part], []).append((n, unpack(change)))
+        for _, mind in agents.values():
+            apply_logs(mind)  # every reader sees the parts whole
         return agents
 
     async def memories(self, town_id: int, agent: str | None = None) -> list[StoredMemory]:
@@ -753,6 +764,7 @@ class Store:
                  changes.new_memories, pack_vectors([v for _, _, v in changes.new_memories]),
                  strict=True)])
         await self._log_accesses(town, changes.touched, changes.compact)
+        await self._write_part_logs(town, changes)
         await self._many(
             "INSERT INTO objects (town_id, path, state, updated) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (town_id, path) DO UPDATE SET state = excluded.state, "
@@ -781,6 +793,21 @@ class Store:
             await self.db.execute(
                 "DELETE FROM memory_access WHERE town_id = ? AND id NOT IN (SELECT MAX(id) "
                 "FROM memory_access WHERE town_id = ? GROUP BY agent, seq)", (town, town))
+
+    async def _write_part_logs(self, town: int, changes: TickChanges) -> None:
+        """Append the logged parts' changes (see mind.state.AttentionState and PlanState,
+        migration 7), a long one compressed as a long part is; when compacting, drop the rows
+        of logs that a part stored whole since has made useless."""
+        await self._many(
+            "INSERT INTO part_log (town_id, agent, part, n, change) VALUES (?, ?, ?, ?, ?)",
+            [(town, agent, part, row.n, pack(row.change)) for agent, part, row in changes.logged])
+        if changes.compact and changes.log_starts:
+            starts = ", ".join(["(?, ?, ?)"] * len(changes.log_starts))
+            await self.db.execute(
+                f"WITH starts (agent, part, n) AS (VALUES {starts}) DELETE FROM part_log "
+                "WHERE town_id = ? AND n < (SELECT starts.n FROM starts WHERE starts.agent = "
+                "part_log.agent AND starts.part = part_log.part)",
+                [*(value for start in changes.log_starts for value in start), town])
 
     async def _insert_events(self, town: int, tick: int, events: Iterable[TownEvent]) -> None:
         await self._many(
@@ -866,6 +893,9 @@ class Store:
     async def _insert_usage(self, town: int, tick: int, usage: Iterable[UsageRecord]) -> None:
         await self._many(USAGE_INSERT, [(town, tick, *_usage_values(u)) for u in usage])
 
+
+# A logged part's rows of part_log, in the flat dict of a mind (see mind.state).
+LOG_KEYS = {"attention": "sight_log", "planning": "plan_log"}
 
 USAGE_INSERT = ("INSERT INTO llm_usage (town_id, tick, game_day, agent, purpose, model, "
                 "prompt_tokens, completion_tokens, estimated, latency_ms, outcome) "

@@ -188,4 +188,24 @@ MIGRATIONS: list[str] = [
     );
     INSERT INTO bodies (town_id, agent, body) SELECT town_id, name, body FROM agents;
     """,
+    # 7: every awake resident restamps what it sees at every tick, and a plan changes a block
+    # at a time, yet both parts were encoded, compressed and written whole at each change. The
+    # attention and planning parts as stored are now bases: each commit appends what changed
+    # since to the resident's log of the part here (`change`: JSON, compressed when long as a
+    # part is; numbered `n`), and loading applies the rows from the base's start on
+    # (sight_log_from, plan_log_from in the part) in order. After a few dozen rows the part is
+    # stored whole again and its log starts afresh; rows before a log's start are dropped once
+    # a game day (see mind.state's AttentionState and PlanState). Rows are appended at the
+    # table's end, so a tick's rows share pages. An older town has no log: its parts are its
+    # bases.
+    """
+    CREATE TABLE part_log (
+        id INTEGER PRIMARY KEY,
+        town_id INTEGER NOT NULL REFERENCES towns(id),
+        agent TEXT NOT NULL,
+        part TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        change NOT NULL
+    );
+    """,
 ]

@@ -514,6 +514,11 @@ class Engine:
                 changes.bodies[name] = body
             parts = mind.state.take_changes()
             changes.mind_parts += [(name, part, text) for part, text in parts.items()]
+            for part, rows in mind.state.take_logs().items():
+                changes.logged += [(name, part, row) for row in rows]
+            if changes.compact:
+                changes.log_starts += [(name, part, n) for part, n in
+                                       mind.state.log_starts().items()]
             added, touched = mind.stream.take_changes()
             changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
             changes.touched += [(name, m) for m in touched]
