@@ -15,10 +15,12 @@ import pytest
 from conftest import open_engine
 
 from townbot.llm.embedding import HashingEmbedder
+from townbot.llm.port import UsageRecord
 from townbot.mind.memory import Memory
 from townbot.store.database import (
     PACK_OVER,
     PAGE_SIZE,
+    USAGE_ROWS,
     Store,
     StoreError,
     TickChanges,
@@ -223,3 +225,23 @@ async def test_memories_stored_out_of_order_are_a_clear_error(tmp_path):
     with pytest.raises(StoreError, match="memories of Ann in .* are not stored in order"):
         await store.memories(town.id)
     await store.close()
+
+
+async def test_usage_records_are_stored_in_order_in_one_insert_or_in_parts(tmp_path):
+    """A usage write is one INSERT of every record; a backlog longer than USAGE_ROWS goes in
+    parts within one transaction. Either way every record is stored, in order."""
+    store = await Store.open(tmp_path / "town.db")
+    try:
+        town = await store.create_town("T", "2023-02-13 07:00", 10, 0, "m", "e", 8, {}, {})
+        for count in (1, 3, USAGE_ROWS * 2 + 7):
+            await store.add_usage(town.id, [
+                (index, UsageRecord("react", f"agent {index}", 1, "m", index, 2, False, 1.5, "ok"))
+                for index in range(count)])
+        await store.add_usage(town.id, [])
+        stored = await store.usage_rows(town.id)
+    finally:
+        await store.close()
+    assert [(row["tick"], row["agent"], row["prompt_tokens"]) for row in stored] == [
+        (index, f"agent {index}", index) for count in (1, 3, USAGE_ROWS * 2 + 7)
+        for index in range(count)]
+
