@@ -165,6 +165,18 @@ def test_sparse_rows_extend_a_stream_as_their_dense_matrix_would():
         MemoryStream(DIM).extend_stored(memories[:2], sparse)
 
 
+def test_stored_memories_take_their_positions_and_int_importance():
+    """The store makes memories with their positions as ids and int importance, which a stream
+    then keeps as they are; any others are set as adding them would."""
+    stream = MemoryStream(DIM)
+    stream.extend_stored([Memory(0, "plan", "a", NINE, NINE, 3)], np.zeros((1, DIM), np.float32))
+    odd = [Memory(7, "plan", "b", NINE, NINE, np.int64(4)), Memory(1, "plan", "c", NINE, NINE, 5)]
+    stream.extend_stored(odd, np.zeros((2, DIM), np.float32))
+    assert [(m.id, m.importance, type(m.importance)) for m in stream.memories] == \
+        [(0, 3, int), (1, 4, int), (2, 5, int)]
+    assert stream.arrays()[1].tolist() == [3, 4, 5]
+
+
 def test_the_cycle_collector_is_paused_only_while_memories_are_made():
     assert gc.isenabled()
     with collector_paused():

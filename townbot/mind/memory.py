@@ -123,11 +123,13 @@ class MemoryStream:
         self.new_ids.append(index)
         return memory
 
-    def extend_stored(self, memories: list[Memory], *vectors: np.ndarray | SparseVectors) -> None:
+    def extend_stored(self, memories: list[Memory], *vectors: np.ndarray | SparseVectors,
+                      hours: dict[datetime, float] | None = None) -> None:
         """Memories read back from the store, appended in order as they were (resuming a town),
         with their embeddings in one matrix or several whose rows follow on: the same stream
         as adding them one by one, growing the arrays at most once and filling each in one
-        pass; each memory's id becomes its position and none counts as new."""
+        pass; each memory's id becomes its position and none counts as new. `hours` keeps
+        hours_since_epoch of the moments seen so far (streams resumed together share them)."""
         rows = sum(part.shape[0] for part in vectors)
         if rows != len(memories) or any(part.shape[1:] != (self.dim,) for part in vectors):
             shapes = ", ".join(str(part.shape) for part in vectors)
@@ -141,9 +143,15 @@ class MemoryStream:
         if end > self._capacity:
             self._grow(end)
         accessed = list(map(attrgetter("last_accessed"), memories))
-        hours = {moment: hours_since_epoch(moment) for moment in set(accessed)}
-        for index, memory in enumerate(memories, start):
-            memory.id, memory.importance = index, int(memory.importance)
+        hours = {} if hours is None else hours
+        for moment in set(accessed).difference(hours):
+            hours[moment] = hours_since_epoch(moment)
+        importance = list(map(attrgetter("importance"), memories))
+        if list(map(attrgetter("id"), memories)) != list(range(start, end)) or \
+                not set(map(type, importance)) <= {int}:  # as the store makes them: nothing to do
+            for index, memory in enumerate(memories, start):
+                memory.id, memory.importance = index, int(memory.importance)
+            importance = list(map(attrgetter("importance"), memories))
         self._latest_by_text.update(zip(map(attrgetter("text"), memories), range(start, end),
                                         strict=True))
         row = start
@@ -154,7 +162,7 @@ class MemoryStream:
             else:
                 self._vectors[row: row + rows] = part
             row += rows
-        self._importance[start:end] = list(map(attrgetter("importance"), memories))
+        self._importance[start:end] = importance
         self._accessed[start:end] = list(map(hours.__getitem__, accessed))
         self._kinds[start:end] = list(map(KIND_CODES.__getitem__, kinds))
         if self._int8 is not None:

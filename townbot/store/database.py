@@ -339,26 +339,30 @@ def _vectors_by_agent(blob: bytes, lengths: np.ndarray, dim: int, rows_of: dict[
     entries = _entries(blob, lengths, dim)
     if entries is None:
         return None
-    # Entries ordered agent by agent (each agent's rows in order), so that each agent's are a run.
-    order = np.concatenate([np.array(rows) for rows in rows_of.values()])
-    position = np.empty(count, dtype=np.int64)
-    position[order] = np.arange(count)
+    # Entries moved agent by agent (each agent's rows in order), so that each agent's are a
+    # run: a row's entries go where its place in that order says (counted, not sorted).
     rows, index, value = entries
-    rows = position[rows]
-    by_agent = np.argsort(rows, kind="stable")
-    rows, index, value = rows[by_agent], index[by_agent], value[by_agent]
-    firsts = np.cumsum([0, *map(len, rows_of.values())])
-    bounds = np.searchsorted(rows, firsts).tolist()
-    return {agent: SparseVectors(len(mine), dim, rows[start:end] - first, index[start:end],
-                                 value[start:end])
-            for agent, mine, first, start, end in zip(rows_of, rows_of.values(), firsts.tolist(),
+    order = np.concatenate([np.array(mine) for mine in rows_of.values()])
+    counts = np.bincount(rows, minlength=count)
+    placed = np.empty(count, dtype=np.int64)  # each row's place in that order ...
+    placed[order] = np.arange(count)
+    first = np.empty(count, dtype=np.int64)  # ... and where its first entry goes
+    first[order] = np.cumsum(counts[order]) - counts[order]
+    target = first[rows] + np.arange(len(rows)) - (np.cumsum(counts) - counts)[rows]
+    moved = [np.empty_like(column) for column in (rows, index, value)]
+    moved[0][target], moved[1][target], moved[2][target] = placed[rows], index, value
+    starts = np.cumsum([0, *map(len, rows_of.values())])
+    bounds = np.searchsorted(moved[0], starts).tolist()
+    return {agent: SparseVectors(len(mine), dim, moved[0][begin:end] - start,
+                                 moved[1][begin:end], moved[2][begin:end])
+            for agent, mine, start, begin, end in zip(rows_of, rows_of.values(), starts.tolist(),
                                                       bounds, bounds[1:], strict=False)}
 
 
 def _entries(blob: bytes, lengths: np.ndarray, dim: int
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The (row, index, value) of every non-zero entry of the embeddings joined in `blob`
-    (of a raw one, every entry) when each is raw or sparse; None when one is not."""
+    (of a raw one, every entry), row by row, when each is raw or sparse; None when one is not."""
     data = np.frombuffer(blob, dtype=np.uint8)
     starts = np.cumsum(lengths) - lengths
     raw = lengths == 4 * dim
@@ -379,6 +383,8 @@ def _entries(blob: bytes, lengths: np.ndarray, dim: int
         rows = np.concatenate([rows, np.repeat(raw_rows, dim)])
         index = np.concatenate([index, np.tile(np.arange(dim), len(raw_rows))])
         value = np.concatenate([value, data[np.repeat(raw, lengths)].view(np.float32)])
+        in_order = np.argsort(rows, kind="stable")
+        rows, index, value = rows[in_order], index[in_order], value[in_order]
     return rows, index, value
 
 

@@ -740,9 +740,10 @@ class SavedTown:
             if chunk.agent in chunks:
                 chunks[chunk.agent].append(chunk)
         streams = {name: MemoryStream(town.embedding_dim) for name in chunks}
+        hours: dict[datetime, float] = {}  # a tick's memories share their moments
         for name, mine in chunks.items():
             streams[name].extend_stored([m for c in mine for m in c.memories],
-                                        *(c.packed for c in mine))
+                                        *(c.packed for c in mine), hours=hours)
             mine.clear()  # its embeddings now live in the stream only
         return streams
 
