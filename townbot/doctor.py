@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +63,8 @@ def write_settings(path: Path, values: dict[str, Any]) -> None:
     """Merge values into the file's [llm] table; other tables and keys stay (comments do not)."""
     data: dict[str, Any] = {}
     if path.exists():
+        import tomllib  # loaded here, not when the CLI builds its parser from this module
+
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as error:

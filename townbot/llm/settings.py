@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -221,6 +220,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
     """The `[llm]` table of a townbot.toml, or {} when the file does not exist."""
     if not path.exists():
         return {}
+    import tomllib  # loaded only when there is a file to read: start-up without one skips it
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:

@@ -7,16 +7,17 @@ import asyncio
 import signal
 import sys
 from collections.abc import Callable, Iterable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from rich.cells import cell_len
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from rich.text import Text
 
 from townbot.town.transcript import Line
 from townbot.wording import text_table
+
+if TYPE_CHECKING:  # rich's tables and progress bars load only when one is drawn (sim's start-up)
+    from rich.progress import Progress
 
 # Colours that stay apart from each other on dark and light backgrounds: 24 of the 256-colour
 # palette, and the 12 of a 16-colour terminal (black, white and greys are left out).
@@ -98,6 +99,8 @@ class Screen:
             text = text_table(headers, rows, right, measure=cell_len)
             print(f"{title}\n{text}" if title else text, file=self._out(), flush=True)
             return
+        from rich.table import Table
+
         table = Table(title=title, title_justify="left", header_style="bold", box=None,
                       pad_edge=False, show_header=bool(headers))
         for index, header in enumerate(headers or [""] * len(rows[0] if rows else [])):
@@ -118,6 +121,8 @@ class TickProgress:
         self._last_tenth = -1
         self._bar: Progress | None = None
         if self.file.isatty():
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
             self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("ticks"), TimeElapsedColumn(), TextColumn("{task.fields[label]}"),
                                  console=Console(file=self.file), transient=False)
