@@ -36,3 +36,36 @@ def test_hosting_on_discord_offline_does_not_import_the_openai_client():
     probe = "import sys, townbot.platforms.discord.bot; print('openai' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+BLAS_PROBE = """
+import sys
+{first}
+import townbot.cli
+code = townbot.cli.main({command!r})
+loaded = [name for name in ("tomllib", "rich.progress", "rich.table", "threadpoolctl")
+          if name in sys.modules]
+from threadpoolctl import threadpool_info
+print(loaded, sorted({{lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}}),
+      code)
+"""
+
+
+def sim_probe(tmp_path, first: str = "") -> str:
+    command = ["sim", "--hours", "0.5", "--quiet", "--db", str(tmp_path / "t.db")]
+    done = subprocess.run([sys.executable, "-c", BLAS_PROBE.format(first=first, command=command)],
+                          capture_output=True, text=True, check=True, cwd=tmp_path,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    return done.stdout.splitlines()[-1]
+
+
+def test_sim_starts_without_toml_tables_progress_or_threadpoolctl(tmp_path):
+    """No townbot.toml, output into a pipe: none of them is needed before the first tick, and
+    numpy's OpenBLAS still runs one thread (it started after OPENBLAS_NUM_THREADS=1)."""
+    assert sim_probe(tmp_path) == "[] [1] 0"
+
+
+def test_blas_loaded_before_the_cli_is_still_pinned_to_one_thread(tmp_path):
+    """numpy loaded before `main` set OPENBLAS_NUM_THREADS: OpenBLAS started with its own
+    count of threads, and threadpoolctl brings it to one."""
+    assert sim_probe(tmp_path, first="import numpy") == "['threadpoolctl'] [1] 0"

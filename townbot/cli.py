@@ -115,16 +115,19 @@ def run(args: argparse.Namespace) -> int:
     # One BLAS thread for the whole process (pin_blas_threads), asked for before numpy loads too:
     # then OpenBLAS starts no worker threads, whose spinning cost ~0.08 s of `sim`'s start-up CPU.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    openblas_starts_with_one = os.environ["OPENBLAS_NUM_THREADS"] == "1" \
+        and "numpy" not in sys.modules
     with loading():
-        command = loaded_command(args)
+        command = loaded_command(args, openblas_starts_with_one)
     return command()
 
 
-def loaded_command(args: argparse.Namespace) -> Callable[[], int]:
+def loaded_command(args: argparse.Namespace,
+                   openblas_starts_with_one: bool = False) -> Callable[[], int]:
     """The chosen command, ready to run, its module imported only now."""
     from townbot.town.launch import pin_blas_threads
 
-    pin_blas_threads()
+    pin_blas_threads(openblas_starts_with_one)
     if args.command == "check":
         from townbot.platforms.maintenance import run_check
         return lambda: run_check(args)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from townbot.llm.budget import Budget
 from townbot.llm.offline import OfflineModel
@@ -38,14 +39,28 @@ class TownFiles:
         return select_residents(world, self.residents) if self.residents else world
 
 
-def pin_blas_threads() -> None:
+def pin_blas_threads(openblas_starts_with_one: bool = False) -> None:
     """One BLAS thread for the whole process, set once at start-up. Retrieval's products are small
     (10k x 256 floats): threads only add hand-offs that stall on shared cores, so one thread is
-    faster and steadier (benchmarks/speed.py prints both ways)."""
-    import numpy  # noqa: F401  (loaded first, so that threadpoolctl finds its BLAS)
+    faster and steadier (benchmarks/speed.py prints both ways).
+
+    `openblas_starts_with_one`: OPENBLAS_NUM_THREADS was 1 before numpy loaded (the CLI sees to
+    it). The OpenBLAS of numpy's own wheels then already runs one thread, and threadpoolctl (~10
+    ms of start-up: it inspects every loaded library) is skipped; any other BLAS is pinned."""
+    import numpy  # loaded first, so that threadpoolctl finds its BLAS
+
+    if openblas_starts_with_one and numpy_blas_name(numpy) == "scipy-openblas":
+        return
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")
+
+
+def numpy_blas_name(numpy: ModuleType) -> str | None:
+    """The BLAS numpy was built with ("scipy-openblas" for its own wheels, "mkl", ...), or None
+    when numpy does not say (older builds)."""
+    config = getattr(numpy.__config__, "CONFIG", {})
+    return config.get("Build Dependencies", {}).get("blas", {}).get("name")
 
 
 def make_model(seed: int, settings: ModelSettings | None = None) -> LanguageModel:
