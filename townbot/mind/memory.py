@@ -233,8 +233,15 @@ class MemoryStream:
         return added, touched
 
     def recent(self, count: int, kinds: tuple[str, ...] = KINDS) -> list[Memory]:
-        picked = [m for m in reversed(self.memories) if m.kind in kinds][:count]
-        return list(reversed(picked))
+        """The latest `count` memories of `kinds`, oldest first."""
+        if count <= 0:
+            return []
+        return self._at(self.kind_rows(tuple(kinds))[-count:])
 
     def by_kind(self, kind: str) -> list[Memory]:
-        return [m for m in self.memories if m.kind == kind]
+        """Every memory of one kind, oldest first (from the kept filter: no scan of the stream)."""
+        return self._at(self.kind_rows((kind,)))
+
+    def _at(self, rows: np.ndarray) -> list[Memory]:
+        memories = self.memories
+        return [memories[row] for row in rows.tolist()]

@@ -47,12 +47,12 @@ def last_talk(stream: MemoryStream, name: str, partner: str) -> str:
     """When the two last talked and about what (what was learned, else how it went)."""
     first = name.split()[0]
     prefix = f"{name} talked with {partner} at "
-    talk = next((m for m in reversed(stream.memories)
-                 if m.kind == "conversation" and m.text.startswith(prefix)), None)
+    conversations = stream.by_kind("conversation")
+    talk = next((m for m in reversed(conversations) if m.text.startswith(prefix)), None)
     if talk is None:
         return f"{first} and {partner} have not talked before."
-    learned = [m.text for m in stream.memories if m.kind == "conversation"
-               and m.created == talk.created and f"(heard from {partner})" in m.text]
+    learned = [m.text for m in conversations
+               if m.created == talk.created and f"(heard from {partner})" in m.text]
     about = "; ".join(learned) or talk.text.split(". ", 1)[-1]
     when = f"{talk.created:%A %B} {talk.created.day} at {clock_face(minute_of_day(talk.created))}"
     about = about if len(about) <= 240 else about[:239] + "…"
