@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from townbot.llm.embedding import HashingEmbedder
-from townbot.mind.memory import Memory, MemoryStream, SparseVectors
+from townbot.mind.memory import Memory, MemoryStream, SparseVectors, StoredColumns, hours_since_epoch
 from townbot.store import database
 from townbot.store.database import Store, StoreError, TickChanges
 from townbot.town.engine import collector_paused
@@ -175,6 +175,28 @@ def test_stored_memories_take_their_positions_and_int_importance():
     assert [(m.id, m.importance, type(m.importance)) for m in stream.memories] == \
         [(0, 3, int), (1, 4, int), (2, 5, int)]
     assert stream.arrays()[1].tolist() == [3, 4, 5]
+
+
+def test_columns_read_by_the_store_fill_a_stream_as_its_memories_would():
+    memories = [Memory(i, kind, f"m {i % 2}", NINE, NINE + timedelta(hours=i), i)
+                for i, kind in enumerate(["plan", "thought", "plan"])]
+    columns = StoredColumns([m.text for m in memories], np.array([2, 4, 2], dtype=np.int8),
+                            np.array([0, 1, 2], dtype=np.float32), np.array(
+                                [hours_since_epoch(m.last_accessed) for m in memories]))
+    fast, slow = MemoryStream(DIM), MemoryStream(DIM)
+    vectors = np.ones((3, DIM), np.float32)
+    fast.extend_stored(memories, vectors, columns=StoredColumns.joined([columns]))
+    slow.extend_stored([Memory(0, m.kind, m.text, m.created, m.last_accessed, m.importance)
+                        for m in memories], vectors)
+    assert fast.memories == slow.memories and fast.latest_with("m 0") is memories[2]
+    for ours, theirs in zip(fast.arrays(), slow.arrays(), strict=True):
+        assert ours.tobytes() == theirs.tobytes()
+    assert np.array_equal(fast.kind_mask(("plan",)), slow.kind_mask(("plan",)))
+    assert StoredColumns.joined([columns, None]) is None and StoredColumns.joined([]) is None
+    later = [Memory(9, "plan", "x", NINE, NINE, 1)]  # not the position the store would give
+    fast.extend_stored(later, np.ones((1, DIM), np.float32), columns=StoredColumns(
+        ["x"], np.array([2], np.int8), np.array([1], np.float32), np.array([0.0])))
+    assert later[0].id == 3, "columns are taken only for memories as the store makes them"
 
 
 def test_the_cycle_collector_is_paused_only_while_memories_are_made():

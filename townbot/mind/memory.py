@@ -69,6 +69,28 @@ class SparseVectors:
         return vectors
 
 
+@dataclass(frozen=True)
+class StoredColumns:
+    """What a stream keeps beside its memories, for memories read back from the store, as the
+    store read them: resuming then need not read it again off tens of thousands of records."""
+
+    texts: list[str]
+    kinds: np.ndarray  # KIND_CODES
+    importance: np.ndarray
+    accessed: np.ndarray  # hours_since_epoch of the last access
+
+    @classmethod
+    def joined(cls, parts: list[StoredColumns | None]) -> StoredColumns | None:
+        """Columns of chunks that follow on, as one (None unless every chunk has them)."""
+        present = [part for part in parts if part is not None]
+        if not present or len(present) < len(parts):
+            return None
+        return cls([text for part in present for text in part.texts],
+                   np.concatenate([part.kinds for part in present]),
+                   np.concatenate([part.importance for part in present]),
+                   np.concatenate([part.accessed for part in present]))
+
+
 @dataclass
 class MemoryStream:
     """One agent's memories; ids are positions, so evidence ids stay valid forever."""
@@ -124,17 +146,24 @@ class MemoryStream:
         return memory
 
     def extend_stored(self, memories: list[Memory], *vectors: np.ndarray | SparseVectors,
-                      hours: dict[datetime, float] | None = None) -> None:
+                      hours: dict[datetime, float] | None = None,
+                      columns: StoredColumns | None = None) -> None:
         """Memories read back from the store, appended in order as they were (resuming a town),
         with their embeddings in one matrix or several whose rows follow on: the same stream
         as adding them one by one, growing the arrays at most once and filling each in one
         pass; each memory's id becomes its position and none counts as new. `hours` keeps
-        hours_since_epoch of the moments seen so far (streams resumed together share them)."""
+        hours_since_epoch of the moments seen so far (streams resumed together share them).
+        With `columns`, the memories are as the store makes them (ids their positions,
+        importance ints) and the columns are theirs."""
         rows = sum(part.shape[0] for part in vectors)
         if rows != len(memories) or any(part.shape[1:] != (self.dim,) for part in vectors):
             shapes = ", ".join(str(part.shape) for part in vectors)
             raise ValueError(f"embeddings have shapes {shapes}, this stream stores "
                              f"({len(memories)}, {self.dim})")
+        if columns is not None and memories and \
+                (memories[0].id, memories[-1].id) == (len(self.memories), len(self.memories) + rows - 1):
+            self._extend_columns(memories, vectors, columns)
+            return
         kinds = list(map(attrgetter("kind"), memories))
         unknown = set(kinds) - KIND_CODES.keys()
         if unknown:
@@ -154,6 +183,29 @@ class MemoryStream:
             importance = list(map(attrgetter("importance"), memories))
         self._latest_by_text.update(zip(map(attrgetter("text"), memories), range(start, end),
                                         strict=True))
+        self._fill_vectors(start, vectors)
+        self._importance[start:end] = importance
+        self._accessed[start:end] = list(map(hours.__getitem__, accessed))
+        self._kinds[start:end] = list(map(KIND_CODES.__getitem__, kinds))
+        if self._int8 is not None:
+            self._int8.extend(start, self._vectors[start:end])
+        self.memories.extend(memories)
+
+    def _extend_columns(self, memories: list[Memory], vectors: tuple[np.ndarray | SparseVectors, ...],
+                        columns: StoredColumns) -> None:
+        start, end = len(self.memories), len(self.memories) + len(memories)
+        if end > self._capacity:
+            self._grow(end)
+        self._latest_by_text.update(zip(columns.texts, range(start, end), strict=True))
+        self._fill_vectors(start, vectors)
+        self._importance[start:end] = columns.importance
+        self._accessed[start:end] = columns.accessed
+        self._kinds[start:end] = columns.kinds
+        if self._int8 is not None:
+            self._int8.extend(start, self._vectors[start:end])
+        self.memories.extend(memories)
+
+    def _fill_vectors(self, start: int, vectors: tuple[np.ndarray | SparseVectors, ...]) -> None:
         row = start
         for part in vectors:
             rows = part.shape[0]
@@ -162,12 +214,6 @@ class MemoryStream:
             else:
                 self._vectors[row: row + rows] = part
             row += rows
-        self._importance[start:end] = importance
-        self._accessed[start:end] = list(map(hours.__getitem__, accessed))
-        self._kinds[start:end] = list(map(KIND_CODES.__getitem__, kinds))
-        if self._int8 is not None:
-            self._int8.extend(start, self._vectors[start:end])
-        self.memories.extend(memories)
 
     def latest_with(self, text: str) -> Memory | None:
         """The newest memory with exactly this text."""

@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from itertools import compress
+from itertools import compress, repeat
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ import aiosqlite
 import numpy as np
 
 from townbot.llm.port import UsageRecord
-from townbot.mind.memory import Memory, SparseVectors
+from townbot.mind.memory import KIND_CODES, KINDS, Memory, SparseVectors, StoredColumns, hours_since_epoch
 from townbot.mind.state import LogRow, apply_logs
 from townbot.store.errors import StoreError
 from townbot.store.migrations import MIGRATIONS
@@ -222,8 +222,9 @@ class MemoryChunk:
     """Some of one agent's stored memories, in order, and their embeddings row by row: as
     stored (`packed`: a matrix, or a hashing embedder's non-zero entries), or as one matrix."""
 
-    def __init__(self, agent: str, memories: list[Memory], packed: np.ndarray | SparseVectors) -> None:
-        self.agent, self.memories, self.packed = agent, memories, packed
+    def __init__(self, agent: str, memories: list[Memory], packed: np.ndarray | SparseVectors,
+                 columns: StoredColumns | None = None) -> None:
+        self.agent, self.memories, self.packed, self.columns = agent, memories, packed, columns
 
     @property
     def vectors(self) -> np.ndarray:  # (len(memories), dimensions) float32
@@ -239,6 +240,7 @@ class _MemoryReader:
     def __init__(self, path: str, dim: int, latest: dict[tuple[str, int], tuple[str, int]]) -> None:
         self.path, self.dim, self.latest = path, dim, latest
         self.times: dict[str, datetime] = {}  # game times parsed so far (a tick's share theirs)
+        self.hours: dict[str, float] = {}  # and their hours_since_epoch
         self.next_seq: dict[str, int] = {}
 
     def chunks(self, row: tuple, texts: list[str]) -> list[MemoryChunk]:
@@ -251,10 +253,13 @@ class _MemoryReader:
             accessed, importance = _joined(row[6], count), _numbers(row[7], count).tolist()
             self._logged(agents, seqs.tolist(), accessed, importance)
             evidence = [() if cited == "[]" else _evidence(cited) for cited in _joined(row[8], count)]
-            memories = list(map(Memory, seqs.tolist(), _joined(row[3], count), texts,
+            kinds = _joined(row[3], count)
+            memories = list(map(Memory, seqs.tolist(), kinds, texts,
                                 self._moments(_joined(row[5], count)), self._moments(accessed),
                                 importance, evidence))
             lengths = _numbers(row[10], count)
+            columns = (texts, _kind_codes(kinds), np.array(importance, dtype=np.float32),
+                       np.fromiter(map(self.hours.__getitem__, accessed), np.float64, count))
         except ValueError as error:
             raise StoreError(f"the memories in {self.path} cannot be read ({error}): the database "
                              "is damaged; restore a backup of it or start a new --db") from error
@@ -264,18 +269,22 @@ class _MemoryReader:
         chunks = []
         for agent, rows in rows_of.items():
             mine = self._continued(agent, rows, seqs, memories)
+            picked = np.array(rows)
+            theirs = StoredColumns([texts[row] for row in rows], *(c[picked] for c in columns[1:]))
             if vectors is not None:
-                chunks.append(MemoryChunk(agent, mine, vectors[agent]))
+                chunks.append(MemoryChunk(agent, mine, vectors[agent], theirs))
             else:  # some embedding neither raw nor sparse: zlib-packed (or damaged)
                 ends = np.cumsum(lengths).tolist()
                 blobs = [blob[ends[row] - lengths[row]: ends[row]] for row in rows]
-                chunks.append(MemoryChunk(agent, mine, unpack_vectors(agent, blobs, self.dim)))
+                chunks.append(MemoryChunk(agent, mine, unpack_vectors(agent, blobs, self.dim),
+                                          theirs))
         return chunks
 
     def _moments(self, texts: list[str]) -> list[datetime]:
         times = self.times
         for text in set(texts).difference(times):
             times[text] = parse_game_time(text)
+            self.hours[text] = hours_since_epoch(times[text])
         return list(map(times.__getitem__, texts))
 
     def _logged(self, agents: list[str], seqs: list[int], accessed: list[str],
@@ -297,6 +306,14 @@ class _MemoryReader:
                              "a backup of it or start a new --db")
         self.next_seq[agent] = first + len(rows)
         return [memories[row] for row in rows]
+
+
+def _kind_codes(kinds: list[str]) -> np.ndarray:
+    codes = np.fromiter(map(KIND_CODES.get, kinds, repeat(-1)), dtype=np.int8, count=len(kinds))
+    if (codes < 0).any():
+        unknown = kinds[int(np.argmin(codes))]
+        raise ValueError(f"unknown memory kind '{unknown}'; expected one of {', '.join(KINDS)}")
+    return codes
 
 
 def _joined(value: str | None, count: int, unit: str = UNIT) -> list[str]:

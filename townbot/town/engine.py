@@ -25,7 +25,7 @@ from townbot.llm.port import CallContext, LanguageModel
 from townbot.llm.stack import WithContext
 from townbot.mind import dialogue
 from townbot.mind.agent import AgentMind, Intent, Perception, starting_knowledge
-from townbot.mind.memory import MemoryStream
+from townbot.mind.memory import MemoryStream, StoredColumns
 from townbot.mind.settings import MindSettings
 from townbot.mind.state import MindState, PlaceKnowledge
 from townbot.prompting import quoted
@@ -742,8 +742,9 @@ class SavedTown:
         streams = {name: MemoryStream(town.embedding_dim) for name in chunks}
         hours: dict[datetime, float] = {}  # a tick's memories share their moments
         for name, mine in chunks.items():
+            columns = StoredColumns.joined([c.columns for c in mine])
             streams[name].extend_stored([m for c in mine for m in c.memories],
-                                        *(c.packed for c in mine), hours=hours)
+                                        *(c.packed for c in mine), hours=hours, columns=columns)
             mine.clear()  # its embeddings now live in the stream only
         return streams
 
