@@ -43,8 +43,8 @@ import sys
 {first}
 import townbot.cli
 code = townbot.cli.main({command!r})
-loaded = [name for name in ("tomllib", "rich.progress", "rich.table", "threadpoolctl")
-          if name in sys.modules]
+loaded = [name for name in ("tomllib", "rich.console", "rich.text", "rich.progress", "rich.table",
+                           "threadpoolctl") if name in sys.modules]
 from threadpoolctl import threadpool_info
 print(loaded, sorted({{lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}}),
       code)
@@ -59,9 +59,10 @@ def sim_probe(tmp_path, first: str = "") -> str:
     return done.stdout.splitlines()[-1]
 
 
-def test_sim_starts_without_toml_tables_progress_or_threadpoolctl(tmp_path):
-    """No townbot.toml, output into a pipe: none of them is needed before the first tick, and
-    numpy's OpenBLAS still runs one thread (it started after OPENBLAS_NUM_THREADS=1)."""
+def test_sim_into_a_pipe_runs_without_toml_rich_console_or_threadpoolctl(tmp_path):
+    """No townbot.toml, output into a pipe (plain text; its closing tables need only rich's
+    cell widths): none of them is needed, and numpy's OpenBLAS still runs one thread (it
+    started after OPENBLAS_NUM_THREADS=1)."""
     assert sim_probe(tmp_path) == "[] [1] 0"
 
 

@@ -9,14 +9,11 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TextIO
 
-from rich.cells import cell_len
-from rich.console import Console
-from rich.text import Text
-
 from townbot.town.transcript import Line
 from townbot.wording import text_table
 
-if TYPE_CHECKING:  # rich's tables and progress bars load only when one is drawn (sim's start-up)
+if TYPE_CHECKING:  # rich loads only for styled text, a table or a progress bar: `sim` into a
+    from rich.console import Console  # pipe or a file starts without it
     from rich.progress import Progress
 
 # Colours that stay apart from each other on dark and light backgrounds: 24 of the 256-colour
@@ -58,16 +55,24 @@ class Screen:
                  channels: Iterable[str] = ()) -> None:
         self.file = file
         self.styled = (file or sys.stdout).isatty() if styled is None else styled
-        self.console = Console(file=file, force_terminal=self.styled, no_color=not self.styled,
-                               highlight=False, markup=False, emoji=False, soft_wrap=True)
-        colours = RICH_COLOURS if self.console.color_system in ("256", "truecolor") else BASIC_COLOURS
+        self.console: Console | None = None  # rich's console, for styled text only
+        colours = BASIC_COLOURS
+        if self.styled:
+            from rich.console import Console
+
+            self.console = Console(file=file, force_terminal=True, highlight=False, markup=False,
+                                   emoji=False, soft_wrap=True)
+            if self.console.color_system in ("256", "truecolor"):
+                colours = RICH_COLOURS
         self.palette = Palette(channels, colours)
 
     def _out(self) -> TextIO:
         return self.file or sys.stdout
 
     def line(self, text: str, style: str = "") -> None:
-        if self.styled:
+        if self.console is not None:
+            from rich.text import Text
+
             self.console.print(Text(text, style=style))
         else:
             print(text, file=self._out(), flush=True)
@@ -84,8 +89,10 @@ class Screen:
 
     def legend(self) -> None:
         """The area colours, when some areas share one (more areas than colours)."""
-        if not (self.styled and self.palette.repeats):
+        if self.console is None or not self.palette.repeats:
             return
+        from rich.text import Text
+
         legend = Text("areas: ")
         for channel in self.palette.channels:
             legend.append(f"#{channel} ", style=self.palette.style(channel))
@@ -95,7 +102,9 @@ class Screen:
               title: str | None = None) -> None:
         """A table: rich's on a terminal, aligned plain columns otherwise."""
         right = frozenset(right)
-        if not self.styled:
+        if self.console is None:
+            from rich.cells import cell_len
+
             text = text_table(headers, rows, right, measure=cell_len)
             print(f"{title}\n{text}" if title else text, file=self._out(), flush=True)
             return
@@ -121,6 +130,7 @@ class TickProgress:
         self._last_tenth = -1
         self._bar: Progress | None = None
         if self.file.isatty():
+            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
