@@ -11,11 +11,11 @@ from datetime import datetime, timedelta
 import numpy as np
 import pytest
 
+from townbot.collector import collector_paused
 from townbot.llm.embedding import HashingEmbedder
 from townbot.mind.memory import Memory, MemoryStream, SparseVectors, StoredColumns, hours_since_epoch
 from townbot.store import database
 from townbot.store.database import Store, StoreError, TickChanges
-from townbot.town.engine import collector_paused
 
 NINE = datetime(2023, 2, 13, 9, 0)
 DIM = 64

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 # Only argument parsers are imported here, so that `townbot --help` and a mistyped command stay
 # fast: each command's module (and numpy, openai, discord...) loads in `main` once it is chosen.
+from townbot.collector import collector_paused
 from townbot.doctor import add_doctor_parser
 from townbot.eval.parser import add_eval_parser
 from townbot.platforms.arguments import INTERRUPTED, add_town_files, check_scenario
@@ -87,12 +88,11 @@ def loading() -> Iterator[None]:
     if gc.get_freeze_count() or not gc.isenabled():
         yield
         return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.enable()
+    with collector_paused():
+        try:
+            yield
+        finally:
+            gc.freeze()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

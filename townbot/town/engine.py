@@ -14,13 +14,13 @@ they were spoken at, by the first tick that finds it finished.
 from __future__ import annotations
 
 import asyncio
-import gc
-from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Coroutine, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from townbot.collector import collector_paused
 from townbot.llm.port import CallContext, LanguageModel
 from townbot.llm.stack import WithContext
 from townbot.mind import dialogue
@@ -747,17 +747,3 @@ class SavedTown:
                                         *(c.packed for c in mine), hours=hours, columns=columns)
             mine.clear()  # its embeddings now live in the stream only
         return streams
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cycle collector paused while a town's memories are made: tens of thousands of
-    new objects, none in a cycle, that every collection on the way would walk again."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
