@@ -60,6 +60,15 @@ async def publisher(path: Path, town_id: int, outlet: ScriptedOutlet, clock: Fak
     return Publisher(discord_store, outlet, "Smallville", clock=clock, sleep=clock.sleep)
 
 
+async def crash_process(first: Publisher) -> None:
+    """Drain until the outlet's fault crashes the process; the process is then gone, so
+    whatever it was doing stops there and its database closes."""
+    with pytest.raises(Crash):
+        await first.drain()
+    await first.stop(grace=0)
+    await first.store.close()
+
+
 async def clean_run(tmp_path: Path) -> ScriptedOutlet:
     """What Discord shows when nothing goes wrong: the reference for the failure tests."""
     store, town_id = await new_town(tmp_path / "clean.db")
@@ -157,10 +166,7 @@ async def test_a_restart_after_discord_accepted_a_post_loses_and_repeats_nothing
     outlet = ScriptedOutlet(clock)  # Discord's side survives the restart
     outlet.faults = ["ok"] * crash_at + ["crash after"]
     first = await publisher(tmp_path / "t.db", town_id, outlet, clock)
-    with pytest.raises(Crash):
-        await first.drain()
-    await first.stop(grace=0)  # the process is gone: whatever it was doing stops here
-    await first.store.close()
+    await crash_process(first)
     waiting = await unsent(store)
     assert waiting, "the post Discord accepted was not yet marked sent"
 
@@ -201,10 +207,7 @@ async def test_a_crash_around_a_single_part_post_sends_it_exactly_once(tmp_path,
     outlet = ScriptedOutlet(clock)  # Discord's side survives the restart
     outlet.faults = [crash]
     first = await publisher(tmp_path / "t.db", town_id, outlet, clock)
-    with pytest.raises(Crash):
-        await first.drain()
-    await first.stop(grace=0)
-    await first.store.close()
+    await crash_process(first)
     assert await unsent(store), "not marked sent before Discord's answer"
     second = await publisher(tmp_path / "t.db", town_id, outlet, clock)
     await second.drain()
@@ -374,10 +377,7 @@ async def test_a_crash_before_a_line_lands_sends_it_even_beside_look_alike_posts
     await first.drain()
     await write(store, town_id, 1, [speech(CAFE, "Isabella Rodriguez", "Good morning!")])
     outlet.faults = ["crash before"]
-    with pytest.raises(Crash):
-        await first.drain()
-    await first.stop(grace=0)
-    await first.store.close()
+    await crash_process(first)
     if other != "Good morning!":  # another line under her name landed meanwhile
         outlet.posts[CAFE].append(Seen(10**18, "Isabella Rodriguez", other))
     second = await publisher(tmp_path / "t.db", town_id, outlet, clock)
@@ -512,10 +512,7 @@ async def test_a_refused_history_read_after_a_crash_is_tried_again_not_skipped(t
     outlet = WatchedOutlet(clock, refused_reads=1)
     outlet.faults = ["crash after"]
     first = await publisher(tmp_path / "t.db", town_id, outlet, clock)
-    with pytest.raises(Crash):
-        await first.drain()
-    await first.stop(grace=0)
-    await first.store.close()
+    await crash_process(first)
     second = await publisher(tmp_path / "t.db", town_id, outlet, clock)
     await second.drain()
     assert outlet.contents(CAFE) == ["Coffee is ready!"], "looked for again, found, not repeated"
@@ -624,10 +621,7 @@ async def test_a_crash_before_a_part_lands_sends_it_even_beside_the_same_part_po
     await first.drain()
     await write(store, town_id, 1, [speech(PARK, "Sam Moore", long_speech)])
     outlet.faults = ["ok", "crash before"]
-    with pytest.raises(Crash):
-        await first.drain()
-    await first.stop(grace=0)
-    await first.store.close()
+    await crash_process(first)
     second = await publisher(tmp_path / "t.db", town_id, outlet, clock)
     await second.drain()
     assert outlet.contents(PARK) == outlet.contents(PARK)[:3] * 2, "all three parts, twice"
@@ -644,10 +638,7 @@ async def test_a_row_added_to_a_tick_after_a_crash_is_not_mistaken_for_the_post_
     outlet = ScriptedOutlet(clock)
     outlet.faults = ["crash after"]  # the tick's actions landed; the process died before the mark
     first = await publisher(tmp_path / "t.db", town_id, outlet, clock)
-    with pytest.raises(Crash):
-        await first.drain()
-    await first.stop(grace=0)
-    await first.store.close()
+    await crash_process(first)
     await write(store, town_id, 0, [act(CAFE, "Maria Lopez", "is studying", minute=5)])
     second = await publisher(tmp_path / "t.db", town_id, outlet, clock)
     await second.drain()
