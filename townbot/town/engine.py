@@ -65,6 +65,33 @@ class Talk:
         return self.first, self.second
 
 
+class ClockReadings:
+    """The clock's time and the calls' context, worked out once a tick: minds read them
+    thousands of times a tick, and GameClock works them out anew each time."""
+
+    def __init__(self, clock: GameClock, usage: UsageLog | None) -> None:
+        self.clock = clock
+        self.usage = usage
+        self._tick: int | None = None
+        self._now = clock.now
+        self._context = CallContext()
+
+    def _read(self) -> None:
+        self._tick = self.clock.tick
+        self._now = self.clock.now
+        self._context = CallContext(game_day=self.clock.day_number, usage=self.usage)
+
+    def now(self) -> datetime:
+        if self._tick != self.clock.tick:
+            self._read()
+        return self._now
+
+    def context(self) -> CallContext:
+        if self._tick != self.clock.tick:
+            self._read()
+        return self._context
+
+
 @dataclass
 class TownView:
     """The read-only world a mind may consult while thinking (see mind.agent.WorldView)."""
@@ -108,6 +135,7 @@ class Engine:
         self._departed: list[tuple[str, str]] = []
         self._talks: list[Talk] = []  # under way, in the order they began
         self._day_ticks = self.clock.ticks_for(days=1)
+        self._readings = ClockReadings(self.clock, self.usage)
 
     # --- creation and resumption ------------------------------------------------------------
 
@@ -163,7 +191,7 @@ class Engine:
 
     def _mind(self, name: str, stream: MemoryStream, state: MindState) -> AgentMind:
         return AgentMind(self.world.personas[name], self.model, stream, state, self.settings,
-                         clock_now=lambda: self.clock.now)
+                         clock_now=self._readings.now)
 
     async def _restore(self) -> None:
         """Put the town in memory back to what the database holds (minds, memories, bodies,
@@ -199,7 +227,7 @@ class Engine:
         clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
         usage = store.usage_log(town.id, lambda: clock.tick)
         # Every call this town makes carries its game day and its usage sink.
-        model = WithContext(model, lambda: CallContext(game_day=clock.day_number, usage=usage))
+        model = WithContext(model, ClockReadings(clock, usage).context)
         engine = cls(world, store, town, model, clock, {}, bodies, objects, settings,
                      usage=usage)
         engine.minds = {name: engine._mind(name, streams.get(name)
