@@ -41,8 +41,8 @@ def perceive(name: str, bodies: dict[str, Body], objects: dict[str, str], world:
 
 class Scene:
     """Who and what is where this tick, gathered once for all perceivers: people by arena
-    (by name) and the out-of-the-ordinary objects (by path), so each perception looks only at
-    its own arena instead of sorting the whole town again."""
+    (by name) and the out-of-the-ordinary objects (by path). What an arena shows is worked out
+    once, by the first of its perceivers; each perceiver then takes it minus itself."""
 
     def __init__(self, bodies: dict[str, Body], objects: dict[str, str],
                  defaults: dict[str, str]) -> None:
@@ -53,33 +53,51 @@ class Scene:
             self.people.setdefault((body.sector, body.arena), []).append((other, body))
         self.unusual = sorted(path for path, state in objects.items()
                               if state != defaults.get(path))
-        self._things: dict[str, list[str]] = {}
+        self._views: dict[tuple[str, str], ArenaView] = {}
 
-    def _things_in(self, prefix: str) -> list[str]:
-        if prefix not in self._things:
-            self._things[prefix] = [path for path in self.unusual if path.startswith(prefix)]
-        return self._things[prefix]
+    def _view(self, sector: str, arena: str) -> ArenaView:
+        view = self._views.get((sector, arena))
+        if view is None:
+            view = self._views[sector, arena] = ArenaView(
+                self.people.get((sector, arena), []), self.objects, self.unusual, sector, arena)
+        return view
 
     def perceive(self, name: str, bandwidth: int = ATTENTION_BANDWIDTH) -> list[Sighting]:
         me = self.bodies[name]
         if me.walking or me.sector is None:
             return []
-        here = self.people.get((me.sector, me.arena), [])
-        seen: list[Sighting] = []
-        for other, body in here:
-            if len(seen) == bandwidth:
-                return seen
-            if other != name:
-                seen.append(Sighting(describe(other, body), "agent", shown(other, body),
-                                     body.action, available=is_free_to_talk(body)))
-        in_use = {(body.object_path, body.object_state) for _, body in here}
-        room = me.arena if "'s " in me.arena else f"the {me.arena}"
-        for path in self._things_in(f"{me.sector}: {me.arena}: "):
+        view = self._view(me.sector, me.arena)
+        seen = view.people_but(name, bandwidth)
+        for path, state, sighting in view.things:
             if len(seen) == bandwidth:
                 break
-            state = self.objects[path]
             if path == me.object_path and state == me.object_state:
                 continue  # what we use ourselves is no news to us
-            seen.append(Sighting(f"The {split_path(path)[2]} in {room} is {state}", "object",
-                                 path, state, attended=(path, state) in in_use))
+            seen.append(sighting)
         return seen
+
+
+class ArenaView:
+    """What everyone in one arena sees this tick: its people (by name) and its unusual
+    objects, nearest first, as sightings shared by all who see them."""
+
+    def __init__(self, here: list[tuple[str, Body]], objects: dict[str, str],
+                 unusual: list[str], sector: str, arena: str) -> None:
+        self.names = {other: index for index, (other, _) in enumerate(here)}
+        self.people = [Sighting(describe(other, body), "agent", shown(other, body), body.action,
+                                available=is_free_to_talk(body)) for other, body in here]
+        in_use = {(body.object_path, body.object_state) for _, body in here}
+        room = arena if "'s " in arena else f"the {arena}"
+        prefix = f"{sector}: {arena}: "
+        self.things = [(path, objects[path],
+                        Sighting(f"The {split_path(path)[2]} in {room} is {objects[path]}",
+                                 "object", path, objects[path],
+                                 attended=(path, objects[path]) in in_use))
+                       for path in unusual if path.startswith(prefix)]
+
+    def people_but(self, name: str, bandwidth: int) -> list[Sighting]:
+        """The people here other than `name`, at most `bandwidth` of them."""
+        mine = self.names.get(name)
+        if mine is None or mine >= bandwidth:
+            return self.people[:bandwidth]
+        return self.people[:mine] + self.people[mine + 1:bandwidth + 1]
