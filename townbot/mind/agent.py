@@ -101,6 +101,15 @@ class AgentMind:
         return self._clock_now() if self._clock_now is not None else self._step_time
 
     @property
+    def _sight_index(self) -> attention.SightIndex:
+        """Kept with the sight table so that forgetting need not scan it (made when first
+        needed: a mind that never perceives has none)."""
+        index = self.__dict__.get("_sights_indexed")
+        if index is None:
+            index = self.__dict__["_sights_indexed"] = attention.SightIndex()
+        return index
+
+    @property
     def _sight_gap(self) -> timedelta:
         return timedelta(hours=self.settings.sight_gap_hours)
 
@@ -196,7 +205,8 @@ class AgentMind:
                     self.state.places.mark()
         sights = self.state.attention.sights
         known_sights = len(sights)
-        fresh, same = attention.sort_sightings(sights, perception.sightings, now, self._sight_gap)
+        fresh, same = attention.sort_sightings(sights, perception.sightings, now, self._sight_gap,
+                                               self._sight_index)
         if perception.sightings or len(sights) != known_sights:  # stamped, or some forgotten
             self.state.attention.mark()
         for sighting in fresh:
@@ -569,7 +579,8 @@ class AgentMind:
     def _see(self, text: str, now: datetime) -> None:
         """Store a sight when it is new; refresh the memory of one seen lately."""
         self.state.attention.mark()
-        if attention.note(self.state.attention.sights, text, now, self._sight_gap):
+        if attention.note(self.state.attention.sights, text, now, self._sight_gap,
+                          self._sight_index):
             self.remember("observation", text)
         elif (memory := self.stream.latest_with(text)) is not None:
             self.stream.touch([memory.id], now)

@@ -9,6 +9,7 @@ morning and evening are separate encounters) is a new event when it is seen agai
 
 from __future__ import annotations
 
+from collections import deque
 from datetime import datetime, timedelta
 
 from townbot.mind.reacting import Sighting
@@ -17,22 +18,90 @@ from townbot.mind.reacting import Sighting
 Sights = dict[str, datetime]
 
 
-def note(sights: Sights, text: str, now: datetime, gap: timedelta) -> bool:
-    """Stamp a sight as seen now; True when it is new (not seen within the gap)."""
+class SightIndex:
+    """One sight table's stamps in the order they were made, and its texts in the table's
+    order: forgetting then looks only at the stamps older than the gap, not at the whole
+    table (a hundred or more sights at every tick in a crowded town), and deletes in the
+    table's order as a scan would. It follows the table it was last given, changed only
+    through `note` and `sort_sightings`; another table, another size or time going back makes
+    it read the table again whole."""
+
+    def __init__(self) -> None:
+        self._table: Sights | None = None
+        self._size = 0
+        self._order: dict[str, int] = {}  # text -> its place in the table's order
+        self._next = 0
+        self._stamps: deque[tuple[datetime, list[str]]] = deque()  # oldest first
+
+    def follow(self, sights: Sights, now: datetime) -> None:
+        """Be ready to stamp `sights` at `now`."""
+        if (sights is not self._table or len(sights) != self._size
+                or (self._stamps and now < self._stamps[-1][0])):
+            self._read(sights)
+
+    def _read(self, sights: Sights) -> None:
+        self._table, self._size = sights, len(sights)
+        self._order = {text: place for place, text in enumerate(sights)}
+        self._next = len(sights)
+        by_time: dict[datetime, list[str]] = {}
+        for text, seen in sights.items():
+            by_time.setdefault(seen, []).append(text)
+        self._stamps = deque(sorted(by_time.items()))
+
+    def stamped(self, text: str, now: datetime, new: bool) -> None:
+        """`text` was just set to `now` in the table (`new`: it was not in it before)."""
+        if self._stamps and now < self._stamps[-1][0]:
+            self._table = None  # out of order: read the table again before forgetting
+            return
+        if new:
+            self._order[text] = self._next
+            self._next += 1
+            self._size += 1
+        if self._stamps and self._stamps[-1][0] == now:
+            self._stamps[-1][1].append(text)
+        else:
+            self._stamps.append((now, [text]))
+
+    def forget(self, sights: Sights, cutoff: datetime) -> None:
+        """Delete the sights last seen before `cutoff`, in the table's order."""
+        expired: dict[str, None] = {}
+        while self._stamps and self._stamps[0][0] < cutoff:
+            seen, texts = self._stamps.popleft()
+            expired.update((text, None) for text in texts if sights.get(text) == seen)
+        for text in sorted(expired, key=self._order.__getitem__):
+            del sights[text]
+            del self._order[text]
+        self._size -= len(expired)
+
+
+def note(sights: Sights, text: str, now: datetime, gap: timedelta,
+         index: SightIndex | None = None) -> bool:
+    """Stamp a sight as seen now; True when it is new (not seen within the gap). `index`: the
+    table's SightIndex, told of the stamp (see sort_sightings)."""
+    if index is not None:
+        index.follow(sights, now)
     last = sights.get(text)
     sights[text] = now
+    if index is not None:
+        index.stamped(text, now, last is None)
     return last is None or now - last > gap
 
 
 def sort_sightings(sights: Sights, sightings: list[Sighting], now: datetime,
-                   gap: timedelta) -> tuple[list[Sighting], list[Sighting]]:
+                   gap: timedelta, index: SightIndex | None = None
+                   ) -> tuple[list[Sighting], list[Sighting]]:
     """Split a perception into (new or changed, seen lately) and note what was seen now.
-    Sights unseen for longer than the gap are forgotten, which bounds the table."""
+    Sights unseen for longer than the gap are forgotten, which bounds the table. `index`: a
+    SightIndex kept with the table, so that forgetting does not scan it."""
     fresh: list[Sighting] = []
     same: list[Sighting] = []
     for sighting in sightings:
-        (fresh if note(sights, sighting.text, now, gap) else same).append(sighting)
+        (fresh if note(sights, sighting.text, now, gap, index) else same).append(sighting)
     cutoff = now - gap  # seen before it <=> now - seen > gap
+    if index is not None:
+        index.follow(sights, now)
+        index.forget(sights, cutoff)
+        return fresh, same
     for text in [t for t, seen in sights.items() if seen < cutoff]:
         del sights[text]
     return fresh, same

@@ -7,6 +7,7 @@ summary is the name, age and traits followed by the three summaries; it opens mo
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import AgentSummary
@@ -36,10 +37,15 @@ def render_summary(persona: Persona, summary: dict[str, str] | None) -> str:
     return f"{head} {persona.background} {summary['core']} {summary['occupation']} {summary['feeling']}"
 
 
+# Every awake resident asks at every step whether its summary is stale: each summary's time
+# is parsed once.
+_made_at = lru_cache(maxsize=1024)(parse_game_time)
+
+
 def is_stale(cached: dict | None, now: datetime, refresh_hours: float) -> bool:
     if not cached or "at" not in cached:
         return True
-    return now - parse_game_time(cached["at"]) >= timedelta(hours=refresh_hours)
+    return now - _made_at(cached["at"]) >= timedelta(hours=refresh_hours)
 
 
 async def summarise(model: LanguageModel, persona: Persona, stream: MemoryStream,

@@ -1,0 +1,113 @@
+"""The tick's short cuts give what the long way gives: a sight table kept with its index
+forgets what a scan of it forgets, in the same order; a scene shared by everyone in an arena
+shows each of them what a perception of its own would; the clock's readings follow the tick."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+
+from townbot.llm.port import CallContext
+from townbot.mind.attention import SightIndex, note, sort_sightings
+from townbot.mind.reacting import Sighting
+from townbot.mind.state import SightTable
+from townbot.town.body import Body
+from townbot.town.engine import ClockReadings
+from townbot.town.perception import Scene, describe, is_free_to_talk, shown
+from townbot.world.clock import GameClock
+from townbot.world.model import split_path
+
+NINE = datetime(2023, 2, 13, 9, 0)
+GAP = timedelta(hours=2)
+
+
+def test_an_indexed_sight_table_forgets_as_a_scanned_one_does():
+    rng = random.Random(7)
+    texts = [f"person {n} is doing {m}" for n in range(12) for m in range(3)]
+    scanned, indexed, index = SightTable(), SightTable(), SightIndex()
+    now = NINE
+    for tick in range(300):
+        now += timedelta(minutes=rng.choice([0, 10, 10, 10, 30, 60]))  # a moment may repeat
+        seen = [Sighting(text, "agent", text, "here") for text in rng.sample(texts, rng.randint(0, 8))]
+        assert sort_sightings(scanned, seen, now, GAP) == sort_sightings(indexed, seen, now, GAP,
+                                                                         index)
+        if tick % 3 == 0:  # the resident's own doings are noted between perceptions
+            own = f"me doing {tick % 7}"
+            assert note(scanned, own, now, GAP) == note(indexed, own, now, GAP, index)
+        if tick % 50 == 49:  # changed behind the index's back: it reads the table again
+            gone = rng.choice(list(scanned))
+            scanned.pop(gone), indexed.pop(gone)
+        assert list(indexed.items()) == list(scanned.items()), tick
+        assert indexed.take_changes() == scanned.take_changes(), tick  # what a commit logs
+
+
+def test_an_index_reads_a_table_again_when_time_goes_back_or_the_table_is_another():
+    def twins() -> tuple[SightTable, SightTable]:
+        entries = {"old": NINE, "older": NINE - timedelta(hours=1), "new": NINE + timedelta(hours=1)}
+        return SightTable(entries), SightTable(entries)
+
+    index = SightIndex()
+    for moment in (NINE + timedelta(hours=2), NINE - timedelta(hours=3),  # back in time
+                   NINE + timedelta(minutes=190)):
+        scanned, indexed = twins()  # another table each time
+        note(scanned, "seen", moment, GAP), note(indexed, "seen", moment, GAP, index)
+        sort_sightings(scanned, [], moment + timedelta(minutes=10), GAP)
+        sort_sightings(indexed, [], moment + timedelta(minutes=10), GAP, index)
+        assert list(indexed.items()) == list(scanned.items()), moment
+        assert indexed.take_changes() == scanned.take_changes(), moment
+
+
+def own_perception(name: str, bodies: dict[str, Body], objects: dict[str, str],
+                   defaults: dict[str, str], bandwidth: int) -> list[Sighting]:
+    """Perception by its rules, for one perceiver, without anything shared."""
+    me = bodies[name]
+    if me.walking or me.sector is None:
+        return []
+    here = sorted((n, b) for n, b in bodies.items() if (b.sector, b.arena) == (me.sector, me.arena))
+    seen = [Sighting(describe(n, b), "agent", shown(n, b), b.action, available=is_free_to_talk(b))
+            for n, b in here if n != name][:bandwidth]
+    in_use = {(b.object_path, b.object_state) for _, b in here}
+    room = me.arena if "'s " in me.arena else f"the {me.arena}"
+    for path in sorted(p for p, s in objects.items() if s != defaults.get(p)):
+        state = objects[path]
+        if len(seen) < bandwidth and path.startswith(f"{me.sector}: {me.arena}: ") and not (
+                path == me.object_path and state == me.object_state):
+            seen.append(Sighting(f"The {split_path(path)[2]} in {room} is {state}", "object",
+                                 path, state, attended=(path, state) in in_use))
+    return seen
+
+
+def test_a_shared_scene_shows_everyone_what_their_own_perception_would():
+    rng = random.Random(3)
+    places = [("Cafe", "kitchen"), ("Cafe", "Maria's room"), ("Park", "garden")]
+    objects = {f"{s}: {a}: {thing}": "idle" for s, a in places for thing in ("stove", "lamp", "tap")}
+    for trial in range(40):
+        bodies = {}
+        for n in range(rng.randint(1, 14)):
+            sector, arena = rng.choice(places)
+            body = Body(sector, arena, rng.choice(["reading", "sleeping", "talking with X"]),
+                        visitor="a guest" if rng.random() < 0.1 else None)
+            if rng.random() < 0.1:
+                body.set_travel(sector, arena, NINE)
+            if rng.random() < 0.4:
+                body.object_path = rng.choice(list(objects))
+                body.object_state = rng.choice(["idle", "on"])
+            bodies[f"person {n:02d}"] = body
+        state = {path: rng.choice(["idle", "idle", "on", "burning"]) for path in objects}
+        defaults = dict.fromkeys(objects, "idle")
+        bandwidth = rng.randint(1, 9)
+        scene = Scene(bodies, state, defaults)
+        for name in rng.sample(list(bodies), len(bodies)):  # in any order
+            assert scene.perceive(name, bandwidth) == own_perception(
+                name, bodies, state, defaults, bandwidth), (trial, name)
+
+
+def test_the_clock_readings_follow_the_tick():
+    clock = GameClock(NINE, tick_minutes=10)
+    readings = ClockReadings(clock, None)
+    assert readings.now() == NINE and readings.context() == CallContext(game_day=1)
+    clock.tick = 6 * 24  # a day on: read again, as the engine's restore sets it
+    assert readings.now() == NINE + timedelta(days=1)
+    assert readings.context() == CallContext(game_day=2)
+    clock.advance()
+    assert readings.now() == clock.now
