@@ -42,6 +42,16 @@ def test_a_plan_encodes_as_the_json_of_its_dict_after_every_kind_of_change():
     assert plan.encode() == as_json(plan)
 
 
+def test_steps_and_blocks_written_out_by_hand_are_what_json_dumps_writes():
+    odd = ["", "tab\there", "line\nbreak", "\x1f unit", "lone \ud800", "ünïcödé 🎉", '"quoted"',
+           "back\\slash", "</script>"]
+    for text in odd:
+        step = PlanStep(NINE, NINE + timedelta(minutes=5), text, text, text, text)
+        block = PlanBlock(NINE, NINE + timedelta(hours=1), text, text, None, [step])
+        assert step.json() == json.dumps(step.to_dict()), text
+        assert block.json() == json.dumps(block.to_dict()), text
+
+
 def test_an_attention_part_encodes_as_the_json_of_its_dict_as_sights_come_and_go():
     part = AttentionState({"Maria is singing \"hi\"": NINE, "Ünal is reading": NINE}, None)
     assert part.encode() == as_json(part)

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
+from json.encoder import encode_basestring_ascii
 
 from townbot.world.clock import format_game_time, parse_game_time
 
@@ -91,16 +92,34 @@ class PlanBlock:
                    resumed=bool(data.get("resumed", False)))
 
 
+# The same few tick times recur in every plan: their text is kept rather than formatted again.
+_time_text = lru_cache(maxsize=4096)(format_game_time)
+
+
+def json_text(value: str | None) -> str:
+    """`json.dumps(value)` of a text or None, without json.dumps's set-up (most of its cost
+    for one short text): the encoder's own C function for a text."""
+    if type(value) is str:
+        return encode_basestring_ascii(value)
+    return json.dumps(value)
+
+
 @lru_cache(maxsize=JSON_CACHE)
 def _step_json(start: datetime, end: datetime, action: str, object: str, object_state: str,
                emoji: str) -> str:
-    return json.dumps(PlanStep(start, end, action, object, object_state, emoji).to_dict())
+    """`json.dumps(PlanStep(...).to_dict())`, written out: a tick's decompositions make a few
+    hundred new steps at 100 residents, and json.dumps of each dict cost most of the plan's
+    encoding (a game time's text holds nothing JSON escapes)."""
+    return (f'{{"start": "{_time_text(start)}", "end": "{_time_text(end)}", '
+            f'"action": {json_text(action)}, "object": {json_text(object)}, '
+            f'"object_state": {json_text(object_state)}, "emoji": {json_text(emoji)}}}')
 
 
 @lru_cache(maxsize=JSON_CACHE)
 def _block_head(start: datetime, end: datetime, activity: str, sector: str | None,
                 arena: str | None) -> str:
-    """A block's JSON up to the opening bracket of its steps (the fields before them)."""
-    fields = json.dumps({"start": format_game_time(start), "end": format_game_time(end),
-                         "activity": activity, "sector": sector, "arena": arena})
-    return f'{fields[:-1]}, "steps": ['
+    """A block's JSON up to the opening bracket of its steps (the fields before them), as
+    json.dumps writes it."""
+    return (f'{{"start": "{_time_text(start)}", "end": "{_time_text(end)}", '
+            f'"activity": {json_text(activity)}, "sector": {json_text(sector)}, '
+            f'"arena": {json_text(arena)}, "steps": [')
