@@ -52,6 +52,23 @@ def test_steps_and_blocks_written_out_by_hand_are_what_json_dumps_writes():
         assert block.json() == json.dumps(block.to_dict()), text
 
 
+def test_a_block_kept_encoded_follows_its_steps_as_they_change():
+    step = PlanStep(NINE, NINE + timedelta(minutes=20), "pouring", "", "", "☕")
+    first = PlanBlock(NINE, NINE + timedelta(hours=1), "work", "Cafe", "bar", [step])
+    second = PlanBlock(NINE, NINE + timedelta(hours=1), "work", "Cafe", "bar", [step])
+    for block in (first, second):
+        assert block.json() == json.dumps(block.to_dict())
+    step.action = "wiping"  # a step kept by two blocks changes: both encode it anew
+    for block in (first, second):
+        assert block.json() == json.dumps(block.to_dict()) and "wiping" in block.json()
+    first.steps.append(PlanStep(NINE, NINE, "closing", "", "", ""))  # the list grows in place
+    assert first.json() == json.dumps(first.to_dict())
+    first.steps[0].end = NINE + timedelta(minutes=45)
+    first.resumed = True
+    assert first.json() == json.dumps(first.to_dict())
+    assert second.json() == json.dumps(second.to_dict())
+
+
 def test_an_attention_part_encodes_as_the_json_of_its_dict_as_sights_come_and_go():
     part = AttentionState({"Maria is singing \"hi\"": NINE, "Ünal is reading": NINE}, None)
     assert part.encode() == as_json(part)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import weakref
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -32,7 +33,11 @@ class PlanStep:
                 "emoji": self.emoji}
 
     def __setattr__(self, name: str, value: object) -> None:
-        self.__dict__.pop("_json", None)  # a changed step is encoded again
+        kept = self.__dict__
+        if kept.pop("_json", None) is not None:  # a changed step is encoded again, and so is
+            for block in kept.pop("_in", ()):  # each block that kept JSON with it in
+                if (owner := block()) is not None:
+                    owner.__dict__.pop("_json", None)
         object.__setattr__(self, name, value)
 
     def json(self) -> str:
@@ -72,17 +77,30 @@ class PlanBlock:
 
     def __setattr__(self, name: str, value: object) -> None:
         self.__dict__.pop("_head", None)  # a changed block is encoded again
+        self.__dict__.pop("_json", None)
         object.__setattr__(self, name, value)
 
     def json(self) -> str:
-        """`json.dumps(self.to_dict())`, from the kept JSON of its steps and of its other fields
-        (kept on the block until one of its fields is set)."""
+        """`json.dumps(self.to_dict())`, kept on the block until one of its fields or steps is
+        set or its list of steps grows or shrinks (a changed plan is compared block by block:
+        most blocks are as they were). A step told which blocks kept it, by weak reference,
+        clears their JSON when it changes."""
+        steps, kept = self.steps, self.__dict__.get("_json")
+        if kept is not None and kept[0] is steps and kept[1] == len(steps):
+            return kept[2]
         head = self.__dict__.get("_head")
         if head is None:
             head = self.__dict__["_head"] = _block_head(self.start, self.end, self.activity,
                                                         self.sector, self.arena)
-        steps = ", ".join([step.json() for step in self.steps])
-        return f"{head}{steps}], \"resumed\": {'true' if self.resumed else 'false'}}}"
+        text = (f"{head}{', '.join([step.json() for step in steps])}], "
+                f"\"resumed\": {'true' if self.resumed else 'false'}}}")
+        me = weakref.ref(self)  # the same object each time while the block lives
+        for step in steps:
+            blocks = step.__dict__.setdefault("_in", [])
+            if not blocks or blocks[-1] is not me:
+                blocks.append(me)
+        self.__dict__["_json"] = (steps, len(steps), text)
+        return text
 
     @classmethod
     def from_dict(cls, data: dict) -> PlanBlock:
