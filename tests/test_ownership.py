@@ -75,12 +75,12 @@ class CommitFails:
         monkeypatch.setattr(engine.store, "_write_tick", self._fail_once)
         self.failed = False
 
-    async def _fail_once(self, changes) -> None:
+    async def _fail_once(self, *args) -> None:
         if not self.failed:
             self.failed = True
-            await self.write(changes)  # part of the tick is written, then it fails
+            await self.write(*args)  # the tick's rows are made, then it fails
             "\ud800".encode()
-        await self.write(changes)
+        await self.write(*args)
 
 
 @pytest.fixture

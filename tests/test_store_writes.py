@@ -21,6 +21,7 @@ from townbot.store.database import (
     PACK_OVER,
     PAGE_SIZE,
     USAGE_ROWS,
+    ConversationRecord,
     Store,
     StoreError,
     TickChanges,
@@ -30,6 +31,7 @@ from townbot.store.database import (
     unpack_vectors,
 )
 from townbot.store.migrations import MIGRATIONS
+from townbot.world.events import TownEvent
 
 NINE, TEN = datetime(2023, 2, 13, 9, 0), datetime(2023, 2, 13, 10, 0)
 FIXTURE = Path(__file__).parent / "fixtures" / "town_v2.db"
@@ -245,3 +247,42 @@ async def test_usage_records_are_stored_in_order_in_one_insert_or_in_parts(tmp_p
         (index, f"agent {index}", index) for count in (1, 3, USAGE_ROWS * 2 + 7)
         for index in range(count)]
 
+
+
+async def test_a_tick_is_one_call_to_the_database_thread_and_a_failure_in_it_writes_nothing(
+        tmp_path, monkeypatch):
+    db = tmp_path / "town.db"
+    store = await Store.open(db)
+    town = await store.create_town("T", "2023-02-13 07:00", 10, 0, "m", "e", 4, {}, {})
+    memory = Memory(0, "observation", "The stove is on", NINE, NINE, 3)
+    talk = ConversationRecord("2023-02-13 09:00", "2023-02-13 09:10", "Cafe", "bar", ("Ann", "Bo"),
+                              (("Ann", "Hi", "2023-02-13 09:00"), ("Bo", "Hello", "2023-02-13 09:10")))
+    calls = []
+    handoff = store.db._execute
+
+    async def counted(function, *args):
+        calls.append(function)
+        return await handoff(function, *args)
+
+    monkeypatch.setattr(store.db, "_execute", counted)
+    await store.save_tick(TickChanges(town.id, 1, new_memories=[
+        ("Ann", memory, np.ones(4, dtype=np.float32))], conversations=[talk, talk],
+        events=[TownEvent("2023-02-13 09:00", "cafe", "speech", "Ann", "Hi")]))
+    assert len(calls) == 1
+    assert rows(db, "SELECT conversation_id, seq, text FROM utterances") == \
+        [(1, 0, "Hi"), (1, 1, "Hello"), (2, 0, "Hi"), (2, 1, "Hello")]
+
+    # A text SQLite cannot take fails the tick in the database's thread after its first
+    # statements ran there: they are rolled back, and the next tick is written whole.
+    memory.last_accessed = TEN
+    with pytest.raises(UnicodeEncodeError):
+        await store.save_tick(TickChanges(town.id, 2, touched=[("Ann", memory)], events=[
+            TownEvent("2023-02-13 10:00", "cafe", "speech", "Ann", "lone \ud800")]))
+    assert not store.db.in_transaction
+    assert rows(db, "SELECT tick FROM towns") == [(1,)]
+    assert rows(db, "SELECT count(*) FROM memory_access") == [(0,)]
+    assert rows(db, "SELECT count(*) FROM outbox") == [(1,)]
+    await store.save_tick(TickChanges(town.id, 2, touched=[("Ann", memory)]))
+    [loaded] = await store.memories(town.id)
+    assert loaded.memory.last_accessed == TEN and rows(db, "SELECT tick FROM towns") == [(2,)]
+    await store.close()

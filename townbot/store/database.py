@@ -442,6 +442,92 @@ class TickChanges:
     compact: bool = False  # also drop the superseded rows of memory_access (once a game day)
 
 
+class TickWrite:
+    """The statements of one commit with their rows, made on the event loop and run in the
+    database's thread as one call (`run`: BEGIN IMMEDIATE, each statement, COMMIT; ROLLBACK
+    on any error). Each call into that thread costs 50-100 us of CPU between the two threads,
+    and a tick made a dozen or more of them (one a statement, one a conversation)."""
+
+    def __init__(self) -> None:
+        self.steps: list[Callable[[sqlite3.Connection], Any]] = []
+
+    def one(self, statement: str, values: tuple | list = ()) -> None:
+        self.steps.append(lambda connection: connection.execute(statement, values))
+
+    def many(self, statement: str, rows: list[tuple]) -> None:
+        """executemany, left out when there are no rows (most ticks have none for several)."""
+        if rows:
+            self.steps.append(lambda connection: connection.executemany(statement, rows))
+
+    def conversation(self, town: int, talk: ConversationRecord) -> None:
+        """A conversation and its utterances, which name the conversation's new id."""
+        def insert(connection: sqlite3.Connection) -> None:
+            cursor = connection.execute(
+                "INSERT INTO conversations (town_id, started, ended, sector, arena, "
+                "participants) VALUES (?, ?, ?, ?, ?, ?)",
+                (town, talk.started, talk.ended, talk.sector, talk.arena,
+                 json.dumps(list(talk.participants))))
+            connection.executemany(
+                "INSERT INTO utterances (conversation_id, seq, speaker, text, game_time) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(cursor.lastrowid, seq, speaker, text, when)
+                 for seq, (speaker, text, when) in enumerate(talk.utterances)])
+        self.steps.append(insert)
+
+    def run(self, connection: sqlite3.Connection) -> None:
+        """All of it or none (in the database's thread)."""
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            for step in self.steps:
+                step(connection)
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:  # SQLite may have rolled back already (a full disk)
+                connection.execute("ROLLBACK")
+            raise
+
+
+def _log_accesses(write: TickWrite, town: int, touched: list[tuple[str, Memory]],
+                  compact: bool) -> None:
+    """Append re-accessed memories' last access and importance (see migration 4)."""
+    write.many(
+        "INSERT INTO memory_access (town_id, agent, seq, last_accessed, importance) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [(town, agent, m.id, _time_text(m.last_accessed), m.importance) for agent, m in touched])
+    if compact:
+        write.one("DELETE FROM memory_access WHERE town_id = ? AND id NOT IN (SELECT MAX(id) "
+                  "FROM memory_access WHERE town_id = ? GROUP BY agent, seq)", (town, town))
+
+
+def _write_part_logs(write: TickWrite, town: int, changes: TickChanges) -> None:
+    """Append the logged parts' changes (see mind.state.AttentionState and PlanState,
+    migration 7), a long one compressed as a long part is; when compacting, drop the rows
+    of logs that a part stored whole since has made useless."""
+    write.many(
+        "INSERT INTO part_log (town_id, agent, part, n, change) VALUES (?, ?, ?, ?, ?)",
+        [(town, agent, part, row.n, pack(row.change)) for agent, part, row in changes.logged])
+    if changes.compact and changes.log_starts:
+        starts = ", ".join(["(?, ?, ?)"] * len(changes.log_starts))
+        write.one(
+            f"WITH starts (agent, part, n) AS (VALUES {starts}) DELETE FROM part_log "
+            "WHERE town_id = ? AND n < (SELECT starts.n FROM starts WHERE starts.agent = "
+            "part_log.agent AND starts.part = part_log.part)",
+            [*(value for start in changes.log_starts for value in start), town])
+
+
+def _write_visitors(write: TickWrite, town: int, changes: TickChanges) -> None:
+    write.many(
+        "INSERT INTO visitors (town_id, person_id, name, description, body, resident, joined) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (town_id, person_id) DO UPDATE SET "
+        "name = excluded.name, description = excluded.description, body = excluded.body, "
+        "resident = excluded.resident, left_at = NULL",
+        [(town, v.person_id, v.name, v.description, json.dumps(v.body), v.resident,
+          v.body.get("joined", "")) for v in changes.visitors])
+    write.many(
+        "UPDATE visitors SET left_at = ? WHERE town_id = ? AND person_id = ?",
+        [(when, town, person) for person, when in changes.departed])
+
+
 class Store:
     def __init__(self, connection: aiosqlite.Connection, path: str) -> None:
         self.db = connection
@@ -771,15 +857,26 @@ class Store:
     # --- the tick ---------------------------------------------------------------------------
 
     async def save_tick(self, changes: TickChanges) -> None:
-        """Commit one tick atomically: a crash before COMMIT leaves the previous tick intact."""
+        """Commit one tick atomically: a crash before COMMIT leaves the previous tick intact.
+        Its rows are made here, and its statements run in the database's thread as one call
+        (see TickWrite)."""
+        write = TickWrite()
         try:
-            async with self.transaction():
-                await self._write_tick(changes)
+            async with self._writing:
+                await self._write_tick(changes, write)
+                await self._in_thread(write.run)
         except BaseException as error:
             full = self.disk_full(error)
             if full is None:
                 raise
             raise full from error
+
+    async def _in_thread(self, function: Callable[[sqlite3.Connection], None]) -> None:
+        """Run `function` with the SQLite connection in aiosqlite's thread, where every call on
+        the connection must run. aiosqlite's own methods hand that thread their calls with
+        `_execute`; it offers no public way to hand it one of ours."""
+        connection = self.db._conn
+        await self.db._execute(function, connection)
 
     def disk_full(self, error: BaseException) -> StoreError | None:
         """SQLITE_FULL as one line saying what happened to the town."""
@@ -788,17 +885,18 @@ class Store:
         return StoreError(f"the disk of {self.path} is full: the last change was not saved and "
                           "the town is intact as of its last save; free some space and run again")
 
-    async def _write_tick(self, changes: TickChanges) -> None:
+    async def _write_tick(self, changes: TickChanges, write: TickWrite) -> None:
+        """The tick's statements and rows, added to `write` (nothing is written yet)."""
         town = changes.town_id
-        await self.db.execute("UPDATE towns SET tick = ? WHERE id = ?", (changes.next_tick, town))
-        await self._many(
+        write.one("UPDATE towns SET tick = ? WHERE id = ?", (changes.next_tick, town))
+        write.many(
             "UPDATE bodies SET body = ? WHERE town_id = ? AND agent = ?",
             [(pack_body(body), town, name) for name, body in changes.bodies.items()])
-        await self._many(
+        write.many(
             "INSERT INTO mind_parts (town_id, agent, part, state) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (town_id, agent, part) DO UPDATE SET state = excluded.state",
             [(town, agent, part, pack(state)) for agent, part, state in changes.mind_parts])
-        await self._many(
+        write.many(
             "INSERT INTO memories (town_id, agent, seq, kind, text, created, last_accessed, "
             "importance, embedding, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(town, agent, m.id, m.kind, m.text, _time_text(m.created),
@@ -807,70 +905,22 @@ class Store:
              for (agent, m, _), vector in zip(
                  changes.new_memories, pack_vectors([v for _, _, v in changes.new_memories]),
                  strict=True)])
-        await self._log_accesses(town, changes.touched, changes.compact)
-        await self._write_part_logs(town, changes)
-        await self._many(
+        _log_accesses(write, town, changes.touched, changes.compact)
+        _write_part_logs(write, town, changes)
+        write.many(
             "INSERT INTO objects (town_id, path, state, updated) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (town_id, path) DO UPDATE SET state = excluded.state, "
             "updated = excluded.updated",
             [(town, path, state, when) for path, (state, when) in changes.objects.items()])
-        await self._insert_events(town, changes.tick, changes.events)
-        await self._insert_conversations(town, changes.conversations)
-        await self._write_visitors(town, changes)
-        await self._insert_usage(town, changes.tick, changes.usage)
-
-    async def _many(self, statement: str, rows: list[tuple]) -> None:
-        """executemany, skipped when there are no rows: each call is a round trip to the
-        database's thread, and most ticks have nothing for several of a tick's statements."""
-        if rows:
-            await self.db.executemany(statement, rows)
-
-    async def _log_accesses(self, town: int, touched: list[tuple[str, Memory]],
-                            compact: bool) -> None:
-        """Append re-accessed memories' last access and importance (see migration 4)."""
-        await self._many(
-            "INSERT INTO memory_access (town_id, agent, seq, last_accessed, importance) "
-            "VALUES (?, ?, ?, ?, ?)",
-            [(town, agent, m.id, _time_text(m.last_accessed), m.importance)
-             for agent, m in touched])
-        if compact:
-            await self.db.execute(
-                "DELETE FROM memory_access WHERE town_id = ? AND id NOT IN (SELECT MAX(id) "
-                "FROM memory_access WHERE town_id = ? GROUP BY agent, seq)", (town, town))
-
-    async def _write_part_logs(self, town: int, changes: TickChanges) -> None:
-        """Append the logged parts' changes (see mind.state.AttentionState and PlanState,
-        migration 7), a long one compressed as a long part is; when compacting, drop the rows
-        of logs that a part stored whole since has made useless."""
-        await self._many(
-            "INSERT INTO part_log (town_id, agent, part, n, change) VALUES (?, ?, ?, ?, ?)",
-            [(town, agent, part, row.n, pack(row.change)) for agent, part, row in changes.logged])
-        if changes.compact and changes.log_starts:
-            starts = ", ".join(["(?, ?, ?)"] * len(changes.log_starts))
-            await self.db.execute(
-                f"WITH starts (agent, part, n) AS (VALUES {starts}) DELETE FROM part_log "
-                "WHERE town_id = ? AND n < (SELECT starts.n FROM starts WHERE starts.agent = "
-                "part_log.agent AND starts.part = part_log.part)",
-                [*(value for start in changes.log_starts for value in start), town])
-
-    async def _insert_events(self, town: int, tick: int, events: Iterable[TownEvent]) -> None:
-        await self._many(
+        write.many(
             "INSERT INTO outbox (town_id, tick, game_time, channel, kind, actor, text, emoji, "
             "place) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(town, tick, e.game_time, e.channel, e.kind, e.actor, e.text, e.emoji, e.place)
-             for e in events])
-
-    async def _write_visitors(self, town: int, changes: TickChanges) -> None:
-        await self._many(
-            "INSERT INTO visitors (town_id, person_id, name, description, body, resident, joined) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (town_id, person_id) DO UPDATE SET "
-            "name = excluded.name, description = excluded.description, body = excluded.body, "
-            "resident = excluded.resident, left_at = NULL",
-            [(town, v.person_id, v.name, v.description, json.dumps(v.body), v.resident,
-              v.body.get("joined", "")) for v in changes.visitors])
-        await self._many(
-            "UPDATE visitors SET left_at = ? WHERE town_id = ? AND person_id = ?",
-            [(when, town, person) for person, when in changes.departed])
+            [(town, changes.tick, e.game_time, e.channel, e.kind, e.actor, e.text, e.emoji,
+              e.place) for e in changes.events])
+        for talk in changes.conversations:
+            write.conversation(town, talk)
+        _write_visitors(write, town, changes)
+        await self._insert_usage(write, town, changes.tick, changes.usage)
 
     async def visitors(self, town_id: int) -> list[VisitorRow]:
         """People currently in the town (not yet left)."""
@@ -920,22 +970,9 @@ class Store:
             await self.db.execute("UPDATE towns SET tick_seconds = ? WHERE id = ?",
                                   (tick_seconds, town_id))
 
-    async def _insert_conversations(self, town: int,
-                                    talks: Iterable[ConversationRecord]) -> None:
-        for talk in talks:
-            cursor = await self.db.execute(
-                "INSERT INTO conversations (town_id, started, ended, sector, arena, participants) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (town, talk.started, talk.ended, talk.sector, talk.arena,
-                 json.dumps(list(talk.participants))))
-            await self.db.executemany(
-                "INSERT INTO utterances (conversation_id, seq, speaker, text, game_time) "
-                "VALUES (?, ?, ?, ?, ?)",
-                [(cursor.lastrowid, seq, speaker, text, when)
-                 for seq, (speaker, text, when) in enumerate(talk.utterances)])
-
-    async def _insert_usage(self, town: int, tick: int, usage: Iterable[UsageRecord]) -> None:
-        await self._many(USAGE_INSERT, [(town, tick, *_usage_values(u)) for u in usage])
+    async def _insert_usage(self, write: TickWrite, town: int, tick: int,
+                            usage: Iterable[UsageRecord]) -> None:
+        write.many(USAGE_INSERT, _usage_rows(town, tick, usage))
 
 
 # A logged part's rows of part_log, in the flat dict of a mind (see mind.state).
@@ -954,6 +991,10 @@ def _usage_insert(rows: int) -> str:
     """USAGE_INSERT for `rows` rows at once."""
     one = f"({', '.join(['?'] * USAGE_COLUMNS)})"
     return USAGE_INSERT.rsplit(" VALUES ", 1)[0] + " VALUES " + ", ".join([one] * rows)
+
+
+def _usage_rows(town: int, tick: int, usage: Iterable[UsageRecord]) -> list[tuple]:
+    return [(town, tick, *_usage_values(u)) for u in usage]
 
 
 def _usage_values(u: UsageRecord) -> tuple:
@@ -1026,4 +1067,6 @@ async def replace_embeddings(store: Store, town_id: int, embedding_model: str, e
              if (agent, seq) in ids])
         await store.db.execute("UPDATE towns SET embedding_model = ?, embedding_dim = ? WHERE id = ?",
                                (embedding_model, embedding_dim, town_id))
-        await store._insert_usage(town_id, tick, usage)
+        rows = _usage_rows(town_id, tick, usage)
+        if rows:
+            await store.db.executemany(USAGE_INSERT, rows)
