@@ -174,7 +174,7 @@ async def test_a_town_of_schema_6_keeps_its_parts_and_logs_from_then_on(world, t
 
     engine = await open_engine(world, db)
     try:
-        assert await engine.store.schema_version() == len(MIGRATIONS) == 7
+        assert await engine.store.schema_version() == len(MIGRATIONS) >= 7
         for name, mind in engine.minds.items():
             assert mind.state.attention == AttentionState.from_dict(old[name]["attention"])
             assert mind.state.planning == PlanState.from_dict(old[name]["planning"])

@@ -24,6 +24,7 @@ from townbot.mind.memory import KIND_CODES, KINDS, Memory, SparseVectors, Stored
 from townbot.mind.state import LogRow, apply_logs
 from townbot.store.errors import StoreError
 from townbot.store.migrations import MIGRATIONS
+from townbot.store.packs import PackedChunk, grouped, pack_chunk, unpack_chunk
 from townbot.store.writer_lock import WriterLock
 from townbot.world.clock import format_game_time, parse_game_time
 from townbot.world.events import TownEvent
@@ -168,6 +169,11 @@ MEMORY_COLUMNS = (
     "group_concat(evidence, char(31)), CAST(group_concat(embedding, '') AS BLOB), "
     "group_concat(length(embedding)) FROM memories WHERE town_id = ?{agent} AND id > ? AND "
     "id <= ?")
+# A chunk's embeddings alone, for a pack that does not keep them (see pack_memories).
+EMBEDDING_COLUMNS = (
+    "SELECT count(*), CAST(group_concat(embedding, '') AS BLOB), group_concat(length(embedding)) "
+    "FROM memories WHERE town_id = ? AND id > ? AND id <= ?")
+PACK_COLUMNS = "SELECT head, texts, data FROM memory_packs WHERE town_id = ? AND after = ? AND upto = ?"
 ACCESS_COLUMNS = (
     "SELECT count(*), group_concat(agent, char(31)), group_concat(seq), "
     "group_concat(last_accessed, char(31)), group_concat(importance) FROM (SELECT * FROM "
@@ -242,6 +248,11 @@ class _MemoryReader:
         self.times: dict[str, datetime] = {}  # game times parsed so far (a tick's share theirs)
         self.hours: dict[str, float] = {}  # and their hours_since_epoch
         self.next_seq: dict[str, int] = {}
+        # For packed chunks: each game time seen so far by its index in these lists.
+        self.time_ids: dict[str, int] = {}
+        self.moment_list: list[datetime] = []
+        self.hour_list: list[float] = []
+        self.by_agent: dict[str, tuple[np.ndarray, list[str], list[int]]] | None = None
 
     def chunks(self, row: tuple, texts: list[str]) -> list[MemoryChunk]:
         """A chunk's row of columns (with its texts, cut apart) as each agent's memories."""
@@ -264,21 +275,143 @@ class _MemoryReader:
             raise StoreError(f"the memories in {self.path} cannot be read ({error}): the database "
                              "is damaged; restore a backup of it or start a new --db") from error
         rows_of = _rows_by_agent(agents)
-        blob = row[9] or b""
-        vectors = _vectors_by_agent(blob, lengths, self.dim, rows_of)
+        vectors = self.vectors(row[9] or b"", lengths, rows_of)
         chunks = []
         for agent, rows in rows_of.items():
             mine = self._continued(agent, rows, seqs, memories)
             picked = np.array(rows)
             theirs = StoredColumns([texts[row] for row in rows], *(c[picked] for c in columns[1:]))
-            if vectors is not None:
-                chunks.append(MemoryChunk(agent, mine, vectors[agent], theirs))
-            else:  # some embedding neither raw nor sparse: zlib-packed (or damaged)
-                ends = np.cumsum(lengths).tolist()
-                blobs = [blob[ends[row] - lengths[row]: ends[row]] for row in rows]
-                chunks.append(MemoryChunk(agent, mine, unpack_vectors(agent, blobs, self.dim),
-                                          theirs))
+            chunks.append(MemoryChunk(agent, mine, vectors[agent], theirs))
         return chunks
+
+    def vectors(self, blob: bytes, lengths: np.ndarray, rows_of: dict[str, list[int]]
+                ) -> dict[str, np.ndarray | SparseVectors]:
+        """The embeddings joined in `blob`, each agent's rows as one matrix (or its entries)."""
+        vectors = _vectors_by_agent(blob, lengths, self.dim, rows_of)
+        if vectors is not None:
+            return vectors
+        # some embedding neither raw nor sparse: zlib-packed (or damaged)
+        ends = np.cumsum(lengths).tolist()
+        return {agent: unpack_vectors(agent, [blob[ends[row] - lengths[row]: ends[row]]
+                                              for row in rows], self.dim)
+                for agent, rows in rows_of.items()}
+
+    def packed(self, row: tuple, texts: list[str]) -> tuple[str, str, bytes] | None:
+        """A full chunk's row of columns, as logged accesses left it unread, in the form
+        memory_packs keeps (see townbot.store.packs); None when it is damaged or out of order
+        (its rows then stay the only copy, and say what is wrong when read)."""
+        count = row[0]
+        try:
+            if len(texts) != count:
+                return None
+            agents, seqs, lengths = _joined(row[1], count), _numbers(row[2], count), \
+                _numbers(row[10], count)
+            kinds = _kind_codes(_joined(row[3], count))
+            created, accessed = _joined(row[5], count), _joined(row[6], count)
+            importance, evidence = _numbers(row[7], count), _joined(row[8], count)
+        except ValueError:
+            return None
+        rows_of = _rows_by_agent(agents)
+        blob = row[9] or b""
+        vectors = _vectors_by_agent(blob, lengths, self.dim, rows_of)
+        sparse = vectors is not None and all(isinstance(v, SparseVectors) for v in vectors.values()) \
+            and ENTRY.itemsize * sum(len(v.row) for v in vectors.values()) <= len(blob)  # type: ignore[union-attr]
+        chunk = grouped(agents, seqs, kinds, texts, created, accessed, importance, evidence,
+                        rows_of, vectors if sparse else None)  # type: ignore[arg-type]
+        return None if chunk is None else pack_chunk(chunk)
+
+    def unpacked(self, chunk: PackedChunk, embeddings: tuple[bytes, np.ndarray] | None
+                 ) -> list[MemoryChunk]:
+        """A packed chunk as each agent's memories (with the accesses logged since applied);
+        `embeddings` (the chunk's joined blob and lengths in rowid order) when the pack has
+        none."""
+        ids = self._time_ids(chunk.times)
+        created, accessed = ids[chunk.created], ids[chunk.accessed]
+        importance = chunk.importance.copy()
+        starts = np.cumsum([0] + [part.count for part in chunk.parts]).tolist()
+        if self.latest:
+            self._logged_into(chunk, starts, accessed, importance)
+        try:
+            table = [() if cited == "[]" else _evidence(cited) for cited in chunk.evidence_table]
+        except ValueError as error:
+            raise StoreError(f"the memories in {self.path} cannot be read ({error}): the database "
+                             "is damaged; restore a backup of it or start a new --db") from error
+        kinds = list(map(KINDS.__getitem__, chunk.kinds.tolist()))
+        made, at = list(map(self.moment_list.__getitem__, created.tolist())), \
+            list(map(self.moment_list.__getitem__, accessed.tolist()))
+        evidence, scores = list(map(table.__getitem__, chunk.evidence.tolist())), importance.tolist()
+        hours = np.array(self.hour_list)[accessed]
+        vectors = self._packed_vectors(chunk, starts, embeddings)
+        chunks = []
+        for part, start, end in zip(chunk.parts, starts, starts[1:], strict=False):
+            self._follows(part.agent, part.first, part.count)
+            mine = list(map(Memory, range(part.first, part.first + part.count), kinds[start:end],
+                            chunk.texts[start:end], made[start:end], at[start:end],
+                            scores[start:end], evidence[start:end]))
+            theirs = StoredColumns(chunk.texts[start:end], chunk.kinds[start:end],
+                                   importance[start:end].astype(np.float32), hours[start:end])
+            chunks.append(MemoryChunk(part.agent, mine, vectors[part.agent], theirs))
+        return chunks
+
+    def _packed_vectors(self, chunk: PackedChunk, starts: list[int],
+                        embeddings: tuple[bytes, np.ndarray] | None
+                        ) -> dict[str, np.ndarray | SparseVectors]:
+        if chunk.entries is None:
+            assert embeddings is not None
+            order = chunk.order.tolist()
+            return self.vectors(*embeddings, {part.agent: order[start:end] for part, start, end
+                                              in zip(chunk.parts, starts, starts[1:], strict=False)})
+        assert chunk.nonzero is not None
+        rows = np.repeat(np.arange(len(chunk.nonzero)), chunk.nonzero)
+        bounds = np.cumsum([0, *chunk.nonzero.tolist()])[starts].tolist()
+        return {part.agent: SparseVectors(part.count, self.dim, rows[begin:end] - start,
+                                          chunk.entries["index"][begin:end],
+                                          chunk.entries["value"][begin:end])
+                for part, start, begin, end in zip(chunk.parts, starts, bounds, bounds[1:],
+                                                   strict=False)}
+
+    def _time_ids(self, texts: list[str]) -> np.ndarray:
+        """Each game time's index in moment_list and hour_list (parsed the first time seen)."""
+        ids = self.time_ids
+        try:
+            for text in texts:
+                if text not in ids:
+                    moment = self.times[text] if text in self.times else parse_game_time(text)
+                    ids[text] = len(self.moment_list)
+                    self.moment_list.append(moment)
+                    self.hour_list.append(hours_since_epoch(moment))
+        except ValueError as error:
+            raise StoreError(f"the memories in {self.path} cannot be read ({error}): the database "
+                             "is damaged; restore a backup of it or start a new --db") from error
+        return np.fromiter(map(ids.__getitem__, texts), np.intp, len(texts))
+
+    def _logged_into(self, chunk: PackedChunk, starts: list[int], accessed: np.ndarray,
+                     importance: np.ndarray) -> None:
+        """The last access and importance logged for a packed chunk's memories, in place."""
+        by_agent = self._logged_by_agent()
+        for part, start in zip(chunk.parts, starts, strict=False):
+            logged = by_agent.get(part.agent)
+            if logged is None:
+                continue
+            seqs, times, scores = logged
+            low, high = np.searchsorted(seqs, [part.first, part.first + part.count]).tolist()
+            if low < high:
+                rows = seqs[low:high] - part.first + start
+                accessed[rows] = self._time_ids(times[low:high])
+                importance[rows] = scores[low:high]
+
+    def _logged_by_agent(self) -> dict[str, tuple[np.ndarray, list[str], list[int]]]:
+        """`latest` by agent: positions ascending, with their access and importance."""
+        if self.by_agent is None:
+            gathered: dict[str, list[tuple[int, str, int]]] = {}
+            for (agent, seq), (at, score) in self.latest.items():
+                gathered.setdefault(agent, []).append((seq, at, score))
+            self.by_agent = {}
+            for agent, entries in gathered.items():
+                entries.sort()
+                self.by_agent[agent] = (np.array([e[0] for e in entries], dtype=np.int64),
+                                        [e[1] for e in entries], [e[2] for e in entries])
+        return self.by_agent
 
     def _moments(self, texts: list[str]) -> list[datetime]:
         times = self.times
@@ -300,12 +433,17 @@ class _MemoryReader:
         """The agent's memories among a chunk's, after checking that they come next in its
         stream."""
         first = self.next_seq.get(agent, 0)
-        if not np.array_equal(seqs[rows], np.arange(first, first + len(rows))):
+        in_order = np.array_equal(seqs[rows], np.arange(first, first + len(rows)))
+        self._follows(agent, first if in_order else -1, len(rows))
+        return [memories[row] for row in rows]
+
+    def _follows(self, agent: str, first: int, count: int) -> None:
+        """Check that `count` memories of `agent` from position `first` come next in its stream."""
+        if first != self.next_seq.get(agent, 0):
             raise StoreError(f"the memories of {agent} in {self.path} are not stored in order "
                              "(positions missing or repeated): the database is damaged; restore "
                              "a backup of it or start a new --db")
-        self.next_seq[agent] = first + len(rows)
-        return [memories[row] for row in rows]
+        self.next_seq[agent] = first + count
 
 
 def _kind_codes(kinds: list[str]) -> np.ndarray:
@@ -605,6 +743,8 @@ class Store:
         try:
             for log in self._logs:
                 await log.flush()
+            if self.lock is not None:  # a writer packs what filled since (the next resume reads it)
+                await self.pack_memories()
         except (sqlite3.Error, StoreError):
             pass  # the town's own commits already said what failed; closing must still close
         finally:
@@ -777,15 +917,72 @@ class Store:
             last = (await cursor.fetchone())[0] or 0
         for after in range(0, last, MEMORY_CHUNK):  # rowids: a range is read in their order
             bounds = (*args, after, after + MEMORY_CHUNK)
-            async with self.db.execute(MEMORY_COLUMNS.format(agent=only), bounds) as cursor:
-                row = tuple(await cursor.fetchone())
+            packed = await self._packed_chunk(town_id, after) if agent is None else None
+            if packed is not None:
+                for chunk in reader.unpacked(packed, None if packed.entries is not None else
+                                             await self._embeddings(bounds)):
+                    yield chunk
+                continue
+            row, texts = await self._chunk_row(only, bounds)
             if not row[0]:
                 continue
-            texts = (row[4] or "").split(RECORD)
-            if len(texts) != row[0]:  # some text holds RECORD
-                texts = await self._texts(only, bounds)
             for chunk in reader.chunks(row, texts):
                 yield chunk
+
+    async def _chunk_row(self, only: str, bounds: tuple[Any, ...]) -> tuple[tuple, list[str]]:
+        """A chunk's row of MEMORY_COLUMNS, and its texts cut apart."""
+        async with self.db.execute(MEMORY_COLUMNS.format(agent=only), bounds) as cursor:
+            row = tuple(await cursor.fetchone())
+        texts = (row[4] or "").split(RECORD) if row[0] else []
+        if len(texts) != row[0]:  # some text holds RECORD
+            texts = await self._texts(only, bounds)
+        return row, texts
+
+    async def _packed_chunk(self, town_id: int, after: int) -> PackedChunk | None:
+        """The pack of the chunk of rows after `after`, if one was written (see pack_memories);
+        None also when it is damaged: its rows are read instead."""
+        async with self.db.execute(PACK_COLUMNS, (town_id, after, after + MEMORY_CHUNK)) as cursor:
+            found = await cursor.fetchone()
+        if found is None:
+            return None
+        try:
+            return unpack_chunk(*found)
+        except ValueError:
+            return None
+
+    async def _embeddings(self, bounds: tuple[Any, ...]) -> tuple[bytes, np.ndarray]:
+        """A chunk's embeddings joined in rowid order, and their lengths (for a pack without)."""
+        async with self.db.execute(EMBEDDING_COLUMNS, bounds) as cursor:
+            count, blob, lengths = await cursor.fetchone()
+        return blob or b"", _numbers(lengths, count)
+
+    async def pack_memories(self) -> int:
+        """Write the pack (see townbot.store.packs) of every full chunk of memory rows that has
+        none yet, in one transaction; how many were written. A chunk is full once a row after
+        it exists: rows are only appended, with rowids one past the last."""
+        async with self.db.execute("SELECT max(id) FROM memories") as cursor:
+            last = (await cursor.fetchone())[0] or 0
+        full = range(0, last - MEMORY_CHUNK + 1, MEMORY_CHUNK)
+        if not full:
+            return 0
+        async with self.db.execute("SELECT id, embedding_dim FROM towns") as cursor:
+            towns = [tuple(row) for row in await cursor.fetchall()]
+        written = 0
+        async with self.transaction():
+            for town_id, dim in towns:
+                async with self.db.execute("SELECT after FROM memory_packs WHERE town_id = ? AND "
+                                           "upto = after + ?", (town_id, MEMORY_CHUNK)) as cursor:
+                    done = {row[0] for row in await cursor.fetchall()}
+                for after in (after for after in full if after not in done):
+                    bounds = (town_id, after, after + MEMORY_CHUNK)
+                    row, texts = await self._chunk_row("", bounds)
+                    packed = _MemoryReader(self.path, dim, {}).packed(row, texts) if row[0] else None
+                    if packed is not None:
+                        await self.db.execute("INSERT OR REPLACE INTO memory_packs (town_id, after, "
+                                              "upto, head, texts, data) VALUES (?, ?, ?, ?, ?, ?)",
+                                              (*bounds, *packed))
+                        written += 1
+        return written
 
     async def _texts(self, only: str, args: tuple[Any, ...]) -> list[str]:
         """The texts of memory rows with ids in (after, last], row by row."""
@@ -1061,6 +1258,7 @@ async def replace_embeddings(store: Store, town_id: int, embedding_model: str, e
         async with store.db.execute("SELECT agent, seq, id FROM memories WHERE town_id = ?",
                                     (town_id,)) as cursor:  # no index on (agent, seq): one pass
             ids = {(row[0], row[1]): row[2] for row in await cursor.fetchall()}
+        await store.db.execute("DELETE FROM memory_packs WHERE town_id = ?", (town_id,))
         await store.db.executemany(
             "UPDATE memories SET embedding = ? WHERE id = ?",
             [(pack_vector(vector), ids[agent, seq]) for agent, seq, vector in vectors

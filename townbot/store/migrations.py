@@ -208,4 +208,19 @@ MIGRATIONS: list[str] = [
         change NOT NULL
     );
     """,
+    # 8: a packed copy of each full chunk of memory rows (see townbot.store.packs), which a
+    # resume reads instead of the rows: written when a writer closes its town, dropped when the
+    # town is re-embedded. A migration that renumbers memory rows must drop these too. An older
+    # town has none until its next writer closes it.
+    """
+    CREATE TABLE IF NOT EXISTS memory_packs (
+        town_id INTEGER NOT NULL REFERENCES towns(id),
+        after INTEGER NOT NULL,
+        upto INTEGER NOT NULL,
+        head TEXT NOT NULL,
+        texts TEXT NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY (town_id, after)
+    );
+    """,
 ]
