@@ -20,11 +20,13 @@ from townbot.mind.memory import Memory
 from townbot.store.database import (
     PACK_OVER,
     PAGE_SIZE,
+    ROWS_AT_ONCE,
     USAGE_ROWS,
     ConversationRecord,
     Store,
     StoreError,
     TickChanges,
+    TickWrite,
     pack_vector,
     pack_vectors,
     unpack,
@@ -286,3 +288,17 @@ async def test_a_tick_is_one_call_to_the_database_thread_and_a_failure_in_it_wri
     [loaded] = await store.memories(town.id)
     assert loaded.memory.last_accessed == TEN and rows(db, "SELECT tick FROM towns") == [(2,)]
     await store.close()
+
+
+@pytest.mark.parametrize("count", [1, 2, 63, ROWS_AT_ONCE, ROWS_AT_ONCE + 1, 3 * ROWS_AT_ONCE + 37])
+def test_rows_inserted_many_to_a_statement_come_in_order_as_given(count):
+    raw = sqlite3.connect(":memory:", isolation_level=None)
+    raw.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a, b)")
+    rows = [(n, f"row {n}" if n % 3 else None) for n in range(count)]
+    write = TickWrite()
+    write.rows("INSERT INTO t (a, b) VALUES {rows}", 2, [value for row in rows for value in row])
+    write.rows("INSERT INTO t (a, b) VALUES {rows}", 2, [])  # nothing to write: no statement
+    write.run(raw)
+    assert raw.execute("SELECT a, b FROM t ORDER BY id").fetchall() == rows
+    with pytest.raises(ValueError, match="do not make rows of 2"):
+        write.rows("INSERT INTO t (a, b) VALUES {rows}", 2, [1, 2, 3])
