@@ -14,7 +14,7 @@ from townbot.mind.memory import MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
 from townbot.mind.reacting import Sighting
 from townbot.mind.retrieval import retrieve, score_stream
-from townbot.mind.state import AttentionState, PlanState
+from townbot.mind.state import AttentionState, MemoryQueue, Pending, PlanState, ReactionState
 
 NINE = datetime(2023, 2, 13, 9, 0)
 
@@ -50,6 +50,26 @@ def test_steps_and_blocks_written_out_by_hand_are_what_json_dumps_writes():
         block = PlanBlock(NINE, NINE + timedelta(hours=1), text, text, None, [step])
         assert step.json() == json.dumps(step.to_dict()), text
         assert block.json() == json.dumps(block.to_dict()), text
+
+
+def test_parts_and_sight_logs_written_out_by_hand_are_what_json_dumps_writes():
+    odd = ["", "tab\there", "line\nbreak", "lone \ud800", "ünïcödé 🎉", '"quoted"', "back\\slash"]
+    queue = MemoryQueue([Pending("observation", text, (1, 22) if n % 2 else (), NINE)
+                         for n, text in enumerate(odd)], [3, 4], NINE)
+    reacting = ReactionState({text: NINE for text in odd}, {odd[1]: NINE}, None)
+    for part in (queue, reacting, MemoryQueue(), ReactionState()):
+        assert part.encode() == as_json(part)
+    attention = AttentionState({}, None)
+    assert attention.take_log() is None  # stored whole first: its log starts
+    for n, text in enumerate(odd):
+        attention.sights[text] = NINE + timedelta(minutes=n % 2)
+    del attention.sights[odd[0]]
+    attention.last_step = odd[3]
+    rows = attention.take_log()
+    assert [row.change for row in rows] == [json.dumps(change) for change in (
+        ["2023-02-13 09:01", odd[1::2], [odd[0]], odd[3]], ["2023-02-13 09:00", odd[2::2], [], None])]
+    del attention.sights[odd[1]]
+    assert [row.change for row in attention.take_log()] == [json.dumps(["", [], [odd[1]], None])]
 
 
 def test_a_block_kept_encoded_follows_its_steps_as_they_change():

@@ -119,7 +119,7 @@ def json_text(value: str | None) -> str:
     for one short text): the encoder's own C function for a text."""
     if type(value) is str:
         return encode_basestring_ascii(value)
-    return json.dumps(value)
+    return "null" if value is None else json.dumps(value)
 
 
 @lru_cache(maxsize=JSON_CACHE)

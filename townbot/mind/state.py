@@ -22,7 +22,7 @@ from datetime import date, datetime
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from townbot.mind.plans import PlanBlock
+from townbot.mind.plans import PlanBlock, json_text
 from townbot.world.clock import format_game_time, parse_game_time
 
 # Set by the test suite: each commit checks that no clean part differs from its stored form.
@@ -38,6 +38,18 @@ def _time(value: str | None) -> datetime | None:
 
 def _text(value: datetime | None) -> str | None:
     return _format(value) if value is not None else None
+
+
+def _json_texts(texts: list[str]) -> str:
+    """`json.dumps(texts)` of a list of texts, without json.dumps's set-up per call: a commit
+    writes a few hundred short lists and dicts of texts and game times."""
+    return f"[{', '.join(map(json_text, texts))}]"
+
+
+def _json_times(times: Mapping[str, datetime]) -> str:
+    """`json.dumps` of texts -> game times as their stored text (see _json_texts)."""
+    return "{" + ", ".join([f'{json_text(key)}: "{_format(value)}"'
+                            for key, value in times.items()]) + "}"
 
 
 def _times(data: Mapping[str, str]) -> dict[str, datetime]:
@@ -320,12 +332,14 @@ class AttentionState(Part):
             self.log_from, self.based = self.next_n, True
             return None
         step = self.last_step if step_changed else None
-        changes = [[_format(when), texts, gone if index == 0 else [], step if index == 0 else None]
+        # json.dumps([seen, texts, gone, step]) of each change, written out (see _json_texts)
+        changes = [f'["{_format(when)}", {_json_texts(texts)}, '
+                   f'{_json_texts(gone) if index == 0 else "[]"}, '
+                   f'{json_text(step) if index == 0 else "null"}]'
                    for index, (when, texts) in enumerate(seen)]
         if not changes and (gone or step is not None):  # forgotten, or a new step, nothing seen
-            changes = [["", [], gone, step]]
-        rows = [LogRow(self.next_n + index, json.dumps(change))
-                for index, change in enumerate(changes)]
+            changes = [f'["", [], {_json_texts(gone)}, {json_text(step)}]']
+        rows = [LogRow(self.next_n + index, change) for index, change in enumerate(changes)]
         self.next_n += len(rows)
         return rows
 
@@ -360,6 +374,16 @@ class MemoryQueue(Part):
         return {"pending": [[p.kind, p.text, list(p.evidence), _format(p.created)]
                             for p in self.pending],
                 "unscored": self.unscored, "last_scored": _text(self.last_scored)}
+
+    def encode(self) -> str:
+        """As json.dumps(to_dict()), written out: the queue changes with nearly every memory
+        (about 80 times a tick at 100 residents)."""
+        pending = ", ".join([
+            f'[{json_text(p.kind)}, {json_text(p.text)}, '
+            f'{json.dumps(list(p.evidence)) if p.evidence else "[]"}, "{_format(p.created)}"]'
+            for p in self.pending])
+        return (f'{{"pending": [{pending}], "unscored": {json.dumps(self.unscored)}, '
+                f'"last_scored": {json_text(_text(self.last_scored))}}}')
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MemoryQueue:
@@ -411,6 +435,12 @@ class ReactionState(Part):
         return {"last_talked": _texts(self.last_talked),
                 "last_considered": _texts(self.last_considered),
                 "last_reaction_check": _text(self.last_reaction_check)}
+
+    def encode(self) -> str:
+        """As json.dumps(to_dict()), written out (see _json_times)."""
+        return (f'{{"last_talked": {_json_times(self.last_talked)}, '
+                f'"last_considered": {_json_times(self.last_considered)}, '
+                f'"last_reaction_check": {json_text(_text(self.last_reaction_check))}}}')
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ReactionState:
