@@ -388,13 +388,14 @@ class AgentMind:
         block = self.current_block(now)
         if block is None or block.activity.startswith("talking with") or perception.sector is None:
             return None
-        # People in view may be talked to even when the sight of them is not new.
-        candidates = [s for s in perception.sightings if (s.kind == "agent" or s in fresh)
-                      and self._worth_considering(s, now)]
         last_check = self.state.reacting.last_reaction_check
         if last_check and now - last_check < timedelta(
-                minutes=self.settings.react_interval_minutes):
-            candidates = [s for s in candidates if s.kind == "object"]  # people can wait
+                minutes=self.settings.react_interval_minutes):  # people can wait
+            candidates = [s for s in perception.sightings if s.kind == "object" and s in fresh
+                          and self._worth_considering(s, now)]
+        else:  # people in view may be talked to even when the sight of them is not new
+            candidates = [s for s in perception.sightings if (s.kind == "agent" or s in fresh)
+                          and self._worth_considering(s, now)]
         candidates.sort(key=lambda s: s.kind != "object")  # an object in trouble comes first
         if not candidates:
             return None
@@ -496,7 +497,7 @@ class AgentMind:
         kept = self._current
         if kept is not None and kept[0] is blocks and kept[1] == len(blocks) and kept[2] == now:
             return kept[3]
-        block = next((b for b in blocks if b.covers(now)), None)
+        block = next((b for b in blocks if b.start <= now < b.end), None)  # b.covers(now)
         self._current = (blocks, len(blocks), now, block)
         return block
 

@@ -48,19 +48,19 @@ class SightIndex:
             by_time.setdefault(seen, []).append(text)
         self._stamps = deque(sorted(by_time.items()))
 
-    def stamped(self, text: str, now: datetime, new: bool) -> None:
-        """`text` was just set to `now` in the table (`new`: it was not in it before)."""
+    def stamped(self, texts: list[str], new: list[str], now: datetime) -> None:
+        """`texts` were just set to `now` in the table, `new` of them not in it before."""
         if self._stamps and now < self._stamps[-1][0]:
             self._table = None  # out of order: read the table again before forgetting
             return
-        if new:
+        for text in new:
             self._order[text] = self._next
             self._next += 1
-            self._size += 1
+        self._size += len(new)
         if self._stamps and self._stamps[-1][0] == now:
-            self._stamps[-1][1].append(text)
+            self._stamps[-1][1].extend(texts)
         else:
-            self._stamps.append((now, [text]))
+            self._stamps.append((now, texts))
 
     def forget(self, sights: Sights, cutoff: datetime) -> None:
         """Delete the sights last seen before `cutoff`, in the table's order."""
@@ -83,7 +83,7 @@ def note(sights: Sights, text: str, now: datetime, gap: timedelta,
     last = sights.get(text)
     sights[text] = now
     if index is not None:
-        index.stamped(text, now, last is None)
+        index.stamped([text], [text] if last is None else [], now)
     return last is None or now - last > gap
 
 
@@ -93,15 +93,35 @@ def sort_sightings(sights: Sights, sightings: list[Sighting], now: datetime,
     """Split a perception into (new or changed, seen lately) and note what was seen now.
     Sights unseen for longer than the gap are forgotten, which bounds the table. `index`: a
     SightIndex kept with the table, so that forgetting does not scan it."""
+    if index is None:
+        fresh, same, _ = _stamp(sights, sightings, now, gap)
+        cutoff = now - gap  # seen before it <=> now - seen > gap
+        for text in [t for t, seen in sights.items() if seen < cutoff]:
+            del sights[text]
+        return fresh, same
+    index.follow(sights, now)
+    fresh, same, added = _stamp(sights, sightings, now, gap)
+    index.stamped([s.text for s in sightings], added, now)
+    index.forget(sights, now - gap)
+    return fresh, same
+
+
+def _stamp(sights: Sights, sightings: list[Sighting], now: datetime, gap: timedelta
+           ) -> tuple[list[Sighting], list[Sighting], list[str]]:
+    """Stamp each sight as seen now (as `note` does): (new or changed, seen lately, the texts
+    the table did not hold)."""
     fresh: list[Sighting] = []
     same: list[Sighting] = []
+    added: list[str] = []
     for sighting in sightings:
-        (fresh if note(sights, sighting.text, now, gap, index) else same).append(sighting)
-    cutoff = now - gap  # seen before it <=> now - seen > gap
-    if index is not None:
-        index.follow(sights, now)
-        index.forget(sights, cutoff)
-        return fresh, same
-    for text in [t for t, seen in sights.items() if seen < cutoff]:
-        del sights[text]
-    return fresh, same
+        text = sighting.text
+        last = sights.get(text)
+        sights[text] = now
+        if last is None:
+            added.append(text)
+            fresh.append(sighting)
+        elif now - last > gap:
+            fresh.append(sighting)
+        else:
+            same.append(sighting)
+    return fresh, same, added

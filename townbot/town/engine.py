@@ -74,17 +74,25 @@ class ClockReadings:
         self.usage = usage
         self._tick: int | None = None
         self._now = clock.now
+        self._stamp = ""
         self._context = CallContext()
 
     def _read(self) -> None:
         self._tick = self.clock.tick
         self._now = self.clock.now
+        self._stamp = format_game_time(self._now)
         self._context = CallContext(game_day=self.clock.day_number, usage=self.usage)
 
     def now(self) -> datetime:
         if self._tick != self.clock.tick:
             self._read()
         return self._now
+
+    def stamp(self) -> str:
+        """The time as stored and shown (format_game_time)."""
+        if self._tick != self.clock.tick:
+            self._read()
+        return self._stamp
 
     def context(self) -> CallContext:
         if self._tick != self.clock.tick:
@@ -250,7 +258,7 @@ class Engine:
         place = self.world.sectors.get(sector)
         if place is None:
             return f"there is no place called {sector}"
-        if not place.admits(person, minute_of_day(self.clock.now)):
+        if not place.admits(person, minute_of_day(self._readings.now())):
             return f"{sector} is closed now (open {place.hours.describe()})"  # type: ignore[union-attr]
         if arena is None:
             return None
@@ -279,7 +287,7 @@ class Engine:
 
     async def _tick(self, carry_after: float | None) -> list[TownEvent]:
         began = asyncio.get_running_loop().time()
-        now = self.clock.now
+        now = self._readings.now()
         events: list[TownEvent] = []
         for body in self.bodies.values():
             if body.walking and body.arrives_by(now):
@@ -374,7 +382,7 @@ class Engine:
             talker = self.bodies[name]
             talker.action, talker.emoji = f"talking with {self.shown(partner)}", "💬"
             talker.announced = f"{sector}|{arena}|{talker.action}"
-        return Talk(first, second, sector, arena, self.clock.now, lines)
+        return Talk(first, second, sector, arena, self._readings.now(), lines)
 
     async def _settle_talks(self, events: list[TownEvent], deadline: float | None) -> None:
         """Wait for the talks under way (until `deadline` on the loop's clock, if given), then
@@ -467,7 +475,7 @@ class Engine:
         self._do(intent, body, events)
 
     def _move(self, intent: Intent, body: Body, events: list[TownEvent]) -> None:
-        now = self.clock.now
+        now = self._readings.now()
         reason = self.availability(intent.agent, intent.sector, intent.arena)
         if reason is not None:
             self.minds[intent.agent].refused(intent.sector, intent.arena, reason, now)
@@ -519,13 +527,13 @@ class Engine:
             self._last_mishap[path] = self.clock.tick  # quiet for a while after trouble
         if self.objects.get(path) != state:
             self.objects[path] = state
-            self._changed_objects[path] = (state, format_game_time(self.clock.now))
+            self._changed_objects[path] = (state, self._readings.stamp())
 
     def _event(self, kind: str, actor: str, text: str, emoji: str, sector: str,
                place: str) -> TownEvent:
         channel = self.world.sectors[sector].channel if sector in self.world.sectors \
             else self.world.town_hall_channel
-        return TownEvent(format_game_time(self.clock.now), channel, kind, actor, text, emoji,
+        return TownEvent(self._readings.stamp(), channel, kind, actor, text, emoji,
                          place)
 
     async def _commit(self, events: list[TownEvent], advance: bool = True) -> None:
