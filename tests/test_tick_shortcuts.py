@@ -1,16 +1,21 @@
 """The tick's short cuts give what the long way gives: a sight table kept with its index
 forgets what a scan of it forgets, in the same order; a scene shared by everyone in an arena
-shows each of them what a perception of its own would; the clock's readings follow the tick."""
+shows each of them what a perception of its own would; the block found by time in a plan is
+the first block covering that time; the clock's readings follow the tick."""
 
 from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
 
+from townbot.llm.offline import OfflineModel
 from townbot.llm.port import CallContext
+from townbot.mind.agent import AgentMind
 from townbot.mind.attention import SightIndex, note, sort_sightings
+from townbot.mind.memory import MemoryStream
+from townbot.mind.plans import PlanBlock
 from townbot.mind.reacting import Sighting
-from townbot.mind.state import SightTable
+from townbot.mind.state import MindState, SightTable
 from townbot.town.body import Body
 from townbot.town.engine import ClockReadings
 from townbot.town.perception import Scene, describe, is_free_to_talk, shown
@@ -111,3 +116,21 @@ def test_the_clock_readings_follow_the_tick():
     assert readings.context() == CallContext(game_day=2)
     clock.advance()
     assert readings.now() == clock.now
+
+
+def test_the_current_block_is_the_first_block_covering_the_time(world):
+    rng = random.Random(5)
+    mind = AgentMind(world.personas["Klaus Mueller"], OfflineModel(), MemoryStream(8), MindState())
+    for trial in range(200):
+        blocks, start = [], NINE
+        for n in range(rng.randint(0, 12)):  # mostly in order; sometimes gaps or overlaps
+            start += timedelta(minutes=rng.choice([0, 30, 60, 90]) - (30 if rng.random() < 0.1 else 0))
+            blocks.append(PlanBlock(start, start + timedelta(minutes=rng.choice([0, 30, 60, 120])),
+                                    f"block {n}"))
+        if rng.random() < 0.2:
+            rng.shuffle(blocks)
+        mind.state.planning.blocks = blocks
+        for minute in sorted(rng.sample(range(-60, 900, 5), 30)):  # a day's steps, in order
+            moment = NINE + timedelta(minutes=minute)
+            expected = next((b for b in blocks if b.covers(moment)), None)
+            assert mind.current_block(moment) is expected, (trial, minute)

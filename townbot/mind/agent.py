@@ -7,9 +7,12 @@ the world itself.
 from __future__ import annotations
 
 import asyncio
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cache
+from itertools import pairwise
 from typing import Protocol
 
 from townbot import wording
@@ -36,6 +39,11 @@ SLEEPING = "sleeping"
 TOLD_LIMIT = 20  # what we told each person, kept so we do not repeat ourselves
 # Kinds whose importance accumulates towards the next reflection (what happens to the agent).
 EXPERIENCE = ("observation", "conversation", "thought")
+
+
+@cache  # the settings' few durations, read at every step
+def _hours(hours: float) -> timedelta:
+    return timedelta(hours=hours)
 
 
 class WorldView(Protocol):
@@ -111,7 +119,7 @@ class AgentMind:
 
     @property
     def _sight_gap(self) -> timedelta:
-        return timedelta(hours=self.settings.sight_gap_hours)
+        return _hours(self.settings.sight_gap_hours)
 
     @property
     def summary_text(self) -> str:
@@ -134,13 +142,18 @@ class AgentMind:
         most every SCORING_INTERVAL unless forced), which is when they count toward
         reflection. One flush at a time: a reflection stores its insights while the rest of
         the step goes on."""
+        if not (self.state.queue.pending or self._scoring_due(now, force)
+                or self._flushing.locked()):
+            return  # nothing to do, as the lock would have found (most steps)
         async with self._flushing:
             await self._store_pending()
-            last = self.state.queue.last_scored
-            if not self.state.queue.unscored or (
-                    not force and last and now - last < SCORING_INTERVAL):
-                return
-            await self._score_unscored(now)
+            if self._scoring_due(now, force):
+                await self._score_unscored(now)
+
+    def _scoring_due(self, now: datetime, force: bool) -> bool:
+        last = self.state.queue.last_scored
+        return bool(self.state.queue.unscored) and (
+            force or not last or now - last >= SCORING_INTERVAL)
 
     async def _store_pending(self) -> None:
         pending = list(self.state.queue.pending)
@@ -377,10 +390,9 @@ class AgentMind:
             return False
         talked = self.state.reacting.last_talked.get(sighting.subject)
         considered = self.state.reacting.last_considered.get(sighting.subject)
-        return ((talked is None or now - talked
-                 >= timedelta(hours=self.settings.talk_cooldown_hours))
-                and (considered is None or now - considered
-                     >= timedelta(hours=self.settings.reconsider_hours)))
+        return ((talked is None or now - talked >= _hours(self.settings.talk_cooldown_hours))
+                and (considered is None
+                     or now - considered >= _hours(self.settings.reconsider_hours)))
 
     async def _maybe_react(self, now: datetime, perception: Perception,
                            fresh: list[Sighting]) -> str | None:
@@ -497,9 +509,26 @@ class AgentMind:
         kept = self._current
         if kept is not None and kept[0] is blocks and kept[1] == len(blocks) and kept[2] == now:
             return kept[3]
-        block = next((b for b in blocks if b.start <= now < b.end), None)  # b.covers(now)
+        starts = self._block_starts(blocks)
+        if starts is None:
+            block = next((b for b in blocks if b.start <= now < b.end), None)  # b.covers(now)
+        else:  # in order without overlaps: the last block begun by now is the only candidate
+            index = bisect_right(starts, now) - 1
+            block = blocks[index] if index >= 0 and now < blocks[index].end else None
         self._current = (blocks, len(blocks), now, block)
         return block
+
+    def _block_starts(self, blocks: list[PlanBlock]) -> list[datetime] | None:
+        """The blocks' starts when each block ends by the next one's start (as plans are made),
+        so that a search by time finds the block covering it; None otherwise. Kept with the
+        list of blocks, as current_block keeps its answer."""
+        kept = self.__dict__.get("_starts_of")
+        if kept is not None and kept[0] is blocks and kept[1] == len(blocks):
+            return kept[2]
+        ordered = all(a.start <= b.start and a.end <= b.start for a, b in pairwise(blocks))
+        starts = [b.start for b in blocks] if ordered else None
+        self.__dict__["_starts_of"] = (blocks, len(blocks), starts)
+        return starts
 
     def _routine_hint(self, block: PlanBlock) -> tuple[str, str]:
         minute = minute_of_day(block.start)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import (
@@ -104,6 +105,7 @@ async def recall_for(model: LanguageModel, voice: Voice, partner: Voice, relatio
     return list(found.values())
 
 
+@lru_cache(maxsize=256)  # every line of a talk shows the same few moments (strftime is slow)
 def moment(now: datetime) -> str:
     """'Tuesday February 14, 2023, 3:10 pm': the date too, so 'February 14' means today."""
     return f"{now:%A %B} {now.day}, {now.year}, {clock_face(minute_of_day(now))}"

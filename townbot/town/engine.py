@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Coroutine, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from townbot.collector import collector_paused
@@ -47,6 +48,8 @@ from townbot.world.events import TownEvent
 from townbot.world.model import World, join_path
 
 MISHAP_QUIET_TICKS = 12  # after trouble with an object it stays calm for two game hours
+# Asked twice for every object in use at every tick, of the same few states.
+_alarming = lru_cache(maxsize=4096)(is_alarming)
 
 
 @dataclass
@@ -523,7 +526,7 @@ class Engine:
         body.object_path = body.object_state = None
 
     def set_object(self, path: str, state: str) -> None:
-        if is_alarming(self.objects.get(path, "")) or is_alarming(state):
+        if _alarming(self.objects.get(path, "")) or _alarming(state):
             self._last_mishap[path] = self.clock.tick  # quiet for a while after trouble
         if self.objects.get(path) != state:
             self.objects[path] = state
