@@ -15,6 +15,7 @@ from townbot.mind.plans import PlanBlock, PlanStep
 from townbot.mind.reacting import Sighting
 from townbot.mind.retrieval import retrieve, score_stream
 from townbot.mind.state import AttentionState, MemoryQueue, Pending, PlanState, ReactionState
+from townbot.town.body import Body
 
 NINE = datetime(2023, 2, 13, 9, 0)
 
@@ -70,6 +71,14 @@ def test_parts_and_sight_logs_written_out_by_hand_are_what_json_dumps_writes():
         ["2023-02-13 09:01", odd[1::2], [odd[0]], odd[3]], ["2023-02-13 09:00", odd[2::2], [], None])]
     del attention.sights[odd[1]]
     assert [row.change for row in attention.take_log()] == [json.dumps(["", [], [odd[1]], None])]
+
+
+def test_a_body_written_out_by_hand_is_what_json_dumps_writes():
+    body = Body("Cafe", "bar", action='making "café" ☕', object_state="lone \ud800")
+    assert body.take_change() == json.dumps(body.to_dict())
+    assert body.take_change() is None  # unchanged since
+    body.visitor, body.sector = "tab\there", None
+    assert body.take_change() == json.dumps(body.to_dict())
 
 
 def test_a_block_kept_encoded_follows_its_steps_as_they_change():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, fields
 from datetime import datetime
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from townbot.world.clock import format_game_time, parse_game_time
@@ -62,11 +63,14 @@ class Body:
         return {name: self.__dict__[name] for name in FIELDS}
 
     def take_change(self) -> str | None:
-        """The stored form (JSON) if the body changed since the last call; clears the mark."""
+        """The stored form (JSON) if the body changed since the last call; clears the mark.
+        It is json.dumps(to_dict()) written out: most bodies change at every tick, and
+        json.dumps's set-up cost more than the few texts it writes."""
         if not self.dirty:
             return None
-        self.__dict__["dirty"] = False
-        return json.dumps(self.to_dict())
+        values = self.__dict__
+        values["dirty"] = False
+        return "{" + ", ".join([f"{key}{_json(values[name])}" for name, key in _KEYS]) + "}"
 
     @classmethod
     def from_dict(cls, data: dict) -> Body:
@@ -77,3 +81,8 @@ class Body:
 
 _UNSET = object()
 FIELDS = tuple(f.name for f in fields(Body))
+_KEYS = [(name, f"{json.dumps(name)}: ") for name in FIELDS]
+
+
+def _json(value: Any) -> str:
+    return encode_basestring_ascii(value) if type(value) is str else json.dumps(value)
