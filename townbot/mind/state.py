@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
+from json.encoder import encode_basestring_ascii
 from typing import Any, ClassVar
 
 from townbot.mind.plans import PlanBlock, json_text
@@ -43,7 +44,10 @@ def _text(value: datetime | None) -> str | None:
 def _json_texts(texts: list[str]) -> str:
     """`json.dumps(texts)` of a list of texts, without json.dumps's set-up per call: a commit
     writes a few hundred short lists and dicts of texts and game times."""
-    return f"[{', '.join(map(json_text, texts))}]"
+    try:
+        return f"[{', '.join(map(encode_basestring_ascii, texts))}]"
+    except TypeError:  # something other than a text among them
+        return json.dumps(texts)
 
 
 def _json_times(times: Mapping[str, datetime]) -> str:
@@ -311,6 +315,12 @@ class AttentionState(Part):
     def to_dict(self) -> dict[str, Any]:
         return {"sights": _texts(self.sights), "last_step": self.last_step,
                 "sight_log_from": self.log_from}
+
+    def encode(self) -> str:
+        """As json.dumps(to_dict()), written out (see _json_times): stored whole, the table
+        holds a hundred sights or more."""
+        return (f'{{"sights": {_json_times(self.sights)}, "last_step": {json_text(self.last_step)}, '
+                f'"sight_log_from": {json.dumps(self.log_from)}}}')
 
     def take_log(self) -> list[LogRow] | None:
         """The log rows of what changed since the last call, or None when the whole part is to
