@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from itertools import compress, repeat
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -244,13 +244,34 @@ class MemoryChunk:
         return self.packed.dense() if isinstance(self.packed, SparseVectors) else self.packed
 
 
+@dataclass(frozen=True)
+class Logged:
+    """One agent's memories with an access logged: positions ascending, each with the game
+    time and importance logged last for it."""
+
+    seqs: np.ndarray
+    times: list[str]
+    importance: np.ndarray
+
+    @classmethod
+    def last_of(cls, rows: np.ndarray, seqs: np.ndarray, times: list[str],
+                importance: np.ndarray) -> Logged:
+        """From log rows (indexes into the columns, in the order written): a later row for a
+        memory overrides an earlier."""
+        order = rows[np.argsort(seqs[rows], kind="stable")]
+        ordered = seqs[order]
+        last = np.append(ordered[1:] != ordered[:-1], True)  # the last written of each position
+        kept = order[last]
+        return cls(ordered[last], [times[row] for row in kept.tolist()], importance[kept])
+
+
 class _MemoryReader:
     """Chunks of memory rows, each read as one row of MEMORY_COLUMNS, as each agent's next
     memories and their embeddings, checking that they continue the agent's stream. `latest`
-    holds, by (agent, seq), the last access and importance logged for a memory since its row
-    was written (migration 4)."""
+    holds, by agent, the last access and importance logged for its memories since their rows
+    were written (migration 4): their positions ascending, their game times and importances."""
 
-    def __init__(self, path: str, dim: int, latest: dict[tuple[str, int], tuple[str, int]]) -> None:
+    def __init__(self, path: str, dim: int, latest: dict[str, Logged]) -> None:
         self.path, self.dim, self.latest = path, dim, latest
         self.times: dict[str, datetime] = {}  # game times parsed so far (a tick's share theirs)
         self.hours: dict[str, float] = {}  # and their hours_since_epoch
@@ -259,7 +280,6 @@ class _MemoryReader:
         self.time_ids: dict[str, int] = {}
         self.moment_list: list[datetime] = []
         self.hour_list: list[float] = []
-        self.by_agent: dict[str, tuple[np.ndarray, list[str], list[int]]] | None = None
 
     def chunks(self, row: tuple, texts: list[str]) -> list[MemoryChunk]:
         """A chunk's row of columns (with its texts, cut apart) as each agent's memories."""
@@ -268,8 +288,11 @@ class _MemoryReader:
             if len(texts) != count:
                 raise ValueError("the texts are not one a row")
             agents, seqs = _joined(row[1], count), _numbers(row[2], count)
-            accessed, importance = _joined(row[6], count), _numbers(row[7], count).tolist()
-            self._logged(agents, seqs.tolist(), accessed, importance)
+            accessed, importance = _joined(row[6], count), _numbers(row[7], count)
+            rows_of = _rows_by_agent(agents)
+            if self.latest:
+                self._logged(rows_of, seqs, accessed, importance)
+            importance = importance.tolist()
             evidence = [() if cited == "[]" else _evidence(cited) for cited in _joined(row[8], count)]
             kinds = _joined(row[3], count)
             memories = list(map(Memory, seqs.tolist(), kinds, texts,
@@ -281,7 +304,6 @@ class _MemoryReader:
         except ValueError as error:
             raise StoreError(f"the memories in {self.path} cannot be read ({error}): the database "
                              "is damaged; restore a backup of it or start a new --db") from error
-        rows_of = _rows_by_agent(agents)
         vectors = self.vectors(row[9] or b"", lengths, rows_of)
         chunks = []
         for agent, rows in rows_of.items():
@@ -395,30 +417,15 @@ class _MemoryReader:
     def _logged_into(self, chunk: PackedChunk, starts: list[int], accessed: np.ndarray,
                      importance: np.ndarray) -> None:
         """The last access and importance logged for a packed chunk's memories, in place."""
-        by_agent = self._logged_by_agent()
         for part, start in zip(chunk.parts, starts, strict=False):
-            logged = by_agent.get(part.agent)
+            logged = self.latest.get(part.agent)
             if logged is None:
                 continue
-            seqs, times, scores = logged
-            low, high = np.searchsorted(seqs, [part.first, part.first + part.count]).tolist()
+            low, high = np.searchsorted(logged.seqs, [part.first, part.first + part.count]).tolist()
             if low < high:
-                rows = seqs[low:high] - part.first + start
-                accessed[rows] = self._time_ids(times[low:high])
-                importance[rows] = scores[low:high]
-
-    def _logged_by_agent(self) -> dict[str, tuple[np.ndarray, list[str], list[int]]]:
-        """`latest` by agent: positions ascending, with their access and importance."""
-        if self.by_agent is None:
-            gathered: dict[str, list[tuple[int, str, int]]] = {}
-            for (agent, seq), (at, score) in self.latest.items():
-                gathered.setdefault(agent, []).append((seq, at, score))
-            self.by_agent = {}
-            for agent, entries in gathered.items():
-                entries.sort()
-                self.by_agent[agent] = (np.array([e[0] for e in entries], dtype=np.int64),
-                                        [e[1] for e in entries], [e[2] for e in entries])
-        return self.by_agent
+                rows = logged.seqs[low:high] - part.first + start
+                accessed[rows] = self._time_ids(logged.times[low:high])
+                importance[rows] = logged.importance[low:high]
 
     def _moments(self, texts: list[str]) -> list[datetime]:
         times = self.times
@@ -427,13 +434,20 @@ class _MemoryReader:
             self.hours[text] = hours_since_epoch(times[text])
         return list(map(times.__getitem__, texts))
 
-    def _logged(self, agents: list[str], seqs: list[int], accessed: list[str],
-                importance: list[int]) -> None:
-        """Each row's last access and importance as logged last, where logged."""
-        if self.latest:
-            logged = list(map(self.latest.get, zip(agents, seqs, strict=True)))
-            for row in compress(range(len(logged)), logged):
-                accessed[row], importance[row] = logged[row]
+    def _logged(self, rows_of: dict[str, list[int]], seqs: np.ndarray, accessed: list[str],
+                importance: np.ndarray) -> None:
+        """Each row's last access and importance as logged last, where logged, in place."""
+        for agent, rows in rows_of.items():
+            logged = self.latest.get(agent)
+            if logged is None:
+                continue
+            mine = np.asarray(rows)
+            found = np.searchsorted(logged.seqs, seqs[mine])
+            hit = found < len(logged.seqs)
+            hit[hit] = logged.seqs[found[hit]] == seqs[mine[hit]]
+            for row, entry in zip(mine[hit].tolist(), found[hit].tolist(), strict=True):
+                accessed[row] = logged.times[entry]
+            importance[mine[hit]] = logged.importance[found[hit]]
 
     def _continued(self, agent: str, rows: list[int], seqs: np.ndarray,
                    memories: list[Memory]) -> list[Memory]:
@@ -1053,18 +1067,19 @@ class Store:
         return int(row[0])
 
     async def _latest_accesses(self, town_id: int, only: str, args: tuple[Any, ...]
-                               ) -> dict[tuple[str, int], tuple[str, int]]:
-        """(agent, seq) -> the last access and importance logged last (migration 4)."""
+                               ) -> dict[str, Logged]:
+        """By agent, the last access and importance logged last for each memory (migration 4)."""
         async with self.db.execute(ACCESS_COLUMNS.format(agent=only), args) as cursor:
             count, agents, seqs, accessed, importance = await cursor.fetchone()
         try:
-            keys = zip(_joined(agents, count), _numbers(seqs, count).tolist(), strict=True)
-            values = zip(_joined(accessed, count), _numbers(importance, count).tolist(), strict=True)
+            names, positions = _joined(agents, count), _numbers(seqs, count)
+            times, scores = _joined(accessed, count), _numbers(importance, count)
         except ValueError as error:
             raise StoreError(f"the memory accesses logged in {self.path} cannot be read "
                              f"({error}): the database is damaged; restore a backup of it or "
                              "start a new --db") from error
-        return dict(zip(keys, values, strict=True))  # a later row overrides an earlier
+        return {agent: Logged.last_of(np.asarray(rows), positions, times, scores)
+                for agent, rows in _rows_by_agent(names).items()}
 
     async def objects(self, town_id: int) -> dict[str, str]:
         async with self.db.execute("SELECT path, state FROM objects WHERE town_id = ? "
