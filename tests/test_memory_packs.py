@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from test_resume_reading import DIM, NINE, embedding, town_with, written
 
+from townbot.mind.memory import Memory
 from townbot.store import database
 from townbot.store.database import Store, StoreError, TickChanges, replace_embeddings
 from townbot.town.engine import SavedTown
@@ -58,11 +59,22 @@ async def test_packs_read_back_as_the_rows_do(tmp_path, monkeypatch, chunk):
     store, town = await town_with(tmp_path, rows)
     await touch(store, town, rows, 2, "Bob", 30)
     from_rows = await streams(store, town)
-    assert await store.pack_memories() == 40 // chunk
+    assert await store.pack_memories() == -(-40 // chunk)
     assert await store.pack_memories() == 0, "a chunk is packed once"
     if chunk == 1:
         assert await pack_count(store, sparse=True) and await pack_count(store, sparse=False)
     assert_same(await streams(store, town), from_rows)
+    more = written(50)[40:]  # rows after the packs, some in the last packed chunk
+    rows += more
+    await store.save_tick(TickChanges(town, 5, new_memories=more))
+    mixed = await streams(store, town)
+    assert await store.pack_memories() == -(-50 // chunk) - 40 // chunk
+    packed = await streams(store, town)
+    await store.db.execute("DELETE FROM memory_packs")
+    from_rows = await streams(store, town)
+    assert_same(mixed, from_rows)
+    assert_same(packed, from_rows)
+    await store.pack_memories()
     await touch(store, town, rows, 3, "Cy", 50)  # logged after packing: read over the packs
     await touch(store, town, rows, 4, "Bob", 70)
     stored = await store.memories(town)
@@ -83,7 +95,7 @@ async def test_a_writer_packs_full_chunks_as_it_closes_and_a_reader_reads_them(t
     from_rows = await streams(store, town)
     await store.close()
     reader = await Store.open(tmp_path / "town.db", read_only=True)
-    assert await pack_count(reader) == 4, "rows 17 and 18 fill no chunk yet"
+    assert await pack_count(reader) == 5, "the last chunk's rows so far too"
     assert_same(await streams(reader, town), from_rows)
     await reader.close()
 
@@ -103,7 +115,7 @@ async def test_a_town_from_before_packs_migrates_and_resumes_the_same(tmp_path, 
     assert_same(await streams(store, town), from_rows)
     await store.close()
     store = await Store.open(tmp_path / "town.db")
-    assert await pack_count(store) == 6
+    assert await pack_count(store) == 7
     assert_same(await streams(store, town), from_rows)
     await store.close()
 
@@ -144,6 +156,9 @@ async def test_rows_out_of_order_are_not_packed_and_still_a_clear_error(tmp_path
     store, town = await town_with(tmp_path, written(12))
     await store.db.execute("UPDATE memories SET seq = 5 WHERE id = 4")
     assert await store.pack_memories() == 1, "the second chunk only"
+    await store.save_tick(TickChanges(town, 2, new_memories=[
+        ("Dee", Memory(0, "plan", "later", NINE, NINE, 1), embedding("sparse", 1))]))
+    assert await store.pack_memories() == 1, "the third chunk so far"
     with pytest.raises(StoreError, match="not stored in order"):
         await store.memories(town)
     await store.close()
@@ -156,6 +171,53 @@ async def test_a_hashing_towns_packs_keep_its_embeddings(tmp_path, monkeypatch, 
             for i, (a, m, _) in enumerate(written(30))]
     store, town = await town_with(tmp_path, rows)
     from_rows = await streams(store, town)
-    assert await store.pack_memories() == await pack_count(store, sparse=True) == 30 // chunk
+    assert await store.pack_memories() == await pack_count(store, sparse=True) == -(-30 // chunk)
     assert_same(await streams(store, town), from_rows)
+    await store.close()
+
+
+async def latest(store: Store, town: int) -> dict:
+    return {agent: (logged.seqs.tolist(), logged.times, logged.importance.tolist())
+            for agent, logged in (await store._latest_accesses(town, "", (town,))).items()}
+
+
+async def test_accesses_packed_at_close_read_back_as_the_log_does(tmp_path, monkeypatch):
+    monkeypatch.setattr(database, "MEMORY_CHUNK", 4)
+    rows = written(30)
+    store, town = await town_with(tmp_path, rows)
+    for tick, agent in enumerate(["Bob", "Cy", "Bob", "Ann"], 2):
+        await touch(store, town, rows, tick, agent, 10 * tick)
+    from_log = await latest(store, town)
+    streams_from_log = await streams(store, town)
+    await store.close()
+    store = await Store.open(tmp_path / "town.db")
+    async with store.db.execute("SELECT upto, (SELECT max(id) FROM memory_access) FROM "
+                                "access_packs") as cursor:
+        assert [tuple(row) for row in await cursor.fetchall()] == [(20, 20)]  # 4 ticks of 5 rows
+    assert await latest(store, town) == from_log
+    assert_same(await streams(store, town), streams_from_log)
+    await touch(store, town, rows, 7, "Cy", 90)  # logged after the pack: read over it
+    await store.save_tick(TickChanges(town, 8, compact=True))  # drops only overridden rows
+    after = await latest(store, town)
+    await store.db.execute("DELETE FROM access_packs")
+    assert after == await latest(store, town)
+    assert [s.memory for s in await store.memories(town, "Cy")] == [m for a, m, _ in rows if a == "Cy"]
+    await store.close()
+
+
+@pytest.mark.parametrize("damage", [
+    "UPDATE access_packs SET data = substr(data, 1, length(data) - 1)",
+    "UPDATE access_packs SET head = '{\"agents\": [[\"Bob\", 1]], \"times\": []}'",
+    "UPDATE access_packs SET data = zeroblob(length(data))",
+])
+async def test_a_damaged_access_pack_is_passed_over_for_the_log(tmp_path, damage):
+    rows = written(12)
+    store, town = await town_with(tmp_path, rows)
+    await touch(store, town, rows, 2, "Bob", 20)
+    await touch(store, town, rows, 3, "Bob", 30)
+    from_log = await latest(store, town)
+    await store.close()
+    store = await Store.open(tmp_path / "town.db")
+    await store.db.execute(damage)
+    assert await latest(store, town) == from_log
     await store.close()

@@ -180,11 +180,16 @@ MEMORY_COLUMNS = (
 EMBEDDING_COLUMNS = (
     "SELECT count(*), CAST(group_concat(embedding, '') AS BLOB), group_concat(length(embedding)) "
     "FROM memories WHERE town_id = ? AND id > ? AND id <= ?")
-PACK_COLUMNS = "SELECT head, texts, data FROM memory_packs WHERE town_id = ? AND after = ? AND upto = ?"
+PACK_COLUMNS = ("SELECT upto, head, texts, data FROM memory_packs WHERE town_id = ? AND "
+                "after = ? AND upto > after AND upto <= ?")
 ACCESS_COLUMNS = (
     "SELECT count(*), group_concat(agent, char(31)), group_concat(seq), "
     "group_concat(last_accessed, char(31)), group_concat(importance) FROM (SELECT * FROM "
-    "memory_access WHERE town_id = ?{agent} ORDER BY id)")
+    "memory_access WHERE town_id = ?{agent} AND id > ? ORDER BY id)")
+# The last access and importance logged for each memory up to a row of memory_access (see
+# pack_accesses): by agent, the positions ascending, their game times (as indexes into the head's
+# table of them) and importances.
+ACCESS_PACK = "SELECT upto, head, data FROM access_packs WHERE town_id = ?"
 
 
 @dataclass(frozen=True)
@@ -263,6 +268,53 @@ class Logged:
         last = np.append(ordered[1:] != ordered[:-1], True)  # the last written of each position
         kept = order[last]
         return cls(ordered[last], [times[row] for row in kept.tolist()], importance[kept])
+
+    def followed_by(self, later: Logged) -> Logged:
+        """These with `later`'s logged after them."""
+        seqs = np.concatenate([self.seqs, later.seqs])
+        return Logged.last_of(np.arange(len(seqs)), seqs, self.times + later.times,
+                              np.concatenate([self.importance, later.importance]))
+
+
+def access_pack(latest: dict[str, Logged]) -> tuple[str, bytes]:
+    """`latest` as access_packs keeps it: a JSON head (agents and their counts, the distinct
+    game times) and the positions, time indexes and importances as int64, int32, int64."""
+    index: dict[str, int] = {}
+    times = [index.setdefault(text, len(index)) for logged in latest.values() for text in logged.times]
+    head = json.dumps({"agents": [[agent, len(logged.seqs)] for agent, logged in latest.items()],
+                       "times": list(index)}, ensure_ascii=False)
+    parts = list(latest.values())
+    return head, b"".join([np.concatenate([np.zeros(0, np.int64)] + [p.seqs for p in parts])
+                           .astype("<i8").tobytes(), np.array(times, dtype="<i4").tobytes(),
+                           np.concatenate([np.zeros(0, np.int64)] + [p.importance for p in parts])
+                           .astype("<i8").tobytes()])
+
+
+def read_access_pack(head: str, data: bytes) -> dict[str, Logged]:
+    """A stored access pack read back; ValueError when it is not one (damaged)."""
+    try:
+        fields = json.loads(head)
+        agents = [(str(agent), int(count)) for agent, count in fields["agents"]]
+        times = list(map(str, fields["times"]))
+    except (TypeError, KeyError) as error:
+        raise ValueError(f"an access pack's head is not one ({error})") from error
+    rows = sum(count for _, count in agents)
+    if len(data) != 20 * rows or min((count for _, count in agents), default=1) < 1:
+        raise ValueError("an access pack's arrays do not fit its rows")
+    seqs = np.frombuffer(data, "<i8", rows)
+    ids = np.frombuffer(data, "<i4", rows, 8 * rows)
+    importance = np.frombuffer(data, "<i8", rows, 12 * rows).astype(np.int64)
+    if rows and (ids.min() < 0 or ids.max() >= len(times)):
+        raise ValueError("an access pack's game times do not fit its rows")
+    latest, start = {}, 0
+    texts = list(map(times.__getitem__, ids.tolist()))
+    for agent, count in agents:
+        mine = seqs[start: start + count].astype(np.int64)
+        if (np.diff(mine) <= 0).any():
+            raise ValueError("an access pack's positions are not ascending")
+        latest[agent] = Logged(mine, texts[start: start + count], importance[start: start + count])
+        start += count
+    return latest
 
 
 class _MemoryReader:
@@ -813,6 +865,7 @@ class Store:
                 await log.flush()
             if self.lock is not None:  # a writer packs what filled since (the next resume reads it)
                 await self.pack_memories()
+                await self.pack_accesses()
         except (sqlite3.Error, StoreError):
             pass  # the town's own commits already said what failed; closing must still close
         finally:
@@ -984,14 +1037,15 @@ class Store:
         async with self.db.execute("SELECT max(id) FROM memories") as cursor:
             last = (await cursor.fetchone())[0] or 0
         for after in range(0, last, MEMORY_CHUNK):  # rowids: a range is read in their order
-            bounds = (*args, after, after + MEMORY_CHUNK)
-            packed = await self._packed_chunk(town_id, after) if agent is None else None
+            end = after + MEMORY_CHUNK
+            packed, upto = await self._packed_chunk(town_id, after) if agent is None else (None, after)
             if packed is not None:
                 for chunk in reader.unpacked(packed, None if packed.entries is not None else
-                                             await self._embeddings(bounds)):
+                                             await self._embeddings((town_id, after, upto))):
                     yield chunk
+            if upto == end:
                 continue
-            row, texts = await self._chunk_row(only, bounds)
+            row, texts = await self._chunk_row(only, (*args, upto, end))  # rows after its pack
             if not row[0]:
                 continue
             for chunk in reader.chunks(row, texts):
@@ -1006,17 +1060,18 @@ class Store:
             texts = await self._texts(only, bounds)
         return row, texts
 
-    async def _packed_chunk(self, town_id: int, after: int) -> PackedChunk | None:
-        """The pack of the chunk of rows after `after`, if one was written (see pack_memories);
-        None also when it is damaged: its rows are read instead."""
+    async def _packed_chunk(self, town_id: int, after: int) -> tuple[PackedChunk | None, int]:
+        """The pack of the chunk of rows after `after`, if one was written (see pack_memories),
+        and the last row it holds (the chunk's last, or the town's last when it was written);
+        none, and `after`, also when it is damaged: its rows are read instead."""
         async with self.db.execute(PACK_COLUMNS, (town_id, after, after + MEMORY_CHUNK)) as cursor:
             found = await cursor.fetchone()
         if found is None:
-            return None
+            return None, after
         try:
-            return unpack_chunk(*found)
+            return unpack_chunk(*found[1:]), int(found[0])
         except ValueError:
-            return None
+            return None, after
 
     async def _embeddings(self, bounds: tuple[Any, ...]) -> tuple[bytes, np.ndarray]:
         """A chunk's embeddings joined in rowid order, and their lengths (for a pack without)."""
@@ -1025,24 +1080,26 @@ class Store:
         return blob or b"", _numbers(lengths, count)
 
     async def pack_memories(self) -> int:
-        """Write the pack (see townbot.store.packs) of every full chunk of memory rows that has
-        none yet, in one transaction; how many were written. A chunk is full once a row after
-        it exists: rows are only appended, with rowids one past the last."""
+        """Write the pack (see townbot.store.packs) of every chunk of memory rows whose pack
+        does not hold all its rows yet, in one transaction; how many were written. Rows are
+        only appended, with rowids one past the last: the rows a pack holds never change, and
+        the last chunk's pack holds its rows so far (and is written again when more follow)."""
         async with self.db.execute("SELECT max(id) FROM memories") as cursor:
             last = (await cursor.fetchone())[0] or 0
-        full = range(0, last - MEMORY_CHUNK + 1, MEMORY_CHUNK)
-        if not full:
+        if not last:
             return 0
         async with self.db.execute("SELECT id, embedding_dim FROM towns") as cursor:
             towns = [tuple(row) for row in await cursor.fetchall()]
         written = 0
         async with self.transaction():
             for town_id, dim in towns:
-                async with self.db.execute("SELECT after FROM memory_packs WHERE town_id = ? AND "
-                                           "upto = after + ?", (town_id, MEMORY_CHUNK)) as cursor:
-                    done = {row[0] for row in await cursor.fetchall()}
-                for after in (after for after in full if after not in done):
-                    bounds = (town_id, after, after + MEMORY_CHUNK)
+                async with self.db.execute("SELECT after, upto FROM memory_packs WHERE town_id = ?",
+                                           (town_id,)) as cursor:
+                    done = {row[0]: row[1] for row in await cursor.fetchall()}
+                for after in range(0, last, MEMORY_CHUNK):
+                    bounds = (town_id, after, min(after + MEMORY_CHUNK, last))
+                    if done.get(after) == bounds[2]:
+                        continue
                     row, texts = await self._chunk_row("", bounds)
                     packed = _MemoryReader(self.path, dim, {}).packed(row, texts) if row[0] else None
                     if packed is not None:
@@ -1066,10 +1123,12 @@ class Store:
             raise StoreError(f"{self.path} has no town {town_id}")
         return int(row[0])
 
-    async def _latest_accesses(self, town_id: int, only: str, args: tuple[Any, ...]
-                               ) -> dict[str, Logged]:
-        """By agent, the last access and importance logged last for each memory (migration 4)."""
-        async with self.db.execute(ACCESS_COLUMNS.format(agent=only), args) as cursor:
+    async def _latest_accesses(self, town_id: int, only: str, args: tuple[Any, ...],
+                               packed: bool = True) -> dict[str, Logged]:
+        """By agent, the last access and importance logged last for each memory (migration 4):
+        from the town's access pack, if `packed` and one was written, and the rows after it."""
+        latest, upto = await self._packed_accesses(town_id) if packed and not only else ({}, 0)
+        async with self.db.execute(ACCESS_COLUMNS.format(agent=only), (*args, upto)) as cursor:
             count, agents, seqs, accessed, importance = await cursor.fetchone()
         try:
             names, positions = _joined(agents, count), _numbers(seqs, count)
@@ -1078,8 +1137,40 @@ class Store:
             raise StoreError(f"the memory accesses logged in {self.path} cannot be read "
                              f"({error}): the database is damaged; restore a backup of it or "
                              "start a new --db") from error
-        return {agent: Logged.last_of(np.asarray(rows), positions, times, scores)
-                for agent, rows in _rows_by_agent(names).items()}
+        for agent, rows in _rows_by_agent(names).items():
+            later = Logged.last_of(np.asarray(rows), positions, times, scores)
+            latest[agent] = later if agent not in latest else latest[agent].followed_by(later)
+        return latest
+
+    async def _packed_accesses(self, town_id: int) -> tuple[dict[str, Logged], int]:
+        """The town's access pack and the last row of memory_access it holds; none (and 0)
+        when there is none or it is damaged: the rows are read instead."""
+        async with self.db.execute(ACCESS_PACK, (town_id,)) as cursor:
+            found = await cursor.fetchone()
+        if found is None:
+            return {}, 0
+        try:
+            return read_access_pack(found[1], found[2]), int(found[0])
+        except ValueError:
+            return {}, 0
+
+    async def pack_accesses(self) -> None:
+        """Write each town's access pack anew from every row of memory_access, when rows were
+        logged after the one it has (see ACCESS_PACK): a resume then reads the rows after it
+        only. The daily compaction drops only rows that later rows override, so a pack stays
+        true; the rows stay the record."""
+        async with self.db.execute("SELECT town_id, max(id) FROM memory_access GROUP BY town_id"
+                                   ) as cursor:
+            logged = [tuple(row) for row in await cursor.fetchall()]
+        async with self.db.execute("SELECT town_id, upto FROM access_packs") as cursor:
+            packed = {row[0]: row[1] for row in await cursor.fetchall()}
+        async with self.transaction():
+            for town_id, last in logged:
+                if packed.get(town_id) != last:
+                    latest = await self._latest_accesses(town_id, "", (town_id,), packed=False)
+                    await self.db.execute("INSERT OR REPLACE INTO access_packs (town_id, upto, head, "
+                                          "data) VALUES (?, ?, ?, ?)",
+                                          (town_id, last, *access_pack(latest)))
 
     async def objects(self, town_id: int) -> dict[str, str]:
         async with self.db.execute("SELECT path, state FROM objects WHERE town_id = ? "

@@ -223,4 +223,16 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (town_id, after)
     );
     """,
+    # 9: each town's latest logged access and importance of every memory, up to a row of
+    # memory_access (see database.pack_accesses), which a resume reads with the rows after it
+    # instead of every row: written anew when a writer closes its town. An older town has none
+    # until then.
+    """
+    CREATE TABLE IF NOT EXISTS access_packs (
+        town_id INTEGER PRIMARY KEY REFERENCES towns(id),
+        upto INTEGER NOT NULL,
+        head TEXT NOT NULL,
+        data BLOB NOT NULL
+    );
+    """,
 ]

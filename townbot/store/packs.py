@@ -138,8 +138,7 @@ def unpack_chunk(head: str, texts: str, data: bytes) -> PackedChunk:
             or (sparse and rows and nonzero.min() < 0) \
             or not np.array_equal(np.sort(order), np.arange(rows)):
         raise ValueError("a memory pack's arrays do not fit its rows")
-    starts = (ends - lengths).tolist()
-    return PackedChunk(parts, times, table, list(map(texts.__getitem__,
-                                                     map(slice, starts, ends.tolist()))),
-                       kinds, importance, created, accessed, cited, order,
+    # A comprehension of slices: faster than map(slice) over a text with non-ASCII in it.
+    cut = [texts[start:end] for start, end in zip((ends - lengths).tolist(), ends.tolist(), strict=True)]
+    return PackedChunk(parts, times, table, cut, kinds, importance, created, accessed, cited, order,
                        nonzero if sparse else None, entries)
