@@ -14,7 +14,14 @@ from townbot.mind.memory import MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
 from townbot.mind.reacting import Sighting
 from townbot.mind.retrieval import retrieve, score_stream
-from townbot.mind.state import AttentionState, MemoryQueue, Pending, PlanState, ReactionState
+from townbot.mind.state import (
+    AttentionState,
+    MemoryQueue,
+    Pending,
+    PlanState,
+    ReactionState,
+    ReflectionState,
+)
 from townbot.town.body import Body
 
 NINE = datetime(2023, 2, 13, 9, 0)
@@ -58,7 +65,7 @@ def test_parts_and_sight_logs_written_out_by_hand_are_what_json_dumps_writes():
     queue = MemoryQueue([Pending("observation", text, (1, 22) if n % 2 else (), NINE)
                          for n, text in enumerate(odd)], [3, 4], NINE)
     reacting = ReactionState({text: NINE for text in odd}, {odd[1]: NINE}, None)
-    for part in (queue, reacting, MemoryQueue(), ReactionState()):
+    for part in (queue, reacting, MemoryQueue(), ReactionState(), ReflectionState(17)):
         assert part.encode() == as_json(part)
     attention = AttentionState({}, None)
     assert attention.take_log() is None  # stored whole first: its log starts

@@ -50,6 +50,15 @@ def _json_texts(texts: list[str]) -> str:
         return json.dumps(texts)
 
 
+def _json_number(number: int) -> str:
+    """`json.dumps` of a whole number (see _json_texts)."""
+    return str(number) if type(number) is int else json.dumps(number)
+
+
+def _json_numbers(numbers: list[int]) -> str:
+    return f"[{', '.join(map(_json_number, numbers))}]"
+
+
 def _json_times(times: Mapping[str, datetime]) -> str:
     """`json.dumps` of texts -> game times as their stored text (see _json_texts)."""
     return "{" + ", ".join([f'{json_text(key)}: "{_format(value)}"'
@@ -320,7 +329,7 @@ class AttentionState(Part):
         """As json.dumps(to_dict()), written out (see _json_times): stored whole, the table
         holds a hundred sights or more."""
         return (f'{{"sights": {_json_times(self.sights)}, "last_step": {json_text(self.last_step)}, '
-                f'"sight_log_from": {json.dumps(self.log_from)}}}')
+                f'"sight_log_from": {_json_number(self.log_from)}}}')
 
     def take_log(self) -> list[LogRow] | None:
         """The log rows of what changed since the last call, or None when the whole part is to
@@ -392,7 +401,7 @@ class MemoryQueue(Part):
             f'[{json_text(p.kind)}, {json_text(p.text)}, '
             f'{json.dumps(list(p.evidence)) if p.evidence else "[]"}, "{_format(p.created)}"]'
             for p in self.pending])
-        return (f'{{"pending": [{pending}], "unscored": {json.dumps(self.unscored)}, '
+        return (f'{{"pending": [{pending}], "unscored": {_json_numbers(self.unscored)}, '
                 f'"last_scored": {json_text(_text(self.last_scored))}}}')
 
     @classmethod
@@ -426,6 +435,9 @@ class ReflectionState(Part):
 
     def to_dict(self) -> dict[str, Any]:
         return {"importance_since_reflection": self.importance_since_reflection}
+
+    def encode(self) -> str:
+        return f'{{"importance_since_reflection": {_json_number(self.importance_since_reflection)}}}'
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ReflectionState:

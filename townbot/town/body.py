@@ -85,4 +85,6 @@ _KEYS = [(name, f"{json.dumps(name)}: ") for name in FIELDS]
 
 
 def _json(value: Any) -> str:
-    return encode_basestring_ascii(value) if type(value) is str else json.dumps(value)
+    if type(value) is str:
+        return encode_basestring_ascii(value)
+    return "null" if value is None else json.dumps(value)
