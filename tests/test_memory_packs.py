@@ -196,6 +196,9 @@ async def test_accesses_packed_at_close_read_back_as_the_log_does(tmp_path, monk
         assert [tuple(row) for row in await cursor.fetchall()] == [(20, 20)]  # 4 ticks of 5 rows
     assert await latest(store, town) == from_log
     assert_same(await streams(store, town), streams_from_log)
+    changes = store.db.total_changes
+    assert await store.pack_memories() == 0 and await store.pack_accesses() is None
+    assert store.db.total_changes == changes, "packs up to date: nothing written"
     await touch(store, town, rows, 7, "Cy", 90)  # logged after the pack: read over it
     await store.save_tick(TickChanges(town, 8, compact=True))  # drops only overridden rows
     after = await latest(store, town)

@@ -1090,23 +1090,26 @@ class Store:
             return 0
         async with self.db.execute("SELECT id, embedding_dim FROM towns") as cursor:
             towns = [tuple(row) for row in await cursor.fetchall()]
+        todo = []  # (town, dim, after, upto): nothing to write is no transaction (every close)
+        for town_id, dim in towns:
+            async with self.db.execute("SELECT after, upto FROM memory_packs WHERE town_id = ?",
+                                       (town_id,)) as cursor:
+                done = {row[0]: row[1] for row in await cursor.fetchall()}
+            todo += [(town_id, dim, after, min(after + MEMORY_CHUNK, last))
+                     for after in range(0, last, MEMORY_CHUNK)
+                     if done.get(after) != min(after + MEMORY_CHUNK, last)]
+        if not todo:
+            return 0
         written = 0
         async with self.transaction():
-            for town_id, dim in towns:
-                async with self.db.execute("SELECT after, upto FROM memory_packs WHERE town_id = ?",
-                                           (town_id,)) as cursor:
-                    done = {row[0]: row[1] for row in await cursor.fetchall()}
-                for after in range(0, last, MEMORY_CHUNK):
-                    bounds = (town_id, after, min(after + MEMORY_CHUNK, last))
-                    if done.get(after) == bounds[2]:
-                        continue
-                    row, texts = await self._chunk_row("", bounds)
-                    packed = _MemoryReader(self.path, dim, {}).packed(row, texts) if row[0] else None
-                    if packed is not None:
-                        await self.db.execute("INSERT OR REPLACE INTO memory_packs (town_id, after, "
-                                              "upto, head, texts, data) VALUES (?, ?, ?, ?, ?, ?)",
-                                              (*bounds, *packed))
-                        written += 1
+            for town_id, dim, *bounds in todo:
+                row, texts = await self._chunk_row("", (town_id, *bounds))
+                packed = _MemoryReader(self.path, dim, {}).packed(row, texts) if row[0] else None
+                if packed is not None:
+                    await self.db.execute("INSERT OR REPLACE INTO memory_packs (town_id, after, "
+                                          "upto, head, texts, data) VALUES (?, ?, ?, ?, ?, ?)",
+                                          (town_id, *bounds, *packed))
+                    written += 1
         return written
 
     async def _texts(self, only: str, args: tuple[Any, ...]) -> list[str]:
@@ -1164,13 +1167,14 @@ class Store:
             logged = [tuple(row) for row in await cursor.fetchall()]
         async with self.db.execute("SELECT town_id, upto FROM access_packs") as cursor:
             packed = {row[0]: row[1] for row in await cursor.fetchall()}
+        stale = [(town_id, last) for town_id, last in logged if packed.get(town_id) != last]
+        if not stale:
+            return
         async with self.transaction():
-            for town_id, last in logged:
-                if packed.get(town_id) != last:
-                    latest = await self._latest_accesses(town_id, "", (town_id,), packed=False)
-                    await self.db.execute("INSERT OR REPLACE INTO access_packs (town_id, upto, head, "
-                                          "data) VALUES (?, ?, ?, ?)",
-                                          (town_id, last, *access_pack(latest)))
+            for town_id, last in stale:
+                latest = await self._latest_accesses(town_id, "", (town_id,), packed=False)
+                await self.db.execute("INSERT OR REPLACE INTO access_packs (town_id, upto, head, "
+                                      "data) VALUES (?, ?, ?, ?)", (town_id, last, *access_pack(latest)))
 
     async def objects(self, town_id: int) -> dict[str, str]:
         async with self.db.execute("SELECT path, state FROM objects WHERE town_id = ? "

@@ -1,13 +1,14 @@
-"""Packed copies of full chunks of memory rows (table memory_packs, migration 8).
+"""Packed copies of chunks of memory rows (table memory_packs, migration 8).
 
 A week-long town holds tens of thousands of memory rows, and reading them back as SQLite rows or
 joined text columns costs most of a resume: SQLite joins every value, Python cuts the strings
-apart, parses numbers and game times and regroups the rows by resident. Once every row of a
-chunk (MEMORY_CHUNK rowids) is written, the chunk never changes (memory rows are only appended;
-a later access or rescoring is logged in memory_access, and re-embedding drops the packs), so a
-writer keeps it again in a form read back with a few numpy calls: the rows grouped by resident,
-numbers as arrays, game times and evidence lists as small tables of their distinct values, the
-texts joined. The rows stay the record: a chunk without a pack is read from them.
+apart, parses numbers and game times and regroups the rows by resident. A row never changes
+once written (memory rows are only appended; a later access or rescoring is logged in
+memory_access, and re-embedding drops the packs), so a writer keeps each chunk's rows
+(MEMORY_CHUNK rowids; the last chunk's as far as they go) again in a form read back with a few
+numpy calls: the rows grouped by resident, numbers as arrays, game times and evidence lists as
+small tables of their distinct values, the texts joined. The rows stay the record: rows without
+a pack are read from them.
 """
 
 from __future__ import annotations
