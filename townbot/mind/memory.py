@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter
+from typing import Any
 
 import numpy as np
 
@@ -108,6 +109,10 @@ class MemoryStream:
         self._accessed = np.zeros(self._capacity, dtype=np.float64)
         self._kinds = np.zeros(self._capacity, dtype=np.int8)
         self._int8: Int8Copy | None = None  # made when retrieval first needs it, then kept up
+        # Rows whose last access and rows whose importance changed in place since retrieval
+        # last asked (None until it first asks: nothing to record for a stream never retrieved from).
+        self._revised: tuple[set[int], set[int]] | None = None
+        self.kept_for_retrieval: Any = None  # what retrieval keeps between queries (its own type)
 
     def __len__(self) -> int:
         return len(self.memories)
@@ -224,17 +229,28 @@ class MemoryStream:
         """Replace a provisional importance with the scored one."""
         self.memories[index].importance = int(importance)
         self._importance[index] = int(importance)
-        if index not in self.new_ids:
-            self.touched_ids.add(index)
+        self.touched_ids.add(index)
+        if self._revised is not None:
+            self._revised[1].add(index)
 
     def touch(self, ids: list[int], now: datetime) -> None:
-        """Retrieval refreshes last access, which is what recency decays from."""
-        stamp = hours_since_epoch(now)
+        """Retrieval refreshes last access, which is what recency decays from (the access times
+        set in one step: a retrieval touches up to 30 memories)."""
+        memories = self.memories
         for index in ids:
-            self.memories[index].last_accessed = now
-            self._accessed[index] = stamp
-            if index not in self.new_ids:
-                self.touched_ids.add(index)
+            memories[index].last_accessed = now
+        if ids:
+            self._accessed[ids] = hours_since_epoch(now)
+        self.touched_ids.update(ids)
+        if self._revised is not None:
+            self._revised[0].update(ids)
+
+    def take_revised(self) -> tuple[set[int], set[int]]:
+        """Rows whose last access and rows whose importance changed since the last call (every
+        change is recorded from the first call on; memories added are not listed)."""
+        revised = self._revised or (set(), set())
+        self._revised = (set(), set())
+        return revised
 
     def vector(self, index: int) -> np.ndarray:
         return self._vectors[index]
@@ -274,7 +290,8 @@ class MemoryStream:
     def take_changes(self) -> tuple[list[Memory], list[Memory]]:
         """Memories added and memories re-accessed since the last call (for the store)."""
         added = [self.memories[i] for i in self.new_ids]
-        touched = [self.memories[i] for i in sorted(self.touched_ids)]
+        # A memory added since the last call goes out whole: touching it is no extra change.
+        touched = [self.memories[i] for i in sorted(self.touched_ids.difference(self.new_ids))]
         self.new_ids, self.touched_ids = [], set()
         return added, touched
 

@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import chain, compress, repeat, takewhile
 from typing import NamedTuple
 
 import numpy as np
@@ -23,6 +24,7 @@ EXACT_BATCH = 32  # memories scored exactly at a time when the int8 bounds leave
 DIRECT = 2 * EXACT_BATCH  # open memories few enough to score together, without ordering them
 DIRECT_VALUES = 32_768  # vector values worth reading to score them all rather than look up their bounds
 SUM_MARGIN = 1e-9  # for the rounding of a few float64 sums of numbers up to a few
+SMALL_SORT = 256  # totals few enough to sort whole rather than select the best first
 RECENCY_ERROR = 1e-5  # float32 exp(x) for x <= 0 is within 1e-6 of decay ** idle: ten times that
 
 
@@ -44,18 +46,25 @@ class Scored(NamedTuple):
     relevance: float
 
 
-def scaled(values: np.ndarray, low: float, high: float) -> np.ndarray:
+def scaled(values: np.ndarray, low: float, high: float, out: np.ndarray | None = None) -> np.ndarray:
     """Min-max scaling with extremes found over the whole stream, so that `values` may be only
-    the rows a kind filter keeps and still get the same numbers (a new float64 array)."""
+    the rows a kind filter keeps and still get the same numbers (float64, in `out` if given)."""
     if high - low < 1e-12:
-        return np.full(values.shape, 0.5, dtype=np.float64)
-    result = np.subtract(values, low, dtype=np.float64)
+        if out is None:
+            return np.full(values.shape, 0.5, dtype=np.float64)
+        out.fill(0.5)
+        return out
+    result = np.subtract(values, low, out=out, dtype=np.float64)
     result /= high - low
     return result
 
 
 def unit(query: np.ndarray) -> np.ndarray:
-    return query / (np.linalg.norm(query) or 1.0)
+    """The query over its Euclidean norm (as np.linalg.norm computes it for a float vector,
+    without its checks: a retrieval over a small stream makes only some twenty numpy calls)."""
+    if query.ndim != 1 or query.dtype.kind != "f":
+        return query / (np.linalg.norm(query) or 1.0)
+    return query / (np.sqrt(query.dot(query)) or 1.0)
 
 
 class TimeScale(NamedTuple):
@@ -98,7 +107,7 @@ def terms(stream: MemoryStream, query: np.ndarray, now: datetime, decay: float =
     each scaled by its extremes over the whole stream as the paper does: the relevance product
     visits every memory, the rest only `rows`."""
     recency, importance = time_terms(stream, now, decay, rows)
-    cosines = stream.arrays()[0] @ unit(query)
+    cosines = stream.arrays()[0].dot(unit(query))  # BLAS's gemv, as `@` calls it
     relevance = scaled(cosines if rows is None else cosines[rows],
                        float(cosines.min()), float(cosines.max()))
     return recency, importance, relevance
@@ -253,6 +262,140 @@ def weighted(recency: np.ndarray, importance: np.ndarray, relevance: np.ndarray,
     return total
 
 
+class StandingTerms:
+    """What every query to one stream shares at one moment, kept on the stream between
+    retrievals (a tick's retrievals from one mind share their moment) and brought up to date
+    with the memories added or revised since: decay ** idle, normalised recency and importance
+    and their weighted sum, to which a query adds only its relevance; and each memory's cost in
+    tokens. Each value is computed as `terms` and `weighted` compute it, row by row, so the
+    totals are theirs to the bit."""
+
+    def __init__(self) -> None:
+        self.moment: tuple[float, float] | None = None  # (hours, decay) of the powers
+        self.weights: tuple[float, float] | None = None  # (recency, importance) of the sums
+        self.scale: TimeScale | None = None
+        self.accessed = (math.nan, math.nan)  # the extremes of last access the scale is for
+        self.size = 0  # memories covered
+        # Rows: decay ** idle, the weighted sum of the next two, normalised recency and
+        # importance, and each memory's cost in tokens (whole numbers): the last three are read
+        # for the chosen memories in one step.
+        self.columns = np.zeros((5, 64))
+
+    @classmethod
+    def of(cls, stream: MemoryStream, hours: float, decay: float,
+           weights: RetrievalWeights) -> StandingTerms:
+        """The stream's, brought up to date."""
+        kept = stream.kept_for_retrieval
+        if not isinstance(kept, cls):
+            kept = stream.kept_for_retrieval = cls()
+        kept.update(stream, hours, decay, (weights.recency, weights.importance))
+        return kept
+
+    def update(self, stream: MemoryStream, hours: float, decay: float,
+               weights: tuple[float, float]) -> None:
+        size = len(stream)
+        accessed_rows, importance_rows = stream.take_revised()
+        moved = self.moment != (hours, decay)
+        if size == self.size and not accessed_rows and not importance_rows and not moved \
+                and self.weights == weights:
+            return
+        self._cover(stream, size)
+        rows = np.fromiter(chain(accessed_rows, importance_rows, range(self.size, size)), dtype=np.intp)
+        old = self.scale
+        scale = self._rescale(stream, hours, decay, bool(accessed_rows) or size > self.size,
+                              bool(importance_rows) or size > self.size)
+        _, importance, accessed = stream.arrays()
+        every = slice(None)
+        power, total, recency, importance_n, _ = self.columns[:, :size]
+        at = every if moved else rows
+        idle = np.subtract(hours, accessed[at])
+        np.maximum(idle, 0.0, out=idle)
+        power[at] = np.power(decay, idle)
+        if old is None or old[1:3] != scale[1:3]:
+            at = every
+        recency[at] = scaled(power[at], scale.recency_low, scale.recency_high)
+        widened = at is every or self.weights != weights
+        at = every if old is None or old[3:] != scale[3:] else None
+        if at is None and (importance_rows or size > self.size):  # else no importance moved
+            at = np.fromiter(chain(importance_rows, range(self.size, size)), dtype=np.intp)
+        if at is not None:
+            importance_n[at] = scaled(importance[at], scale.importance_low, scale.importance_high)
+        at = every if widened or at is every else rows
+        total[at] = weighted_pair(recency[at], importance_n[at], weights)
+        self.moment, self.weights, self.size = (hours, decay), weights, size
+
+    def _cover(self, stream: MemoryStream, size: int) -> None:
+        """Room for `size` memories, and the costs of those added since."""
+        if size > self.columns.shape[1]:
+            columns = np.zeros((5, max(size, 2 * self.columns.shape[1])))
+            columns[:, : self.size] = self.columns[:, : self.size]
+            self.columns = columns
+        if size > self.size:
+            self.columns[4, self.size: size] = [len(memory.text) // 4 + 1
+                                           for memory in stream.memories[self.size: size]]
+
+    def _rescale(self, stream: MemoryStream, hours: float, decay: float, accessed_changed: bool,
+                 importance_changed: bool) -> TimeScale:
+        """time_scale's extremes, looking again only at what changed."""
+        _, importance, accessed = stream.arrays()
+        old = self.scale
+        if old is None or importance_changed:
+            importance_ends = float(np.minimum.reduce(importance)), float(np.maximum.reduce(importance))
+        else:
+            importance_ends = old.importance_low, old.importance_high
+        ends = self.accessed
+        if old is None or accessed_changed:
+            ends = float(np.minimum.reduce(accessed)), float(np.maximum.reduce(accessed))
+        if old is None or ends != self.accessed or self.moment != (hours, decay):
+            idle = [max(0.0, hours - ends[1]), max(0.0, hours - ends[0])]
+            recency_ends = sorted(np.power(decay, idle).tolist())
+        else:
+            recency_ends = [old.recency_low, old.recency_high]
+        self.accessed = ends
+        self.scale = TimeScale(hours, *recency_ends, *importance_ends)
+        return self.scale
+
+
+def weighted_pair(recency: np.ndarray, importance: np.ndarray,
+                  weights: tuple[float, float]) -> np.ndarray:
+    """w_r*r + w_i*i as `weighted` begins its sum (a weight of 1 multiplies nothing: x * 1.0 is x)."""
+    total = recency * weights[0] if weights[0] != 1.0 else recency.copy()
+    total += importance * weights[1] if weights[1] != 1.0 else importance
+    return total
+
+
+def standing_best(stream: MemoryStream, query: np.ndarray, now: datetime,
+                  weights: RetrievalWeights, rows: np.ndarray | None, count: int) -> Chosen:
+    """The best `count` memories by `terms` and `weighted`, over a stream without an int8 copy:
+    a query computes its cosines and relevance and adds them to the kept standing sums."""
+    kept = StandingTerms.of(stream, hours_since_epoch(now), RECENCY_DECAY, weights)
+    cosines = stream.arrays()[0].dot(unit(query))  # BLAS's gemv, as `@` calls it
+    scored = np.empty((2, len(cosines) if rows is None else len(rows)))
+    total, relevance = scored
+    scaled(cosines if rows is None else cosines[rows], float(np.minimum.reduce(cosines)),
+           float(np.maximum.reduce(cosines)), out=relevance)
+    standing = kept.columns[1, : kept.size]
+    np.add(standing if rows is None else standing[rows],
+           relevance * weights.relevance if weights.relevance != 1.0 else relevance, out=total)
+    best = best_first(total, count)
+    ids = best if rows is None else rows[best]
+    totals, relevances = scored[:, best].tolist()
+    recency, importance, costs = kept.columns[2:5, ids].tolist()
+    return Chosen(ids.tolist(), totals, recency, importance, relevances, costs)
+
+
+class Chosen(NamedTuple):
+    """The chosen memories' positions, terms and costs in tokens (None: not known yet), best
+    first (Python lists)."""
+
+    ids: list[int]
+    total: list[float]
+    recency: list[float]
+    importance: list[float]
+    relevance: list[float]
+    costs: list[float] | list[int] | None = None
+
+
 def score_stream(stream: MemoryStream, query: np.ndarray, now: datetime,
                  weights: RetrievalWeights = RetrievalWeights(),
                  decay: float = RECENCY_DECAY,
@@ -268,13 +411,12 @@ def score_stream(stream: MemoryStream, query: np.ndarray, now: datetime,
 
 def best_first(total: np.ndarray, count: int) -> np.ndarray:
     """Positions of the `count` highest totals, highest first, equal totals oldest first: a
-    partial selection (argpartition), then a sort of only what it kept and the ties at its edge."""
-    if count < len(total):
-        edge = total[np.argpartition(total, len(total) - count)[len(total) - count]]
-        kept = np.flatnonzero(total >= edge)
-    else:
-        kept = np.arange(len(total))
-    return kept[np.lexsort((kept, -total[kept]))][:count]
+    partial selection, then a stable sort of only what it kept and the ties at its edge."""
+    if count >= len(total) or len(total) <= SMALL_SORT:
+        return (-total).argsort(kind="stable")[:count]
+    edge = np.partition(total, len(total) - count)[len(total) - count]
+    kept = (total >= edge).nonzero()[0]
+    return kept[(-total[kept]).argsort(kind="stable")[:count]]
 
 
 def retrieve(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: int = 10,
@@ -290,29 +432,44 @@ def retrieve(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: i
     count = min(limit, len(stream) if rows is None else len(rows))
     copy = stream.int8_copy()
     if copy is None:
-        ids = rows
-        recency, importance, relevance = terms(stream, query, now, rows=rows)
+        chosen = standing_best(stream, query, now, weights, rows, count)
     else:
         ids, recency, importance, relevance = bounded_terms(stream, copy, query, now, weights,
                                                             RECENCY_DECAY, rows, count)
-    total = weighted(recency, importance, relevance, weights)
-    best = best_first(total, count)
-    # Python floats and ints of the few chosen rows, taken in one step each: reading numpy
-    # scalars one at a time cost more than scoring the whole stream.
-    columns = zip((best if ids is None else ids[best]).tolist(), total[best].tolist(),
-                  recency[best].tolist(), importance[best].tolist(), relevance[best].tolist(),
-                  strict=True)
-    picked: list[Scored] = []
-    spent = 0
-    for row, score, recent, important, relevant in columns:
-        if not math.isfinite(score):
-            break
-        memory = stream.memories[row]
-        cost = len(memory.text) // 4 + 1
-        if token_budget is not None and spent + cost > token_budget:
-            continue  # a long memory that does not fit leaves room for shorter ones
-        spent += cost
-        picked.append(Scored(memory, score, recent, important, relevant))
+        total = weighted(recency, importance, relevance, weights)
+        best = best_first(total, count)
+        # Python floats and ints of the few chosen rows, taken in one step each: reading numpy
+        # scalars one at a time cost more than scoring the whole stream.
+        chosen = Chosen(ids[best].tolist(), total[best].tolist(), recency[best].tolist(),
+                        importance[best].tolist(), relevance[best].tolist())
+    memories = list(map(stream.memories.__getitem__, chosen.ids))
+    costs = chosen.costs if chosen.costs is not None else [len(memory.text) // 4 + 1 for memory in memories]
+    kept = affordable(costs, chosen.total, token_budget)
+    columns = zip(memories, *chosen[1:5], strict=True)
+    if kept is not None:
+        columns = compress(columns, kept)
+    picked = list(map(tuple.__new__, repeat(Scored), columns))  # Scored(...) with no Python call each
     if touch:
-        stream.touch([s.memory.id for s in picked], now)
+        stream.touch([scored.memory.id for scored in picked], now)
     return picked
+
+
+def affordable(costs: list[float] | list[int], totals: list[float],
+               token_budget: int | None) -> list[bool] | None:
+    """Which of the chosen memories (best first, with their costs in tokens) retrieval returns,
+    None for all: those before the first non-finite total that fit the token budget, taken in
+    order (a long memory that does not fit leaves room for shorter ones)."""
+    if not math.isfinite(sum(totals)):
+        totals = list(takewhile(math.isfinite, totals))
+        costs = costs[: len(totals)]
+    elif token_budget is None or sum(costs) <= token_budget:
+        return None
+    budget = math.inf if token_budget is None else token_budget
+    kept: list[bool] = []
+    spent = 0.0
+    for cost in costs:
+        fits = spent + cost <= budget
+        if fits:
+            spent += cost
+        kept.append(fits)
+    return kept

@@ -1,0 +1,112 @@
+"""The standing terms a stream keeps between retrievals (decay ** idle, normalised recency and
+importance, their weighted sum, each memory's cost in tokens) stay what scoring every memory
+afresh gives, to the bit, through what a town does to a stream between and within ticks:
+memories added one by one and resumed in a batch, retrievals touching what they return at the
+same moment and at the next, an access moved back in time, the oldest access touched, an
+importance rescored past the extremes, every importance equal, other weights, kind filters."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import numpy as np
+import pytest
+
+from townbot.mind.memory import KINDS, Memory, MemoryStream, hours_since_epoch
+from townbot.mind.retrieval import RECENCY_DECAY, RetrievalWeights, StandingTerms, retrieve
+
+START = datetime(2023, 2, 13, 7, 0)
+WEIGHTS = [RetrievalWeights(), RetrievalWeights(recency=0.5, importance=1.0, relevance=2.0),
+           RetrievalWeights(recency=1.0, importance=0.25, relevance=1.0)]
+
+
+def expected(stream: MemoryStream, query: np.ndarray, now: datetime, limit: int,
+             weights: RetrievalWeights, kinds: tuple[str, ...] | None,
+             budget: int | None) -> list[tuple[int, float, float, float, float]]:
+    """The definition: every memory scored afresh, each term min-max normalised over the whole
+    stream, filtered afterwards, a full stable sort, then the token budget in order."""
+    vectors, importance, accessed = stream.arrays()
+
+    def normalised(values: np.ndarray) -> np.ndarray:
+        low, high = values.min(), values.max()
+        return np.full_like(values, 0.5) if high - low < 1e-12 else (values - low) / (high - low)
+
+    recency = normalised(np.power(RECENCY_DECAY, np.maximum(0.0, hours_since_epoch(now) - accessed)))
+    importance_n = normalised(importance.astype(np.float64))
+    relevance = normalised((vectors @ (query / np.linalg.norm(query))).astype(np.float64))
+    total = (weights.recency * recency + weights.importance * importance_n
+             + weights.relevance * relevance)
+    allowed = [i for i, m in enumerate(stream.memories) if kinds is None or m.kind in kinds]
+    found, spent = [], 0
+    for i in sorted(allowed, key=lambda i: (-total[i], i))[:limit]:
+        cost = len(stream.memories[i].text) // 4 + 1
+        if budget is None or spent + cost <= budget:
+            spent += cost
+            found.append((i, total[i], recency[i], importance_n[i], relevance[i]))
+    return found
+
+
+def vector_near(rng: np.random.Generator, topics: np.ndarray) -> np.ndarray:
+    vector = topics[rng.integers(0, len(topics))] + 0.7 * rng.standard_normal(topics.shape[1])
+    return (vector / np.linalg.norm(vector)).astype(np.float32)
+
+
+def add_some(stream: MemoryStream, rng: np.random.Generator, topics: np.ndarray, now: datetime,
+             count: int) -> None:
+    for _ in range(count):
+        stream.add(KINDS[int(rng.integers(0, len(KINDS)))], "seen " * int(rng.integers(1, 40)),
+                   now, int(rng.integers(1, 11)), vector_near(rng, topics),
+                   last_accessed=now - timedelta(minutes=int(rng.integers(0, 3)) * 10))
+
+
+def check(stream: MemoryStream, rng: np.random.Generator, topics: np.ndarray, now: datetime,
+          touch: bool = True) -> None:
+    """One retrieval with a random filter, weights, limit and budget equals the definition."""
+    query = vector_near(rng, topics)
+    kinds = [None, None, ("observation", "reflection"), ("plan",)][int(rng.integers(0, 4))]
+    weights = WEIGHTS[int(rng.integers(0, len(WEIGHTS)))]
+    limit = int(rng.choice([1, 10, 30]))
+    budget = [None, 60, 600][int(rng.integers(0, 3))]
+    want = expected(stream, query, now, limit, weights, kinds, budget)
+    found = retrieve(stream, query, now, limit=limit, token_budget=budget, weights=weights,
+                     kinds=kinds, touch=touch)
+    assert [(s.memory.id, s.score, s.recency, s.importance, s.relevance) for s in found] == want
+
+
+@pytest.mark.parametrize("dim", [16, 256])
+def test_what_a_stream_keeps_between_retrievals_stays_what_scoring_afresh_gives(dim):
+    rng = np.random.default_rng(dim)
+    topics = rng.standard_normal((8, dim))
+    stream = MemoryStream(dim)
+    now = START
+    add_some(stream, rng, topics, now - timedelta(days=3), 40)
+    for tick in range(60):
+        now += timedelta(minutes=10 * int(rng.integers(0, 3)))  # sometimes the same moment again
+        add_some(stream, rng, topics, now, int(rng.integers(0, 4)))
+        for _ in range(int(rng.integers(1, 5))):
+            check(stream, rng, topics, now)
+        if tick % 7 == 3:  # an access moved back in time: the newest access is no longer the latest
+            stream.touch([int(rng.integers(0, len(stream)))], now - timedelta(hours=30))
+        if tick % 5 == 1:  # the oldest access touched: recency's low end moves
+            oldest = int(np.argmin(stream.arrays()[2]))
+            stream.touch([oldest], now)
+        if tick % 6 == 2:  # rescored past the extremes and back within them
+            stream.rescore(int(rng.integers(0, len(stream))), int(rng.choice([1, 10, 5])))
+        check(stream, rng, topics, now, touch=False)
+        stream.take_changes()
+    assert isinstance(stream.kept_for_retrieval, StandingTerms)
+
+
+def test_memories_resumed_in_a_batch_and_equal_importances_are_covered():
+    rng = np.random.default_rng(3)
+    topics = rng.standard_normal((4, 32))
+    stream = MemoryStream(32)
+    for index in range(30):
+        stream.add("observation", f"first {index}", START, 4, vector_near(rng, topics))
+    check(stream, rng, topics, START)  # every importance equal: normalised to 0.5
+    later = START + timedelta(hours=2)
+    batch = [Memory(len(stream) + i, "thought", f"resumed {i}", later, later, 4 + i % 2) for i in range(50)]
+    stream.extend_stored(batch, np.stack([vector_near(rng, topics) for _ in batch]))
+    for _ in range(5):
+        check(stream, rng, topics, later)
+    check(stream, rng, topics, later + timedelta(minutes=10))
