@@ -60,7 +60,8 @@ def cosines_of(stream: MemoryStream, query: np.ndarray, in_float64: bool) -> np.
 
 
 def by_full_sort(stream: MemoryStream, cosines: np.ndarray, limit: int, weights: RetrievalWeights,
-                 kinds: tuple[str, ...] | None) -> list[tuple[int, float, float, float, float]]:
+                 kinds: tuple[str, ...] | None,
+                 now: datetime = NOW) -> list[tuple[int, float, float, float, float]]:
     """The definition, spelt out: every memory scored, each term min-max normalised over the
     whole stream, filtered afterwards, a full stable sort (equal scores: older memory first)."""
     _, importance, accessed = stream.arrays()
@@ -69,7 +70,7 @@ def by_full_sort(stream: MemoryStream, cosines: np.ndarray, limit: int, weights:
         low, high = values.min(), values.max()
         return np.full_like(values, 0.5) if high - low < 1e-12 else (values - low) / (high - low)
 
-    recency = normalised(np.power(RECENCY_DECAY, np.maximum(0.0, hours_since_epoch(NOW) - accessed)))
+    recency = normalised(np.power(RECENCY_DECAY, np.maximum(0.0, hours_since_epoch(now) - accessed)))
     importance_n = normalised(importance.astype(np.float64))
     relevance = normalised(cosines.astype(np.float64))
     total = (weights.recency * recency + weights.importance * importance_n

@@ -11,9 +11,10 @@ from datetime import datetime, timedelta
 
 import numpy as np
 import pytest
+from test_retrieval_exact import by_full_sort, cosines_of
 
-from townbot.mind.memory import KINDS, Memory, MemoryStream, hours_since_epoch
-from townbot.mind.retrieval import RECENCY_DECAY, RetrievalWeights, StandingTerms, retrieve
+from townbot.mind.memory import KINDS, Memory, MemoryStream
+from townbot.mind.retrieval import RetrievalWeights, StandingTerms, retrieve
 
 START = datetime(2023, 2, 13, 7, 0)
 WEIGHTS = [RetrievalWeights(), RetrievalWeights(recency=0.5, importance=1.0, relevance=2.0),
@@ -23,26 +24,15 @@ WEIGHTS = [RetrievalWeights(), RetrievalWeights(recency=0.5, importance=1.0, rel
 def expected(stream: MemoryStream, query: np.ndarray, now: datetime, limit: int,
              weights: RetrievalWeights, kinds: tuple[str, ...] | None,
              budget: int | None) -> list[tuple[int, float, float, float, float]]:
-    """The definition: every memory scored afresh, each term min-max normalised over the whole
-    stream, filtered afterwards, a full stable sort, then the token budget in order."""
-    vectors, importance, accessed = stream.arrays()
-
-    def normalised(values: np.ndarray) -> np.ndarray:
-        low, high = values.min(), values.max()
-        return np.full_like(values, 0.5) if high - low < 1e-12 else (values - low) / (high - low)
-
-    recency = normalised(np.power(RECENCY_DECAY, np.maximum(0.0, hours_since_epoch(now) - accessed)))
-    importance_n = normalised(importance.astype(np.float64))
-    relevance = normalised((vectors @ (query / np.linalg.norm(query))).astype(np.float64))
-    total = (weights.recency * recency + weights.importance * importance_n
-             + weights.relevance * relevance)
-    allowed = [i for i, m in enumerate(stream.memories) if kinds is None or m.kind in kinds]
+    """The definition (every memory scored afresh, a full stable sort), then the token budget
+    in order."""
     found, spent = [], 0
-    for i in sorted(allowed, key=lambda i: (-total[i], i))[:limit]:
-        cost = len(stream.memories[i].text) // 4 + 1
+    for row in by_full_sort(stream, cosines_of(stream, query, in_float64=False), limit, weights,
+                            kinds, now):
+        cost = len(stream.memories[row[0]].text) // 4 + 1
         if budget is None or spent + cost <= budget:
             spent += cost
-            found.append((i, total[i], recency[i], importance_n[i], relevance[i]))
+            found.append(row)
     return found
 
 
