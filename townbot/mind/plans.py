@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import weakref
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from json.encoder import encode_basestring_ascii
 
+from townbot.json_parts import json_text
 from townbot.world.clock import format_game_time, parse_game_time
 
 # A plan is stored whenever any of it changes, but most of its blocks and steps are as they
@@ -112,14 +111,6 @@ class PlanBlock:
 
 # The same few tick times recur in every plan: their text is kept rather than formatted again.
 _time_text = lru_cache(maxsize=4096)(format_game_time)
-
-
-def json_text(value: str | None) -> str:
-    """`json.dumps(value)` of a text or None, without json.dumps's set-up (most of its cost
-    for one short text): the encoder's own C function for a text."""
-    if type(value) is str:
-        return encode_basestring_ascii(value)
-    return "null" if value is None else json.dumps(value)
 
 
 @lru_cache(maxsize=JSON_CACHE)

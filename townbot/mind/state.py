@@ -23,7 +23,8 @@ from functools import lru_cache
 from json.encoder import encode_basestring_ascii
 from typing import Any, ClassVar
 
-from townbot.mind.plans import PlanBlock, json_text
+from townbot.json_parts import json_text
+from townbot.mind.plans import PlanBlock
 from townbot.world.clock import format_game_time, parse_game_time
 
 # Set by the test suite: each commit checks that no clean part differs from its stored form.

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, fields
 from datetime import datetime
-from json.encoder import encode_basestring_ascii
 from typing import Any
 
+from townbot.json_parts import json_text
 from townbot.world.clock import format_game_time, parse_game_time
 
 
@@ -70,7 +70,7 @@ class Body:
             return None
         values = self.__dict__
         values["dirty"] = False
-        return "{" + ", ".join([f"{key}{_json(values[name])}" for name, key in _KEYS]) + "}"
+        return "{" + ", ".join([f"{key}{json_text(values[name])}" for name, key in _KEYS]) + "}"
 
     @classmethod
     def from_dict(cls, data: dict) -> Body:
@@ -82,9 +82,3 @@ class Body:
 _UNSET = object()
 FIELDS = tuple(f.name for f in fields(Body))
 _KEYS = [(name, f"{json.dumps(name)}: ") for name in FIELDS]
-
-
-def _json(value: Any) -> str:
-    if type(value) is str:
-        return encode_basestring_ascii(value)
-    return "null" if value is None else json.dumps(value)
