@@ -13,7 +13,7 @@ from discord_harness import Crash, FakeTime, ScriptedOutlet, http_error
 
 from townbot.platforms.discord.posts import split_text
 from townbot.platforms.discord.publisher import RATE, Publisher, Seen, classify
-from townbot.platforms.discord.store import Delivery, DiscordStore
+from townbot.platforms.discord.store import Delivery, DiscordStore, WaitingWords
 from townbot.store.database import Store, TickChanges
 from townbot.world.events import TownEvent
 
@@ -645,4 +645,25 @@ async def test_a_row_added_to_a_tick_after_a_crash_is_not_mistaken_for_the_post_
     posted = "\n".join(outlet.contents(CAFE))
     assert posted.count("serving coffee") == 1 and posted.count("studying") == 1, posted
     await second.store.close()
+    await store.close()
+
+
+async def test_a_write_waits_for_a_read_in_flight_on_its_own_connection(tmp_path):
+    """A read of the Discord store's between its first and last row, while the engine commits,
+    used to make the store's next write fail at once with "database is locked"."""
+    store, town_id = await new_town(tmp_path / "t.db")
+    discord_store = await DiscordStore.open(tmp_path / "t.db", town_id)
+    await discord_store.wait_words(WaitingWords("discord:1", "Ada", False, "Hobbs Cafe", "Hi", 7, 8))
+    reading = await discord_store.db.execute("SELECT name FROM sqlite_master")  # snapshot held
+    await reading.fetchone()
+    await store.db.execute("UPDATE towns SET tick = tick + 1")  # the engine commits meanwhile
+
+    async def finish_reading() -> None:
+        await asyncio.sleep(0.05)
+        await reading.fetchall()
+        await reading.close()
+
+    await asyncio.gather(discord_store.forget_words("discord:1"), finish_reading())
+    assert await discord_store.waiting_words() == []
+    await discord_store.close()
     await store.close()
