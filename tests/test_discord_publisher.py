@@ -667,3 +667,24 @@ async def test_a_write_waits_for_a_read_in_flight_on_its_own_connection(tmp_path
     assert await discord_store.waiting_words() == []
     await discord_store.close()
     await store.close()
+
+
+async def test_a_tick_waits_for_a_read_in_flight_on_the_engine_connection(tmp_path):
+    """The same on the engine's side: its read in flight while the Discord store commits."""
+    store, town_id = await new_town(tmp_path / "t.db")
+    discord_store = await DiscordStore.open(tmp_path / "t.db", town_id)
+    reading = await store.db.execute("SELECT name FROM sqlite_master")  # snapshot held
+    await reading.fetchone()
+    await discord_store.wait_words(WaitingWords("discord:1", "Ada", False, "Hobbs Cafe", "Hi", 7, 8))
+
+    async def finish_reading() -> None:
+        await asyncio.sleep(0.05)
+        await reading.fetchall()
+        await reading.close()
+
+    await asyncio.gather(write(store, town_id, 0, [act("hobbs-cafe", "Isabella", "opens")]),
+                         finish_reading())
+    async with store.db.execute("SELECT tick FROM towns WHERE id = ?", (town_id,)) as cursor:
+        assert (await cursor.fetchone())[0] == 1
+    await discord_store.close()
+    await store.close()

@@ -22,6 +22,7 @@ import numpy as np
 from townbot.llm.port import UsageRecord
 from townbot.mind.memory import KIND_CODES, KINDS, Memory, SparseVectors, StoredColumns, hours_since_epoch
 from townbot.mind.state import LogRow, apply_logs
+from townbot.store.begin import begin_writing
 from townbot.store.errors import StoreError
 from townbot.store.migrations import MIGRATIONS
 from townbot.store.packs import PackedChunk, grouped, pack_chunk, unpack_chunk
@@ -799,7 +800,7 @@ class Store:
     async def transaction(self) -> AsyncIterator[None]:
         """BEGIN IMMEDIATE ... COMMIT, rolled back on any error; one at a time."""
         async with self._writing:
-            await self.db.execute("BEGIN IMMEDIATE")
+            await begin_writing(lambda: self.db.execute("BEGIN IMMEDIATE"))
             try:
                 yield
                 await self.db.execute("COMMIT")
@@ -916,7 +917,7 @@ class Store:
     async def _add_usage_in_parts(self, values: list[Any]) -> None:
         """Many records (a long backlog): USAGE_ROWS at a time, in one transaction."""
         width = USAGE_ROWS * USAGE_COLUMNS
-        await self.db.execute("BEGIN IMMEDIATE")
+        await begin_writing(lambda: self.db.execute("BEGIN IMMEDIATE"))
         try:
             for start in range(0, len(values), width):
                 part = values[start:start + width]
@@ -1225,7 +1226,7 @@ class Store:
         try:
             async with self._writing:
                 await self._write_tick(changes, write)
-                await self._in_thread(write.run)
+                await begin_writing(lambda: self._in_thread(write.run))  # refused: nothing ran
         except BaseException as error:
             full = self.disk_full(error)
             if full is None:

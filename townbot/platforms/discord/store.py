@@ -11,7 +11,6 @@ competes with the core migrations for `PRAGMA user_version`.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -19,8 +18,9 @@ from pathlib import Path
 
 import aiosqlite
 
+from townbot.store.begin import begin_writing
+
 BUSY_MS = 10_000
-SNAPSHOT_WAIT_S = 0.005  # between tries of a write that met a read in flight (see _begin)
 CATEGORY = "#category"  # the layout key of the category (channel slugs never start with '#')
 SCHEMA: list[str] = [
     # 1: channels and webhooks made per server, delivery progress per channel, speech already
@@ -181,30 +181,13 @@ class DiscordStore:
 
     async def _transaction(self, work: Callable[[], Awaitable[object]]) -> None:
         async with self._writing:
-            await self._begin()
+            await begin_writing(lambda: self.db.execute("BEGIN IMMEDIATE"))
             try:
                 await work()
             except BaseException:
                 await self.db.execute("ROLLBACK")
                 raise
             await self.db.execute("COMMIT")
-
-    async def _begin(self) -> None:
-        """BEGIN IMMEDIATE, after this connection's own reads in flight have finished. A read
-        between its first and last row holds a snapshot; when the town's engine has committed
-        since, SQLite refuses the write at once (SQLITE_BUSY_SNAPSHOT) rather than waiting as it
-        does for another writer, so the write waits for the read, up to BUSY_MS."""
-        waited = 0.0
-        while True:
-            try:
-                await self.db.execute("BEGIN IMMEDIATE")
-                return
-            except sqlite3.OperationalError as error:
-                if (getattr(error, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY_SNAPSHOT
-                        or waited * 1000 >= BUSY_MS):
-                    raise
-            await asyncio.sleep(SNAPSHOT_WAIT_S)
-            waited += SNAPSHOT_WAIT_S
 
     # --- layout -------------------------------------------------------------------------------
 
