@@ -17,9 +17,48 @@ def template(name: str) -> Template:
     return Template((PROMPT_DIR / f"{name}.txt").read_text(encoding="utf-8"))
 
 
+# A template split at its placeholders: the text before the first one, then each placeholder's
+# name with the text that follows it.
+Pieces = tuple[str, tuple[tuple[str, str], ...]]
+
+
+@cache
+def pieces(name: str) -> Pieces:
+    """The template `name` as `Pieces` ("$$" already read as "$"), found with the template's
+    own pattern (so they join to what `substitute` gives)."""
+    source = template(name)
+    text = source.template
+    texts: list[str] = []
+    names: list[str] = []
+    start, since = 0, ""  # `since`: the text since the last placeholder, "$$" read as "$"
+    for match in source.pattern.finditer(text):
+        since += text[start:match.start()]
+        start = match.end()
+        if match.group("escaped") is not None:
+            since += "$"
+            continue
+        placeholder = match.group("named") or match.group("braced")
+        if placeholder is None:
+            raise ValueError(f"prompt template {name!r}: the '$' at character {match.start()} "
+                             "starts no placeholder (write $$ for a dollar sign)")
+        texts.append(since)
+        names.append(placeholder)
+        since = ""
+    texts.append(since + text[start:])
+    return texts[0], tuple(zip(names, texts[1:], strict=True))
+
+
 def render(template_name: str, /, **values: object) -> str:
-    """Fill a template; a missing value is a programming error and raises KeyError."""
-    return template(template_name).substitute({k: str(v) for k, v in values.items()}).rstrip("\n")
+    """Fill a template; a missing value is a programming error and raises KeyError.
+
+    The same text as `template(name).substitute(...)`, joined from the template's pieces: the
+    mind renders a prompt for every call, and substitute searches the template each time."""
+    head, rest = pieces(template_name)
+    parts = [head]
+    for name, text in rest:
+        parts.append(str(values[name]))
+        parts.append(text)
+    return "".join(parts).rstrip("\n")
 
 
 def quoted(text: str, limit: int = QUOTE_LIMIT) -> str:
