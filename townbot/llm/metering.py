@@ -74,11 +74,12 @@ class Recorded(Layer):
         reply = await self.inner.reply(request)
         elapsed = time.perf_counter() - started
         self.seconds_in_model += elapsed
+        # The fields in order, not by keyword: a frozen dataclass takes keywords at twice the
+        # cost, and every ask makes a record.
         self._send(request.usage, UsageRecord(
-            purpose=request.purpose, agent=request.agent, game_day=request.game_day or 1,
-            model=self.inner.model_for(request.purpose), prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens, estimated=reply.estimated,
-            latency_ms=elapsed * 1000, outcome=reply.outcome))
+            request.purpose, request.agent, request.game_day or 1,
+            self.inner.model_for(request.purpose), reply.prompt_tokens, reply.completion_tokens,
+            reply.estimated, elapsed * 1000, reply.outcome))
         return reply
 
     async def embed_report(self, texts: Sequence[str],
@@ -88,16 +89,19 @@ class Recorded(Layer):
         embedded = await self.inner.embed_report(texts, call)
         elapsed = time.perf_counter() - started
         self.seconds_in_model += elapsed
+        if embedded.requests or embedded.cache_hits or embedded.failed:
+            self._send_embedding(call, embedded, elapsed)
+        return embedded  # a local embedder makes no requests: nothing to count
 
+    def _send_embedding(self, call: CallContext, embedded: Embedded, elapsed: float) -> None:
         def send(outcome: str, tokens: int = 0, latency: float = 0.0) -> None:
             self._send(call.usage, UsageRecord(
                 call.purpose, call.agent, call.game_day or 1, embedded.model, tokens, 0,
                 embedded.estimated, latency, outcome))
 
-        if embedded.requests:  # a local embedder makes no requests: nothing to count
+        if embedded.requests:
             send("ok", embedded.prompt_tokens, elapsed * 1000)
         for _ in range(embedded.cache_hits):  # one row per text: the summary counts texts
             send("cached")
         for _ in range(embedded.failed):
             send("failed")
-        return embedded
