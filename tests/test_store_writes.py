@@ -4,6 +4,7 @@ shrink are compressed, and a new town uses small pages. All of it reads back exa
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import zlib
@@ -80,6 +81,21 @@ async def test_long_parts_are_stored_compressed_and_read_back_the_same(world, tm
     assert any(isinstance(value, bytes) for value in stored), "a plan's blocks are long"
     resumed = await open_engine(world, tmp_path / "town.db")
     assert {name: mind.state for name, mind in resumed.minds.items()} == minds
+    await resumed.store.close()
+
+
+async def test_bodies_are_stored_as_json_and_compressed_ones_still_read_back(world, tmp_path):
+    engine = await open_engine(world, tmp_path / "town.db")
+    await engine.tick()
+    bodies = {name: body.to_dict() for name, body in engine.bodies.items()}
+    await engine.store.close()
+    stored = dict(rows(tmp_path / "town.db", "SELECT agent, body FROM bodies"))
+    assert {name: json.loads(text) for name, text in stored.items()} == bodies
+    with sqlite3.connect(tmp_path / "town.db") as raw:  # as a town written before stored them
+        raw.executemany("UPDATE bodies SET body = ? WHERE agent = ?",
+                        [(zlib.compress(text.encode(), 6), name) for name, text in stored.items()])
+    resumed = await open_engine(world, tmp_path / "town.db")
+    assert {name: body.to_dict() for name, body in resumed.bodies.items()} == bodies
     await resumed.store.close()
 
 

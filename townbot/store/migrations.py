@@ -158,8 +158,8 @@ MIGRATIONS: list[str] = [
     # in the order they were written (id), which keeps each resident's in order of seq (the
     # rows are copied here in that order). Bodies, which change nearly every tick, move out of
     # the agents row (where the founding mind made each row fill a page) into a table of their
-    # own, compressed (see database.pack_body), several to a page; agents.body keeps the body
-    # as founded.
+    # own, compressed, several to a page (later stored as they are: see Store._write_tick);
+    # agents.body keeps the body as founded.
     """
     CREATE TABLE memories_in_order (
         id INTEGER PRIMARY KEY,
