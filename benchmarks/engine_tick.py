@@ -27,7 +27,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from speed import ROOT, CpuTimed, cloned_town
 
@@ -69,6 +69,31 @@ class Spent:
         return timed
 
 
+class Mark(NamedTuple):
+    """The process's CPU, this thread's, and the offline model's, at one moment."""
+
+    process: float
+    thread: float
+    model: float
+
+    @classmethod
+    def now(cls) -> Mark:
+        return cls(time.process_time(), time.thread_time(), CpuTimed.cpu)
+
+
+def record(rows: dict[str, list[float]], began: Mark, spent: Spent) -> Mark:
+    """Adds the figures of the tick that began at `began` and ends now; the new mark."""
+    ended = Mark.now()
+    process = ended.process - began.process
+    total = process - (ended.model - began.model)
+    rows["engine"].append(total)
+    rows["commit"].append(spent.commit)
+    rows["other threads"].append(process - (ended.thread - began.thread))
+    rows["retrieval"].append(spent.retrieval)
+    rows["the rest"].append(total - spent.commit - spent.retrieval)
+    return ended
+
+
 def figures(values: list[float]) -> str:
     return (f"median {statistics.median(values) * 1000:.1f} ms, "
             f"mean {statistics.fmean(values) * 1000:.1f}")
@@ -93,16 +118,14 @@ async def main(residents: int, hours: float, ticks: int, keep: Path | None,
         spent = Spent()
         rows: dict[str, list[float]] = {"engine": [], "commit": [], "other threads": [],
                                         "retrieval": [], "the rest": []}
-        for _ in range(ticks):
+        # A tick is timed until the next one begins (one more runs untimed), so that what it
+        # leaves to the cycle collector, paused during a tick, is counted with it.
+        mark = Mark.now()
+        for index in range(ticks + 1):
+            if index > 0:
+                mark = record(rows, mark, spent)
             spent.commit = spent.retrieval = 0.0
-            cpu, thread, model = time.process_time(), time.thread_time(), CpuTimed.cpu
             await engine.tick()
-            total = time.process_time() - cpu - (CpuTimed.cpu - model)
-            rows["engine"].append(total)
-            rows["commit"].append(spent.commit)
-            rows["other threads"].append(time.process_time() - cpu - (time.thread_time() - thread))
-            rows["retrieval"].append(spent.retrieval)
-            rows["the rest"].append(total - spent.commit - spent.retrieval)
         now = engine.clock.now
         await store.close()
     print(f"{len(engine.minds)} residents at {now:%A %H:%M}, {memories} memories; "
