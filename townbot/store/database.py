@@ -35,9 +35,11 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 # small rows on different pages (a part of a mind here, an index entry there): 1 KiB pages
 # write a quarter of the bytes 4 KiB pages do for each of them. Towns made before keep theirs.
 PAGE_SIZE = 1024
-# A mind part (or a mind as founded) longer than this is stored zlib-compressed: a day's plan
-# is 5-10 kB of JSON that shrinks about sixfold, and is rewritten whenever the plan changes.
-PACK_OVER = 512
+# A mind part, a part's log row (or a mind as founded) longer than this is stored
+# zlib-compressed: a day's plan is 5-25 kB of JSON that shrinks four- to sixfold. Below it,
+# compressing costs more than it saves: zlib took 15-50 us a row in a tick, and writing the
+# bytes it saved 1-2 us (100 residents: about 80 rows of 0.5-2 kB a tick, 2 ms of zlib).
+PACK_OVER = 2048
 # The WAL is copied into the database (checkpointed) when it holds this many bytes of pages
 # rather than SQLite's default 1000 pages: a page rewritten by many ticks in between (a mind
 # part, a body, an index leaf) is copied once. 8 MiB instead of 1 MiB cuts a 25-resident
