@@ -78,9 +78,12 @@ def pack_vectors(vectors: list[np.ndarray]) -> list[bytes]:
     from it: no bytes joined row by row."""
     if not vectors:
         return []
-    floats = np.asarray(np.stack(vectors), dtype=np.float32).reshape(len(vectors), -1)
+    # np.array, not np.stack (which handles each vector in Python), and the non-zero bits
+    # found from a mask (np.flatnonzero of the raw words was ten times slower): at 392
+    # vectors of 256 the two took 0.55 ms of the 0.75 ms this took.
+    floats = np.array(vectors, dtype=np.float32).reshape(len(vectors), -1)
     count, dim = floats.shape
-    where = np.flatnonzero(floats.view(np.uint32))  # bits, so -0.0 is kept as written
+    where = np.flatnonzero(floats.view(np.uint32) != 0)  # bits, so -0.0 is kept as written
     rows = where // dim
     sizes = 1 + ENTRY.itemsize * np.bincount(rows, minlength=count)
     sparse = (4 * sizes <= 3 * 4 * dim) & (dim <= 65536)
@@ -93,8 +96,8 @@ def pack_vectors(vectors: list[np.ndarray]) -> list[bytes]:
     entry_bytes[starts] = False  # every byte but each row's first holds its entries
     buffer[entry_bytes] = entries.view(np.uint8)
     packed = buffer.tobytes()
-    return [packed[start:end] if small else raw.tobytes() for start, end, small, raw in
-            zip(starts.tolist(), ends.tolist(), sparse.tolist(), floats, strict=True)]
+    return [packed[start:end] if small else floats[row].tobytes() for row, (start, end, small)
+            in enumerate(zip(starts.tolist(), ends.tolist(), sparse.tolist(), strict=True))]
 
 
 def unpack_vectors(agent: str, blobs: list[bytes], dim: int) -> np.ndarray:
