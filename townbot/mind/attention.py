@@ -64,6 +64,8 @@ class SightIndex:
 
     def forget(self, sights: Sights, cutoff: datetime) -> None:
         """Delete the sights last seen before `cutoff`, in the table's order."""
+        if not self._stamps or self._stamps[0][0] >= cutoff:
+            return  # nothing that old (most steps)
         expired: dict[str, None] = {}
         while self._stamps and self._stamps[0][0] < cutoff:
             seen, texts = self._stamps.popleft()
@@ -113,6 +115,7 @@ def _stamp(sights: Sights, sightings: list[Sighting], now: datetime, gap: timede
     fresh: list[Sighting] = []
     same: list[Sighting] = []
     added: list[str] = []
+    cutoff = now - gap  # seen before it <=> now - seen > gap (one subtraction, not one each)
     for sighting in sightings:
         text = sighting.text
         last = sights.get(text)
@@ -120,7 +123,7 @@ def _stamp(sights: Sights, sightings: list[Sighting], now: datetime, gap: timede
         if last is None:
             added.append(text)
             fresh.append(sighting)
-        elif now - last > gap:
+        elif last < cutoff:
             fresh.append(sighting)
         else:
             same.append(sighting)
