@@ -1,7 +1,8 @@
 """The tick's short cuts give what the long way gives: a sight table kept with its index
 forgets what a scan of it forgets, in the same order; a scene shared by everyone in an arena
-shows each of them what a perception of its own would; the block found by time in a plan is
-the first block covering that time; the clock's readings follow the tick."""
+shows each of them what a perception of its own would (its objects found by bisection); the
+block found by time in a plan is the first block covering that time; the clock's readings
+follow the tick."""
 
 from __future__ import annotations
 
@@ -84,7 +85,10 @@ def own_perception(name: str, bodies: dict[str, Body], objects: dict[str, str],
 
 def test_a_shared_scene_shows_everyone_what_their_own_perception_would():
     rng = random.Random(3)
-    places = [("Cafe", "kitchen"), ("Cafe", "Maria's room"), ("Park", "garden")]
+    # Names that begin with another's (and sort either side of it): an arena's objects are
+    # those whose path starts with its own, as each perception finds them.
+    places = [("Cafe", "kitchen"), ("Cafe", "Maria's room"), ("Park", "garden"),
+              ("Cafe", "kitchen2"), ("Cafe", "kitchen: back")]
     objects = {f"{s}: {a}: {thing}": "idle" for s, a in places for thing in ("stove", "lamp", "tap")}
     for trial in range(40):
         bodies = {}

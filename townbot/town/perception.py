@@ -7,6 +7,8 @@ whether a person could be talked to and whether an object's state is someone's d
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from townbot.mind.reacting import Sighting
 from townbot.prompting import quoted, quoted_name
 from townbot.town.body import Body
@@ -77,6 +79,16 @@ class Scene:
         return seen
 
 
+def _starting_with(ordered: list[str], prefix: str) -> list[str]:
+    """The texts of a sorted list that start with `prefix`, in order: they lie together, from
+    where the prefix itself would be inserted (each arena's objects, found without reading
+    every unusual object of the town)."""
+    first = last = bisect_left(ordered, prefix)
+    while last < len(ordered) and ordered[last].startswith(prefix):
+        last += 1
+    return ordered[first:last]
+
+
 class ArenaView:
     """What everyone in one arena sees this tick: its people (by name) and its unusual
     objects, nearest first, as sightings shared by all who see them."""
@@ -93,7 +105,7 @@ class ArenaView:
                         Sighting(f"The {split_path(path)[2]} in {room} is {objects[path]}",
                                  "object", path, objects[path],
                                  attended=(path, objects[path]) in in_use))
-                       for path in unusual if path.startswith(prefix)]
+                       for path in _starting_with(unusual, prefix)]
 
     def people_but(self, name: str, bandwidth: int) -> list[Sighting]:
         """The people here other than `name`, at most `bandwidth` of them."""
