@@ -94,6 +94,7 @@ def test_memories_resumed_in_a_batch_and_equal_importances_are_covered():
     for index in range(30):
         stream.add("observation", f"first {index}", START, 4, vector_near(rng, topics))
     check(stream, rng, topics, START)  # every importance equal: normalised to 0.5
+    check(stream, rng, topics, START)  # and every access, after a touch at the same moment
     later = START + timedelta(hours=2)
     batch = [Memory(len(stream) + i, "thought", f"resumed {i}", later, later, 4 + i % 2) for i in range(50)]
     stream.extend_stored(batch, np.stack([vector_near(rng, topics) for _ in batch]))

@@ -92,6 +92,17 @@ class StoredColumns:
                    np.concatenate([part.accessed for part in present]))
 
 
+@dataclass(slots=True)
+class Revisions:
+    """What changed in place in a stream's rows since retrieval last asked: rows whose last
+    access moved, the game hours those accesses were set to, and rows whose importance moved
+    (memories added are not listed)."""
+
+    accessed: set[int] = field(default_factory=set)
+    accessed_at: set[float] = field(default_factory=set)
+    importance: set[int] = field(default_factory=set)
+
+
 @dataclass
 class MemoryStream:
     """One agent's memories; ids are positions, so evidence ids stay valid forever."""
@@ -109,9 +120,8 @@ class MemoryStream:
         self._accessed = np.zeros(self._capacity, dtype=np.float64)
         self._kinds = np.zeros(self._capacity, dtype=np.int8)
         self._int8: Int8Copy | None = None  # made when retrieval first needs it, then kept up
-        # Rows whose last access and rows whose importance changed in place since retrieval
-        # last asked (None until it first asks: nothing to record for a stream never retrieved from).
-        self._revised: tuple[set[int], set[int]] | None = None
+        # None until retrieval first asks: nothing to record for a stream never retrieved from.
+        self._revised: Revisions | None = None
         self.kept_for_retrieval: Any = None  # what retrieval keeps between queries (its own type)
 
     def __len__(self) -> int:
@@ -231,7 +241,7 @@ class MemoryStream:
         self._importance[index] = int(importance)
         self.touched_ids.add(index)
         if self._revised is not None:
-            self._revised[1].add(index)
+            self._revised.importance.add(index)
 
     def touch(self, ids: list[int], now: datetime) -> None:
         """Retrieval refreshes last access, which is what recency decays from (the access times
@@ -239,17 +249,20 @@ class MemoryStream:
         memories = self.memories
         for index in ids:
             memories[index].last_accessed = now
-        if ids:
-            self._accessed[ids] = hours_since_epoch(now)
+        if not ids:
+            return
+        hours = hours_since_epoch(now)
+        self._accessed[ids] = hours
         self.touched_ids.update(ids)
         if self._revised is not None:
-            self._revised[0].update(ids)
+            self._revised.accessed.update(ids)
+            self._revised.accessed_at.add(hours)
 
-    def take_revised(self) -> tuple[set[int], set[int]]:
-        """Rows whose last access and rows whose importance changed since the last call (every
-        change is recorded from the first call on; memories added are not listed)."""
-        revised = self._revised or (set(), set())
-        self._revised = (set(), set())
+    def take_revised(self) -> Revisions:
+        """What changed in place since the last call (every change is recorded from the first
+        call on)."""
+        revised = self._revised or Revisions()
+        self._revised = Revisions()
         return revised
 
     def vector(self, index: int) -> np.ndarray:
