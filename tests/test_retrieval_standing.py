@@ -101,3 +101,28 @@ def test_memories_resumed_in_a_batch_and_equal_importances_are_covered():
     for _ in range(5):
         check(stream, rng, topics, later)
     check(stream, rng, topics, later + timedelta(minutes=10))
+
+
+def test_a_query_asked_again_gets_what_scoring_afresh_gives():
+    """A stream keeps each query's relevance while it holds the same memories: the same queries
+    asked again at the same moment (touching in between), after memories arrive and at a later
+    moment, with and without a kind filter, still equal the definition."""
+    rng = np.random.default_rng(7)
+    topics = rng.standard_normal((6, 64))
+    stream = MemoryStream(64)
+    add_some(stream, rng, topics, START, 60)
+    queries = [vector_near(rng, topics) for _ in range(3)]
+    now = START
+    for step in range(12):
+        if step % 4 == 3:
+            add_some(stream, rng, topics, now, 2)
+        if step % 3 == 2:
+            now += timedelta(minutes=10)
+        for query in queries:
+            for kinds, limit in ((None, 10), (("observation", "plan"), 5)):
+                weights = WEIGHTS[step % len(WEIGHTS)]
+                want = expected(stream, query, now, limit, weights, kinds, None)
+                found = retrieve(stream, query, now, limit=limit, weights=weights, kinds=kinds)
+                assert [(s.memory.id, s.score, s.recency, s.importance, s.relevance)
+                        for s in found] == want
+    assert stream.kept_for_retrieval.relevances  # the queries were kept

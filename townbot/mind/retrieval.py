@@ -26,6 +26,7 @@ DIRECT = 2 * EXACT_BATCH  # open memories few enough to score together, without 
 DIRECT_VALUES = 32_768  # vector values worth reading to score them all rather than look up their bounds
 SUM_MARGIN = 1e-9  # for the rounding of a few float64 sums of numbers up to a few
 SMALL_SORT = 256  # totals few enough to sort whole rather than select the best first
+QUERIES_KEPT = 16  # a stream's relevances kept by query, while it holds the same memories
 RECENCY_ERROR = 1e-5  # float32 exp(x) for x <= 0 is within 1e-6 of decay ** idle: ten times that
 
 
@@ -47,15 +48,12 @@ class Scored(NamedTuple):
     relevance: float
 
 
-def scaled(values: np.ndarray, low: float, high: float, out: np.ndarray | None = None) -> np.ndarray:
+def scaled(values: np.ndarray, low: float, high: float) -> np.ndarray:
     """Min-max scaling with extremes found over the whole stream, so that `values` may be only
-    the rows a kind filter keeps and still get the same numbers (float64, in `out` if given)."""
+    the rows a kind filter keeps and still get the same numbers (float64)."""
     if high - low < 1e-12:
-        if out is None:
-            return np.full(values.shape, 0.5, dtype=np.float64)
-        out.fill(0.5)
-        return out
-    result = np.subtract(values, low, out=out, dtype=np.float64)
+        return np.full(values.shape, 0.5, dtype=np.float64)
+    result = np.subtract(values, low, dtype=np.float64)
     result /= high - low
     return result
 
@@ -281,6 +279,10 @@ class StandingTerms:
         # importance, and each memory's cost in tokens (whole numbers): the last three are read
         # for the chosen memories in one step.
         self.columns = np.zeros((5, 64))
+        # Normalised relevance over the whole stream by query (its dtype, shape and bytes), for
+        # the memories covered: a tick asks one stream the same query again (a talk's every
+        # line recalls on the relationship and on what the partner is doing).
+        self.relevances: dict[tuple[str, tuple[int, ...], bytes], np.ndarray] = {}
 
     @classmethod
     def of(cls, stream: MemoryStream, hours: float, decay: float,
@@ -302,6 +304,8 @@ class StandingTerms:
                 and (not accessed_rows or self._accessed_now(stream, hours, decay, revised)):
             return
         moved = self.moment != (hours, decay)
+        if size != self.size:
+            self.relevances.clear()
         self._cover(stream, size)
         rows = np.fromiter(chain(accessed_rows, importance_rows, range(self.size, size)), dtype=np.intp)
         old = self.scale
@@ -326,6 +330,21 @@ class StandingTerms:
         at = every if widened or at is every else rows
         total[at] = weighted_pair(recency[at], importance_n[at], weights)
         self.moment, self.weights, self.size = (hours, decay), weights, size
+
+    def relevance(self, stream: MemoryStream, query: np.ndarray) -> np.ndarray:
+        """Each memory's cosine with the query, min-max normalised over the stream (read only;
+        kept until the stream grows)."""
+        key = (query.dtype.str, query.shape, query.tobytes())
+        relevance = self.relevances.get(key)
+        if relevance is None:
+            cosines = stream.arrays()[0].dot(unit(query))  # BLAS's gemv, as `@` calls it
+            relevance = scaled(cosines, float(np.minimum.reduce(cosines)),
+                               float(np.maximum.reduce(cosines)))
+            relevance.flags.writeable = False
+            if len(self.relevances) >= QUERIES_KEPT:
+                self.relevances.clear()
+            self.relevances[key] = relevance
+        return relevance
 
     def _accessed_now(self, stream: MemoryStream, hours: float, decay: float,
                       revised: Revisions) -> bool:
@@ -404,20 +423,17 @@ def standing_best(stream: MemoryStream, query: np.ndarray, now: datetime,
     """The best `count` memories by `terms` and `weighted`, over a stream without an int8 copy:
     a query computes its cosines and relevance and adds them to the kept standing sums."""
     kept = StandingTerms.of(stream, hours_since_epoch(now), RECENCY_DECAY, weights)
-    cosines = stream.arrays()[0].dot(unit(query))  # BLAS's gemv, as `@` calls it
-    scored = np.empty((2, len(cosines) if rows is None else len(rows)))
-    total, relevance = scored
-    scaled(cosines if rows is None else cosines[rows], float(np.minimum.reduce(cosines)),
-           float(np.maximum.reduce(cosines)), out=relevance)
+    relevance = kept.relevance(stream, query)
     standing = kept.columns[1, : kept.size]
-    np.add(standing if rows is None else standing[rows],
-           relevance * weights.relevance if weights.relevance != 1.0 else relevance, out=total)
+    if rows is not None:
+        relevance, standing = relevance[rows], standing[rows]
+    total = np.add(standing, relevance * weights.relevance if weights.relevance != 1.0 else relevance)
     best = best_first(total, count)
     ids = best if rows is None else rows[best]
-    # take(axis=1) reads the chosen columns in a quarter of the time of [:, best]
-    totals, relevances = scored.take(best, axis=1).tolist()
+    # take(axis=1) reads the chosen columns in a quarter of the time of [:, ids]
     recency, importance, costs = kept.columns[2:5].take(ids, axis=1).tolist()
-    return Chosen(ids.tolist(), totals, recency, importance, relevances, costs)
+    return Chosen(ids.tolist(), total.take(best).tolist(), recency, importance,
+                  relevance.take(best).tolist(), costs)
 
 
 class Chosen(NamedTuple):
