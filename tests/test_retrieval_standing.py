@@ -126,3 +126,21 @@ def test_a_query_asked_again_gets_what_scoring_afresh_gives():
                 assert [(s.memory.id, s.score, s.recency, s.importance, s.relevance)
                         for s in found] == want
     assert stream.kept_for_retrieval.relevances  # the queries were kept
+
+
+def test_memories_added_past_the_extremes_widen_them():
+    """Memories added with an importance past the kept extremes, or accessed after the moment
+    asked about (no idle time: no recency above 1), rescale every memory as scoring afresh does."""
+    rng = np.random.default_rng(11)
+    topics = rng.standard_normal((4, 32))
+    stream = MemoryStream(32)
+    for index in range(40):
+        stream.add("observation", f"middling {index}", START, 4 + index % 3, vector_near(rng, topics))
+    now = START
+    for importance in (3, 2, 9, 1, 10):
+        now += timedelta(minutes=10)
+        check(stream, rng, topics, now)
+        stream.add("thought", f"rated {importance}", now, importance, vector_near(rng, topics),
+                   last_accessed=now + timedelta(hours=importance))
+        check(stream, rng, topics, now)
+        check(stream, rng, topics, now + timedelta(minutes=10))

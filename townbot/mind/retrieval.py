@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from townbot.mind.memory import Memory, MemoryStream, Revisions, hours_since_epoch
+from townbot.mind.memory import NO_ROWS, Memory, MemoryStream, Revisions, hours_since_epoch
 from townbot.mind.quantised import Int8Copy
 
 RECENCY_DECAY = 0.995
@@ -48,12 +48,15 @@ class Scored(NamedTuple):
     relevance: float
 
 
-def scaled(values: np.ndarray, low: float, high: float) -> np.ndarray:
+def scaled(values: np.ndarray, low: float, high: float, out: np.ndarray | None = None) -> np.ndarray:
     """Min-max scaling with extremes found over the whole stream, so that `values` may be only
-    the rows a kind filter keeps and still get the same numbers (float64)."""
+    the rows a kind filter keeps and still get the same numbers (float64, in `out` if given)."""
     if high - low < 1e-12:
-        return np.full(values.shape, 0.5, dtype=np.float64)
-    result = np.subtract(values, low, dtype=np.float64)
+        if out is None:
+            return np.full(values.shape, 0.5, dtype=np.float64)
+        out.fill(0.5)
+        return out
+    result = np.subtract(values, low, out=out, dtype=np.float64)
     result /= high - low
     return result
 
@@ -307,28 +310,37 @@ class StandingTerms:
         if size != self.size:
             self.relevances.clear()
         self._cover(stream, size)
-        rows = np.fromiter(chain(accessed_rows, importance_rows, range(self.size, size)), dtype=np.intp)
         old = self.scale
         scale = self._rescale(stream, hours, decay, bool(accessed_rows) or size > self.size,
-                              bool(importance_rows) or size > self.size)
+                              bool(importance_rows), size)
+        rows = NO_ROWS if moved else \
+            np.fromiter(chain(accessed_rows, importance_rows, range(self.size, size)), dtype=np.intp)
         _, importance, accessed = stream.arrays()
-        every = slice(None)
+        # A column recomputed whole is written in place; only some rows, through temporaries.
         power, total, recency, importance_n, _ = self.columns[:, :size]
-        at = every if moved else rows
-        idle = np.subtract(hours, accessed[at])
-        np.maximum(idle, 0.0, out=idle)
-        power[at] = np.power(decay, idle)
-        if old is None or old[1:3] != scale[1:3]:
-            at = every
-        recency[at] = scaled(power[at], scale.recency_low, scale.recency_high)
-        widened = at is every or self.weights != weights
-        at = every if old is None or old[3:] != scale[3:] else None
-        if at is None and (importance_rows or size > self.size):  # else no importance moved
+        if moved:  # every memory aged
+            np.subtract(hours, accessed, out=power)
+            np.maximum(power, 0.0, out=power)
+            np.power(decay, power, out=power)
+        else:
+            idle = np.subtract(hours, accessed[rows])
+            np.maximum(idle, 0.0, out=idle)
+            power[rows] = np.power(decay, idle)
+        every_recency = moved or old is None or old[1:3] != scale[1:3]
+        if every_recency:
+            scaled(power, scale.recency_low, scale.recency_high, out=recency)
+        else:
+            recency[rows] = scaled(power[rows], scale.recency_low, scale.recency_high)
+        every_importance = old is None or old[3:] != scale[3:]
+        if every_importance:
+            scaled(importance, scale.importance_low, scale.importance_high, out=importance_n)
+        elif importance_rows or size > self.size:  # else no importance moved
             at = np.fromiter(chain(importance_rows, range(self.size, size)), dtype=np.intp)
-        if at is not None:
             importance_n[at] = scaled(importance[at], scale.importance_low, scale.importance_high)
-        at = every if widened or at is every else rows
-        total[at] = weighted_pair(recency[at], importance_n[at], weights)
+        if every_recency or every_importance or self.weights != weights:
+            weighted_pair(recency, importance_n, weights, out=total)
+        else:
+            total[rows] = weighted_pair(recency[rows], importance_n[rows], weights)
         self.moment, self.weights, self.size = (hours, decay), weights, size
 
     def relevance(self, stream: MemoryStream, query: np.ndarray) -> np.ndarray:
@@ -383,12 +395,16 @@ class StandingTerms:
                                            for memory in stream.memories[self.size: size]]
 
     def _rescale(self, stream: MemoryStream, hours: float, decay: float, accessed_changed: bool,
-                 importance_changed: bool) -> TimeScale:
-        """time_scale's extremes, looking again only at what changed."""
+                 importance_changed: bool, size: int) -> TimeScale:
+        """time_scale's extremes, looking again only at what changed (`importance_changed`: in
+        place; memories up to `size` may have been added since)."""
         _, importance, accessed = stream.arrays()
         old = self.scale
         if old is None or importance_changed:
             importance_ends = float(np.minimum.reduce(importance)), float(np.maximum.reduce(importance))
+        elif size > self.size:  # only added: their extremes widen the kept ones
+            fresh = importance[self.size: size].tolist()
+            importance_ends = min(old.importance_low, *fresh), max(old.importance_high, *fresh)
         else:
             importance_ends = old.importance_low, old.importance_high
         ends = self.accessed
@@ -410,12 +426,12 @@ def unaged(decay: float) -> float:
     return float(np.power(decay, np.zeros(1))[0])
 
 
-def weighted_pair(recency: np.ndarray, importance: np.ndarray,
-                  weights: tuple[float, float]) -> np.ndarray:
-    """w_r*r + w_i*i as `weighted` begins its sum (a weight of 1 multiplies nothing: x * 1.0 is x)."""
-    total = recency * weights[0] if weights[0] != 1.0 else recency.copy()
-    total += importance * weights[1] if weights[1] != 1.0 else importance
-    return total
+def weighted_pair(recency: np.ndarray, importance: np.ndarray, weights: tuple[float, float],
+                  out: np.ndarray | None = None) -> np.ndarray:
+    """w_r*r + w_i*i as `weighted` begins its sum, in `out` if given (a weight of 1 multiplies
+    nothing: x * 1.0 is x)."""
+    first = np.multiply(recency, weights[0], out=out) if weights[0] != 1.0 else recency
+    return np.add(first, importance * weights[1] if weights[1] != 1.0 else importance, out=out)
 
 
 def standing_best(stream: MemoryStream, query: np.ndarray, now: datetime,
