@@ -11,7 +11,6 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import cache
 from itertools import pairwise
 from typing import Protocol
 
@@ -25,7 +24,7 @@ from townbot.mind.reacting import Sighting
 from townbot.mind.settings import MindSettings
 from townbot.mind.state import MindState, Pending, Refusal
 from townbot.prompting import numbered, render
-from townbot.world.clock import clock_face, minute_of_day
+from townbot.world.clock import clock_face, minute_of_day, span_of_hours
 from townbot.world.model import Persona
 
 REFUSAL_MEMORY = timedelta(minutes=30)  # a refused place is avoided for this long
@@ -39,11 +38,6 @@ SLEEPING = "sleeping"
 TOLD_LIMIT = 20  # what we told each person, kept so we do not repeat ourselves
 # Kinds whose importance accumulates towards the next reflection (what happens to the agent).
 EXPERIENCE = ("observation", "conversation", "thought")
-
-
-@cache  # the settings' few durations, read at every step
-def _hours(hours: float) -> timedelta:
-    return timedelta(hours=hours)
 
 
 class WorldView(Protocol):
@@ -119,7 +113,7 @@ class AgentMind:
 
     @property
     def _sight_gap(self) -> timedelta:
-        return _hours(self.settings.sight_gap_hours)
+        return span_of_hours(self.settings.sight_gap_hours)
 
     @property
     def summary_text(self) -> str:
@@ -130,11 +124,18 @@ class AgentMind:
     def remember(self, kind: str, text: str, evidence: tuple[int, ...] = (),
                  when: datetime | None = None) -> None:
         """Queue a memory; it is scored and embedded together with the others queued."""
+        self._remember_all(kind, [text], tuple(evidence), when)
+
+    def _remember_all(self, kind: str, texts: list[str], evidence: tuple[int, ...] = (),
+                      when: datetime | None = None) -> None:
+        """`remember` each text in order (a perception's new sights: a few a step each, for
+        every resident), the time read once."""
         created = when or self.now
         if created is None:
             raise ValueError("remember() needs a time before the first step")
-        self.state.queue.pending.append(Pending(kind, text, tuple(evidence), created))
-        self.state.queue.mark()
+        queue = self.state.queue
+        queue.pending.extend([Pending(kind, text, evidence, created) for text in texts])
+        queue.mark()
 
     async def flush_memories(self, now: datetime, *, force: bool = False) -> None:
         """Store queued memories at once, retrievable from now on; texts never scored before
@@ -222,8 +223,8 @@ class AgentMind:
                                                self._sight_index)
         if perception.sightings or len(sights) != known_sights:  # stamped, or some forgotten
             self.state.attention.mark()
-        for sighting in fresh:
-            self.remember("observation", sighting.text)
+        if fresh:
+            self._remember_all("observation", [sighting.text for sighting in fresh])
         seen_before = [self.stream.latest_with(s.text) for s in same]
         self.stream.touch([m.id for m in seen_before if m is not None], now)
         return fresh
@@ -234,7 +235,7 @@ class AgentMind:
         now = perception.now
         self._step_time = now
         refused = self.state.places.refused
-        if any(r.until <= now for r in refused.values()):
+        if refused and any(r.until <= now for r in refused.values()):
             self.state.places.refused = {k: r for k, r in refused.items() if r.until > now}
             self.state.places.mark()
         fresh = self.observe(perception, world)
@@ -390,9 +391,9 @@ class AgentMind:
             return False
         talked = self.state.reacting.last_talked.get(sighting.subject)
         considered = self.state.reacting.last_considered.get(sighting.subject)
-        return ((talked is None or now - talked >= _hours(self.settings.talk_cooldown_hours))
+        return ((talked is None or now - talked >= span_of_hours(self.settings.talk_cooldown_hours))
                 and (considered is None
-                     or now - considered >= _hours(self.settings.reconsider_hours)))
+                     or now - considered >= span_of_hours(self.settings.reconsider_hours)))
 
     async def _maybe_react(self, now: datetime, perception: Perception,
                            fresh: list[Sighting]) -> str | None:

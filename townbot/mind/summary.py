@@ -6,7 +6,7 @@ summary is the name, age and traits followed by the three summaries; it opens mo
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import lru_cache
 
 from townbot.llm.port import Ask, LanguageModel
@@ -14,7 +14,7 @@ from townbot.llm.purposes import AgentSummary
 from townbot.mind.memory import MemoryStream
 from townbot.mind.retrieval import retrieve
 from townbot.prompting import render
-from townbot.world.clock import format_game_time, parse_game_time
+from townbot.world.clock import format_game_time, parse_game_time, span_of_hours
 from townbot.world.model import Persona
 
 
@@ -45,7 +45,7 @@ _made_at = lru_cache(maxsize=1024)(parse_game_time)
 def is_stale(cached: dict | None, now: datetime, refresh_hours: float) -> bool:
     if not cached or "at" not in cached:
         return True
-    return now - _made_at(cached["at"]) >= timedelta(hours=refresh_hours)
+    return now - _made_at(cached["at"]) >= span_of_hours(refresh_hours)
 
 
 async def summarise(model: LanguageModel, persona: Persona, stream: MemoryStream,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 TIME_FORMAT = "%Y-%m-%d %H:%M"
 
@@ -41,6 +42,12 @@ def clock_face(minute_of_day: int) -> str:
 
 def minute_of_day(moment: datetime) -> int:
     return moment.hour * 60 + moment.minute
+
+
+@lru_cache(maxsize=64)
+def span_of_hours(hours: float) -> timedelta:
+    """timedelta(hours=hours), kept: the settings' few spans are read at every step."""
+    return timedelta(hours=hours)
 
 
 @dataclass
