@@ -66,7 +66,9 @@ def unit(query: np.ndarray) -> np.ndarray:
     without its checks: a retrieval over a small stream makes only some twenty numpy calls)."""
     if query.ndim != 1 or query.dtype.kind != "f":
         return query / (np.linalg.norm(query) or 1.0)
-    return query / (np.sqrt(query.dot(query)) or 1.0)
+    # math.sqrt's float64 root rounds to the root np.sqrt gives in the query's precision (53
+    # bits hold twice 24 and 2 more), without a ufunc call on a scalar.
+    return query / (math.sqrt(query.dot(query)) or 1.0)
 
 
 class TimeScale(NamedTuple):
@@ -267,20 +269,20 @@ def weighted(recency: np.ndarray, importance: np.ndarray, relevance: np.ndarray,
 class StandingTerms:
     """What every query to one stream shares at one moment, kept on the stream between
     retrievals (a tick's retrievals from one mind share their moment) and brought up to date
-    with the memories added or revised since: decay ** idle, normalised recency and importance
-    and their weighted sum, to which a query adds only its relevance; and each memory's cost in
+    with the memories added or revised since: normalised recency and importance and their
+    weighted sum, to which a query adds only its relevance; and each memory's cost in
     tokens. Each value is computed as `terms` and `weighted` compute it, row by row, so the
     totals are theirs to the bit."""
 
     def __init__(self) -> None:
-        self.moment: tuple[float, float] | None = None  # (hours, decay) of the powers
+        self.moment: tuple[float, float] | None = None  # (hours, decay) of the recencies
         self.weights: tuple[float, float] | None = None  # (recency, importance) of the sums
         self.scale: TimeScale | None = None
         self.accessed = (math.nan, math.nan)  # the extremes of last access the scale is for
         self.size = 0  # memories covered
-        # Rows: decay ** idle, the weighted sum of the next two, normalised recency and
-        # importance, and each memory's cost in tokens (whole numbers): the last three are read
-        # for the chosen memories in one step.
+        # Rows: room for decay ** idle while the recencies are recomputed, the weighted sum of
+        # the next two, normalised recency and importance, and each memory's cost in tokens
+        # (whole numbers): the last three are read for the chosen memories in one step.
         self.columns = np.zeros((5, 64))
         # Normalised relevance over the whole stream by query (its dtype, shape and bytes), for
         # the memories covered: a tick asks one stream the same query again (a talk's every
@@ -313,24 +315,21 @@ class StandingTerms:
         old = self.scale
         scale = self._rescale(stream, hours, decay, bool(accessed_rows) or size > self.size,
                               bool(importance_rows), size)
-        rows = NO_ROWS if moved else \
+        every_recency = moved or old is None or old[1:3] != scale[1:3]
+        rows = NO_ROWS if every_recency else \
             np.fromiter(chain(accessed_rows, importance_rows, range(self.size, size)), dtype=np.intp)
         _, importance, accessed = stream.arrays()
         # A column recomputed whole is written in place; only some rows, through temporaries.
         power, total, recency, importance_n, _ = self.columns[:, :size]
-        if moved:  # every memory aged
+        if every_recency:  # every memory aged, or the extremes moved: every power afresh
             np.subtract(hours, accessed, out=power)
             np.maximum(power, 0.0, out=power)
             np.power(decay, power, out=power)
+            scaled(power, scale.recency_low, scale.recency_high, out=recency)
         else:
             idle = np.subtract(hours, accessed[rows])
             np.maximum(idle, 0.0, out=idle)
-            power[rows] = np.power(decay, idle)
-        every_recency = moved or old is None or old[1:3] != scale[1:3]
-        if every_recency:
-            scaled(power, scale.recency_low, scale.recency_high, out=recency)
-        else:
-            recency[rows] = scaled(power[rows], scale.recency_low, scale.recency_high)
+            recency[rows] = scaled(np.power(decay, idle), scale.recency_low, scale.recency_high)
         every_importance = old is None or old[3:] != scale[3:]
         if every_importance:
             scaled(importance, scale.importance_low, scale.importance_high, out=importance_n)
@@ -374,8 +373,7 @@ class StandingTerms:
         rows = np.fromiter(revised.accessed, dtype=np.intp, count=len(revised.accessed))
         # One row of the columns at a time: indexing a row's view with `rows` costs a third of
         # indexing the matrix with (row, rows).
-        powers, totals, recencies, importances, _ = self.columns
-        powers[rows] = power
+        _, totals, recencies, importances, _ = self.columns
         recencies[rows] = recency
         total = importances[rows]
         if self.weights[1] != 1.0:
@@ -514,11 +512,12 @@ def retrieve(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: i
     costs = chosen.costs if chosen.costs is not None else [len(memory.text) // 4 + 1 for memory in memories]
     kept = affordable(costs, chosen.total, token_budget)
     columns = zip(memories, *chosen[1:5], strict=True)
+    ids = chosen.ids  # the memories' ids: their positions
     if kept is not None:
-        columns = compress(columns, kept)
+        columns, ids = compress(columns, kept), list(compress(ids, kept))
     picked = list(map(tuple.__new__, repeat(Scored), columns))  # Scored(...) with no Python call each
     if touch:
-        stream.touch([scored.memory.id for scored in picked], now)
+        stream.touch(ids, now)
     return picked
 
 
