@@ -3,21 +3,14 @@ object states, determinism and a golden transcript."""
 
 from __future__ import annotations
 
-import gc
 import os
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
 from conftest import open_engine
 
-from townbot.llm.offline import OfflineModel
-from townbot.llm.port import LanguageModel, Layer
-from townbot.llm.stack import build_model_stack
 from townbot.mind.agent import Intent
-from townbot.store.database import Store
 from townbot.town.body import Body
-from townbot.town.engine import Engine
 from townbot.town.perception import perceive
 from townbot.world.clock import format_game_time
 from townbot.world.model import join_path
@@ -200,43 +193,3 @@ def test_a_resident_does_not_note_the_object_it_is_using(world):
     assert not any("coffee machine" in t for t in own)
     machine_seen = [s for s in other if s.kind == "object"]
     assert machine_seen and machine_seen[0].attended, "someone is using it: nothing to fix"
-
-
-class CollectorWatch(Layer):
-    """A model that notes whether the cycle collector is running at each call it answers,
-    and can break at its `breaks_at`-th call."""
-
-    def __init__(self, inner: LanguageModel, breaks_at: int | None = None) -> None:
-        super().__init__(inner)
-        self.running: list[bool] = []
-        self.breaks_at = breaks_at
-
-    def _note(self) -> None:
-        self.running.append(gc.isenabled())
-        if len(self.running) == self.breaks_at:
-            raise RuntimeError("the model broke")
-
-    async def reply(self, request):  # type: ignore[no-untyped-def]
-        self._note()
-        return await self.inner.reply(request)
-
-    async def embed_report(self, texts, call=None):  # type: ignore[no-untyped-def]
-        self._note()
-        return await self.inner.embed_report(texts, call)
-
-
-async def test_the_cycle_collector_rests_during_a_tick_and_runs_after_it(world, tmp_path):
-    watch = CollectorWatch(OfflineModel(seed=0))
-    store = await Store.open(tmp_path / "town.db")
-    engine = await Engine.open(world, store, build_model_stack(watch))
-    try:
-        founding = len(watch.running)
-        await run_ticks(engine, 3)
-        assert gc.isenabled()
-        assert len(watch.running) > founding and not any(watch.running[founding:])
-        watch.breaks_at = len(watch.running) + 1
-        with pytest.raises(RuntimeError, match="the model broke"):
-            await engine.tick()
-        assert gc.isenabled(), "a failed tick leaves the collector running too"
-    finally:
-        await store.close()

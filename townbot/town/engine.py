@@ -281,16 +281,9 @@ class Engine:
     async def tick(self, *, carry_after: float | None = None) -> list[TownEvent]:
         """One tick, all or nothing: if it fails, the town goes back to the last commit.
         `carry_after`: seconds after the tick began when talks still under way are left to
-        go on (see the module's docstring); None waits for every talk, as `sim` does.
-
-        The cycle collector is paused for the tick: what a tick makes either lives on (memories,
-        plans, sights) or goes by reference counting, and at 100 residents the collector walked
-        it several times a tick (and the whole town every few ticks) to find nothing. It
-        collects again after the tick, as usual (with a slow model the pause lasts as long as
-        the tick: what the platform made meanwhile is collected after it too)."""
+        go on (see the module's docstring); None waits for every talk, as `sim` does."""
         try:
-            with collector_paused():
-                return await self._tick(carry_after)
+            return await self._tick(carry_after)
         except BaseException:
             await self._restore()
             raise
