@@ -125,7 +125,7 @@ def test_a_query_asked_again_gets_what_scoring_afresh_gives():
                 found = retrieve(stream, query, now, limit=limit, weights=weights, kinds=kinds)
                 assert [(s.memory.id, s.score, s.recency, s.importance, s.relevance)
                         for s in found] == want
-    assert stream.kept_for_retrieval.relevances  # the queries were kept
+    assert stream.kept_for_retrieval.by_query  # the queries were kept
 
 
 def test_memories_added_past_the_extremes_widen_them():

@@ -26,7 +26,7 @@ DIRECT = 2 * EXACT_BATCH  # open memories few enough to score together, without 
 DIRECT_VALUES = 32_768  # vector values worth reading to score them all rather than look up their bounds
 SUM_MARGIN = 1e-9  # for the rounding of a few float64 sums of numbers up to a few
 SMALL_SORT = 256  # totals few enough to sort whole rather than select the best first
-QUERIES_KEPT = 16  # a stream's relevances kept by query, while it holds the same memories
+QUERIES_KEPT = 16  # queries whose relevance a stream keeps while it holds the same memories
 RECENCY_ERROR = 1e-5  # float32 exp(x) for x <= 0 is within 1e-6 of decay ** idle: ten times that
 
 
@@ -284,10 +284,10 @@ class StandingTerms:
         # the next two, normalised recency and importance, and each memory's cost in tokens
         # (whole numbers): the last three are read for the chosen memories in one step.
         self.columns = np.zeros((5, 64))
-        # Normalised relevance over the whole stream by query (its dtype, shape and bytes), for
-        # the memories covered: a tick asks one stream the same query again (a talk's every
-        # line recalls on the relationship and on what the partner is doing).
-        self.relevances: dict[tuple[str, tuple[int, ...], bytes], np.ndarray] = {}
+        # scored() by query (its dtype, shape and bytes), for the memories covered: a tick asks
+        # one stream the same query again (a talk's every line recalls on the relationship and
+        # on what the partner is doing).
+        self.by_query: dict[tuple[str, tuple[int, ...], bytes], np.ndarray] = {}
 
     @classmethod
     def of(cls, stream: MemoryStream, hours: float, decay: float,
@@ -310,7 +310,7 @@ class StandingTerms:
             return
         moved = self.moment != (hours, decay)
         if size != self.size:
-            self.relevances.clear()
+            self.by_query.clear()
         self._cover(stream, size)
         old = self.scale
         scale = self._rescale(stream, hours, decay, bool(accessed_rows) or size > self.size,
@@ -333,29 +333,33 @@ class StandingTerms:
         every_importance = old is None or old[3:] != scale[3:]
         if every_importance:
             scaled(importance, scale.importance_low, scale.importance_high, out=importance_n)
-        elif importance_rows or size > self.size:  # else no importance moved
+        elif importance_rows:
             at = np.fromiter(chain(importance_rows, range(self.size, size)), dtype=np.intp)
             importance_n[at] = scaled(importance[at], scale.importance_low, scale.importance_high)
+        elif size > self.size:  # only memories added: the rows after those covered
+            scaled(importance[self.size: size], scale.importance_low, scale.importance_high,
+                   out=importance_n[self.size: size])
         if every_recency or every_importance or self.weights != weights:
             weighted_pair(recency, importance_n, weights, out=total)
         else:
             total[rows] = weighted_pair(recency[rows], importance_n[rows], weights)
         self.moment, self.weights, self.size = (hours, decay), weights, size
 
-    def relevance(self, stream: MemoryStream, query: np.ndarray) -> np.ndarray:
-        """Each memory's cosine with the query, min-max normalised over the stream (read only;
-        kept until the stream grows)."""
+    def scored(self, stream: MemoryStream, query: np.ndarray) -> np.ndarray:
+        """Two rows over the stream: room for a retrieval's totals, then each memory's cosine
+        with the query, min-max normalised over the stream (kept until the stream grows; the
+        chosen memories' totals and relevance are then read in one step)."""
         key = (query.dtype.str, query.shape, query.tobytes())
-        relevance = self.relevances.get(key)
-        if relevance is None:
+        scored = self.by_query.get(key)
+        if scored is None:
             cosines = stream.arrays()[0].dot(unit(query))  # BLAS's gemv, as `@` calls it
-            relevance = scaled(cosines, float(np.minimum.reduce(cosines)),
-                               float(np.maximum.reduce(cosines)))
-            relevance.flags.writeable = False
-            if len(self.relevances) >= QUERIES_KEPT:
-                self.relevances.clear()
-            self.relevances[key] = relevance
-        return relevance
+            scored = np.empty((2, len(cosines)))
+            scaled(cosines, float(np.minimum.reduce(cosines)), float(np.maximum.reduce(cosines)),
+                   out=scored[1])
+            if len(self.by_query) >= QUERIES_KEPT:
+                self.by_query.clear()
+            self.by_query[key] = scored
+        return scored
 
     def _accessed_now(self, stream: MemoryStream, hours: float, decay: float,
                       revised: Revisions) -> bool:
@@ -437,17 +441,19 @@ def standing_best(stream: MemoryStream, query: np.ndarray, now: datetime,
     """The best `count` memories by `terms` and `weighted`, over a stream without an int8 copy:
     a query computes its cosines and relevance and adds them to the kept standing sums."""
     kept = StandingTerms.of(stream, hours_since_epoch(now), RECENCY_DECAY, weights)
-    relevance = kept.relevance(stream, query)
-    standing = kept.columns[1, : kept.size]
-    if rows is not None:
-        relevance, standing = relevance[rows], standing[rows]
-    total = np.add(standing, relevance * weights.relevance if weights.relevance != 1.0 else relevance)
+    scored = kept.scored(stream, query)
+    standing, relevance = kept.columns[1, : kept.size], scored[1]
+    if rows is not None:  # the rows kept, apart
+        standing, relevance = standing[rows], relevance[rows]
+        scored = np.stack([standing, relevance])
+    total = np.add(standing, relevance * weights.relevance if weights.relevance != 1.0 else relevance,
+                   out=scored[0])
     best = best_first(total, count)
     ids = best if rows is None else rows[best]
     # take(axis=1) reads the chosen columns in a quarter of the time of [:, ids]
+    totals, relevances = scored.take(best, axis=1).tolist()
     recency, importance, costs = kept.columns[2:5].take(ids, axis=1).tolist()
-    return Chosen(ids.tolist(), total.take(best).tolist(), recency, importance,
-                  relevance.take(best).tolist(), costs)
+    return Chosen(ids.tolist(), totals, recency, importance, relevances, costs)
 
 
 class Chosen(NamedTuple):
