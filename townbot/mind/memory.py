@@ -235,6 +235,18 @@ class MemoryStream:
         index = self._latest_by_text.get(text)
         return None if index is None else self.memories[index]
 
+    def ids_containing(self, part: str) -> tuple[int, ...]:
+        """Ids of the memories whose text contains `part`, ascending: kept per part and extended
+        as memories arrive (a memory's text never changes), so that a part asked for again, as
+        a month's name is every morning, costs a look at the new memories only."""
+        known: dict[str, tuple[tuple[int, ...], int]] = self.__dict__.setdefault("_ids_containing", {})
+        ids, seen = known.get(part, ((), 0))
+        if seen < len(self.memories):
+            texts = map(attrgetter("text"), self.memories[seen:])
+            ids += tuple(index for index, text in enumerate(texts, seen) if part in text)
+            known[part] = ids, len(self.memories)
+        return ids
+
     def rescore(self, index: int, importance: int) -> None:
         """Replace a provisional importance with the scored one."""
         self.memories[index].importance = int(importance)
