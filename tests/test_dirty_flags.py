@@ -11,7 +11,7 @@ from conftest import open_engine
 
 from townbot.mind import state
 from townbot.mind.state import MindState, ReflectionState
-from townbot.store.database import TickChanges
+from townbot.store.database import TickChanges, UsageLog
 from townbot.town.body import Body
 
 STOVE = "Isabella Rodriguez's apartment: kitchen: stove"
@@ -55,9 +55,9 @@ async def town(world, tmp_path):
     written: list[TickChanges] = []
     save = engine.store.save_tick
 
-    async def recording(changes: TickChanges) -> None:
+    async def recording(changes: TickChanges, usage: UsageLog | None = None) -> None:
         written.append(changes)
-        await save(changes)
+        await save(changes, usage)
 
     engine.store.save_tick = recording  # type: ignore[method-assign]
     yield engine, written

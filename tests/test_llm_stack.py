@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,11 +28,12 @@ from townbot.llm.port import (
     LanguageModel,
     Layer,
     Reply,
+    UsageRecord,
 )
 from townbot.llm.purposes import ImportanceScores, PlaceChoice
 from townbot.llm.settings import Caps
 from townbot.llm.stack import WithContext, build_model_stack, find_layer
-from townbot.store.database import Store
+from townbot.store.database import Store, TickChanges
 from townbot.town.engine import Engine
 from townbot.world.model import World
 
@@ -227,6 +230,81 @@ async def test_a_tick_killed_half_way_keeps_the_usage_of_the_calls_it_made(world
     assert {r["tick"] for r in rows[before:]} == {8}
     await other.close()
     await store.close()
+
+
+async def test_usage_joins_the_commit_and_is_kept_when_the_commit_fails(tmp_path: Path):
+    store = await Store.open(tmp_path / "town.db")
+    try:
+        town = await store.create_town("T", "2023-02-13 07:00", 10, 0, "m", "e", 8,
+                                       {"Ann": ({}, {})}, {})
+        tick = 0
+        usage = store.usage_log(town.id, lambda: tick)
+        statements: list[str] = []
+        await store.db.set_trace_callback(statements.append)
+
+        def made(prompt_tokens: int) -> None:  # a call completes; the event loop is not yet free
+            usage.record(UsageRecord("plan", "Ann", 1, "m", prompt_tokens, 1, False, 0.0, "ok"))
+
+        made(1), made(2)
+        await store.save_tick(TickChanges(town.id, 1), usage)
+        assert [s for s in statements if s.startswith(("BEGIN", "COMMIT", "INSERT INTO llm"))] \
+            == ["BEGIN IMMEDIATE", statements[1], "COMMIT"], "one transaction, usage in it"
+        # The tick's write fails after its usage rows (the first it adds), as a full disk would.
+        await store.db.execute("CREATE TEMP TRIGGER broken BEFORE UPDATE OF tick ON towns "
+                               "BEGIN SELECT RAISE(ABORT, 'the disk broke'); END")
+        tick = 1
+        made(3), made(4)
+        with pytest.raises(sqlite3.IntegrityError, match="the disk broke"):
+            await store.save_tick(TickChanges(town.id, 2, tick=1), usage)
+        await store.db.execute("DROP TRIGGER broken")
+        made(5)
+        await store.save_tick(TickChanges(town.id, 2, tick=1), usage)  # the tick done again
+    finally:
+        await store.close()
+    other = await Store.open(tmp_path / "town.db", read_only=True)  # another process reading
+    try:
+        rows = await other.usage_rows(town.id)
+        assert [(r["tick"], r["prompt_tokens"]) for r in rows] == \
+            [(0, 1), (0, 2), (1, 3), (1, 4), (1, 5)], "each call once, in order"
+        assert (await other.town()).tick == 2
+    finally:
+        await other.close()
+
+
+async def test_a_commit_whose_caller_is_cancelled_keeps_its_usage_once(tmp_path: Path):
+    """The caller stops waiting; the database's thread still runs the write to its end."""
+    store = await Store.open(tmp_path / "town.db")
+    try:
+        town = await store.create_town("T", "2023-02-13 07:00", 10, 0, "m", "e", 8,
+                                       {"Ann": ({}, {})}, {})
+        usage = store.usage_log(town.id, lambda: 0)
+        inside, go_on = threading.Event(), threading.Event()
+
+        def traced(statement: str) -> None:  # in the database's thread
+            if statement.startswith("UPDATE towns"):
+                inside.set()
+                go_on.wait(10)
+
+        async def tick() -> None:  # a call completes, then the tick commits
+            usage.record(UsageRecord("plan", "Ann", 1, "m", 7, 1, False, 0.0, "ok"))
+            await store.save_tick(TickChanges(town.id, 1), usage)
+
+        await store.db.set_trace_callback(traced)
+        saving = asyncio.create_task(tick())
+        while not inside.is_set():
+            await asyncio.sleep(0.001)
+        saving.cancel()
+        await asyncio.sleep(0.01)
+        go_on.set()
+        with pytest.raises(asyncio.CancelledError):
+            await saving
+        await store.db.set_trace_callback(None)
+        rows = await store.usage_rows(town.id)
+        assert [r["prompt_tokens"] for r in rows] == [7], "committed with the tick, once"
+        assert (await store.town()).tick == 1
+    finally:
+        go_on.set()
+        await store.close()
 
 
 def test_a_record_knows_its_call():

@@ -662,6 +662,7 @@ class TickWrite:
 
     def __init__(self) -> None:
         self.steps: list[Callable[[sqlite3.Connection], Any]] = []
+        self.committed = False  # set in the database's thread once COMMIT has succeeded
 
     def one(self, statement: str, values: tuple | list = ()) -> None:
         self.steps.append(lambda connection: connection.execute(statement, values))
@@ -702,6 +703,7 @@ class TickWrite:
             for step in self.steps:
                 step(connection)
             connection.execute("COMMIT")
+            self.committed = True
         except BaseException:
             if connection.in_transaction:  # SQLite may have rolled back already (a full disk)
                 connection.execute("ROLLBACK")
@@ -1218,20 +1220,39 @@ class Store:
 
     # --- the tick ---------------------------------------------------------------------------
 
-    async def save_tick(self, changes: TickChanges) -> None:
+    async def save_tick(self, changes: TickChanges, usage: UsageLog | None = None) -> None:
         """Commit one tick atomically: a crash before COMMIT leaves the previous tick intact.
         Its rows are made here, and its statements run in the database's thread as one call
-        (see TickWrite)."""
+        (see TickWrite). The usage records `usage` has not written yet join the tick's
+        transaction (one transaction fewer a tick); if it does not commit, they are written in
+        one of their own, so a failed tick still keeps what its calls cost."""
         write = TickWrite()
+        records = usage.take() if usage is not None else []
         try:
             async with self._writing:
-                await self._write_tick(changes, write)
+                await self._write_tick(changes, write, records)
                 await begin_writing(lambda: self._in_thread(write.run))  # refused: nothing ran
         except BaseException as error:
+            if usage is not None and records:
+                await self._keep_usage(usage, records, write)
             full = self.disk_full(error)
             if full is None:
                 raise
             raise full from error
+
+    async def _keep_usage(self, usage: UsageLog, records: list[tuple[int, UsageRecord]],
+                          write: TickWrite) -> None:
+        """After a tick's write failed or its caller was cancelled: unless the write committed
+        after all, its usage records go back to `usage` and are written now, in their own
+        transaction (a failure to do so leaves them there for the next write)."""
+        # The thread runs its calls in order: after this one, the tick's write is over (a
+        # cancelled caller stops waiting for the thread, not the thread).
+        await self._in_thread(lambda _: None)
+        if write.committed:
+            return
+        usage.give_back(records)
+        with contextlib.suppress(sqlite3.Error, StoreError):  # the tick's own error is raised
+            await usage.flush()
 
     async def _in_thread(self, function: Callable[[sqlite3.Connection], None]) -> None:
         """Run `function` with the SQLite connection in aiosqlite's thread, where every call on
@@ -1247,9 +1268,13 @@ class Store:
         return StoreError(f"the disk of {self.path} is full: the last change was not saved and "
                           "the town is intact as of its last save; free some space and run again")
 
-    async def _write_tick(self, changes: TickChanges, write: TickWrite) -> None:
-        """The tick's statements and rows, added to `write` (nothing is written yet)."""
+    async def _write_tick(self, changes: TickChanges, write: TickWrite,
+                          records: list[tuple[int, UsageRecord]]) -> None:
+        """The tick's statements and rows, added to `write` (nothing is written yet), the
+        usage `records` (tick, record) first."""
         town = changes.town_id
+        write.rows(USAGE_ROWS_INSERT, USAGE_COLUMNS,
+                   [value for tick, u in records for value in (town, tick, *_usage_values(u))])
         write.one("UPDATE towns SET tick = ? WHERE id = ?", (changes.next_tick, town))
         # A body is stored as its JSON. Schema 6 compressed it so that more bodies share a
         # page, but most change at every tick, and compressing their few hundred bytes cost
@@ -1346,6 +1371,7 @@ USAGE_INSERT = ("INSERT INTO llm_usage (town_id, tick, game_day, agent, purpose,
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
+USAGE_ROWS_INSERT = USAGE_INSERT.rsplit(" VALUES ", 1)[0] + " VALUES {rows}"  # see TickWrite.rows
 USAGE_COLUMNS = 11
 USAGE_ROWS = 500  # rows in one INSERT: well under SQLite's limit of 32766 values a statement
 
@@ -1370,7 +1396,9 @@ class UsageLog:
     as the event loop is free, so a tick killed half-way keeps the calls it paid for.
 
     Records arriving while a write is under way go in the next one; `flush` waits for all.
-    A failed write keeps its records for the next try and raises from `flush`.
+    A failed write keeps its records for the next try and raises from `flush` (or `take`).
+    The tick's commit `take`s those not yet written into its own transaction and gives
+    them back if it does not commit (see Store.save_tick).
     """
 
     def __init__(self, store: Store, town_id: int, tick: Callable[[], int]) -> None:
@@ -1400,6 +1428,21 @@ class UsageLog:
             await writer
         if self._pending:
             await self._write()
+
+    def take(self) -> list[tuple[int, UsageRecord]]:
+        """The records (tick, record) not yet written, in order, for the caller to write in
+        its own transaction. A write under way has already taken the store's write lock or
+        joined its queue (first come, first served), so its older records go first; one that
+        has not begun finds nothing left to write. A write that failed raises here."""
+        if self._writer is not None and self._writer.done():
+            writer, self._writer = self._writer, None
+            writer.result()  # its records are back in _pending, kept for the next try
+        taken, self._pending = self._pending, []
+        return taken
+
+    def give_back(self, records: list[tuple[int, UsageRecord]]) -> None:
+        """Taken records that were not written after all: they go before any newer ones."""
+        self._pending[:0] = records
 
 
 async def conversations(store: Store, town_id: int) -> list[dict[str, Any]]:

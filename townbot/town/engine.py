@@ -561,9 +561,8 @@ class Engine:
             added, touched = mind.stream.take_changes()
             changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
             changes.touched += [(name, m) for m in touched]
-        if self.usage is not None:  # what the calls cost is stored even if this commit fails
-            await self.usage.flush()
-        await self.store.save_tick(changes)
+        # What the calls cost joins the commit, and is stored even if the commit fails.
+        await self.store.save_tick(changes, self.usage)
         self._changed_objects, self._conversations = {}, []
         self._departed = []
         self.clock.tick = next_tick
