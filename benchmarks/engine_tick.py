@@ -36,6 +36,7 @@ from townbot.llm.stack import build_model_stack
 from townbot.mind import dialogue, planning, reacting, reflection, retrieval, summary
 from townbot.store.database import Store
 from townbot.town.engine import Engine
+from townbot.town.launch import pin_blas_threads
 from townbot.world.loading import load_world
 
 
@@ -101,6 +102,7 @@ def figures(values: list[float]) -> str:
 
 async def main(residents: int, hours: float, ticks: int, keep: Path | None,
                town: Path | None) -> None:
+    pin_blas_threads()  # as the commands do
     world = cloned_town(load_world(ROOT / "world.yaml", ROOT / "personas"), residents)
     with tempfile.TemporaryDirectory() as folder:
         db = keep or Path(folder) / "bench.db"

@@ -131,9 +131,11 @@ async def run_town(residents: int, hours: float, db: Path, timed_ticks: int) -> 
     from townbot.llm.stack import build_model_stack
     from townbot.store.database import Store
     from townbot.town.engine import Engine
+    from townbot.town.launch import pin_blas_threads
     from townbot.town.usage import summarise
     from townbot.world.loading import load_world
 
+    pin_blas_threads()  # as the commands do
     world = cloned_town(load_world(ROOT / "world.yaml", ROOT / "personas"), residents)
     store = await Store.open(db)
     engine = await Engine.open(world, store, build_model_stack(CpuTimed(OfflineModel(seed=0))))
