@@ -187,23 +187,22 @@ def blocks_from_schedule(schedule: HourlySchedule, persona: Persona, day: dateti
     midnight = day.replace(hour=0, minute=0, second=0, microsecond=0)
     bedtime = midnight + timedelta(minutes=persona.sleeps)
     starts = [midnight + timedelta(minutes=parse_clock(b.start)) for b in schedule.blocks]
-    blocks: list[PlanBlock] = []
+    # (start, end, activity, sector, arena) of each block, made a PlanBlock once it is cut
+    spans: list[tuple[datetime, datetime, str, str | None, str | None]] = []
     for index, entry in enumerate(schedule.blocks):
         following = starts[index + 1] if index + 1 < len(starts) else bedtime
         end = min(following, starts[index] + timedelta(minutes=entry.minutes))
         if following - end <= SMALL_GAP:
             end = following
-        blocks.append(PlanBlock(starts[index], end, entry.activity,
-                                *known_spot(entry.place, known or {})))
+        spans.append((starts[index], end, entry.activity, *known_spot(entry.place, known or {})))
         if end < following:
-            blocks.append(PlanBlock(start=end, end=following,
-                                    activity=routine_activity_at(persona, minute_of_day(end))))
+            spans.append((end, following, routine_activity_at(persona, minute_of_day(end)),
+                          None, None))
     cut = []
-    for block in blocks:
-        begin = max(block.start, start) if start else block.start
-        if begin < bedtime and block.end > begin:
-            cut.append(PlanBlock(begin, min(block.end, bedtime), block.activity, block.sector,
-                                 block.arena))
+    for begin, end, activity, sector, arena in spans:
+        begin = max(begin, start) if start else begin
+        if begin < bedtime and end > begin:
+            cut.append(PlanBlock(begin, min(end, bedtime), activity, sector, arena))
     return cut
 
 
