@@ -1,15 +1,16 @@
-"""The memories that name a date, found through the stream's kept search by part of a text:
-the same memories, in the same order, as reading every memory's text."""
+"""The memories that name a date and the memories made on a date, found through what the stream
+keeps (its search by part of a text, its ids by date): the same memories, in the same order, as
+reading every memory."""
 
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 import numpy as np
 
 from townbot.mind.memory import KINDS, Memory, MemoryStream
-from townbot.mind.planning import dated_memories
+from townbot.mind.planning import dated_memories, notable_memories
 
 START = datetime(2023, 1, 30, 7, 0)
 VECTOR = np.array([1, 0, 0, 0], dtype=np.float32)
@@ -56,3 +57,26 @@ def test_the_ids_holding_a_part_follow_the_stream_as_it_grows():
         for part in ("February ", " February", "Feb ", "Maria", "nowhere"):
             assert stream.ids_containing(part) == tuple(
                 m.id for m in stream.memories if part in m.text)
+
+
+def made_on(stream: MemoryStream, day: date, limit: int) -> list[Memory]:
+    """What notable_memories returns, by reading every memory."""
+    return sorted((m for m in stream.memories if m.created.date() == day and m.kind != "plan"),
+                  key=lambda m: (-m.importance, m.id))[:limit]
+
+
+def test_a_days_notable_memories_are_those_a_reading_of_every_memory_finds():
+    rng = random.Random(5)
+    stream = MemoryStream(dim=4)
+    for step in range(12):
+        for _ in range(rng.randint(0, 30)):  # times out of order, as a memory remembered late
+            made = START + timedelta(hours=rng.randint(0, 24 * (step + 1)))
+            stream.add(rng.choice(KINDS), "m", made, rng.randint(1, 10), VECTOR)
+        for _ in range(5):
+            stream.rescore(rng.randrange(len(stream)), rng.randint(1, 10))
+        for offset in range(step + 3):
+            day = (START + timedelta(days=offset)).date()
+            for limit in (4, 1000):
+                assert notable_memories(stream, day, limit) == made_on(stream, day, limit)
+            assert stream.ids_created_on(day) == tuple(
+                m.id for m in stream.memories if m.created.date() == day)

@@ -291,9 +291,7 @@ class AgentMind:
 
     def _yesterday(self, now: datetime) -> str:
         yesterday = (now - timedelta(days=1)).date()
-        notable = sorted((m for m in self.stream.memories
-                          if m.created.date() == yesterday and m.kind != "plan"),
-                         key=lambda m: (-m.importance, m.id))[:4]
+        notable = planning.notable_memories(self.stream, yesterday)
         if not self.state.planning.day_plan and not notable:
             return "nothing yet: this is the first day here"
         plan = "; ".join(self.state.planning.day_plan[:5])

@@ -7,7 +7,7 @@ scores the whole stream in a few vectorised numpy operations.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from operator import attrgetter
 from typing import Any
 
@@ -246,6 +246,16 @@ class MemoryStream:
             ids += tuple(index for index, text in enumerate(texts, seen) if part in text)
             known[part] = ids, len(self.memories)
         return ids
+
+    def ids_created_on(self, day: date) -> tuple[int, ...]:
+        """Ids of the memories created on this date, ascending: kept by date and extended as
+        memories arrive (a memory's time never changes), so that asking every morning for
+        the day before costs a look at the new memories only."""
+        by_day, seen = self.__dict__.get("_ids_by_day", ({}, 0))
+        for index, memory in enumerate(self.memories[seen:], seen):
+            by_day.setdefault(memory.created.date(), []).append(index)
+        self.__dict__["_ids_by_day"] = by_day, len(self.memories)
+        return tuple(by_day.get(day, ()))
 
     def rescore(self, index: int, importance: int) -> None:
         """Replace a provisional importance with the scored one."""

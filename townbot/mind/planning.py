@@ -7,8 +7,9 @@ other memory. Steps are decomposed just in time, when their block begins.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from functools import lru_cache
+from operator import attrgetter
 
 import numpy as np
 
@@ -84,6 +85,15 @@ def dated_memories(stream: MemoryStream, day: datetime, limit: int = 3) -> list[
     named = [m for m in map(memories.__getitem__, holding)
              if m.kind not in ("plan", "reflection") and any(label in m.text for label, _ in labels)]
     return sorted(named, key=lambda m: (-m.importance, " talked with " in m.text, -m.id))[:limit]
+
+
+def notable_memories(stream: MemoryStream, day: date, limit: int = 4) -> list[Memory]:
+    """The most important memories made on this date other than plans; of equal importance,
+    the earliest (the ids come ascending and the sort keeps their order among equals)."""
+    memories = stream.memories
+    made = [memories[i] for i in stream.ids_created_on(day)]
+    return sorted([m for m in made if m.kind != "plan"], key=attrgetter("importance"),
+                  reverse=True)[:limit]
 
 
 def insert_block(blocks: list[PlanBlock], new: PlanBlock) -> list[PlanBlock]:
