@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
+from typing import Any
 
 from townbot.json_parts import json_text
 from townbot.world.clock import format_game_time, parse_game_time
@@ -107,6 +110,22 @@ class PlanBlock:
                    activity=data["activity"], sector=data.get("sector"), arena=data.get("arena"),
                    steps=[PlanStep.from_dict(s) for s in data.get("steps", [])],
                    resumed=bool(data.get("resumed", False)))
+
+
+# The keys of a block's and a step's dict (to_dict), in order.
+BLOCK_KEYS = ("start", "end", "activity", "sector", "arena", "steps", "resumed")
+STEP_KEYS = ("start", "end", "action", "object", "object_state", "emoji")
+
+
+def loaded_json(block: PlanBlock, data: Mapping[str, Any]) -> str:
+    """`json.dumps(data)` of the dict `block` was made from (PlanBlock.from_dict). A dict with
+    the keys of to_dict in their order was read from what `json` wrote (every block stored
+    since blocks could resume, 2026-11-22), so its text is the block's own JSON, which is then
+    kept on the block for the commits to come: the first commit after a resume would
+    otherwise encode every block of a changed plan again. An older dict is dumped."""
+    if tuple(data) == BLOCK_KEYS and all([tuple(step) == STEP_KEYS for step in data["steps"]]):
+        return block.json()
+    return json.dumps(data)
 
 
 # The same few tick times recur in every plan: their text is kept rather than formatted again.

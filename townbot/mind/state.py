@@ -24,7 +24,7 @@ from json.encoder import encode_basestring_ascii
 from typing import Any, ClassVar
 
 from townbot.json_parts import json_text
-from townbot.mind.plans import PlanBlock
+from townbot.mind.plans import PlanBlock, loaded_json
 from townbot.world.clock import format_game_time, parse_game_time
 
 # Set by the test suite: each commit checks that no clean part differs from its stored form.
@@ -188,8 +188,16 @@ class PlanState(Part):
                 f'"plan_log_from": {self.log_from}}}')
 
     def _head(self) -> str:
-        return json.dumps([self.day.isoformat() if self.day else None, self.day_plan,
+        """The JSON of the fields beside the blocks, kept while they hold the same values (at
+        most commits only the blocks changed)."""
+        values = (self.day, tuple(self.day_plan), tuple(self.notable), self.last_revision)
+        kept = self.__dict__.get("_head_json")
+        if kept is not None and kept[0] == values:
+            return kept[1]
+        text = json.dumps([self.day.isoformat() if self.day else None, self.day_plan,
                            self.notable, _text(self.last_revision)])
+        self._head_json = values, text
+        return text
 
     def take_log(self) -> list[LogRow] | None:
         """The log row of what changed since the last call (none if nothing did), or None when
@@ -222,7 +230,8 @@ class PlanState(Part):
         plan.log_from = int(data.get("plan_log_from", 0))
         plan.next_n, plan.based = int(data.get("plan_log_next", plan.log_from)), True
         # What is stored, as take_log compares it: a block's JSON is that of its stored dict.
-        plan._stored = plan._head(), [json.dumps(block) for block in stored]
+        plan._stored = plan._head(), [loaded_json(block, data)
+                                      for block, data in zip(plan.blocks, stored, strict=True)]
         return plan
 
 
