@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
 from json.encoder import encode_basestring_ascii
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from townbot.json_parts import json_text
 from townbot.mind.plans import PlanBlock, loaded_json
@@ -103,10 +103,10 @@ class Part:
 LOG_LIMIT = 24
 
 
-@dataclass(frozen=True)
-class LogRow:
+class LogRow(NamedTuple):
     """One commit's change of a logged part, stored in the part_log table (migration 7): its
-    position `n` in the resident's log of that part, and the change as JSON."""
+    position `n` in the resident's log of that part, and the change as JSON. (A named tuple:
+    a frozen dataclass took several times its CPU to make, and a tick makes one a resident.)"""
 
     n: int
     change: str
@@ -301,11 +301,16 @@ class SightTable(dict[str, datetime]):
     def take_changes(self) -> tuple[list[tuple[datetime, list[str]]], list[str]]:
         """(when, texts set to it) in the order set, and the texts deleted, since the last call
         (a deleted text set again is in both: deletions come first)."""
-        by_time: dict[datetime, list[str]] = {}
-        for text in self.stamped:
-            by_time.setdefault(self[text], []).append(text)
-        gone = list(self.gone)
+        stamped, gone = self.stamped, list(self.gone)
         self.stamped, self.gone = {}, {}
+        if not stamped:
+            return [], gone
+        times = set(map(self.__getitem__, stamped))
+        if len(times) == 1:  # a tick stamps what it sees with one time (nearly always)
+            return [(times.pop(), list(stamped))], gone
+        by_time: dict[datetime, list[str]] = {}
+        for text in stamped:
+            by_time.setdefault(self[text], []).append(text)
         return list(by_time.items()), gone
 
 
@@ -345,31 +350,33 @@ class AttentionState(Part):
         """The log rows of what changed since the last call, or None when the whole part is to
         be stored instead (never stored whole, a full log, or a step changed to None); either
         way the changes are taken."""
-        sights = self.sights
+        sights, step = self.sights, self.last_step
+        step_changed = step != self._stored_step
+        self._stored_step = step
         if not isinstance(sights, SightTable):  # a plain dict put in its place
             self.sights = SightTable(sights)
-            seen, gone = [], []
-        else:
-            seen, gone = sights.take_changes()
-        step_changed = self.last_step != self._stored_step
-        self._stored_step = self.last_step
-        if isinstance(sights, SightTable) and self.based and not (seen or gone or step_changed):
-            return []
-        if not isinstance(sights, SightTable) or not self.based or (
-                self.next_n - self.log_from >= LOG_LIMIT) or (
-                step_changed and self.last_step is None):
             self.log_from, self.based = self.next_n, True
             return None
-        step = self.last_step if step_changed else None
-        # json.dumps([seen, texts, gone, step]) of each change, written out (see _json_texts)
-        changes = [f'["{_format(when)}", {_json_texts(texts)}, '
-                   f'{_json_texts(gone) if index == 0 else "[]"}, '
-                   f'{json_text(step) if index == 0 else "null"}]'
-                   for index, (when, texts) in enumerate(seen)]
-        if not changes and (gone or step is not None):  # forgotten, or a new step, nothing seen
-            changes = [f'["", [], {_json_texts(gone)}, {json_text(step)}]']
-        rows = [LogRow(self.next_n + index, change) for index, change in enumerate(changes)]
-        self.next_n += len(rows)
+        seen, gone = sights.take_changes()
+        if self.based and not (seen or gone or step_changed):
+            return []
+        if not self.based or self.next_n - self.log_from >= LOG_LIMIT or (
+                step_changed and step is None):
+            self.log_from, self.based = self.next_n, True
+            return None
+        # json.dumps([seen, texts, gone, step]) of each change, written out (see _json_texts):
+        # what was forgotten and the new step go with the first
+        first_gone = _json_texts(gone) if gone else "[]"
+        first_step = json_text(step) if step_changed else "null"
+        n = self.next_n
+        if not seen:  # forgotten, or a new step, nothing seen
+            rows = [LogRow(n, f'["", [], {first_gone}, {first_step}]')]
+        else:
+            rows = [LogRow(n, f'["{_format(seen[0][0])}", {_json_texts(seen[0][1])}, '
+                              f'{first_gone}, {first_step}]')]
+            rows += [LogRow(n + index, f'["{_format(when)}", {_json_texts(texts)}, [], null]')
+                     for index, (when, texts) in enumerate(seen[1:], 1)]
+        self.next_n = n + len(rows)
         return rows
 
     @classmethod
@@ -550,16 +557,20 @@ class MindState:
         reload the mind from the store (the engine does), since the marks are gone."""
         if CHECK_UNMARKED:
             self._check_unmarked()
-        changed = {}
+        changed: dict[str, str] = {}
+        saved = self.saved
         for part in self.parts():
-            if part.dirty:
-                part.dirty = False
-                whole = isinstance(part, LOGGED_PARTS) and not self._logged(part)
-                if isinstance(part, LOGGED_PARTS) and not whole:
+            if not part.dirty:
+                continue
+            part.dirty = False
+            if isinstance(part, LOGGED_PARTS):
+                if self._logged(part):
                     continue
-                text = _encode(part)
-                if whole or self.saved.get(part.name) != text:  # a new base is always stored
-                    changed[part.name] = self.saved[part.name] = text
+                changed[part.name] = saved[part.name] = _encode(part)  # a new base is stored
+                continue
+            text = _encode(part)
+            if saved.get(part.name) != text:
+                changed[part.name] = saved[part.name] = text
         return changed
 
     def _logged(self, part: AttentionState | PlanState) -> bool:
@@ -568,7 +579,8 @@ class MindState:
         rows = part.take_log()
         if rows is None:
             return False
-        self.logs.setdefault(part.name, []).extend(rows)
+        if rows:
+            self.logs.setdefault(part.name, []).extend(rows)
         if CHECK_UNMARKED:  # what a reload gives, for the check of unmarked changes
             self.saved[part.name] = _encode(part)
         return True
