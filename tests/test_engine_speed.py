@@ -4,6 +4,7 @@ its dict, also after what it holds changes; retrieval hands back plain numbers."
 from __future__ import annotations
 
 import json
+import random
 from datetime import date, datetime, timedelta
 
 import numpy as np
@@ -78,6 +79,26 @@ def test_parts_and_sight_logs_written_out_by_hand_are_what_json_dumps_writes():
         ["2023-02-13 09:01", odd[1::2], [odd[0]], odd[3]], ["2023-02-13 09:00", odd[2::2], [], None])]
     del attention.sights[odd[1]]
     assert [row.change for row in attention.take_log()] == [json.dumps(["", [], [odd[1]], None])]
+
+
+def test_a_queue_kept_encoded_follows_its_unscored_ids_however_they_change():
+    rng = random.Random(5)
+    queue = MemoryQueue()
+    for change in range(600):
+        choice = rng.random()
+        if choice < 0.6:  # a memory stored, its score to come
+            queue.unscored.append(rng.randrange(10**6))
+        elif choice < 0.7:  # a batch scored
+            queue.unscored = []
+        elif choice < 0.8 and queue.unscored:  # changed in place
+            queue.unscored[rng.randrange(len(queue.unscored))] = rng.randrange(10)
+        elif choice < 0.9 and queue.unscored:
+            queue.unscored.pop(0)
+        else:
+            queue.unscored = [*queue.unscored, 7, 8]
+        assert queue.encode() == as_json(queue), change
+    queue.unscored.append(True)  # not a whole number: as json.dumps writes it
+    assert queue.encode() == as_json(queue)
 
 
 def test_a_body_written_out_by_hand_is_what_json_dumps_writes():

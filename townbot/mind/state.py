@@ -57,6 +57,10 @@ def _json_number(number: int) -> str:
 
 
 def _json_numbers(numbers: list[int]) -> str:
+    """`json.dumps` of a list of whole numbers: a list's repr when it holds only ints (the
+    same text: digits and ", "), which needs no Python call a number."""
+    if set(map(type, numbers)) <= {int}:
+        return repr(numbers)
     return f"[{', '.join(map(_json_number, numbers))}]"
 
 
@@ -418,8 +422,25 @@ class MemoryQueue(Part):
             f'[{json_text(p.kind)}, {json_text(p.text)}, '
             f'{json.dumps(list(p.evidence)) if p.evidence else "[]"}, "{_format(p.created)}"]'
             for p in self.pending])
-        return (f'{{"pending": [{pending}], "unscored": {_json_numbers(self.unscored)}, '
+        return (f'{{"pending": [{pending}], "unscored": {self._unscored_json()}, '
                 f'"last_scored": {json_text(_text(self.last_scored))}}}')
+
+    def _unscored_json(self) -> str:
+        """`json.dumps(self.unscored)`, kept with a copy of the ids it was made from: the list
+        grows an id at a time until its memories are scored (to a hundred ids at 100
+        residents), so when it begins with the copy only the ids after it are written."""
+        unscored = self.unscored
+        kept = self.__dict__.get("_unscored")
+        if kept is not None and unscored[:len(kept[0])] == kept[0]:
+            done, text = kept
+            if len(unscored) == len(done):
+                return text
+            more = _json_numbers(unscored[len(done):])
+            text = f"{text[:-1]}, {more[1:]}" if done else more
+        else:
+            text = _json_numbers(unscored)
+        self._unscored = list(unscored), text
+        return text
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MemoryQueue:
