@@ -28,6 +28,13 @@ class PlanStep:
     object_state: str
     emoji: str
 
+    def __init__(self, start: datetime, end: datetime, action: str, object: str,
+                 object_state: str, emoji: str) -> None:
+        # The fields are set past __setattr__ (a new step has no JSON to clear): going through
+        # it was most of the CPU of making a step, at loading and at each decomposition.
+        self.__dict__.update(start=start, end=end, action=action, object=object,
+                             object_state=object_state, emoji=emoji)
+
     def to_dict(self) -> dict:
         # Written out by hand: dataclasses.asdict deep-copies and dominated the tick's time.
         return {"start": format_game_time(self.start), "end": format_game_time(self.end),
@@ -52,8 +59,7 @@ class PlanStep:
 
     @classmethod
     def from_dict(cls, data: dict) -> PlanStep:
-        return cls(**{**data, "start": parse_game_time(data["start"]),
-                      "end": parse_game_time(data["end"])})
+        return cls(**{**data, "start": _time_of(data["start"]), "end": _time_of(data["end"])})
 
 
 @dataclass
@@ -65,6 +71,13 @@ class PlanBlock:
     arena: str | None = None
     steps: list[PlanStep] = field(default_factory=list)
     resumed: bool = False  # what is left of a block after a reaction cut into it
+
+    def __init__(self, start: datetime, end: datetime, activity: str, sector: str | None = None,
+                 arena: str | None = None, steps: list[PlanStep] | None = None,
+                 resumed: bool = False) -> None:
+        # Set past __setattr__, as a step's are (a new block has no JSON to clear).
+        self.__dict__.update(start=start, end=end, activity=activity, sector=sector, arena=arena,
+                             steps=[] if steps is None else steps, resumed=resumed)
 
     def covers(self, moment: datetime) -> bool:
         return self.start <= moment < self.end
@@ -106,7 +119,7 @@ class PlanBlock:
 
     @classmethod
     def from_dict(cls, data: dict) -> PlanBlock:
-        return cls(start=parse_game_time(data["start"]), end=parse_game_time(data["end"]),
+        return cls(start=_time_of(data["start"]), end=_time_of(data["end"]),
                    activity=data["activity"], sector=data.get("sector"), arena=data.get("arena"),
                    steps=[PlanStep.from_dict(s) for s in data.get("steps", [])],
                    resumed=bool(data.get("resumed", False)))
@@ -128,8 +141,10 @@ def loaded_json(block: PlanBlock, data: Mapping[str, Any]) -> str:
     return json.dumps(data)
 
 
-# The same few tick times recur in every plan: their text is kept rather than formatted again.
+# The same few tick times recur in every plan: their text is kept rather than formatted again,
+# and the time of a text rather than parsed again (a datetime is immutable, so shared).
 _time_text = lru_cache(maxsize=4096)(format_game_time)
+_time_of = lru_cache(maxsize=4096)(parse_game_time)
 
 
 @lru_cache(maxsize=JSON_CACHE)
