@@ -1391,11 +1391,21 @@ def _usage_values(u: UsageRecord) -> tuple:
             int(u.estimated), u.latency_ms, u.outcome)
 
 
-class UsageLog:
-    """A town's usage sink: each record is written in a short transaction of its own as soon
-    as the event loop is free, so a tick killed half-way keeps the calls it paid for.
+# How long a usage record waits for others to join its write (or for the tick's commit to
+# take it). With the offline model a tick's calls complete over a few event-loop passes, and
+# writing each pass's records cost a round trip to the database's thread (~4 a tick at 100
+# residents); a real model's calls take far longer than this. A tick killed half-way still
+# keeps its calls (the write is not the tick's); a process killed outright loses the records
+# of the calls completed in its last USAGE_HOLD_S.
+USAGE_HOLD_S = 0.1
 
-    Records arriving while a write is under way go in the next one; `flush` waits for all.
+
+class UsageLog:
+    """A town's usage sink: each record is written in a short transaction of its own at most
+    USAGE_HOLD_S after its call, so a tick killed half-way keeps the calls it paid for.
+
+    Records arriving while a write waits or is under way go in it or the next one; `flush`
+    writes all at once.
     A failed write keeps its records for the next try and raises from `flush` (or `take`).
     The tick's commit `take`s those not yet written into its own transaction and gives
     them back if it does not commit (see Store.save_tick).
@@ -1407,13 +1417,18 @@ class UsageLog:
         self.tick = tick
         self._pending: list[tuple[int, UsageRecord]] = []
         self._writer: asyncio.Task | None = None
+        self._holding = False  # the writer waits (USAGE_HOLD_S) and has taken nothing yet
 
     def record(self, record: UsageRecord) -> None:
         self._pending.append((self.tick(), record))
         if self._writer is None or self._writer.done():
-            self._writer = asyncio.get_running_loop().create_task(self._write())
+            self._holding = True
+            self._writer = asyncio.get_running_loop().create_task(self._write(USAGE_HOLD_S))
 
-    async def _write(self) -> None:
+    async def _write(self, hold: float = 0.0) -> None:
+        if hold:
+            await asyncio.sleep(hold)
+            self._holding = False
         while self._pending:
             batch, self._pending = self._pending, []
             try:
@@ -1424,7 +1439,10 @@ class UsageLog:
 
     async def flush(self) -> None:
         writer, self._writer = self._writer, None
-        if writer is not None:
+        if writer is not None and self._holding:
+            writer.cancel()  # it has taken nothing: its records are written here, now
+            self._holding = False
+        elif writer is not None:
             await writer
         if self._pending:
             await self._write()
