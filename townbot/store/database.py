@@ -42,9 +42,11 @@ PAGE_SIZE = 1024
 PACK_OVER = 2048
 # The WAL is copied into the database (checkpointed) when it holds this many bytes of pages
 # rather than SQLite's default 1000 pages: a page rewritten by many ticks in between (a mind
-# part, a body, an index leaf) is copied once. 8 MiB instead of 1 MiB cuts a 25-resident
-# town's writes by about a tenth; a longer WAL costs readers and recovery next to nothing.
-WAL_BYTES = 8 * 2**20
+# part, a body, an index leaf) is copied once. 8 MiB instead of 1 MiB cut a 25-resident
+# town's writes by about a tenth; 32 MiB cuts them from 16.1 to 14.3 MB a game day now that
+# bodies and small mind parts are stored uncompressed (benchmarks/speed.py --days 7). A longer
+# WAL costs readers and recovery next to nothing; its file, up to this size, goes at close.
+WAL_BYTES = 32 * 2**20
 # A tick's memories and accesses share a few game times: their text is kept, not made again.
 _time_text = lru_cache(maxsize=4096)(format_game_time)
 
