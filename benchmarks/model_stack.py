@@ -16,21 +16,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-from speed import ROOT, cloned_town
+from speed import run_offline_town
 
 from townbot.llm.metering import CollectedUsage
 from townbot.llm.offline import OfflineModel
 from townbot.llm.port import AnswerT, Ask, CallContext, Embedded, LanguageModel, Reply
 from townbot.llm.stack import WithContext, build_model_stack
-from townbot.store.database import Store
-from townbot.town.engine import Engine
-from townbot.world.loading import load_world
 
 Call = tuple[str, Any, CallContext | None]  # the method, its ask or texts, its call context
 
@@ -54,13 +49,7 @@ async def kept_calls(residents: int, hours: float) -> tuple[list[Call], list[int
     for name in originals:
         setattr(WithContext, name, keeping(name))
     try:
-        world = cloned_town(load_world(ROOT / "world.yaml", ROOT / "personas"), residents)
-        with tempfile.TemporaryDirectory() as folder:
-            store = await Store.open(Path(folder) / "town.db")
-            engine = await Engine.open(world, store, build_model_stack(OfflineModel(seed=0)))
-            for _ in range(engine.clock.ticks_for(hours=hours)):
-                await engine.tick()
-            await store.close()
+        await run_offline_town(residents, hours)
     finally:
         for name, method in originals.items():
             setattr(WithContext, name, method)

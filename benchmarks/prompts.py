@@ -15,19 +15,13 @@ import argparse
 import asyncio
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-from speed import ROOT, cloned_town
+from speed import run_offline_town
 
+import townbot.town.engine  # noqa: F401  (loads the minds, whose `render` kept_prompts swaps)
 from townbot import prompting
-from townbot.llm.offline import OfflineModel
-from townbot.llm.stack import build_model_stack
-from townbot.store.database import Store
-from townbot.town.engine import Engine
-from townbot.world.loading import load_world
 
 Prompt = tuple[str, dict[str, object], str]  # the template's name, its values, the text
 
@@ -48,13 +42,7 @@ async def kept_prompts(residents: int, hours: float) -> list[Prompt]:
     for module in users:
         module.render = keeping  # type: ignore[attr-defined]
     try:
-        world = cloned_town(load_world(ROOT / "world.yaml", ROOT / "personas"), residents)
-        with tempfile.TemporaryDirectory() as folder:
-            store = await Store.open(Path(folder) / "town.db")
-            engine = await Engine.open(world, store, build_model_stack(OfflineModel(seed=0)))
-            for _ in range(engine.clock.ticks_for(hours=hours)):
-                await engine.tick()
-            await store.close()
+        await run_offline_town(residents, hours)
     finally:
         for module in users:
             module.render = render  # type: ignore[attr-defined]

@@ -126,6 +126,24 @@ def cloned_town(world: Any, residents: int) -> Any:
     return replace(world, personas=people)
 
 
+async def run_offline_town(residents: int, hours: float) -> None:
+    """A town of `residents` (see cloned_town) on the offline model for `hours` game hours, in a
+    database thrown away after: for benchmarks that watch what a town asks, not how fast."""
+    from townbot.llm.offline import OfflineModel
+    from townbot.llm.stack import build_model_stack
+    from townbot.store.database import Store
+    from townbot.town.engine import Engine
+    from townbot.world.loading import load_world
+
+    world = cloned_town(load_world(ROOT / "world.yaml", ROOT / "personas"), residents)
+    with tempfile.TemporaryDirectory() as folder:
+        store = await Store.open(Path(folder) / "town.db")
+        engine = await Engine.open(world, store, build_model_stack(OfflineModel(seed=0)))
+        for _ in range(engine.clock.ticks_for(hours=hours)):
+            await engine.tick()
+        await store.close()
+
+
 async def run_town(residents: int, hours: float, db: Path, timed_ticks: int) -> dict[str, Any]:
     from townbot.llm.offline import OfflineModel
     from townbot.llm.stack import build_model_stack
