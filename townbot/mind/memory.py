@@ -123,6 +123,11 @@ class MemoryStream:
         # None until retrieval first asks: nothing to record for a stream never retrieved from.
         self._revised: Revisions | None = None
         self.kept_for_retrieval: Any = None  # what retrieval keeps between queries (its own type)
+        # Searches kept as memories arrive (texts and times never change): ids by a part of the
+        # text, and ids by the date made, each with how many memories it has seen.
+        self._ids_containing: dict[str, tuple[tuple[int, ...], int]] = {}
+        self._ids_by_day: dict[date, list[int]] = {}
+        self._days_seen = 0
 
     def __len__(self) -> int:
         return len(self.memories)
@@ -239,23 +244,21 @@ class MemoryStream:
         """Ids of the memories whose text contains `part`, ascending: kept per part and extended
         as memories arrive (a memory's text never changes), so that a part asked for again, as
         a month's name is every morning, costs a look at the new memories only."""
-        known: dict[str, tuple[tuple[int, ...], int]] = self.__dict__.setdefault("_ids_containing", {})
-        ids, seen = known.get(part, ((), 0))
+        ids, seen = self._ids_containing.get(part, ((), 0))
         if seen < len(self.memories):
             texts = map(attrgetter("text"), self.memories[seen:])
             ids += tuple(index for index, text in enumerate(texts, seen) if part in text)
-            known[part] = ids, len(self.memories)
+            self._ids_containing[part] = ids, len(self.memories)
         return ids
 
     def ids_created_on(self, day: date) -> tuple[int, ...]:
         """Ids of the memories created on this date, ascending: kept by date and extended as
         memories arrive (a memory's time never changes), so that asking every morning for
         the day before costs a look at the new memories only."""
-        by_day, seen = self.__dict__.get("_ids_by_day", ({}, 0))
-        for index, memory in enumerate(self.memories[seen:], seen):
-            by_day.setdefault(memory.created.date(), []).append(index)
-        self.__dict__["_ids_by_day"] = by_day, len(self.memories)
-        return tuple(by_day.get(day, ()))
+        for index, memory in enumerate(self.memories[self._days_seen:], self._days_seen):
+            self._ids_by_day.setdefault(memory.created.date(), []).append(index)
+        self._days_seen = len(self.memories)
+        return tuple(self._ids_by_day.get(day, ()))
 
     def rescore(self, index: int, importance: int) -> None:
         """Replace a provisional importance with the scored one."""
