@@ -11,7 +11,8 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from itertools import pairwise
+from itertools import pairwise, repeat
+from operator import attrgetter, itemgetter
 from typing import Protocol
 
 from townbot import wording
@@ -134,7 +135,7 @@ class AgentMind:
         if created is None:
             raise ValueError("remember() needs a time before the first step")
         queue = self.state.queue
-        queue.pending.extend([Pending(kind, text, evidence, created) for text in texts])
+        queue.pending += map(Pending, repeat(kind), texts, repeat(evidence), repeat(created))
         queue.mark()
 
     async def flush_memories(self, now: datetime, *, force: bool = False) -> None:
@@ -157,37 +158,47 @@ class AgentMind:
             force or not last or now - last >= SCORING_INTERVAL)
 
     async def _store_pending(self) -> None:
-        pending = list(self.state.queue.pending)
-        if not pending:
+        queue = self.state.queue
+        if not queue.pending:
             return
-        vectors = await self.model.embed([p.text for p in pending])
-        self.state.queue.pending = self.state.queue.pending[len(pending):]  # queued meanwhile
-        self.state.queue.mark()
-        for waiting, vector in zip(pending, vectors, strict=True):
-            known = self._importance_by_text.get(waiting.text)
-            memory = self.stream.add(waiting.kind, waiting.text, waiting.created,
-                                     PROVISIONAL_IMPORTANCE if known is None else known, vector,
-                                     waiting.evidence)
-            if known is None:
-                self.state.queue.unscored.append(memory.id)
-            elif waiting.kind in EXPERIENCE:
-                self.state.reflection.importance_since_reflection += known
-                self.state.reflection.mark()
+        kinds, texts, evidence, created = zip(*queue.pending, strict=True)
+        vectors = await self.model.embed(list(texts))
+        queue.pending = queue.pending[len(texts):]  # queued meanwhile
+        queue.mark()
+        known = list(map(self._importance_by_text.get, texts))
+        ids = self.stream.add_all(
+            kinds, texts, created, [PROVISIONAL_IMPORTANCE if k is None else k for k in known],
+            vectors, evidence)
+        if None in known:
+            queue.unscored += [index for index, score in zip(ids, known, strict=True) if score is None]
+        gained = [score for kind, score in zip(kinds, known, strict=True)
+                  if score is not None and kind in EXPERIENCE]
+        if gained:  # added in order, as they arrived
+            reflecting = self.state.reflection
+            reflecting.importance_since_reflection = sum(gained, reflecting.importance_since_reflection)
+            reflecting.mark()
 
     async def _score_unscored(self, now: datetime) -> None:
-        ids = list(self.state.queue.unscored)
-        texts = list(dict.fromkeys(self.stream.memories[i].text for i in ids))
-        self._importance_by_text.update(zip(texts, await self._rate(texts), strict=True))
-        self.state.queue.unscored, self.state.queue.last_scored = [], now
-        self.state.queue.mark()
-        for index in ids:
-            memory = self.stream.memories[index]
-            score = self._importance_by_text[memory.text]
-            self.stream.rescore(index, score)
-            if memory.kind in EXPERIENCE:
-                self.state.reflection.importance_since_reflection += score
-                self.state.reflection.mark()
-                self._note_if_news(memory.text, score)
+        queue = self.state.queue
+        ids = list(queue.unscored)
+        memories = list(map(self.stream.memories.__getitem__, ids))
+        texts = list(map(attrgetter("text"), memories))
+        distinct = list(dict.fromkeys(texts))
+        self._importance_by_text.update(zip(distinct, await self._rate(distinct), strict=True))
+        queue.unscored, queue.last_scored = [], now
+        queue.mark()
+        scores = list(map(self._importance_by_text.__getitem__, texts))
+        self.stream.rescore_all(ids, scores)
+        experienced = [(memory.text, score) for memory, score in zip(memories, scores, strict=True)
+                       if memory.kind in EXPERIENCE]
+        if not experienced:
+            return
+        reflecting = self.state.reflection
+        reflecting.importance_since_reflection = sum(
+            map(itemgetter(1), experienced), reflecting.importance_since_reflection)
+        reflecting.mark()
+        for text, score in experienced:
+            self._note_if_news(text, score)
 
     def _note_if_news(self, text: str, score: int) -> None:
         """Important news (not our own doings) is kept for the next look at today's plan."""
@@ -225,8 +236,7 @@ class AgentMind:
             self.state.attention.mark()
         if fresh:
             self._remember_all("observation", [sighting.text for sighting in fresh])
-        seen_before = [self.stream.latest_with(s.text) for s in same]
-        self.stream.touch([m.id for m in seen_before if m is not None], now)
+        self.stream.touch(self.stream.latest_ids_with(map(attrgetter("text"), same)), now)
         return fresh
 
     # --- the step ---------------------------------------------------------------------------

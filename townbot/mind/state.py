@@ -398,8 +398,10 @@ class AttentionState(Part):
         return part
 
 
-@dataclass
-class Pending:
+class Pending(NamedTuple):
+    """A memory waiting to be stored. (A named tuple: a tick queues about four a resident, and
+    a queue's memories are taken apart field by field in one step, zip(*pending).)"""
+
     kind: str
     text: str
     evidence: tuple[int, ...]
