@@ -6,7 +6,6 @@ other memory. Steps are decomposed just in time, when their block begins.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 from operator import attrgetter
@@ -105,8 +104,11 @@ def insert_block(blocks: list[PlanBlock], new: PlanBlock) -> list[PlanBlock]:
         if block.end <= new.start or block.start >= new.end:
             result.append(block)
             continue
-        ahead = [replace(step, start=max(step.start, new.end)) for step in block.steps
-                 if step.end > new.end]  # before the part ahead of `new` is cut short
+        # Made directly, not by dataclasses.replace (which reads the fields each time): a cut
+        # block may carry a few dozen steps. Before the part ahead of `new` is cut short.
+        ahead = [PlanStep(max(step.start, new.end), step.end, step.action, step.object,
+                          step.object_state, step.emoji)
+                 for step in block.steps if step.end > new.end]
         if block.start < new.start:
             kept = [s for s in block.steps if s.start < new.start]
             if kept:
@@ -117,7 +119,7 @@ def insert_block(blocks: list[PlanBlock], new: PlanBlock) -> list[PlanBlock]:
             result.append(PlanBlock(new.end, block.end, block.activity, block.sector,
                                     block.arena, ahead, resumed=True))
     result.append(new)
-    return sorted(result, key=lambda b: b.start)
+    return sorted(result, key=attrgetter("start"))
 
 
 def routine_context(persona: Persona) -> list[dict[str, str]]:

@@ -83,7 +83,10 @@ class PlanBlock:
         return self.start <= moment < self.end
 
     def step_at(self, moment: datetime) -> PlanStep | None:
-        return next((s for s in self.steps if s.start <= moment < s.end), None)
+        for step in self.steps:  # a loop, not next() over a generator: asked at every step
+            if step.start <= moment < step.end:
+                return step
+        return None
 
     def to_dict(self) -> dict:
         return {"start": format_game_time(self.start), "end": format_game_time(self.end),
