@@ -25,7 +25,7 @@ from townbot.mind.reacting import Sighting
 from townbot.mind.settings import MindSettings
 from townbot.mind.state import MindState, Pending, Refusal
 from townbot.prompting import numbered, render
-from townbot.world.clock import clock_face, minute_of_day, span_of_hours
+from townbot.world.clock import clock_face, minute_of_day, span_of_hours, span_of_minutes
 from townbot.world.model import Persona
 
 REFUSAL_MEMORY = timedelta(minutes=30)  # a refused place is avoided for this long
@@ -79,11 +79,19 @@ def starting_knowledge(persona: Persona, arenas_of: dict[str, list[str]]) -> dic
     return {sector: list(arenas_of[sector]) for sector in persona.starting_sectors()}
 
 
+def _block_starts(blocks: list[PlanBlock]) -> list[datetime] | None:
+    """The blocks' starts when each block ends by the next one's start (as plans are made), so
+    that a search by time finds the block covering it; None otherwise."""
+    ordered = all(a.start <= b.start and a.end <= b.start for a, b in pairwise(blocks))
+    return [b.start for b in blocks] if ordered else None
+
+
 class AgentMind:
     def __init__(self, persona: Persona, model: LanguageModel, stream: MemoryStream,
                  state: MindState, settings: MindSettings | None = None,
                  clock_now: Callable[[], datetime] | None = None) -> None:
         self.persona = persona
+        self.name = persona.name  # read at every step; a persona is frozen
         self.model = model
         self.stream = stream
         self.state = state
@@ -91,13 +99,10 @@ class AgentMind:
         self._clock_now = clock_now  # the engine's clock; nothing sets a mind's time from outside
         self._step_time: datetime | None = None  # without one: the time of the current step
         self._importance_by_text = {m.text: m.importance for m in stream.memories}
-        # (blocks, their count, time, the block covering it): see current_block
-        self._current: tuple[list[PlanBlock], int, datetime, PlanBlock | None] | None = None
+        # (blocks, their count, their starts, time, the block covering it): see current_block
+        self._current: tuple[list[PlanBlock], int, list[datetime] | None, datetime,
+                             PlanBlock | None] | None = None
         self._flushing = asyncio.Lock()
-
-    @property
-    def name(self) -> str:
-        return self.persona.name
 
     @property
     def now(self) -> datetime | None:
@@ -271,7 +276,8 @@ class AgentMind:
 
     async def _react_and_act(self, now: datetime, perception: Perception, fresh: list[Sighting],
                              world: WorldView) -> Intent:
-        await self._maybe_revise(now)
+        if self.state.planning.notable:  # most steps have no news to look at the plan for
+            await self._maybe_revise(now)
         talk_to = await self._maybe_react(now, perception, fresh)
         intent = await self._act(now, perception, world)
         intent.talk_to = talk_to
@@ -349,8 +355,8 @@ class AgentMind:
     async def _maybe_revise(self, now: datetime) -> None:
         """Important news since the last look at the plan: look again, at most so often."""
         last = self.state.planning.last_revision
-        if not self.state.planning.notable or (last and now - last < timedelta(
-                minutes=self.settings.revise_interval_minutes)):
+        if not self.state.planning.notable or (last and now - last < span_of_minutes(
+                self.settings.revise_interval_minutes)):
             return
         news, self.state.planning.notable = self.state.planning.notable, []
         self.state.planning.mark()
@@ -406,21 +412,23 @@ class AgentMind:
     async def _maybe_react(self, now: datetime, perception: Perception,
                            fresh: list[Sighting]) -> str | None:
         """Consider the most pressing new sighting; returns a person to talk to, if any."""
+        if not perception.sightings:  # nothing to consider (nothing below changes the mind)
+            return None
         block = self.current_block(now)
         if block is None or block.activity.startswith("talking with") or perception.sector is None:
             return None
         last_check = self.state.reacting.last_reaction_check
-        if last_check and now - last_check < timedelta(
-                minutes=self.settings.react_interval_minutes):  # people can wait
+        if last_check and now - last_check < span_of_minutes(
+                self.settings.react_interval_minutes):  # people can wait
             candidates = [s for s in perception.sightings if s.kind == "object" and s in fresh
                           and self._worth_considering(s, now)]
         else:  # people in view may be talked to even when the sight of them is not new
             candidates = [s for s in perception.sightings if (s.kind == "agent" or s in fresh)
                           and self._worth_considering(s, now)]
-        candidates.sort(key=lambda s: s.kind != "object")  # an object in trouble comes first
         if not candidates:
             return None
-        sighting = candidates[0]
+        # An object in trouble comes first, else the first in view.
+        sighting = next((s for s in candidates if s.kind == "object"), candidates[0])
         self.state.reacting.last_reaction_check = now
         self.state.reacting.mark()
         if sighting.kind == "agent":
@@ -471,7 +479,9 @@ class AgentMind:
     # --- conversations ----------------------------------------------------------------------
 
     def voice(self, action: str) -> dialogue.Voice:
-        told = {listener: list(lines) for listener, lines in self.state.dialogue.told.items()}
+        # A copy of the mapping alone: a list in it is replaced when a talk adds to it, never
+        # changed in place, so the voice keeps what had been told when the talk began.
+        told = dict(self.state.dialogue.told)
         return dialogue.Voice(self.name, self.summary_text, self.stream, action, told,
                               self.settings.recall.utterance, self.settings.recall.relationship)
 
@@ -486,7 +496,7 @@ class AgentMind:
         self.state.reacting.last_talked[partner] = start
         self.state.dialogue.mark()
         self.state.reacting.mark()
-        talk = " ".join(f"{speaker.split()[0]}: {text}" for speaker, text in lines)
+        talk = " ".join([f"{speaker.split()[0]}: {text}" for speaker, text in lines])
         record = f"{self.name} talked with {partner} at {place}. {talk}"[:TRANSCRIPT_LIMIT]
         shared = takeaways or dialogue.JointTakeaways(self.model, [self.name], lines)
         learned = await shared.of(self.name)
@@ -513,31 +523,24 @@ class AgentMind:
 
     def current_block(self, now: datetime) -> PlanBlock | None:
         """The block of today's plan that covers `now`. A step asks this three times; the answer
-        is kept until the plan's list of blocks is replaced (no block's times ever change)."""
+        is kept until the time moves or the plan's list of blocks is replaced, and the blocks'
+        starts until the list is replaced (no block's times ever change)."""
         blocks = self.state.planning.blocks
+        count = len(blocks)
         kept = self._current
-        if kept is not None and kept[0] is blocks and kept[1] == len(blocks) and kept[2] == now:
-            return kept[3]
-        starts = self._block_starts(blocks)
+        if kept is not None and kept[0] is blocks and kept[1] == count:
+            if kept[3] == now:
+                return kept[4]
+            starts = kept[2]  # the same list of blocks: the same starts
+        else:
+            starts = _block_starts(blocks)
         if starts is None:
             block = next((b for b in blocks if b.start <= now < b.end), None)  # b.covers(now)
         else:  # in order without overlaps: the last block begun by now is the only candidate
             index = bisect_right(starts, now) - 1
             block = blocks[index] if index >= 0 and now < blocks[index].end else None
-        self._current = (blocks, len(blocks), now, block)
+        self._current = (blocks, count, starts, now, block)
         return block
-
-    def _block_starts(self, blocks: list[PlanBlock]) -> list[datetime] | None:
-        """The blocks' starts when each block ends by the next one's start (as plans are made),
-        so that a search by time finds the block covering it; None otherwise. Kept with the
-        list of blocks, as current_block keeps its answer."""
-        kept = self.__dict__.get("_starts_of")
-        if kept is not None and kept[0] is blocks and kept[1] == len(blocks):
-            return kept[2]
-        ordered = all(a.start <= b.start and a.end <= b.start for a, b in pairwise(blocks))
-        starts = [b.start for b in blocks] if ordered else None
-        self.__dict__["_starts_of"] = (blocks, len(blocks), starts)
-        return starts
 
     def _routine_hint(self, block: PlanBlock) -> tuple[str, str]:
         minute = minute_of_day(block.start)
@@ -601,7 +604,7 @@ class AgentMind:
                       step.object or None, step.object_state or None)
 
     def _steps_memory(self, block: PlanBlock) -> str:
-        steps = "; ".join(f"{clock_face(minute_of_day(s.start))} {s.action}" for s in block.steps)
+        steps = "; ".join([f"{clock_face(minute_of_day(s.start))} {s.action}" for s in block.steps])
         return f"{self.name}'s steps for '{block.activity}' at {block.sector}: {steps}"
 
     def _record_own_action(self, intent: Intent) -> None:

@@ -50,6 +50,12 @@ def span_of_hours(hours: float) -> timedelta:
     return timedelta(hours=hours)
 
 
+@lru_cache(maxsize=64)
+def span_of_minutes(minutes: float) -> timedelta:
+    """timedelta(minutes=minutes), kept as span_of_hours is."""
+    return timedelta(minutes=minutes)
+
+
 @dataclass
 class GameClock:
     """The town's clock: it only moves forward, one tick at a time."""
