@@ -53,12 +53,12 @@ class Voice:
 
 def transcript(lines: list[Line]) -> str:
     """The lines so far, each quoted and bounded: a visitor's words are among them."""
-    return "\n".join(f"{speaker}: {quoted(text)}" for speaker, text in lines) \
+    return "\n".join([f"{speaker}: {quoted(text)}" for speaker, text in lines]) \
         or "(nothing yet)"
 
 
 def bullets(texts: list[str]) -> str:
-    return "\n".join(f"- {t}" for t in texts) or "- (nothing)"
+    return "\n".join([f"- {t}" for t in texts]) or "- (nothing)"
 
 
 async def relationship_with(model: LanguageModel, voice: Voice, partner: Voice,
@@ -92,7 +92,7 @@ async def recall_for(model: LanguageModel, voice: Voice, partner: Voice, relatio
                      lines: list[Line], now: datetime, count: int) -> list[dict]:
     """The paper's second retrieval: on the relationship, on what the listener is doing, and
     on the last lines (or, before anyone spoke, on what the two might talk about)."""
-    recent = " ".join(text for _, text in lines[-4:])
+    recent = " ".join([text for _, text in lines[-4:]])
     queries = [relationship, f"{partner.name} is {partner.action}",
                recent or f"things {voice.name} would bring up with {partner.name}"]
     vectors = await model.embed(queries)
@@ -101,7 +101,8 @@ async def recall_for(model: LanguageModel, voice: Voice, partner: Voice, relatio
     for vector in vectors:
         for scored in retrieve(voice.stream, vector, now, limit=count, token_budget=share):
             m = scored.memory
-            found[m.id] = {"text": m.text, "importance": m.importance, "kind": m.kind}
+            if m.id not in found:  # found again by another query: the same entry, kept in place
+                found[m.id] = {"text": m.text, "importance": m.importance, "kind": m.kind}
     return list(found.values())
 
 

@@ -48,8 +48,10 @@ def last_talk(stream: MemoryStream, name: str, partner: str) -> str:
     first = name.split()[0]
     prefix = f"{name} talked with {partner} at "
     conversations = stream.by_kind("conversation")
-    talk = next((m for m in reversed(conversations) if m.text.startswith(prefix)), None)
-    if talk is None:
+    for talk in reversed(conversations):  # the latest talk with them
+        if talk.text.startswith(prefix):
+            break
+    else:
         return f"{first} and {partner} have not talked before."
     learned = [m.text for m in conversations
                if m.created == talk.created and f"(heard from {partner})" in m.text]
@@ -80,7 +82,7 @@ async def decide(model: LanguageModel, name: str, summary: str, stream: MemorySt
         guidance = render("react_guidance_object", subject=sighting.short_subject)
     prompt = render("react", summary=summary, time=clock_face(minute_of_day(now)),
                     first_name=first_name, action=action, observation=sighting.text,
-                    context="\n".join(f"- {t}" for t in remembered) or "- (nothing)",
+                    context="\n".join([f"- {t}" for t in remembered]) or "- (nothing)",
                     guidance=guidance)
     return await model.ask(Ask(
         purpose="react", prompt=prompt, schema=Reaction, agent=name,
