@@ -47,6 +47,26 @@ def test_an_indexed_sight_table_forgets_as_a_scanned_one_does():
         assert indexed.take_changes() == scanned.take_changes(), tick  # what a commit logs
 
 
+def test_a_perception_stamped_at_once_is_its_sights_noted_one_at_a_time():
+    rng = random.Random(11)
+    texts = [f"person {n} is doing {m}" for n in range(6) for m in range(3)]
+    at_once, one_by_one, index = SightTable(), SightTable(), SightIndex()
+    plain: dict[str, datetime] = {}  # a plain dict takes the same stamps
+    now = NINE
+    for tick in range(200):
+        now += timedelta(minutes=rng.choice([0, 10, 10, 30, 60]))
+        seen = [Sighting(text, "agent", text, "here")  # a text may come twice
+                for text in rng.choices(texts, k=rng.randint(0, 7))]
+        fresh, same = sort_sightings(at_once, seen, now, GAP, index)
+        new = [note(one_by_one, s.text, now, GAP) for s in seen]
+        sort_sightings(one_by_one, [], now, GAP)  # forgets as the perception does
+        assert fresh == [s for s, is_new in zip(seen, new, strict=True) if is_new], tick
+        assert same == [s for s, is_new in zip(seen, new, strict=True) if not is_new], tick
+        assert sort_sightings(plain, seen, now, GAP) == (fresh, same), tick
+        assert list(at_once.items()) == list(one_by_one.items()) == list(plain.items()), tick
+        assert at_once.take_changes() == one_by_one.take_changes(), tick
+
+
 def test_an_index_reads_a_table_again_when_time_goes_back_or_the_table_is_another():
     def twins() -> tuple[SightTable, SightTable]:
         entries = {"old": NINE, "older": NINE - timedelta(hours=1), "new": NINE + timedelta(hours=1)}

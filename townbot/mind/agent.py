@@ -229,10 +229,10 @@ class AgentMind:
         now = perception.now
         if perception.sector and perception.arena:
             known = self.state.places.known.setdefault(perception.sector, [])
-            for arena in world.arenas_of(perception.sector):
-                if arena not in known:
-                    known.append(arena)
-                    self.state.places.mark()
+            arenas = world.arenas_of(perception.sector)
+            if not all(map(known.__contains__, arenas)):  # most steps: each known already
+                known += [arena for arena in dict.fromkeys(arenas) if arena not in known]
+                self.state.places.mark()
         sights = self.state.attention.sights
         known_sights = len(sights)
         fresh, same = attention.sort_sightings(sights, perception.sightings, now, self._sight_gap,
@@ -240,7 +240,7 @@ class AgentMind:
         if perception.sightings or len(sights) != known_sights:  # stamped, or some forgotten
             self.state.attention.mark()
         if fresh:
-            self._remember_all("observation", [sighting.text for sighting in fresh])
+            self._remember_all("observation", list(map(attrgetter("text"), fresh)))
         self.stream.touch(self.stream.latest_ids_with(map(attrgetter("text"), same)), now)
         return fresh
 

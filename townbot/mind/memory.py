@@ -377,9 +377,10 @@ class MemoryStream:
 
     def take_changes(self) -> tuple[list[Memory], list[Memory]]:
         """Memories added and memories re-accessed since the last call (for the store)."""
-        added = [self.memories[i] for i in self.new_ids]
+        at = self.memories.__getitem__
+        added = list(map(at, self.new_ids))
         # A memory added since the last call goes out whole: touching it is no extra change.
-        touched = [self.memories[i] for i in sorted(self.touched_ids.difference(self.new_ids))]
+        touched = list(map(at, sorted(self.touched_ids.difference(self.new_ids))))
         self.new_ids, self.touched_ids = [], set()
         return added, touched
 
