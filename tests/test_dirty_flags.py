@@ -45,6 +45,9 @@ def test_a_body_is_dirty_only_when_a_field_really_changes():
     body.action = "baking bread"
     assert '"baking bread"' in (body.take_change() or "")
     assert body.take_change() is None
+    body.action, body.action = "washing up", "baking bread"  # changed and put back
+    assert body.take_change() is None
+    assert Body("Hobbs Cafe", "cafe").take_change() is not None  # made afresh: not yet written
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, fields
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from townbot.json_parts import json_text
@@ -13,8 +14,8 @@ from townbot.world.clock import format_game_time, parse_game_time
 
 @dataclass
 class Body:
-    """Every assignment that changes a field marks the body dirty, so a commit writes only the
-    bodies that changed (`take_change`). A body made afresh is dirty; one loaded is clean."""
+    """A commit writes only the bodies whose fields differ from what it last wrote of them
+    (`take_change`): a body made afresh is written, one loaded is as stored."""
 
     sector: str | None
     arena: str | None
@@ -28,14 +29,10 @@ class Body:
     announced: str | None = None
     visitor: str | None = None  # a person's one-line description; None for residents
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if self.__dict__.get(name, _UNSET) != value:
-            self.__dict__["dirty"] = True
-        self.__dict__[name] = value
-
-    @property
-    def dirty(self) -> bool:
-        return self.__dict__.get("dirty", True)
+    def __post_init__(self) -> None:
+        # The fields' values last written, compared at each commit: cheaper than marking the
+        # body at every assignment (a tick sets a body's fields several times, mostly anew).
+        self._written: tuple[Any, ...] | None = None
 
     @property
     def walking(self) -> bool:
@@ -63,22 +60,23 @@ class Body:
         return {name: self.__dict__[name] for name in FIELDS}
 
     def take_change(self) -> str | None:
-        """The stored form (JSON) if the body changed since the last call; clears the mark.
+        """The stored form (JSON) if a field changed since the last call (or since loading).
         It is json.dumps(to_dict()) written out: most bodies change at every tick, and
         json.dumps's set-up cost more than the few texts it writes."""
-        if not self.dirty:
+        values = _field_values(self.__dict__)
+        if values == self._written:
             return None
-        values = self.__dict__
-        values["dirty"] = False
-        return "{" + ", ".join([f"{key}{json_text(values[name])}" for name, key in _KEYS]) + "}"
+        self._written = values
+        return "{" + ", ".join([key + ("null" if value is None else json_text(value))
+                                for key, value in zip(_KEYS, values, strict=True)]) + "}"
 
     @classmethod
     def from_dict(cls, data: dict) -> Body:
         body = cls(**{k: v for k, v in data.items() if k in FIELDS})
-        body.__dict__["dirty"] = False  # as stored
+        body._written = _field_values(body.__dict__)  # as stored
         return body
 
 
-_UNSET = object()
 FIELDS = tuple(f.name for f in fields(Body))
-_KEYS = [(name, f"{json.dumps(name)}: ") for name in FIELDS]
+_field_values = itemgetter(*FIELDS)  # a body's fields' values, in order, from its __dict__
+_KEYS = [f"{json.dumps(name)}: " for name in FIELDS]
