@@ -33,8 +33,9 @@ def parse_clock(text: str) -> int:
     return hours * 60 + minutes
 
 
+@lru_cache(maxsize=2048)
 def clock_face(minute_of_day: int) -> str:
-    """'7:05 am' style, as the paper writes plans."""
+    """'7:05 am' style, as the paper writes plans (kept: prompts show the same few times)."""
     hours, minutes = divmod(minute_of_day % (24 * 60), 60)
     suffix = "am" if hours < 12 else "pm"
     return f"{(hours % 12) or 12}:{minutes:02d} {suffix}"
