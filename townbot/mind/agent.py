@@ -278,7 +278,8 @@ class AgentMind:
                              world: WorldView) -> Intent:
         if self.state.planning.notable:  # most steps have no news to look at the plan for
             await self._maybe_revise(now)
-        talk_to = await self._maybe_react(now, perception, fresh)
+        pressing = self._pressing_sighting(now, perception, fresh)
+        talk_to = await self._react_to(now, perception, *pressing) if pressing else None
         intent = await self._act(now, perception, world)
         intent.talk_to = talk_to
         return intent
@@ -298,7 +299,7 @@ class AgentMind:
         self.remember("plan", f"{self.name}'s plan for {day_label}: {'; '.join(items)}")
         blocks = await planning.plan_hours(self.model, self.persona, now, items, intentions,
                                            self.state.places.known)
-        schedule = "; ".join(f"{clock_face(minute_of_day(b.start))} {b.activity}" for b in blocks)
+        schedule = "; ".join([f"{planning.face_of(b.start)} {b.activity}" for b in blocks])
         self.remember("plan", f"{self.name}'s schedule for {day_label}: {schedule}")
         self.state.planning.day, self.state.planning.day_plan = now.date(), items
         self.state.planning.blocks, self.state.places.refused = blocks, {}
@@ -392,7 +393,7 @@ class AgentMind:
         kept = planning.insert_block(self.state.planning.blocks, blocks[0])
         self.state.planning.blocks = [b for b in kept if b.end <= now or b is blocks[0]] + blocks[1:]
         self.state.planning.mark()
-        schedule = "; ".join(f"{clock_face(minute_of_day(b.start))} {b.activity}" for b in blocks)
+        schedule = "; ".join([f"{planning.face_of(b.start)} {b.activity}" for b in blocks])
         self.remember("plan", f"{self.name} changed plans at {clock_face(minute_of_day(now))}: "
                               f"{schedule}")
 
@@ -409,10 +410,11 @@ class AgentMind:
                 and (considered is None
                      or now - considered >= span_of_hours(self.settings.reconsider_hours)))
 
-    async def _maybe_react(self, now: datetime, perception: Perception,
-                           fresh: list[Sighting]) -> str | None:
-        """Consider the most pressing new sighting; returns a person to talk to, if any."""
-        if not perception.sightings:  # nothing to consider (nothing below changes the mind)
+    def _pressing_sighting(self, now: datetime, perception: Perception,
+                           fresh: list[Sighting]) -> tuple[PlanBlock, Sighting] | None:
+        """The most pressing sighting to consider for a reaction, with the block under way;
+        None when there is none (most steps: no coroutine is made for them)."""
+        if not perception.sightings:  # nothing to consider
             return None
         block = self.current_block(now)
         if block is None or block.activity.startswith("talking with") or perception.sector is None:
@@ -428,7 +430,11 @@ class AgentMind:
         if not candidates:
             return None
         # An object in trouble comes first, else the first in view.
-        sighting = next((s for s in candidates if s.kind == "object"), candidates[0])
+        return block, next((s for s in candidates if s.kind == "object"), candidates[0])
+
+    async def _react_to(self, now: datetime, perception: Perception, block: PlanBlock,
+                        sighting: Sighting) -> str | None:
+        """Consider a sighting; returns a person to talk to, if any."""
         self.state.reacting.last_reaction_check = now
         self.state.reacting.mark()
         if sighting.kind == "agent":
@@ -604,7 +610,7 @@ class AgentMind:
                       step.object or None, step.object_state or None)
 
     def _steps_memory(self, block: PlanBlock) -> str:
-        steps = "; ".join([f"{clock_face(minute_of_day(s.start))} {s.action}" for s in block.steps])
+        steps = "; ".join([f"{planning.face_of(s.start)} {s.action}" for s in block.steps])
         return f"{self.name}'s steps for '{block.activity}' at {block.sector}: {steps}"
 
     def _record_own_action(self, intent: Intent) -> None:

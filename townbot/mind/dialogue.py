@@ -114,7 +114,9 @@ def moment(now: datetime) -> str:
 
 async def next_line(model: LanguageModel, voice: Voice, partner: Voice, lines: list[Line],
                     now: datetime, place: str, count: int) -> Utterance:
-    relationship = await relationship_with(model, voice, partner, now, count)
+    relationship = voice.relationships.get(partner.name)  # summarised when the talk began
+    if relationship is None:
+        relationship = await relationship_with(model, voice, partner, now, count)
     memories = await recall_for(model, voice, partner, relationship, lines, now, count)
     first_name = voice.name.split()[0]
     prompt = render("utterance", summary=voice.summary, moment=moment(now), place=place,

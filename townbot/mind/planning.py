@@ -28,7 +28,7 @@ from townbot.mind.retrieval import retrieve
 from townbot.mind.settings import MindSettings
 from townbot.prompting import render
 from townbot.wording import progressive
-from townbot.world.clock import clock_face, minute_of_day, parse_clock
+from townbot.world.clock import clock_face, minute_of_day, parse_clock, span_of_minutes
 from townbot.world.model import Persona
 
 # The longest stretch of a block broken into steps at once (40 steps of 5-15 minutes fit it).
@@ -44,6 +44,12 @@ def as_ongoing(action: str) -> str:
     """What follows 'X is ...' in the transcript (asked several times a tick for the same few
     activities, so kept)."""
     return progressive(action)
+
+
+@lru_cache(maxsize=4096)
+def face_of(moment: datetime) -> str:
+    """'7:05 am' for a time of a plan (the same few times recur in every plan, so kept)."""
+    return clock_face(minute_of_day(moment))
 
 
 def continues(block: PlanBlock, previous: PlanBlock) -> bool:
@@ -259,7 +265,7 @@ async def should_revise(model: LanguageModel, persona: Persona, summary: str, no
                         places: list[str]) -> PlanRevision:
     """Whether what was just learned changes the rest of today (paper 4.3.1: the plan is
     regenerated from the moment of a reaction)."""
-    schedule = [f"{clock_face(b.start.hour * 60 + b.start.minute)} {b.activity}" for b in rest]
+    schedule = [f"{face_of(b.start)} {b.activity}" for b in rest]
     prompt = render("revise_plan", summary=summary,
                     moment=f"{now:%A %B} {now.day}, {clock_face(now.hour * 60 + now.minute)}",
                     first_name=persona.first_name, action=doing, schedule=bullet_list(schedule),
@@ -287,7 +293,7 @@ def steps_in_block(answer: Decomposition, block: PlanBlock, objects: list[str]) 
     for step in answer.steps:
         if cursor >= block.end:
             break
-        end = min(block.end, cursor + timedelta(minutes=step.minutes))
+        end = min(block.end, cursor + span_of_minutes(step.minutes))
         obj = step.object if step.object in objects else (objects[0] if objects else "")
         steps.append(PlanStep(cursor, end, as_ongoing(step.action), obj, step.object_state,
                               step.emoji))
