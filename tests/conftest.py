@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -34,3 +35,20 @@ async def engine(world: World, tmp_path: Path):
     town = await open_engine(world, tmp_path / "town.db")
     yield town
     await town.store.close()
+
+
+def accesses_as_before_migration_10(raw: sqlite3.Connection) -> None:
+    """memory_access laid out as schema 9 had it: a row for each memory logged."""
+    logged = []
+    for town, agent, seqs, times, importances in raw.execute(
+            "SELECT town_id, agent, seqs, times, importances FROM memory_access ORDER BY id"):
+        positions, scores = seqs.split(","), importances.split(",")
+        when = times.split("\x1f")
+        logged += [(town, agent, int(seq), (when * len(positions))[index], int(importance))
+                   for index, (seq, importance) in enumerate(zip(positions, scores, strict=True))]
+    raw.execute("DROP TABLE memory_access")
+    raw.execute("CREATE TABLE memory_access (id INTEGER PRIMARY KEY, town_id INTEGER NOT NULL, "
+                "agent TEXT NOT NULL, seq INTEGER NOT NULL, last_accessed TEXT NOT NULL, "
+                "importance INTEGER NOT NULL)")
+    raw.executemany("INSERT INTO memory_access (town_id, agent, seq, last_accessed, importance) "
+                    "VALUES (?, ?, ?, ?, ?)", logged)

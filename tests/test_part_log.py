@@ -9,7 +9,7 @@ import random
 import sqlite3
 from datetime import date, datetime, timedelta
 
-from conftest import open_engine
+from conftest import accesses_as_before_migration_10, open_engine
 
 from townbot.mind import state
 from townbot.mind.attention import note, sort_sightings
@@ -189,6 +189,7 @@ async def test_a_town_of_schema_6_keeps_its_parts_and_logs_from_then_on(world, t
                         [(pack(json.dumps(stored)), name, part) for name, parts in old.items()
                          for part, stored in parts.items()])
         raw.execute("DROP TABLE part_log")
+        accesses_as_before_migration_10(raw)
         raw.execute("PRAGMA user_version = 6")
 
     engine = await open_engine(world, db)

@@ -62,10 +62,47 @@ async def test_a_touched_memory_is_logged_and_the_latest_access_wins(tmp_path):
     assert (loaded.memory.last_accessed, loaded.memory.importance) == (TEN, 6)
 
     await store.save_tick(TickChanges(town.id, 4, compact=True))
-    assert rows(db, "SELECT seq, last_accessed, importance FROM memory_access") == \
-        [(0, "2023-02-13 10:00", 6)], "compacting keeps only the latest entry of each memory"
+    assert rows(db, "SELECT seqs, times, importances FROM memory_access") == \
+        [("0", "2023-02-13 10:00", "6")], "compacting keeps only the latest entry of each memory"
     [again] = await store.memories(town.id, "Ann")
     assert again.memory == loaded.memory
+    await store.close()
+
+
+async def test_a_tick_logs_a_row_per_resident_which_reads_back_as_its_memories(tmp_path):
+    """Migration 10: a resident's memories touched in a tick share a row (positions,
+    times, importances); compacting leaves one row per resident with the latest of each."""
+    db = tmp_path / "town.db"
+    store = await Store.open(db)
+    town = await store.create_town("T", "2023-02-13 07:00", 10, 0, "m", "e", 4, {}, {})
+    mine = {name: [Memory(seq, "observation", f"{name} {seq}", NINE, NINE, 3) for seq in range(4)]
+            for name in ("Ann", "Bob")}
+    await store.save_tick(TickChanges(town.id, 1, new_memories=[
+        (name, m, np.ones(4, dtype=np.float32)) for name, memories in mine.items()
+        for m in memories]))
+    ann, bob = mine["Ann"], mine["Bob"]
+    ann[0].last_accessed, ann[2].last_accessed, ann[2].importance = TEN, TEN, 9
+    bob[1].importance = 7
+    await store.save_tick(TickChanges(town.id, 2, touched=[
+        ("Ann", ann[0]), ("Ann", ann[2]), ("Ann", ann[3]), ("Bob", bob[1])]))
+    ann[2].last_accessed, ann[2].importance = datetime(2023, 2, 13, 11, 0), 4
+    await store.save_tick(TickChanges(town.id, 3, touched=[("Ann", ann[2])]))
+    assert rows(db, "SELECT agent, seqs, times, importances FROM memory_access") == [
+        ("Ann", "0, 2, 3", "2023-02-13 10:00\x1f2023-02-13 10:00\x1f2023-02-13 09:00", "3, 9, 3"),
+        ("Bob", "1", "2023-02-13 09:00", "7"), ("Ann", "2", "2023-02-13 11:00", "4")]
+    expected = [m for name in ("Ann", "Bob") for m in mine[name]]
+    assert [s.memory for s in await store.memories(town.id)] == expected
+    await store.close()  # packs the accesses: the rows logged after them are read over them
+
+    store = await Store.open(db)
+    bob[3].last_accessed = TEN
+    await store.save_tick(TickChanges(town.id, 4, touched=[("Bob", bob[3])], compact=True))
+    assert rows(db, "SELECT agent, seqs, times, importances FROM memory_access") == [
+        ("Ann", "0, 2, 3", "2023-02-13 10:00\x1f2023-02-13 11:00\x1f2023-02-13 09:00", "3, 4, 3"),
+        ("Bob", "1, 3", "2023-02-13 09:00\x1f2023-02-13 10:00", "7, 3")]
+    assert [s.memory for s in await store.memories(town.id)] == expected
+    await store.db.execute("DELETE FROM access_packs")
+    assert [s.memory for s in await store.memories(town.id)] == expected
     await store.close()
 
 

@@ -235,4 +235,24 @@ MIGRATIONS: list[str] = [
         data BLOB NOT NULL
     );
     """,
+    # 10: memory_access holds one row per resident per commit instead of one per memory: the
+    # positions logged (`seqs`, joined by commas, as group_concat joins numbers), their last
+    # access (`times`, joined by database.UNIT, or one game time when all share it) and their
+    # importances. At 100 residents a tick logged about 970 rows, most of its rows. The rows
+    # kept so far become rows of one memory with their ids, so access packs stay true.
+    """
+    CREATE TABLE memory_access_rows (
+        id INTEGER PRIMARY KEY,
+        town_id INTEGER NOT NULL REFERENCES towns(id),
+        agent TEXT NOT NULL,
+        seqs TEXT NOT NULL,
+        times TEXT NOT NULL,
+        importances TEXT NOT NULL
+    );
+    INSERT INTO memory_access_rows (id, town_id, agent, seqs, times, importances)
+        SELECT id, town_id, agent, CAST(seq AS TEXT), last_accessed, CAST(importance AS TEXT)
+        FROM memory_access ORDER BY id;
+    DROP TABLE memory_access;
+    ALTER TABLE memory_access_rows RENAME TO memory_access;
+    """,
 ]
