@@ -106,6 +106,26 @@ async def test_a_tick_logs_a_row_per_resident_which_reads_back_as_its_memories(t
     await store.close()
 
 
+async def test_migration_11_puts_the_parts_of_a_kind_side_by_side(world, tmp_path):
+    db = tmp_path / "town.db"
+    engine = await open_engine(world, db)
+    await engine.tick()
+    await engine.store.close()
+    with sqlite3.connect(db) as raw:  # each agent's parts side by side, as before
+        raw.execute("CREATE TABLE by_agent AS SELECT * FROM mind_parts ORDER BY agent, part")
+        raw.execute("DELETE FROM mind_parts")
+        raw.execute("INSERT INTO mind_parts SELECT * FROM by_agent")
+        raw.execute("DROP TABLE by_agent")
+        raw.execute("PRAGMA user_version = 10")
+    before = rows(db, "SELECT * FROM mind_parts ORDER BY town_id, agent, part")
+    store = await Store.open(db)
+    assert await store.schema_version() == len(MIGRATIONS)
+    await store.close()
+    assert rows(db, "SELECT part, agent FROM mind_parts ORDER BY rowid") == \
+        sorted(rows(db, "SELECT part, agent FROM mind_parts"))
+    assert rows(db, "SELECT * FROM mind_parts ORDER BY town_id, agent, part") == before
+
+
 async def test_long_parts_are_stored_compressed_and_read_back_the_same(world, tmp_path):
     engine = await open_engine(world, tmp_path / "town.db")
     for _ in range(3):
@@ -114,6 +134,9 @@ async def test_long_parts_are_stored_compressed_and_read_back_the_same(world, tm
     await engine.store.close()
     stored = [value for (value,) in rows(tmp_path / "town.db", "SELECT state FROM mind_parts "
                                          "UNION ALL SELECT change FROM part_log")]
+    kept = [part for (part,) in rows(tmp_path / "town.db",
+                                     "SELECT part FROM mind_parts ORDER BY rowid")]
+    assert kept == sorted(kept), "rows of a kind of part side by side (migration 11)"
     assert all(isinstance(value, bytes) == (len(unpack(value)) > PACK_OVER) for value in stored)
     assert any(isinstance(value, bytes) for value in stored), "a plan's blocks are long"
     resumed = await open_engine(world, tmp_path / "town.db")

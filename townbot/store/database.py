@@ -1349,7 +1349,8 @@ class Store:
             "UPDATE bodies SET body = ? WHERE town_id = ? AND agent = ?",
             [(body, town, name) for name, body in changes.bodies.items()])
         parts: list[Any] = []
-        for agent, part, state in changes.mind_parts:
+        # in order of part, as the rows are kept (see migration 11): new ones join their kind
+        for agent, part, state in sorted(changes.mind_parts, key=itemgetter(1)):
             parts += (town, agent, part, pack(state))
         write.rows("INSERT INTO mind_parts (town_id, agent, part, state) VALUES {rows} "
                    "ON CONFLICT (town_id, agent, part) DO UPDATE SET state = excluded.state",
