@@ -95,13 +95,19 @@ class StoredColumns:
 
 @dataclass(slots=True)
 class Revisions:
-    """What changed in place in a stream's rows since retrieval last asked: rows whose last
-    access moved, the game hours those accesses were set to, and rows whose importance moved
-    (memories added are not listed)."""
+    """What changed in place in a stream's rows since retrieval last caught up: the rows whose
+    last access moved (the positions of each touch, in one array a touch; a row may repeat),
+    the game hours those accesses were set to, and rows whose importance moved (memories added
+    are not listed). The stream keeps one and retrieval empties it once it has caught up."""
 
-    accessed: set[int] = field(default_factory=set)
+    accessed: list[np.ndarray] = field(default_factory=list)
     accessed_at: set[float] = field(default_factory=set)
     importance: set[int] = field(default_factory=set)
+
+    def clear(self) -> None:
+        self.accessed.clear()
+        self.accessed_at.clear()
+        self.importance.clear()
 
 
 @dataclass
@@ -327,18 +333,21 @@ class MemoryStream:
         if not ids:
             return
         hours = hours_since_epoch(now)
-        self._accessed[ids] = hours
+        # The positions as an array once: numpy would make one to index with the list, and the
+        # revisions hand retrieval the same one.
+        rows = np.array(ids, dtype=np.intp)
+        self._accessed[rows] = hours
         self.touched_ids.update(ids)
         if self._revised is not None:
-            self._revised.accessed.update(ids)
+            self._revised.accessed.append(rows)
             self._revised.accessed_at.add(hours)
 
-    def take_revised(self) -> Revisions:
-        """What changed in place since the last call (every change is recorded from the first
-        call on)."""
-        revised = self._revised or Revisions()
-        self._revised = Revisions()
-        return revised
+    def revisions(self) -> Revisions:
+        """What changed in place since retrieval last caught up (every change is recorded from
+        the first call on); retrieval clears it once it has."""
+        if self._revised is None:
+            self._revised = Revisions()
+        return self._revised
 
     def vector(self, index: int) -> np.ndarray:
         return self._vectors[index]
@@ -347,6 +356,14 @@ class MemoryStream:
         """Views of (vectors, importance, last-access hours) over the stored memories."""
         size = len(self.memories)
         return self._vectors[:size], self._importance[:size], self._accessed[:size]
+
+    def vectors(self) -> np.ndarray:
+        """A view of the stored memories' vectors (arrays' first, without the other two)."""
+        return self._vectors[: len(self.memories)]
+
+    def accessed_hours(self) -> np.ndarray:
+        """A view of the stored memories' last-access hours (arrays' last, without the others)."""
+        return self._accessed[: len(self.memories)]
 
     def int8_copy(self) -> Int8Copy | None:
         """The int8 copy of the vectors for retrieval's first pass, when one pays: at high

@@ -279,15 +279,23 @@ class StandingTerms:
         self.weights: tuple[float, float] | None = None  # (recency, importance) of the sums
         self.scale: TimeScale | None = None
         self.accessed = (math.nan, math.nan)  # the extremes of last access the scale is for
+        # The normalised recency of a memory accessed at the moment, and its weighted part.
+        self.fresh = (math.nan, math.nan)
         self.size = 0  # memories covered
-        # Rows: room for decay ** idle while the recencies are recomputed, the weighted sum of
-        # the next two, normalised recency and importance, and each memory's cost in tokens
-        # (whole numbers): the last three are read for the chosen memories in one step.
-        self.columns = np.zeros((5, 64))
+        self._allot(64)
         # scored() by query (its dtype, shape and bytes), for the memories covered: a tick asks
         # one stream the same query again (a talk's every line recalls on the relationship and
         # on what the partner is doing).
         self.by_query: dict[tuple[str, tuple[int, ...], bytes], np.ndarray] = {}
+
+    def _allot(self, width: int) -> None:
+        """Columns for `width` memories, and a view of each (numpy makes a view a call)."""
+        # Rows: room for decay ** idle while the recencies are recomputed, the weighted sum of
+        # the next two, normalised recency and importance, and each memory's cost in tokens
+        # (whole numbers): the last three are read for the chosen memories in one step.
+        self.columns = np.zeros((5, width))
+        self.totals, self.recencies, self.importances = self.columns[1], self.columns[2], self.columns[3]
+        self.chosen_terms = self.columns[2:5]
 
     @classmethod
     def of(cls, stream: MemoryStream, hours: float, decay: float,
@@ -301,13 +309,22 @@ class StandingTerms:
 
     def update(self, stream: MemoryStream, hours: float, decay: float,
                weights: tuple[float, float]) -> None:
-        size = len(stream)
-        revised = stream.take_revised()
+        size = len(stream.memories)
+        revised = stream.revisions()
+        if size == self.size and not revised.importance and self.moment == (hours, decay) \
+                and self.weights == weights:
+            if not revised.accessed:
+                return
+            if self._accessed_now(stream, hours, revised):
+                revised.clear()
+                return
+        self._recompute(stream, size, hours, decay, weights, revised)
+        revised.clear()
+
+    def _recompute(self, stream: MemoryStream, size: int, hours: float, decay: float,
+                   weights: tuple[float, float], revised: Revisions) -> None:
+        """Bring every row that changed up to date (every row when the moment or an extreme moved)."""
         accessed_rows, importance_rows = revised.accessed, revised.importance
-        if size == self.size and not importance_rows and self.moment == (hours, decay) \
-                and self.weights == weights \
-                and (not accessed_rows or self._accessed_now(stream, hours, decay, revised)):
-            return
         moved = self.moment != (hours, decay)
         if size != self.size:
             self.by_query.clear()
@@ -317,13 +334,16 @@ class StandingTerms:
                               bool(importance_rows), size)
         every_recency = moved or old is None or old[1:3] != scale[1:3]
         rows = NO_ROWS if every_recency else \
-            np.fromiter(chain(accessed_rows, importance_rows, range(self.size, size)), dtype=np.intp)
+            np.concatenate([*accessed_rows, np.fromiter(importance_rows, dtype=np.intp,
+                                                        count=len(importance_rows)),
+                            np.arange(self.size, size)])
         _, importance, accessed = stream.arrays()
         # A column recomputed whole is written in place; only some rows, through temporaries.
         power, total, recency, importance_n, _ = self.columns[:, :size]
         if every_recency:  # every memory aged, or the extremes moved: every power afresh
             np.subtract(hours, accessed, out=power)
-            np.maximum(power, 0.0, out=power)
+            if self.accessed[1] > hours:  # accessed after the moment: no idle time below 0
+                np.maximum(power, 0.0, out=power)
             np.power(decay, power, out=power)
             scaled(power, scale.recency_low, scale.recency_high, out=recency)
         else:
@@ -343,16 +363,19 @@ class StandingTerms:
             weighted_pair(recency, importance_n, weights, out=total)
         else:
             total[rows] = weighted_pair(recency[rows], importance_n[rows], weights)
+        span = scale.recency_high - scale.recency_low
+        fresh = 0.5 if span < 1e-12 else (unaged(decay) - scale.recency_low) / span  # as `scaled`
+        self.fresh = fresh, fresh * weights[0]
         self.moment, self.weights, self.size = (hours, decay), weights, size
 
     def scored(self, stream: MemoryStream, query: np.ndarray) -> np.ndarray:
         """Two rows over the stream: room for a retrieval's totals, then each memory's cosine
         with the query, min-max normalised over the stream (kept until the stream grows; the
         chosen memories' totals and relevance are then read in one step)."""
-        key = (query.dtype.str, query.shape, query.tobytes())
+        key = (query.dtype.char, query.shape, query.tobytes())
         scored = self.by_query.get(key)
         if scored is None:
-            cosines = stream.arrays()[0].dot(unit(query))  # BLAS's gemv, as `@` calls it
+            cosines = stream.vectors().dot(unit(query))  # BLAS's gemv, as `@` calls it
             scored = np.empty((2, len(cosines)))
             scaled(cosines, float(np.minimum.reduce(cosines)), float(np.maximum.reduce(cosines)),
                    out=scored[1])
@@ -361,37 +384,33 @@ class StandingTerms:
             self.by_query[key] = scored
         return scored
 
-    def _accessed_now(self, stream: MemoryStream, hours: float, decay: float,
-                      revised: Revisions) -> bool:
+    def _accessed_now(self, stream: MemoryStream, hours: float, revised: Revisions) -> bool:
         """Bring up to date rows accessed at this very moment, when the extremes of last access
         stay put (False, changing nothing, otherwise): the rows a retrieval touched, which the
         next retrieval of the tick finds. Each gets the terms of no idle time, as `update`
         computes them, without its work over the whole stream."""
-        scale = self.scale
-        if scale is None or revised.accessed_at != {hours} or self.accessed[1] != hours or \
-                float(np.minimum.reduce(stream.arrays()[2])) != self.accessed[0]:
+        if revised.accessed_at != {hours} or self.accessed[1] != hours or \
+                float(np.minimum.reduce(stream.accessed_hours())) != self.accessed[0]:
             return False
-        power = unaged(decay)
-        span = scale.recency_high - scale.recency_low
-        recency = 0.5 if span < 1e-12 else (power - scale.recency_low) / span  # as `scaled`
-        rows = np.fromiter(revised.accessed, dtype=np.intp, count=len(revised.accessed))
+        touched = revised.accessed
+        rows = touched[0] if len(touched) == 1 else np.concatenate(touched)
+        recency, part = self.fresh
         # One row of the columns at a time: indexing a row's view with `rows` costs a third of
         # indexing the matrix with (row, rows).
-        _, totals, recencies, importances, _ = self.columns
-        recencies[rows] = recency
-        total = importances[rows]
+        self.recencies[rows] = recency
+        total = self.importances[rows]
         if self.weights[1] != 1.0:
             total *= self.weights[1]
-        total += recency * self.weights[0]  # weighted_pair's sum (x * 1.0 is x)
-        totals[rows] = total
+        total += part  # weighted_pair's sum (x * 1.0 is x)
+        self.totals[rows] = total
         return True
 
     def _cover(self, stream: MemoryStream, size: int) -> None:
         """Room for `size` memories, and the costs of those added since."""
         if size > self.columns.shape[1]:
-            columns = np.zeros((5, max(size, 2 * self.columns.shape[1])))
-            columns[:, : self.size] = self.columns[:, : self.size]
-            self.columns = columns
+            columns = self.columns
+            self._allot(max(size, 2 * columns.shape[1]))
+            self.columns[:, : self.size] = columns[:, : self.size]
         if size > self.size:
             self.columns[4, self.size: size] = [len(memory.text) // 4 + 1
                                            for memory in stream.memories[self.size: size]]
@@ -442,7 +461,7 @@ def standing_best(stream: MemoryStream, query: np.ndarray, now: datetime,
     a query computes its cosines and relevance and adds them to the kept standing sums."""
     kept = StandingTerms.of(stream, hours_since_epoch(now), RECENCY_DECAY, weights)
     scored = kept.scored(stream, query)
-    standing, relevance = kept.columns[1, : kept.size], scored[1]
+    standing, relevance = kept.totals[: kept.size], scored[1]
     if rows is not None:  # the rows kept, apart
         standing, relevance = standing[rows], relevance[rows]
         scored = np.stack([standing, relevance])
@@ -452,7 +471,7 @@ def standing_best(stream: MemoryStream, query: np.ndarray, now: datetime,
     ids = best if rows is None else rows[best]
     # take(axis=1) reads the chosen columns in a quarter of the time of [:, ids]
     totals, relevances = scored.take(best, axis=1).tolist()
-    recency, importance, costs = kept.columns[2:5].take(ids, axis=1).tolist()
+    recency, importance, costs = kept.chosen_terms.take(ids, axis=1).tolist()
     return Chosen(ids.tolist(), totals, recency, importance, relevances, costs)
 
 
@@ -496,15 +515,21 @@ def retrieve(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: i
              kinds: tuple[str, ...] | None = None, touch: bool = True) -> list[Scored]:
     """The best memories for a query, highest score first, within a count and token budget.
     Only the memories of `kinds` are scored, against the extremes of the whole stream."""
-    if len(stream) == 0:
+    memories = stream.memories
+    size = len(memories)
+    if size == 0:
         return []
-    rows = None if kinds is None else stream.kind_rows(kinds)
-    if rows is not None and len(rows) == 0:
-        return []
-    count = min(limit, len(stream) if rows is None else len(rows))
+    if kinds is None:
+        rows, count = None, min(limit, size)
+    else:
+        rows = stream.kind_rows(kinds)
+        if len(rows) == 0:
+            return []
+        count = min(limit, len(rows))
     copy = stream.int8_copy()
     if copy is None:
         chosen = standing_best(stream, query, now, weights, rows, count)
+        costs = chosen.costs
     else:
         ids, recency, importance, relevance = bounded_terms(stream, copy, query, now, weights,
                                                             RECENCY_DECAY, rows, count)
@@ -514,11 +539,10 @@ def retrieve(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: i
         # scalars one at a time cost more than scoring the whole stream.
         chosen = Chosen(ids[best].tolist(), total[best].tolist(), recency[best].tolist(),
                         importance[best].tolist(), relevance[best].tolist())
-    memories = list(map(stream.memories.__getitem__, chosen.ids))
-    costs = chosen.costs if chosen.costs is not None else [len(memory.text) // 4 + 1 for memory in memories]
-    kept = affordable(costs, chosen.total, token_budget)
-    columns = zip(memories, *chosen[1:5], strict=True)
+        costs = [len(memories[index].text) // 4 + 1 for index in chosen.ids]
     ids = chosen.ids  # the memories' ids: their positions
+    kept = affordable(costs, chosen.total, token_budget)
+    columns = zip(map(memories.__getitem__, ids), *chosen[1:5], strict=True)
     if kept is not None:
         columns, ids = compress(columns, kept), list(compress(ids, kept))
     picked = list(map(tuple.__new__, repeat(Scored), columns))  # Scored(...) with no Python call each
@@ -537,12 +561,13 @@ def affordable(costs: list[float] | list[int], totals: list[float],
         costs = costs[: len(totals)]
     elif token_budget is None or sum(costs) <= token_budget:
         return None
-    budget = math.inf if token_budget is None else token_budget
+    room = math.inf if token_budget is None else token_budget
     kept: list[bool] = []
-    spent = 0.0
-    for cost in costs:
-        fits = spent + cost <= budget
-        if fits:
-            spent += cost
-        kept.append(fits)
+    fits = kept.append
+    for cost in costs:  # costs and budget are whole numbers: room - cost is exact
+        if cost <= room:
+            room -= cost
+            fits(True)
+        else:
+            fits(False)
     return kept
