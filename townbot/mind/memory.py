@@ -324,15 +324,17 @@ class MemoryStream:
         if self._revised is not None:
             self._revised.importance.update(ids)
 
-    def touch(self, ids: list[int], now: datetime) -> None:
+    def touch(self, ids: Sequence[int], now: datetime, hours: float | None = None) -> None:
         """Retrieval refreshes last access, which is what recency decays from (the access times
-        set in one step: a retrieval touches up to 30 memories)."""
+        set in one step: a retrieval touches up to 30 memories); `hours` is
+        hours_since_epoch(now) when the caller has it."""
         memories = self.memories
         for index in ids:
             memories[index].last_accessed = now
         if not ids:
             return
-        hours = hours_since_epoch(now)
+        if hours is None:
+            hours = hours_since_epoch(now)
         # The positions as an array once: numpy would make one to index with the list, and the
         # revisions hand retrieval the same one.
         rows = np.array(ids, dtype=np.intp)
@@ -353,17 +355,10 @@ class MemoryStream:
         return self._vectors[index]
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Views of (vectors, importance, last-access hours) over the stored memories."""
+        """Views of (vectors, importance, last-access hours) over the stored memories (a view
+        stays valid while the stream's size does: the arrays are replaced only as it grows)."""
         size = len(self.memories)
         return self._vectors[:size], self._importance[:size], self._accessed[:size]
-
-    def vectors(self) -> np.ndarray:
-        """A view of the stored memories' vectors (arrays' first, without the other two)."""
-        return self._vectors[: len(self.memories)]
-
-    def accessed_hours(self) -> np.ndarray:
-        """A view of the stored memories' last-access hours (arrays' last, without the others)."""
-        return self._accessed[: len(self.memories)]
 
     def int8_copy(self) -> Int8Copy | None:
         """The int8 copy of the vectors for retrieval's first pass, when one pays: at high

@@ -8,12 +8,13 @@ is the cosine similarity between the memory's and the query's embeddings.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
-from itertools import chain, compress, repeat, takewhile
-from typing import NamedTuple
+from itertools import chain, repeat, takewhile
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -266,6 +267,15 @@ def weighted(recency: np.ndarray, importance: np.ndarray, relevance: np.ndarray,
     return total
 
 
+class Relevance(NamedTuple):
+    """A query's relevance over a stream's memories (`relevance`, a row of `both`) and room for
+    a retrieval's totals (`totals`, the other row): the chosen memories' are read in one take."""
+
+    both: np.ndarray
+    totals: np.ndarray
+    relevance: np.ndarray
+
+
 class StandingTerms:
     """What every query to one stream shares at one moment, kept on the stream between
     retrievals (a tick's retrievals from one mind share their moment) and brought up to date
@@ -283,10 +293,14 @@ class StandingTerms:
         self.fresh = (math.nan, math.nan)
         self.size = 0  # memories covered
         self._allot(64)
+        # Views over the memories covered, made when their number changes (numpy makes a view
+        # a call; the stream's arrays stay put while its size does): the weighted sums, and
+        # the stream's vectors and last-access hours.
+        self.standing = self.vectors = self.accessed_hours = NO_ROWS
         # scored() by query (its dtype, shape and bytes), for the memories covered: a tick asks
         # one stream the same query again (a talk's every line recalls on the relationship and
         # on what the partner is doing).
-        self.by_query: dict[tuple[str, tuple[int, ...], bytes], np.ndarray] = {}
+        self.by_query: dict[tuple[str, tuple[int, ...], bytes], Relevance] = {}
 
     def _allot(self, width: int) -> None:
         """Columns for `width` memories, and a view of each (numpy makes a view a call)."""
@@ -315,7 +329,7 @@ class StandingTerms:
                 and self.weights == weights:
             if not revised.accessed:
                 return
-            if self._accessed_now(stream, hours, revised):
+            if self._accessed_now(hours, revised):
                 revised.clear()
                 return
         self._recompute(stream, size, hours, decay, weights, revised)
@@ -329,15 +343,15 @@ class StandingTerms:
         if size != self.size:
             self.by_query.clear()
         self._cover(stream, size)
+        vectors, importance, accessed = stream.arrays()
         old = self.scale
-        scale = self._rescale(stream, hours, decay, bool(accessed_rows) or size > self.size,
-                              bool(importance_rows), size)
+        scale = self._rescale(importance, accessed, hours, decay,
+                              bool(accessed_rows) or size > self.size, bool(importance_rows), size)
         every_recency = moved or old is None or old[1:3] != scale[1:3]
         rows = NO_ROWS if every_recency else \
             np.concatenate([*accessed_rows, np.fromiter(importance_rows, dtype=np.intp,
                                                         count=len(importance_rows)),
                             np.arange(self.size, size)])
-        _, importance, accessed = stream.arrays()
         # A column recomputed whole is written in place; only some rows, through temporaries.
         power, total, recency, importance_n, _ = self.columns[:, :size]
         if every_recency:  # every memory aged, or the extremes moved: every power afresh
@@ -366,31 +380,34 @@ class StandingTerms:
         span = scale.recency_high - scale.recency_low
         fresh = 0.5 if span < 1e-12 else (unaged(decay) - scale.recency_low) / span  # as `scaled`
         self.fresh = fresh, fresh * weights[0]
+        if size != self.size:
+            self.standing, self.vectors, self.accessed_hours = self.totals[:size], vectors, accessed
         self.moment, self.weights, self.size = (hours, decay), weights, size
 
-    def scored(self, stream: MemoryStream, query: np.ndarray) -> np.ndarray:
-        """Two rows over the stream: room for a retrieval's totals, then each memory's cosine
-        with the query, min-max normalised over the stream (kept until the stream grows; the
-        chosen memories' totals and relevance are then read in one step)."""
+    def scored(self, query: np.ndarray) -> Relevance:
+        """Room for a retrieval's totals and each memory's cosine with the query, min-max
+        normalised over the stream (kept until the stream grows; the chosen memories' totals
+        and relevance are then read in one step)."""
         key = (query.dtype.char, query.shape, query.tobytes())
         scored = self.by_query.get(key)
         if scored is None:
-            cosines = stream.vectors().dot(unit(query))  # BLAS's gemv, as `@` calls it
-            scored = np.empty((2, len(cosines)))
+            cosines = self.vectors.dot(unit(query))  # BLAS's gemv, as `@` calls it
+            both = np.empty((2, len(cosines)))
+            totals, relevance = both
             scaled(cosines, float(np.minimum.reduce(cosines)), float(np.maximum.reduce(cosines)),
-                   out=scored[1])
+                   out=relevance)
             if len(self.by_query) >= QUERIES_KEPT:
                 self.by_query.clear()
-            self.by_query[key] = scored
+            scored = self.by_query[key] = Relevance(both, totals, relevance)
         return scored
 
-    def _accessed_now(self, stream: MemoryStream, hours: float, revised: Revisions) -> bool:
+    def _accessed_now(self, hours: float, revised: Revisions) -> bool:
         """Bring up to date rows accessed at this very moment, when the extremes of last access
         stay put (False, changing nothing, otherwise): the rows a retrieval touched, which the
         next retrieval of the tick finds. Each gets the terms of no idle time, as `update`
         computes them, without its work over the whole stream."""
         if revised.accessed_at != {hours} or self.accessed[1] != hours or \
-                float(np.minimum.reduce(stream.accessed_hours())) != self.accessed[0]:
+                float(np.minimum.reduce(self.accessed_hours)) != self.accessed[0]:
             return False
         touched = revised.accessed
         rows = touched[0] if len(touched) == 1 else np.concatenate(touched)
@@ -415,11 +432,11 @@ class StandingTerms:
             self.columns[4, self.size: size] = [len(memory.text) // 4 + 1
                                            for memory in stream.memories[self.size: size]]
 
-    def _rescale(self, stream: MemoryStream, hours: float, decay: float, accessed_changed: bool,
-                 importance_changed: bool, size: int) -> TimeScale:
-        """time_scale's extremes, looking again only at what changed (`importance_changed`: in
-        place; memories up to `size` may have been added since)."""
-        _, importance, accessed = stream.arrays()
+    def _rescale(self, importance: np.ndarray, accessed: np.ndarray, hours: float, decay: float,
+                 accessed_changed: bool, importance_changed: bool, size: int) -> TimeScale:
+        """time_scale's extremes over the stream's `importance` and `accessed` hours, looking
+        again only at what changed (`importance_changed`: in place; memories up to `size` may
+        have been added since)."""
         old = self.scale
         if old is None or importance_changed:
             importance_ends = float(np.minimum.reduce(importance)), float(np.maximum.reduce(importance))
@@ -455,22 +472,24 @@ def weighted_pair(recency: np.ndarray, importance: np.ndarray, weights: tuple[fl
     return np.add(first, importance * weights[1] if weights[1] != 1.0 else importance, out=out)
 
 
-def standing_best(stream: MemoryStream, query: np.ndarray, now: datetime,
+def standing_best(stream: MemoryStream, query: np.ndarray, hours: float,
                   weights: RetrievalWeights, rows: np.ndarray | None, count: int) -> Chosen:
-    """The best `count` memories by `terms` and `weighted`, over a stream without an int8 copy:
-    a query computes its cosines and relevance and adds them to the kept standing sums."""
-    kept = StandingTerms.of(stream, hours_since_epoch(now), RECENCY_DECAY, weights)
-    scored = kept.scored(stream, query)
-    standing, relevance = kept.totals[: kept.size], scored[1]
+    """The best `count` memories by `terms` and `weighted` at `hours` (hours_since_epoch), over
+    a stream without an int8 copy: a query computes its cosines and relevance and adds them to
+    the kept standing sums."""
+    kept = StandingTerms.of(stream, hours, RECENCY_DECAY, weights)
+    both, totals, relevance = kept.scored(query)
+    standing = kept.standing
     if rows is not None:  # the rows kept, apart
         standing, relevance = standing[rows], relevance[rows]
-        scored = np.stack([standing, relevance])
+        both = np.stack([standing, relevance])
+        totals = both[0]
     total = np.add(standing, relevance * weights.relevance if weights.relevance != 1.0 else relevance,
-                   out=scored[0])
+                   out=totals)
     best = best_first(total, count)
     ids = best if rows is None else rows[best]
     # take(axis=1) reads the chosen columns in a quarter of the time of [:, ids]
-    totals, relevances = scored.take(best, axis=1).tolist()
+    totals, relevances = both.take(best, axis=1).tolist()
     recency, importance, costs = kept.chosen_terms.take(ids, axis=1).tolist()
     return Chosen(ids.tolist(), totals, recency, importance, relevances, costs)
 
@@ -527,8 +546,10 @@ def retrieve(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: i
             return []
         count = min(limit, len(rows))
     copy = stream.int8_copy()
+    hours = None
     if copy is None:
-        chosen = standing_best(stream, query, now, weights, rows, count)
+        hours = hours_since_epoch(now)
+        chosen = standing_best(stream, query, hours, weights, rows, count)
         costs = chosen.costs
     else:
         ids, recency, importance, relevance = bounded_terms(stream, copy, query, now, weights,
@@ -540,34 +561,43 @@ def retrieve(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: i
         chosen = Chosen(ids[best].tolist(), total[best].tolist(), recency[best].tolist(),
                         importance[best].tolist(), relevance[best].tolist())
         costs = [len(memories[index].text) // 4 + 1 for index in chosen.ids]
-    ids = chosen.ids  # the memories' ids: their positions
+    ids: Sequence[int] = chosen.ids  # the memories' ids: their positions
+    terms: Iterable[Sequence[float]] = chosen[1:5]
     kept = affordable(costs, chosen.total, token_budget)
-    columns = zip(map(memories.__getitem__, ids), *chosen[1:5], strict=True)
-    if kept is not None:
-        columns, ids = compress(columns, kept), list(compress(ids, kept))
+    if kept is not None:  # only those kept are read on
+        if not kept:
+            return []
+        take = picker(kept)
+        ids, terms = take(ids), map(take, terms)
+    columns = zip(map(memories.__getitem__, ids), *terms, strict=True)
     picked = list(map(tuple.__new__, repeat(Scored), columns))  # Scored(...) with no Python call each
     if touch:
-        stream.touch(ids, now)
+        stream.touch(ids, now, hours)
     return picked
 
 
+def picker(positions: list[int]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    """itemgetter(*positions), which gives a tuple of one position too."""
+    if len(positions) == 1:
+        only = positions[0]
+        return lambda values: (values[only],)
+    return itemgetter(*positions)
+
+
 def affordable(costs: list[float] | list[int], totals: list[float],
-               token_budget: int | None) -> list[bool] | None:
-    """Which of the chosen memories (best first, with their costs in tokens) retrieval returns,
-    None for all: those before the first non-finite total that fit the token budget, taken in
-    order (a long memory that does not fit leaves room for shorter ones)."""
+               token_budget: int | None) -> list[int] | None:
+    """The positions of the chosen memories (best first, with their costs in tokens) retrieval
+    returns, None for all: those before the first non-finite total that fit the token budget,
+    taken in order (a long memory that does not fit leaves room for shorter ones)."""
     if not math.isfinite(sum(totals)):
         totals = list(takewhile(math.isfinite, totals))
         costs = costs[: len(totals)]
     elif token_budget is None or sum(costs) <= token_budget:
         return None
     room = math.inf if token_budget is None else token_budget
-    kept: list[bool] = []
-    fits = kept.append
-    for cost in costs:  # costs and budget are whole numbers: room - cost is exact
+    kept: list[int] = []
+    for at, cost in enumerate(costs):  # costs and budget are whole numbers: room - cost is exact
         if cost <= room:
             room -= cost
-            fits(True)
-        else:
-            fits(False)
+            kept.append(at)
     return kept
