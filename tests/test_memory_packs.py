@@ -47,10 +47,10 @@ async def pack_count(store: Store, sparse: bool | None = None) -> int:
 
 
 async def touch(store: Store, town: int, rows: list, tick: int, agent: str, hours: int) -> None:
-    touched = [(a, m) for a, m, _ in rows if a == agent][tick % 2::2]
-    for _, memory in touched:
+    touched = [m for a, m, _ in rows if a == agent][tick % 2::2]
+    for memory in touched:
         memory.last_accessed, memory.importance = NINE + timedelta(hours=hours), 1 + tick
-    await store.save_tick(TickChanges(town, tick, touched=touched))
+    await store.save_tick(TickChanges(town, tick, touched=[(agent, touched)]))
 
 
 @pytest.mark.parametrize("chunk", [1, 4, 5, 7])

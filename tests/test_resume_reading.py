@@ -93,13 +93,13 @@ async def test_logged_accesses_override_the_rows_in_every_chunk(tmp_path, monkey
     rows = written(24)
     store, town = await town_with(tmp_path, rows)
     later = NINE + timedelta(days=1)
-    touched = [("Bob", m) for a, m, _ in rows if a == "Bob"][1::2]
-    for _, memory in touched:
+    touched = [m for a, m, _ in rows if a == "Bob"][1::2]
+    for memory in touched:
         memory.last_accessed, memory.importance = later, 9
-    await store.save_tick(TickChanges(town, 2, touched=touched))
-    for _, memory in touched[:2]:
+    await store.save_tick(TickChanges(town, 2, touched=[("Bob", touched)]))
+    for memory in touched[:2]:
         memory.last_accessed = later + timedelta(hours=1)
-    await store.save_tick(TickChanges(town, 3, touched=touched[:2]))
+    await store.save_tick(TickChanges(town, 3, touched=[("Bob", touched[:2])]))
     assert [s.memory for s in await store.memories(town, "Bob")] == \
         [m for a, m, _ in rows if a == "Bob"]
     await store.close()

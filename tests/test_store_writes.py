@@ -54,7 +54,7 @@ async def test_a_touched_memory_is_logged_and_the_latest_access_wins(tmp_path):
         ("Ann", memory, np.ones(4, dtype=np.float32))]))
     for tick, (when, importance) in enumerate([(NINE, 6), (TEN, 6)], start=2):
         memory.last_accessed, memory.importance = when, importance
-        await store.save_tick(TickChanges(town.id, tick, touched=[("Ann", memory)]))
+        await store.save_tick(TickChanges(town.id, tick, touched=[("Ann", [memory])]))
     assert rows(db, "SELECT last_accessed, importance FROM memories") == \
         [("2023-02-13 09:00", 3)], "the memory's own row is not rewritten"
     assert len(rows(db, "SELECT * FROM memory_access")) == 2
@@ -84,9 +84,9 @@ async def test_a_tick_logs_a_row_per_resident_which_reads_back_as_its_memories(t
     ann[0].last_accessed, ann[2].last_accessed, ann[2].importance = TEN, TEN, 9
     bob[1].importance = 7
     await store.save_tick(TickChanges(town.id, 2, touched=[
-        ("Ann", ann[0]), ("Ann", ann[2]), ("Ann", ann[3]), ("Bob", bob[1])]))
+        ("Ann", [ann[0], ann[2], ann[3]]), ("Bob", [bob[1]])]))
     ann[2].last_accessed, ann[2].importance = datetime(2023, 2, 13, 11, 0), 4
-    await store.save_tick(TickChanges(town.id, 3, touched=[("Ann", ann[2])]))
+    await store.save_tick(TickChanges(town.id, 3, touched=[("Ann", [ann[2]])]))
     assert rows(db, "SELECT agent, seqs, times, importances FROM memory_access") == [
         ("Ann", "0, 2, 3", "2023-02-13 10:00\x1f2023-02-13 10:00\x1f2023-02-13 09:00", "3, 9, 3"),
         ("Bob", "1", "2023-02-13 09:00", "7"), ("Ann", "2", "2023-02-13 11:00", "4")]
@@ -96,7 +96,7 @@ async def test_a_tick_logs_a_row_per_resident_which_reads_back_as_its_memories(t
 
     store = await Store.open(db)
     bob[3].last_accessed = TEN
-    await store.save_tick(TickChanges(town.id, 4, touched=[("Bob", bob[3])], compact=True))
+    await store.save_tick(TickChanges(town.id, 4, touched=[("Bob", [bob[3]])], compact=True))
     assert rows(db, "SELECT agent, seqs, times, importances FROM memory_access") == [
         ("Ann", "0, 2, 3", "2023-02-13 10:00\x1f2023-02-13 11:00\x1f2023-02-13 09:00", "3, 4, 3"),
         ("Bob", "1, 3", "2023-02-13 09:00\x1f2023-02-13 10:00", "7, 3")]
@@ -354,13 +354,13 @@ async def test_a_tick_is_one_call_to_the_database_thread_and_a_failure_in_it_wri
     # statements ran there: they are rolled back, and the next tick is written whole.
     memory.last_accessed = TEN
     with pytest.raises(UnicodeEncodeError):
-        await store.save_tick(TickChanges(town.id, 2, touched=[("Ann", memory)], events=[
+        await store.save_tick(TickChanges(town.id, 2, touched=[("Ann", [memory])], events=[
             TownEvent("2023-02-13 10:00", "cafe", "speech", "Ann", "lone \ud800")]))
     assert not store.db.in_transaction
     assert rows(db, "SELECT tick FROM towns") == [(1,)]
     assert rows(db, "SELECT count(*) FROM memory_access") == [(0,)]
     assert rows(db, "SELECT count(*) FROM outbox") == [(1,)]
-    await store.save_tick(TickChanges(town.id, 2, touched=[("Ann", memory)]))
+    await store.save_tick(TickChanges(town.id, 2, touched=[("Ann", [memory])]))
     [loaded] = await store.memories(town.id)
     assert loaded.memory.last_accessed == TEN and rows(db, "SELECT tick FROM towns") == [(2,)]
     await store.close()

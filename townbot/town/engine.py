@@ -554,15 +554,18 @@ class Engine:
             if body is not None:
                 changes.bodies[name] = body
             parts = mind.state.take_changes()
-            changes.mind_parts += [(name, part, text) for part, text in parts.items()]
+            if parts:  # the lists below are made only when there is something to put in them
+                changes.mind_parts += [(name, part, text) for part, text in parts.items()]
             for part, rows in mind.state.take_logs().items():
                 changes.logged += [(name, part, row) for row in rows]
             if changes.compact:
                 changes.log_starts += [(name, part, n) for part, n in
                                        mind.state.log_starts().items()]
             added, touched = mind.stream.take_changes()
-            changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
-            changes.touched += [(name, m) for m in touched]
+            if added:
+                changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
+            if touched:
+                changes.touched.append((name, touched))
         # What the calls cost joins the commit, and is stored even if the commit fails.
         await self.store.save_tick(changes, self.usage)
         self._changed_objects, self._conversations = {}, []
