@@ -115,7 +115,7 @@ async def test_the_same_importance_question_is_answered_from_the_cache():
     assert (await model.ask(rate("Klaus Mueller"))).scores == [6]
     await model.ask(rate("Maria Lopez"))
     assert len(server.chat_requests) == 2, "another resident is another question"
-    summary = summarise([r.__dict__ for r in model.usage.drain()])
+    summary = summarise([r._asdict() for r in model.usage.drain()])
     assert summary["cache_hits"] == 1 and summary["calls"] == 2
     assert "cache hits: 1" in render_usage(summary)
     await model.close()

@@ -149,7 +149,7 @@ async def test_a_server_without_usage_gets_estimates_marked_as_such():
     await model.ask(place_ask())
     [record] = model.usage.drain()
     assert record.estimated and record.prompt_tokens > 0
-    rows = [record.__dict__]
+    rows = [record._asdict()]
     assert "(estimated)" in render_usage(summarise(rows))
     await model.close()
 
@@ -176,7 +176,7 @@ async def test_invalid_json_twice_gives_the_default_counted_as_a_fallback_of_its
     assert len(server.chat_requests) == 2, "one repair, no more"
     assert "not valid JSON" in prompt_of(server.chat_requests[1])
     assert model.fallbacks == {"importance": 1}
-    summary = summarise([r.__dict__ for r in model.usage.drain()])
+    summary = summarise([r._asdict() for r in model.usage.drain()])
     assert summary["purposes"]["importance"]["fallbacks"] == 1
     await model.close()
 

@@ -217,7 +217,7 @@ async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
 
 
 def cost(usage: CollectedUsage, settings: ModelSettings) -> dict[str, Any]:
-    rows = [{**dataclasses.asdict(r), "tick": 0} for r in usage.drain()]
+    rows = [{**r._asdict(), "tick": 0} for r in usage.drain()]
     summary = summarise(rows, settings)
     return {"calls": summary["calls"], "prompt_tokens": summary["prompt_tokens"],
             "completion_tokens": summary["completion_tokens"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
@@ -21,9 +21,9 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-@dataclass(frozen=True)
-class UsageRecord:
-    """What one call cost and how it ended."""
+class UsageRecord(NamedTuple):
+    """What one call cost and how it ended (a named tuple: every ask makes one, and a frozen
+    dataclass is made a field at a time)."""
 
     purpose: str
     agent: str | None
@@ -79,13 +79,18 @@ class Ask(Generic[AnswerT]):
 
     def within(self, call: CallContext) -> Ask[AnswerT]:
         """This ask with the caller's context filled in where the ask has none of its own."""
-        # A copy of the fields with three set, as dataclasses.replace makes it but without
-        # running the frozen __init__ (one object.__setattr__ a field): every call does this.
+        # A copy of the fields with the missing ones set, as dataclasses.replace makes it but
+        # without running the frozen __init__ (one object.__setattr__ a field): every call
+        # does this.
+        fields = self.__dict__.copy()
+        if self.agent is None:
+            fields["agent"] = call.agent
+        if self.game_day is None:
+            fields["game_day"] = call.game_day
+        if self.usage is None:
+            fields["usage"] = call.usage
         stamped = object.__new__(type(self))
-        stamped.__dict__.update(
-            self.__dict__, agent=self.agent if self.agent is not None else call.agent,
-            game_day=self.game_day if self.game_day is not None else call.game_day,
-            usage=self.usage if self.usage is not None else call.usage)
+        object.__setattr__(stamped, "__dict__", fields)
         return stamped
 
 
