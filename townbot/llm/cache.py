@@ -8,8 +8,8 @@ used first out) and every hit is counted, since each is a call or tokens not pai
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable
-from typing import Generic, TypeVar
+from collections.abc import Coroutine, Hashable
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
@@ -81,9 +81,12 @@ class Cached(Layer):
         super().__init__(inner)
         self.cache = cache if cache is not None else AnswerCache()
 
-    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
-        if request.purpose not in self.cache.purposes:  # nothing to serve or keep
-            return await self.inner.reply(request)
+    def reply(self, request: Ask[AnswerT]) -> Coroutine[Any, Any, Reply[AnswerT]]:
+        if request.purpose not in self.cache.purposes:  # nothing to serve or keep: see `Layer`
+            return self.inner.reply(request)
+        return self._reply_cacheable(request)
+
+    async def _reply_cacheable(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
         cached = self.cache.get(self.label, request)
         if cached is not None:
             return Reply(cached, self.label, 0, 0, estimated=False, requests=0, outcome="cached")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
@@ -229,7 +229,13 @@ async def answer_from_reply(model: LanguageModel, request: Ask[AnswerT]) -> Answ
 
 
 class Layer(LanguageModel):
-    """A model wrapped around another: everything passes through unless a layer changes it."""
+    """A model wrapped around another: everything passes through unless a layer changes it.
+
+    A call passed through unchanged hands back the inner call's coroutine instead of awaiting
+    it in a coroutine of its own (`reply`, `embed_report`; so do layers' own pass-throughs):
+    every ask and embedding of the mind crosses the whole stack, and a call through it then
+    runs a coroutine only in the layers that do something with the answer.
+    """
 
     def __init__(self, inner: LanguageModel) -> None:
         self.inner = inner
@@ -251,15 +257,15 @@ class Layer(LanguageModel):
         reply = await self.reply(request)
         return reply.answer if reply.answer is not None else request.default()
 
-    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
-        return await self.inner.reply(request)
+    def reply(self, request: Ask[AnswerT]) -> Coroutine[Any, Any, Reply[AnswerT]]:
+        return self.inner.reply(request)
 
     async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
         return (await self.embed_report(texts, call)).vectors
 
-    async def embed_report(self, texts: Sequence[str],
-                           call: CallContext | None = None) -> Embedded:
-        return await self.inner.embed_report(texts, call)
+    def embed_report(self, texts: Sequence[str],
+                     call: CallContext | None = None) -> Coroutine[Any, Any, Embedded]:
+        return self.inner.embed_report(texts, call)
 
     async def prepare(self) -> None:
         await self.inner.prepare()

@@ -11,8 +11,8 @@ the sink for its usage records. Two towns can share one stack; their calls never
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -55,28 +55,30 @@ def find_layer(model: LanguageModel, kind: type[LayerT]) -> LayerT | None:
 
 
 class WithContext(Layer):
-    """Stamps each call with the caller's context (read when the call is made)."""
+    """Stamps each call with the caller's context (read when the call is made) and hands
+    back the stamped call's coroutine (see `Layer`)."""
 
     def __init__(self, inner: LanguageModel, context: Callable[[], CallContext]) -> None:
         super().__init__(inner)
         self.context = context
 
-    async def ask(self, request: Ask[AnswerT]) -> AnswerT:
-        return await self.inner.ask(request.within(self.context()))
+    def ask(self, request: Ask[AnswerT]) -> Coroutine[Any, Any, AnswerT]:
+        return self.inner.ask(request.within(self.context()))
 
-    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
-        return await self.inner.reply(request.within(self.context()))
+    def reply(self, request: Ask[AnswerT]) -> Coroutine[Any, Any, Reply[AnswerT]]:
+        return self.inner.reply(request.within(self.context()))
 
-    async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
-        return await self.inner.embed(texts, self._call(call))
+    def embed(self, texts: Sequence[str],
+              call: CallContext | None = None) -> Coroutine[Any, Any, np.ndarray]:
+        return self.inner.embed(texts, self._call(call))
 
-    async def embed_report(self, texts: Sequence[str],
-                           call: CallContext | None = None) -> Embedded:
-        return await self.inner.embed_report(texts, self._call(call))
+    def embed_report(self, texts: Sequence[str],
+                     call: CallContext | None = None) -> Coroutine[Any, Any, Embedded]:
+        return self.inner.embed_report(texts, self._call(call))
 
     def _call(self, call: CallContext | None) -> CallContext:
         mine = self.context()
-        if call is None:
+        if call is None:  # the mind's embeddings: theirs is the caller's context
             return mine
         return CallContext(call.agent or mine.agent,
                            call.game_day if call.game_day is not None else mine.game_day,
