@@ -11,8 +11,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from itertools import pairwise, repeat
-from operator import attrgetter, itemgetter
+from itertools import pairwise
 from typing import Protocol
 
 from townbot import wording
@@ -140,7 +139,7 @@ class AgentMind:
         if created is None:
             raise ValueError("remember() needs a time before the first step")
         queue = self.state.queue
-        queue.pending += map(Pending, repeat(kind), texts, repeat(evidence), repeat(created))
+        queue.pending.extend([Pending(kind, text, evidence, created) for text in texts])
         queue.mark()
 
     async def flush_memories(self, now: datetime, *, force: bool = False) -> None:
@@ -163,47 +162,38 @@ class AgentMind:
             force or not last or now - last >= SCORING_INTERVAL)
 
     async def _store_pending(self) -> None:
-        queue = self.state.queue
-        if not queue.pending:
+        pending = list(self.state.queue.pending)
+        if not pending:
             return
-        kinds, texts, evidence, created = zip(*queue.pending, strict=True)
-        vectors = await self.model.embed(list(texts))
-        queue.pending = queue.pending[len(texts):]  # queued meanwhile
-        queue.mark()
-        known = list(map(self._importance_by_text.get, texts))
-        ids = self.stream.add_all(
-            kinds, texts, created, [PROVISIONAL_IMPORTANCE if k is None else k for k in known],
-            vectors, evidence)
-        if None in known:
-            queue.unscored += [index for index, score in zip(ids, known, strict=True) if score is None]
-        gained = [score for kind, score in zip(kinds, known, strict=True)
-                  if score is not None and kind in EXPERIENCE]
-        if gained:  # added in order, as they arrived
-            reflecting = self.state.reflection
-            reflecting.importance_since_reflection = sum(gained, reflecting.importance_since_reflection)
-            reflecting.mark()
+        vectors = await self.model.embed([p.text for p in pending])
+        self.state.queue.pending = self.state.queue.pending[len(pending):]  # queued meanwhile
+        self.state.queue.mark()
+        for waiting, vector in zip(pending, vectors, strict=True):
+            known = self._importance_by_text.get(waiting.text)
+            memory = self.stream.add(waiting.kind, waiting.text, waiting.created,
+                                     PROVISIONAL_IMPORTANCE if known is None else known, vector,
+                                     waiting.evidence)
+            if known is None:
+                self.state.queue.unscored.append(memory.id)
+            elif waiting.kind in EXPERIENCE:
+                self.state.reflection.importance_since_reflection += known
+                self.state.reflection.mark()
 
     async def _score_unscored(self, now: datetime) -> None:
-        queue = self.state.queue
-        ids = list(queue.unscored)
-        memories = list(map(self.stream.memories.__getitem__, ids))
-        texts = list(map(attrgetter("text"), memories))
-        distinct = list(dict.fromkeys(texts))
-        self._importance_by_text.update(zip(distinct, await self._rate(distinct), strict=True))
-        queue.unscored, queue.last_scored = [], now
-        queue.mark()
-        scores = list(map(self._importance_by_text.__getitem__, texts))
-        self.stream.rescore_all(ids, scores)
-        experienced = [(memory.text, score) for memory, score in zip(memories, scores, strict=True)
-                       if memory.kind in EXPERIENCE]
-        if not experienced:
-            return
-        reflecting = self.state.reflection
-        reflecting.importance_since_reflection = sum(
-            map(itemgetter(1), experienced), reflecting.importance_since_reflection)
-        reflecting.mark()
-        for text, score in experienced:
-            self._note_if_news(text, score)
+        ids = list(self.state.queue.unscored)
+        texts = list(dict.fromkeys(self.stream.memories[i].text for i in ids))
+        self._importance_by_text.update(zip(texts, await self._rate(texts), strict=True))
+        self.state.queue.unscored, self.state.queue.last_scored = [], now
+        self.state.queue.mark()
+        memories, by_text = self.stream.memories, self._importance_by_text
+        scores = [by_text[memories[index].text] for index in ids]
+        self.stream.rescore_all(ids, scores)  # dozens at a time: one write of the column
+        for index, score in zip(ids, scores, strict=True):
+            memory = memories[index]
+            if memory.kind in EXPERIENCE:
+                self.state.reflection.importance_since_reflection += score
+                self.state.reflection.mark()
+                self._note_if_news(memory.text, score)
 
     def _note_if_news(self, text: str, score: int) -> None:
         """Important news (not our own doings) is kept for the next look at today's plan."""
@@ -229,10 +219,10 @@ class AgentMind:
         now = perception.now
         if perception.sector and perception.arena:
             known = self.state.places.known.setdefault(perception.sector, [])
-            arenas = world.arenas_of(perception.sector)
-            if not all(map(known.__contains__, arenas)):  # most steps: each known already
-                known += [arena for arena in dict.fromkeys(arenas) if arena not in known]
-                self.state.places.mark()
+            for arena in world.arenas_of(perception.sector):
+                if arena not in known:
+                    known.append(arena)
+                    self.state.places.mark()
         sights = self.state.attention.sights
         known_sights = len(sights)
         fresh, same = attention.sort_sightings(sights, perception.sightings, now, self._sight_gap,
@@ -240,8 +230,9 @@ class AgentMind:
         if perception.sightings or len(sights) != known_sights:  # stamped, or some forgotten
             self.state.attention.mark()
         if fresh:
-            self._remember_all("observation", list(map(attrgetter("text"), fresh)))
-        self.stream.touch(self.stream.latest_ids_with(map(attrgetter("text"), same)), now)
+            self._remember_all("observation", [sighting.text for sighting in fresh])
+        seen_before = [self.stream.latest_with(s.text) for s in same]
+        self.stream.touch([m.id for m in seen_before if m is not None], now)
         return fresh
 
     # --- the step ---------------------------------------------------------------------------

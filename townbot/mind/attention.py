@@ -11,11 +11,8 @@ from __future__ import annotations
 
 from collections import deque
 from datetime import datetime, timedelta
-from itertools import compress, count, repeat
-from operator import attrgetter, eq
 
 from townbot.mind.reacting import Sighting
-from townbot.mind.state import SightTable
 
 # what was seen -> when it was last seen
 Sights = dict[str, datetime]
@@ -56,10 +53,10 @@ class SightIndex:
         if self._stamps and now < self._stamps[-1][0]:
             self._table = None  # out of order: read the table again before forgetting
             return
-        if new:
-            self._order.update(zip(new, count(self._next)))
-            self._next += len(new)
-            self._size += len(new)
+        for text in new:
+            self._order[text] = self._next
+            self._next += 1
+        self._size += len(new)
         if self._stamps and self._stamps[-1][0] == now:
             self._stamps[-1][1].extend(texts)
         else:
@@ -71,17 +68,12 @@ class SightIndex:
             return  # nothing that old (most steps)
         expired: dict[str, None] = {}
         while self._stamps and self._stamps[0][0] < cutoff:
-            seen, texts = self._stamps.popleft()  # those not seen again since go
-            expired.update(dict.fromkeys(compress(texts, map(eq, map(sights.get, texts),
-                                                             repeat(seen)))))
-        if not expired:
-            return
-        ordered = sorted(expired, key=self._order.__getitem__) if len(expired) > 1 else list(expired)
-        _delete(sights, ordered)
-        order = self._order
-        for text in ordered:
-            del order[text]
-        self._size -= len(ordered)
+            seen, texts = self._stamps.popleft()
+            expired.update((text, None) for text in texts if sights.get(text) == seen)
+        for text in sorted(expired, key=self._order.__getitem__):
+            del sights[text]
+            del self._order[text]
+        self._size -= len(expired)
 
 
 def note(sights: Sights, text: str, now: datetime, gap: timedelta,
@@ -103,69 +95,27 @@ def sort_sightings(sights: Sights, sightings: list[Sighting], now: datetime,
     """Split a perception into (new or changed, seen lately) and note what was seen now.
     Sights unseen for longer than the gap are forgotten, which bounds the table. `index`: a
     SightIndex kept with the table, so that forgetting does not scan it."""
-    texts = list(map(attrgetter("text"), sightings))
     if index is None:
-        fresh, same, _ = _stamp(sights, sightings, texts, now, gap)
+        fresh, same, _ = _stamp(sights, sightings, now, gap)
         cutoff = now - gap  # seen before it <=> now - seen > gap
         for text in [t for t, seen in sights.items() if seen < cutoff]:
             del sights[text]
         return fresh, same
     index.follow(sights, now)
-    fresh, same, added = _stamp(sights, sightings, texts, now, gap)
-    index.stamped(texts, added, now)  # the index keeps the list
+    fresh, same, added = _stamp(sights, sightings, now, gap)
+    index.stamped([s.text for s in sightings], added, now)
     index.forget(sights, now - gap)
     return fresh, same
 
 
-def _set_all(sights: Sights, texts: list[str], now: datetime) -> None:
-    """`sights[text] = now` for each text, in order (a sight table notes them in one step)."""
-    if isinstance(sights, SightTable):
-        sights.stamp_all(texts, now)
-    else:
-        sights.update(dict.fromkeys(texts, now))
-
-
-def _delete(sights: Sights, texts: list[str]) -> None:
-    """`del sights[text]` for each text, in order (a sight table notes them in one step)."""
-    if isinstance(sights, SightTable):
-        sights.delete_all(texts)
-        return
-    for text in texts:
-        del sights[text]
-
-
-def _stamp(sights: Sights, sightings: list[Sighting], texts: list[str], now: datetime,
-           gap: timedelta) -> tuple[list[Sighting], list[Sighting], list[str]]:
-    """Stamp each sight (of `texts`, the sightings' texts) as seen now, as `note` does: (new
-    or changed, seen lately, the texts the table did not hold). The table is read and stamped
-    in one step each, unless a text comes twice (the second is then seen lately: stamped one
-    by one, as note would)."""
-    if not texts:
-        return [], [], []
-    if len(set(texts)) < len(texts):
-        return _stamp_each(sights, sightings, now, gap)
-    lasts = list(map(sights.get, texts))
-    _set_all(sights, texts, now)
-    fresh: list[Sighting] = []
-    same: list[Sighting] = []
-    cutoff = now - gap  # seen before it <=> now - seen > gap (one subtraction, not one each)
-    for sighting, last in zip(sightings, lasts, strict=True):
-        if last is None or last < cutoff:
-            fresh.append(sighting)
-        else:
-            same.append(sighting)
-    added = [text for text, last in zip(texts, lasts, strict=True) if last is None] \
-        if None in lasts else []
-    return fresh, same, added
-
-
-def _stamp_each(sights: Sights, sightings: list[Sighting], now: datetime, gap: timedelta
-                ) -> tuple[list[Sighting], list[Sighting], list[str]]:
-    """_stamp's answer, one sight at a time."""
+def _stamp(sights: Sights, sightings: list[Sighting], now: datetime, gap: timedelta
+           ) -> tuple[list[Sighting], list[Sighting], list[str]]:
+    """Stamp each sight as seen now (as `note` does): (new or changed, seen lately, the texts
+    the table did not hold)."""
     fresh: list[Sighting] = []
     same: list[Sighting] = []
     added: list[str] = []
-    cutoff = now - gap
+    cutoff = now - gap  # seen before it <=> now - seen > gap (one subtraction, not one each)
     for sighting in sightings:
         text = sighting.text
         last = sights.get(text)

@@ -6,7 +6,7 @@ scores the whole stream in a few vectorised numpy operations.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from operator import attrgetter
@@ -172,35 +172,6 @@ class MemoryStream:
         self.new_ids.append(index)
         return memory
 
-    def add_all(self, kinds: Sequence[str], texts: Sequence[str], created: Sequence[datetime],
-                importance: Sequence[int], vectors: np.ndarray,
-                evidence: Sequence[tuple[int, ...]]) -> range:
-        """`add` each memory in order (each last accessed when made), with their embeddings as
-        the rows of one matrix: the arrays are written a column at a time, not a memory at a
-        time (a tick stores about four memories a resident). Returns the new ids."""
-        unknown = set(kinds) - KIND_CODES.keys()
-        if unknown:
-            raise ValueError(f"unknown memory kind '{unknown.pop()}'; expected one of {', '.join(KINDS)}")
-        start, end = len(self.memories), len(self.memories) + len(texts)
-        if vectors.shape != (end - start, self.dim):
-            raise ValueError(f"embeddings have shape {vectors.shape}, this stream stores "
-                             f"({end - start}, {self.dim})")
-        if end > self._capacity:
-            self._grow(end)
-        importance = list(map(int, importance))
-        self.memories += map(Memory, range(start, end), kinds, texts, created, created,
-                             importance, map(tuple, evidence))
-        hours = {moment: hours_since_epoch(moment) for moment in set(created)}
-        self._vectors[start:end] = vectors
-        self._importance[start:end] = importance
-        self._accessed[start:end] = list(map(hours.__getitem__, created))
-        self._kinds[start:end] = list(map(KIND_CODES.__getitem__, kinds))
-        if self._int8 is not None:
-            self._int8.extend(start, self._vectors[start:end])
-        self._latest_by_text.update(zip(texts, range(start, end), strict=True))
-        self.new_ids += range(start, end)
-        return range(start, end)
-
     def extend_stored(self, memories: list[Memory], *vectors: np.ndarray | SparseVectors,
                       hours: dict[datetime, float] | None = None,
                       columns: StoredColumns | None = None) -> None:
@@ -276,14 +247,6 @@ class MemoryStream:
         index = self._latest_by_text.get(text)
         return None if index is None else self.memories[index]
 
-    def latest_ids_with(self, texts: Iterable[str]) -> list[int]:
-        """The ids of the newest memories with these texts, in order (texts of no memory left
-        out)."""
-        ids = list(map(self._latest_by_text.get, texts))
-        if None in ids:
-            return [index for index in ids if index is not None]
-        return ids  # type: ignore[return-value]  # no None among them
-
     def ids_containing(self, part: str) -> tuple[int, ...]:
         """Ids of the memories whose text contains `part`, ascending: kept per part and extended
         as memories arrive (a memory's text never changes), so that a part asked for again, as
@@ -313,12 +276,14 @@ class MemoryStream:
             self._revised.importance.add(index)
 
     def rescore_all(self, ids: list[int], importance: list[int]) -> None:
-        """`rescore` each memory of `ids` (a scoring of the queue: dozens at a time)."""
+        """`rescore` each memory of `ids` (a scoring of the queue: dozens at a time), the
+        importance column written in one step."""
         if not ids:
             return
-        scores = list(map(int, importance))
-        for memory, score in zip(map(self.memories.__getitem__, ids), scores, strict=True):
-            memory.importance = score
+        scores = [int(score) for score in importance]
+        memories = self.memories
+        for index, score in zip(ids, scores, strict=True):
+            memories[index].importance = score
         self._importance[ids] = scores
         self.touched_ids.update(ids)
         if self._revised is not None:
@@ -389,10 +354,9 @@ class MemoryStream:
 
     def take_changes(self) -> tuple[list[Memory], list[Memory]]:
         """Memories added and memories re-accessed since the last call (for the store)."""
-        at = self.memories.__getitem__
-        added = list(map(at, self.new_ids))
+        added = [self.memories[i] for i in self.new_ids]
         # A memory added since the last call goes out whole: touching it is no extra change.
-        touched = list(map(at, sorted(self.touched_ids.difference(self.new_ids))))
+        touched = [self.memories[i] for i in sorted(self.touched_ids.difference(self.new_ids))]
         self.new_ids, self.touched_ids = [], set()
         return added, touched
 

@@ -303,25 +303,8 @@ class SightTable(dict[str, datetime]):
         self.stamped.clear()
         super().clear()
 
-    def stamp_all(self, texts: list[str], seen: datetime) -> None:
-        """`self[text] = seen` for each text, in order (a resident stamps what it sees
-        together)."""
-        super().update(dict.fromkeys(texts, seen))
-        self.stamped.update(dict.fromkeys(texts))
-
-    def delete_all(self, texts: list[str]) -> None:
-        """`del self[text]` for each text, in order (texts it holds: forgetting)."""
-        delete = super().__delitem__
-        for text in texts:
-            delete(text)
-        if not self.stamped.keys().isdisjoint(texts):
-            for text in texts:
-                self.stamped.pop(text, None)
-        self.gone.update(dict.fromkeys(texts))
-
     def _unsupported(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError("a sight table changes one entry at a time (set, del, pop, clear) or "
-                        "through stamp_all and delete_all")
+        raise TypeError("a sight table changes one entry at a time (set, del, pop, clear)")
 
     update = setdefault = popitem = __ior__ = _unsupported  # type: ignore[assignment]
 
@@ -415,10 +398,8 @@ class AttentionState(Part):
         return part
 
 
-class Pending(NamedTuple):
-    """A memory waiting to be stored. (A named tuple: a tick queues about four a resident, and
-    a queue's memories are taken apart field by field in one step, zip(*pending).)"""
-
+@dataclass
+class Pending:
     kind: str
     text: str
     evidence: tuple[int, ...]
