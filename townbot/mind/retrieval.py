@@ -26,7 +26,7 @@ EXACT_BATCH = 32  # memories scored exactly at a time when the int8 bounds leave
 DIRECT = 2 * EXACT_BATCH  # open memories few enough to score together, without ordering them
 DIRECT_VALUES = 32_768  # vector values worth reading to score them all rather than look up their bounds
 SUM_MARGIN = 1e-9  # for the rounding of a few float64 sums of numbers up to a few
-SMALL_SORT = 256  # totals few enough to sort whole rather than select the best first
+SMALL_SORT = 64  # totals sorted whole (timsort inserts up to 64); past that, the best are selected first
 QUERIES_KEPT = 16  # queries whose relevance a stream keeps while it holds the same memories
 RECENCY_ERROR = 1e-5  # float32 exp(x) for x <= 0 is within 1e-6 of decay ** idle: ten times that
 
