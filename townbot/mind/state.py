@@ -283,12 +283,14 @@ class SightTable(dict[str, datetime]):
         for text, seen in (entries or {}).items():
             super().__setitem__(text, seen)
 
+    # dict's own methods named, not super()'s: a resident sets and deletes several entries a
+    # tick, and super() makes an object at each call.
     def __setitem__(self, text: str, seen: datetime) -> None:
-        super().__setitem__(text, seen)
+        dict.__setitem__(self, text, seen)
         self.stamped[text] = None
 
     def __delitem__(self, text: str) -> None:
-        super().__delitem__(text)
+        dict.__delitem__(self, text)
         self.stamped.pop(text, None)
         self.gone[text] = None
 
