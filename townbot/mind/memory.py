@@ -269,15 +269,11 @@ class MemoryStream:
 
     def rescore(self, index: int, importance: int) -> None:
         """Replace a provisional importance with the scored one."""
-        self.memories[index].importance = int(importance)
-        self._importance[index] = int(importance)
-        self.touched_ids.add(index)
-        if self._revised is not None:
-            self._revised.importance.add(index)
+        self.rescore_all([index], [importance])
 
     def rescore_all(self, ids: list[int], importance: list[int]) -> None:
-        """`rescore` each memory of `ids` (a scoring of the queue: dozens at a time), the
-        importance column written in one step."""
+        """Replace the provisional importance of each memory of `ids` with its scored one (a
+        scoring of the queue: dozens at a time), the importance column written in one step."""
         if not ids:
             return
         scores = [int(score) for score in importance]
