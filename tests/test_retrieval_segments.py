@@ -1,7 +1,7 @@
 """The int8 first pass as a stream grows: memories arriving one by one or in batches across the
 points where the filling segment's product is remade and where a segment fills, each retrieval
 returning what scoring every memory and sorting returns; the products at the largest codes, the
-float32 recency bound and the kind filter's kept positions."""
+int8 path's recency and importance and the kind filter's kept positions."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from townbot.mind.memory import KINDS, MemoryStream, hours_since_epoch
 from townbot.mind.quantised import MIN_DIM, MIN_ROWS, REFRESH, SEGMENT, Int8Copy
 from townbot.mind.retrieval import (
     RECENCY_DECAY,
-    approximate_recency,
+    RetrievalWeights,
+    bounded_terms,
     retrieve,
-    time_scale,
     time_terms,
 )
 
@@ -121,20 +121,32 @@ def test_vectors_and_queries_whose_squares_underflow_keep_their_bounds():
         assert np.all(bound[np.abs(vectors @ query) > 0] > 0)
 
 
-@pytest.mark.parametrize("decay", [0.5, 0.9, RECENCY_DECAY, 0.9999])
-def test_float32_recency_is_within_its_bound_of_time_terms(decay):
+@pytest.mark.parametrize("decay", [0.5, RECENCY_DECAY, 0.9999])
+def test_the_int8_path_takes_recency_and_importance_as_time_terms_gives_them(decay):
+    """bounded_terms reads recency and importance from the standing terms the stream keeps:
+    they are time_terms' to the bit as moments pass, memories are touched (some after the
+    moment) and rescored, and new ones arrive."""
     rng = np.random.default_rng(11)
-    stream = MemoryStream(dim=4)
-    for index in range(3000):
+    stream = MemoryStream(dim=MIN_DIM)
+    for index in range(MIN_ROWS):
         hours = float(rng.choice([rng.uniform(-5, 50), rng.uniform(0, 2000), rng.uniform(0, 40000)]))
-        stream.add("observation", f"m{index}", NOW - timedelta(hours=hours), 5,
-                   np.ones(4, dtype=np.float32))
-    rows = np.arange(0, 3000, 3)
-    scale = time_scale(stream, NOW, decay)
-    approximate, error = approximate_recency(stream, decay, rows, scale)
-    exact, _ = time_terms(stream, NOW, decay, rows)
-    assert 0 < np.abs(approximate - exact).max() <= error
-    assert error * (scale.recency_high - scale.recency_low) <= 1e-5
+        stream.add(KINDS[index % len(KINDS)], f"m{index}", NOW - timedelta(hours=hours),
+                   int(rng.integers(1, 11)), rng.standard_normal(MIN_DIM).astype(np.float32))
+    copy = stream.int8_copy()
+    assert copy is not None
+    for step in range(4):
+        now = NOW + timedelta(minutes=30 * step)
+        for kinds in (None, ("observation", "reflection")):
+            rows = None if kinds is None else stream.kind_rows(kinds)
+            ids, recency, importance, _ = bounded_terms(stream, copy, rng.standard_normal(MIN_DIM),
+                                                        now, RetrievalWeights(recency=0.5), decay,
+                                                        rows, 30)
+            expected_recency, expected_importance = time_terms(stream, now, decay, ids)
+            assert recency.tolist() == expected_recency.tolist()
+            assert importance.tolist() == expected_importance.tolist()
+            stream.touch(ids[:5].tolist(), now + timedelta(hours=step % 2))
+        stream.rescore_all([int(rng.integers(0, len(stream)))], [int(rng.integers(1, 11))])
+        stream.add("observation", "new", now, 10, rng.standard_normal(MIN_DIM).astype(np.float32))
 
 
 def test_kind_rows_follow_the_stream_as_it_grows():

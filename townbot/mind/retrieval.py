@@ -28,7 +28,6 @@ DIRECT_VALUES = 32_768  # vector values worth reading to score them all rather t
 SUM_MARGIN = 1e-9  # for the rounding of a few float64 sums of numbers up to a few
 SMALL_SORT = 64  # totals sorted whole (timsort inserts up to 64); past that, the best are selected first
 QUERIES_KEPT = 16  # queries whose relevance a stream keeps while it holds the same memories
-RECENCY_ERROR = 1e-5  # float32 exp(x) for x <= 0 is within 1e-6 of decay ** idle: ten times that
 
 
 @dataclass(frozen=True)
@@ -172,30 +171,15 @@ def cosine_extremes(estimate: np.ndarray, widest: float, bound_of: Callable[[np.
     return float(values[: len(upper)].max()), float(values[len(upper):].min())
 
 
-def approximate_recency(stream: MemoryStream, decay: float, rows: np.ndarray | None,
-                        scale: TimeScale) -> tuple[np.ndarray, float]:
-    """Normalised recency at `rows` (all when None) as time_terms gives it, but from float32
-    exponentials (a sixth of np.power's time), and how far any value can be from time_terms':
-    RECENCY_ERROR before scaling (float32's are within 1e-6 of decay ** idle <= 1)."""
-    accessed = stream.arrays()[2]
-    idle = np.subtract(scale.hours, accessed if rows is None else accessed[rows])
-    np.maximum(idle, 0.0, out=idle)
-    exponent = np.multiply(idle, np.float32(math.log(decay)), dtype=np.float32)
-    recency = np.exp(exponent, out=exponent)
-    if scale.recency_high - scale.recency_low < 1e-12:
-        return np.full(len(recency), 0.5), 0.0
-    return (scaled(recency, scale.recency_low, scale.recency_high),
-            RECENCY_ERROR / (scale.recency_high - scale.recency_low))
-
-
 def bounded_terms(stream: MemoryStream, copy: Int8Copy, query: np.ndarray, now: datetime,
                   weights: RetrievalWeights, decay: float, rows: np.ndarray | None,
                   count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(candidates, recency, importance, relevance) as `terms` gives them, but only for the
-    memories that can be among the best `count`: the int8 copy bounds every cosine and float32
-    exponentials every recency; the memories that can hold the cosines' extremes are scored
-    exactly, and so are those whose best possible total reaches the count-th worst possible
-    total; nobody else can be among the best."""
+    memories that can be among the best `count`: the int8 copy bounds every cosine, and the
+    stream's standing terms give recency and importance exactly; the memories that can hold
+    the cosines' extremes are scored exactly, and so are those whose best possible total
+    reaches the count-th worst possible total; nobody else can be among the best."""
+    standing = StandingTerms.of(stream, hours_since_epoch(now), decay, weights)
     query_unit = unit(query)
     estimate, widest, bound_of = copy.first_pass(query_unit)
 
@@ -204,29 +188,23 @@ def bounded_terms(stream: MemoryStream, copy: Int8Copy, query: np.ndarray, now: 
 
     top, bottom = cosine_extremes(estimate, widest, bound_of, cosines, stream.dim)
     kept = np.arange(len(stream)) if rows is None else rows
-    scale = time_scale(stream, now, decay)
     if top - bottom < 1e-12:
-        recency, importance = time_terms(stream, now, decay, kept, scale)
-        return kept, recency, importance, np.full(len(kept), 0.5)
-    recency, recency_error = approximate_recency(stream, decay, rows, scale)
-    importance = stream.arrays()[1]
-    relevance = np.subtract(estimate if rows is None else estimate[rows], bottom)
-    relevance /= top - bottom
-    middle = weighted(recency, scaled(importance if rows is None else importance[rows],
-                                      scale.importance_low, scale.importance_high),
-                      relevance, weights)
-    reach = abs(weights.relevance) / (top - bottom)
-    slack = abs(weights.recency) * recency_error + SUM_MARGIN
-    # Every exact total is within reach * widest + slack of `middle` (and within its own bound).
-    near = np.flatnonzero(middle >= kth_highest(middle, count) - 2 * (reach * widest + slack))
+        return kept, standing.recencies[kept], standing.importances[kept], np.full(len(kept), 0.5)
+    reach = weights.relevance / (top - bottom)
+    # The standing sums are the exact totals' first two terms to the bit, so every exact total
+    # is within |reach| * widest (and its own bound), plus rounding, of `middle`.
+    middle = np.subtract(estimate if rows is None else estimate[rows], bottom)
+    middle *= reach
+    middle += standing.standing if rows is None else standing.standing[rows]
+    reach = abs(reach)
+    near = np.flatnonzero(middle >= kth_highest(middle, count) - 2 * (reach * widest + SUM_MARGIN))
     if len(near) * stream.dim > DIRECT_VALUES:
-        near = open_best(near, middle, lambda positions: reach * bound_of(kept[positions]) + slack,
-                         lambda positions: exact_totals(stream, query_unit, kept[positions], now,
-                                                        decay, scale, (bottom, top), weights), count)
+        near = open_best(near, middle, lambda positions: reach * bound_of(kept[positions]) + SUM_MARGIN,
+                         lambda positions: exact_totals(stream, query_unit, kept[positions], standing,
+                                                        (bottom, top), weights), count)
     candidates = kept[near]
-    recency, importance = time_terms(stream, now, decay, candidates, scale)
-    return candidates, recency, importance, scaled(exact_cosines(stream, query_unit, candidates),
-                                                   bottom, top)
+    return candidates, standing.recencies[candidates], standing.importances[candidates], \
+        scaled(exact_cosines(stream, query_unit, candidates), bottom, top)
 
 
 def open_best(near: np.ndarray, middle: np.ndarray, bound_of: Callable[[np.ndarray], np.ndarray],
@@ -244,12 +222,16 @@ def open_best(near: np.ndarray, middle: np.ndarray, bound_of: Callable[[np.ndarr
                                       lambda positions: totals(near[reaching[positions]]), count)[0]]]
 
 
-def exact_totals(stream: MemoryStream, query_unit: np.ndarray, indices: np.ndarray, now: datetime,
-                 decay: float, scale: TimeScale, cosine_ends: tuple[float, float],
+def exact_totals(stream: MemoryStream, query_unit: np.ndarray, indices: np.ndarray,
+                 standing: StandingTerms, cosine_ends: tuple[float, float],
                  weights: RetrievalWeights) -> np.ndarray:
-    recency, importance = time_terms(stream, now, decay, indices, scale)
+    """The totals `weighted` gives the memories at `indices`, to the bit: the standing sums of
+    recency and importance with the exact relevance weighted and added."""
     relevance = scaled(exact_cosines(stream, query_unit, indices), *cosine_ends)
-    return weighted(recency, importance, relevance, weights)
+    if weights.relevance != 1.0:  # x * 1.0 is x
+        relevance *= weights.relevance
+    relevance += standing.standing[indices]
+    return relevance
 
 
 def kth_highest(values: np.ndarray, count: int) -> float:
