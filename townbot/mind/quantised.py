@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -60,21 +60,45 @@ def codes_of(values: np.ndarray, levels: int) -> tuple[np.ndarray, np.ndarray]:
     return codes, steps
 
 
-def query_rows(query: np.ndarray) -> tuple[np.ndarray, tuple[float, float], np.ndarray]:
-    """The query (float64) as QUERY_ROWS rows of codes for the product (uint8, QUERY_ZERO for
-    0): its own codes at one step, then its rounding error's at a finer one; with the steps and
-    what is left over."""
-    rows = np.zeros((QUERY_ROWS, len(query)))
-    rest = query
+def euclidean(vector: np.ndarray, magnitude: np.ndarray) -> float:
+    """The Euclidean norm of a vector as l2_norms gives it (`magnitude` is |vector|)."""
+    l2 = math.sqrt(float(vector @ vector))
+    return l2 if l2 >= TINY else float(magnitude.sum())
+
+
+class QueryCodes(NamedTuple):
+    """What coding a query leaves beside its codes: the steps of its two rows, and the norms the
+    bound needs (the query's L1 and Euclidean, and those of what the codes leave over)."""
+
+    step: float
+    rest_step: float
+    norms: tuple[float, float, float, float]  # L1, Euclidean; largest magnitude, Euclidean left
+
+
+def code_query(query: np.ndarray, codes: np.ndarray) -> QueryCodes | None:
+    """Write the query (float64) into `codes` (QUERY_ROWS x dim, uint8, QUERY_ZERO for 0): its
+    own codes at one step, then its rounding error's at a finer one; None if it is all zeros."""
+    magnitude = np.abs(query)
+    peak = float(magnitude.max())
+    if not peak:
+        return None
+    query_l1 = float(magnitude.sum())
+    query_l2 = math.sqrt(float(query @ query))
     steps = []
-    for row in rows:
-        step = float(np.abs(rest).max()) / QUERY_LEVELS
+    rest = query
+    for row in codes:
+        step = peak / QUERY_LEVELS
         if step > 0:  # then |rest / step| <= QUERY_LEVELS, a rounding off at most
-            np.rint(rest / step, out=row)
-            rest = rest - row * step
+            levels = np.rint(np.divide(rest, step))
+            rest = rest - levels * step
+            np.add(levels, QUERY_ZERO, out=row, casting="unsafe")
+            magnitude = np.abs(rest)
+            peak = float(magnitude.max())
+        else:
+            row.fill(QUERY_ZERO)
         steps.append(step)
-    rows += QUERY_ZERO
-    return rows.astype(np.uint8), (steps[0], steps[1]), rest
+    return QueryCodes(steps[0], steps[1], (query_l1, query_l2 if query_l2 >= TINY else query_l1,
+                                           peak, euclidean(rest, magnitude)))
 
 
 def l2_norms(rows: np.ndarray, l1: np.ndarray) -> np.ndarray:
@@ -84,19 +108,14 @@ def l2_norms(rows: np.ndarray, l1: np.ndarray) -> np.ndarray:
     return np.where(norms < TINY, l1, norms)
 
 
-def norms_of(vector: np.ndarray) -> tuple[float, float, float]:
-    """(L1, Euclidean, largest magnitude) of a vector, the Euclidean norm as l2_norms gives it."""
-    l1 = float(np.abs(vector).sum())
-    l2 = math.sqrt(float(vector @ vector))
-    return l1, l2 if l2 >= TINY else l1, float(np.abs(vector).max())
-
-
 def bound_of(error_inf: Any, error_l2: Any, scaled_l1: Any, scaled_l2: Any, norm: Any,
-             query_l1: float, query_l2: float, left_inf: float, left_l2: float, dim: int) -> Any:
-    """The module docstring's bound for memories with these stats (floats or arrays), given the
-    query's norms and those of what its codes leave over; larger when any stat is."""
-    bound = np.minimum(error_inf * query_l1, error_l2 * query_l2)
-    bound += np.minimum(scaled_l1 * left_inf, scaled_l2 * left_l2)
+             query_l1: float, query_l2: float, left_inf: float, left_l2: float, dim: int,
+             minimum: Callable[[Any, Any], Any] = np.minimum) -> Any:
+    """The module docstring's bound for memories with these stats (arrays, or floats with the
+    built-in `minimum`), given the query's norms and those of what its codes leave over;
+    larger when any stat is."""
+    bound = minimum(error_inf * query_l1, error_l2 * query_l2)
+    bound += minimum(scaled_l1 * left_inf, scaled_l2 * left_l2)
     bound *= MARGIN
     bound += FLOAT32_SLACK * dim * query_l2 * norm
     return bound
@@ -172,11 +191,10 @@ class Int8Copy:
         self._open[:, column: column + len(exact)] = codes.T
         self._count += len(exact)
 
-    def _products(self, shifted: np.ndarray) -> np.ndarray:
-        """The products of the query's rows of codes (uint8) with every stored memory's codes
+    def _products(self) -> np.ndarray:
+        """The products of the query's rows of codes (`_query`) with every stored memory's codes
         (int32, one row per query row): the full segments' (packed the first time), the filling
         one's (packed anew when REFRESH memories have arrived since) and the newest few's."""
-        self._query[:] = shifted
         while self._full:
             self._sealed.append(PackedProduct(self._full.pop(0), self._query))
         filling = self._count % SEGMENT
@@ -187,7 +205,7 @@ class Int8Copy:
             parts.append(self._filling.run())
         if filling > self._filled:
             newest = np.ascontiguousarray(self._open[:, self._filled: filling])
-            parts.append(input_session().run(None, {"q": shifted, "m": newest})[0])
+            parts.append(input_session().run(None, {"q": self._query, "m": newest})[0])
         return np.concatenate(parts, axis=1)
 
     def first_pass(self, query: np.ndarray) -> tuple[np.ndarray, float, Callable[[np.ndarray], np.ndarray]]:
@@ -195,19 +213,16 @@ class Int8Copy:
         from its exact product, and a function giving the listed memories' own bounds, each no
         wider than that one): float64."""
         self._catch_up()
-        exact = np.asarray(query, dtype=np.float64)
-        if self._count == 0 or not np.any(exact):
+        coded = code_query(np.asarray(query, dtype=np.float64), self._query) if self._count else None
+        if coded is None:  # no memories, or a query of zeros
             return np.zeros(self._count), 0.0, lambda indices: np.zeros(len(indices))
-        codes, (step, rest_step), left = query_rows(exact)
-        query_l1, query_l2, _ = norms_of(exact)
-        _, left_l2, left_inf = norms_of(left)
-        norms = (query_l1, query_l2, left_inf, left_l2)
-        products = self._products(codes)
-        values = products[0] * step
-        values += products[1] * rest_step
+        products = self._products()
+        values = products[0] * coded.step
+        values += products[1] * coded.rest_step
         values *= self._stats[0, : self._count]
+        norms = coded.norms
         _, *peaks = self._peaks.tolist()
-        widest = bound_of(*peaks, *norms, self.dim)
+        widest = bound_of(*peaks, *norms, self.dim, minimum=min)
         return values, widest, lambda indices: bound_of(*self._stats[1:, indices], *norms, self.dim)
 
     def cosines(self, query: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:

@@ -117,11 +117,10 @@ def terms(stream: MemoryStream, query: np.ndarray, now: datetime, decay: float =
     return recency, importance, relevance
 
 
-def exact_cosines(stream: MemoryStream, query_unit: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    """Cosines of a few memories, summed in float64 and rounded to float32 once, so equal vectors
-    get equal values wherever they sit."""
-    vectors = stream.arrays()[0][indices].astype(np.float64)
-    return (vectors @ query_unit.astype(np.float64)).astype(np.float32)
+def exact_cosines(vectors: np.ndarray, query: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """Cosines of a few of the stream's `vectors` with the unit query (float64), summed in
+    float64 and rounded to float32 once, so equal vectors get equal values wherever they sit."""
+    return (vectors.take(indices, axis=0).astype(np.float64) @ query).astype(np.float32)
 
 
 def settled_best(bounds: np.ndarray, floor: float, exact: Callable[[np.ndarray], np.ndarray],
@@ -182,9 +181,10 @@ def bounded_terms(stream: MemoryStream, copy: Int8Copy, query: np.ndarray, now: 
     standing = StandingTerms.of(stream, hours_since_epoch(now), decay, weights)
     query_unit = unit(query)
     estimate, widest, bound_of = copy.first_pass(query_unit)
+    vectors, query_unit = stream.arrays()[0], query_unit.astype(np.float64)
 
     def cosines(indices: np.ndarray) -> np.ndarray:
-        return exact_cosines(stream, query_unit, indices).astype(np.float64)
+        return exact_cosines(vectors, query_unit, indices).astype(np.float64)
 
     top, bottom = cosine_extremes(estimate, widest, bound_of, cosines, stream.dim)
     kept = np.arange(len(stream)) if rows is None else rows
@@ -200,11 +200,11 @@ def bounded_terms(stream: MemoryStream, copy: Int8Copy, query: np.ndarray, now: 
     near = np.flatnonzero(middle >= kth_highest(middle, count) - 2 * (reach * widest + SUM_MARGIN))
     if len(near) * stream.dim > DIRECT_VALUES:
         near = open_best(near, middle, lambda positions: reach * bound_of(kept[positions]) + SUM_MARGIN,
-                         lambda positions: exact_totals(stream, query_unit, kept[positions], standing,
+                         lambda positions: exact_totals(vectors, query_unit, kept[positions], standing,
                                                         (bottom, top), weights), count)
     candidates = kept[near]
     return candidates, standing.recencies[candidates], standing.importances[candidates], \
-        scaled(exact_cosines(stream, query_unit, candidates), bottom, top)
+        scaled(exact_cosines(vectors, query_unit, candidates), bottom, top)
 
 
 def open_best(near: np.ndarray, middle: np.ndarray, bound_of: Callable[[np.ndarray], np.ndarray],
@@ -222,12 +222,12 @@ def open_best(near: np.ndarray, middle: np.ndarray, bound_of: Callable[[np.ndarr
                                       lambda positions: totals(near[reaching[positions]]), count)[0]]]
 
 
-def exact_totals(stream: MemoryStream, query_unit: np.ndarray, indices: np.ndarray,
+def exact_totals(vectors: np.ndarray, query_unit: np.ndarray, indices: np.ndarray,
                  standing: StandingTerms, cosine_ends: tuple[float, float],
                  weights: RetrievalWeights) -> np.ndarray:
     """The totals `weighted` gives the memories at `indices`, to the bit: the standing sums of
     recency and importance with the exact relevance weighted and added."""
-    relevance = scaled(exact_cosines(stream, query_unit, indices), *cosine_ends)
+    relevance = scaled(exact_cosines(vectors, query_unit, indices), *cosine_ends)
     if weights.relevance != 1.0:  # x * 1.0 is x
         relevance *= weights.relevance
     relevance += standing.standing[indices]
