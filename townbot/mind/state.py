@@ -20,7 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
+from itertools import compress, count, islice
 from json.encoder import encode_basestring_ascii
+from operator import ne
 from typing import Any, ClassVar, NamedTuple
 
 from townbot.json_parts import json_text
@@ -221,10 +223,12 @@ class PlanState(Part):
             self.log_from, self.based = self.next_n, True
             return None
         old_head, old = before
+        # The first block that differs, and how many are kept at the end, found by iterators
+        # written in C rather than a Python step a block (a plan has a few dozen).
         shorter = min(len(old), len(blocks))
-        start = next((i for i in range(shorter) if old[i] != blocks[i]), shorter)
-        end = next((i for i in range(shorter - start) if old[-1 - i] != blocks[-1 - i]),
-                   shorter - start)  # blocks kept at the end
+        start = next(compress(count(), map(ne, old, blocks)), shorter)
+        end = next(compress(count(), islice(map(ne, reversed(old), reversed(blocks)),
+                                            shorter - start)), shorter - start)
         change = (f"[{'null' if head == old_head else head}, {start}, {len(old) - end}, "
                   f"[{', '.join(blocks[start:len(blocks) - end])}]]")
         self.next_n += 1
@@ -274,11 +278,12 @@ class PlaceKnowledge(Part):
 
 class SightTable(dict[str, datetime]):
     """What was seen -> when, noting what changed since the changes were last taken: the texts
-    set (in the order first set) and the texts deleted."""
+    set (in the order first set, each with its time, so that taking them needs no lookup a
+    text) and the texts deleted."""
 
     def __init__(self, entries: Mapping[str, datetime] | None = None) -> None:
         super().__init__()
-        self.stamped: dict[str, None] = {}
+        self.stamped: dict[str, datetime] = {}
         self.gone: dict[str, None] = {}
         for text, seen in (entries or {}).items():
             super().__setitem__(text, seen)
@@ -287,7 +292,7 @@ class SightTable(dict[str, datetime]):
     # tick, and super() makes an object at each call.
     def __setitem__(self, text: str, seen: datetime) -> None:
         dict.__setitem__(self, text, seen)
-        self.stamped[text] = None
+        self.stamped[text] = seen
 
     def __delitem__(self, text: str) -> None:
         dict.__delitem__(self, text)
@@ -317,12 +322,12 @@ class SightTable(dict[str, datetime]):
         self.stamped, self.gone = {}, {}
         if not stamped:
             return [], gone
-        times = set(map(self.__getitem__, stamped))
+        times = set(stamped.values())
         if len(times) == 1:  # a tick stamps what it sees with one time (nearly always)
             return [(times.pop(), list(stamped))], gone
         by_time: dict[datetime, list[str]] = {}
-        for text in stamped:
-            by_time.setdefault(self[text], []).append(text)
+        for text, seen in stamped.items():
+            by_time.setdefault(seen, []).append(text)
         return list(by_time.items()), gone
 
 
@@ -386,8 +391,9 @@ class AttentionState(Part):
         else:
             rows = [LogRow(n, f'["{_format(seen[0][0])}", {_json_texts(seen[0][1])}, '
                               f'{first_gone}, {first_step}]')]
-            rows += [LogRow(n + index, f'["{_format(when)}", {_json_texts(texts)}, [], null]')
-                     for index, (when, texts) in enumerate(seen[1:], 1)]
+            if len(seen) > 1:  # seldom: a tick stamps with one time
+                rows += [LogRow(n + index, f'["{_format(when)}", {_json_texts(texts)}, [], null]')
+                         for index, (when, texts) in enumerate(seen[1:], 1)]
         self.next_n = n + len(rows)
         return rows
 
@@ -576,7 +582,7 @@ class MindState:
         for part in state.parts():
             part.dirty = False
         if CHECK_UNMARKED:
-            state.saved = {part.name: _encode(part) for part in state.parts()}
+            state.saved = {part.name: part.encode() for part in state.parts()}
         return state
 
     def take_changes(self) -> dict[str, str]:
@@ -595,9 +601,9 @@ class MindState:
             if isinstance(part, LOGGED_PARTS):
                 if self._logged(part):
                     continue
-                changed[part.name] = saved[part.name] = _encode(part)  # a new base is stored
+                changed[part.name] = saved[part.name] = part.encode()  # a new base is stored
                 continue
-            text = _encode(part)
+            text = part.encode()
             if saved.get(part.name) != text:
                 changed[part.name] = saved[part.name] = text
         return changed
@@ -611,7 +617,7 @@ class MindState:
         if rows:
             self.logs.setdefault(part.name, []).extend(rows)
         if CHECK_UNMARKED:  # what a reload gives, for the check of unmarked changes
-            self.saved[part.name] = _encode(part)
+            self.saved[part.name] = part.encode()
         return True
 
     def take_logs(self) -> dict[str, list[LogRow]]:
@@ -626,9 +632,6 @@ class MindState:
     def _check_unmarked(self) -> None:
         for part in self.parts():
             if not part.dirty and part.name in self.saved and \
-                    _encode(part) != self.saved[part.name]:
+                    part.encode() != self.saved[part.name]:
                 raise AssertionError(f"the {part.name} part changed without being marked")
 
-
-def _encode(part: Part) -> str:
-    return part.encode()
