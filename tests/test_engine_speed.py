@@ -23,7 +23,7 @@ from townbot.mind.state import (
     ReactionState,
     ReflectionState,
 )
-from townbot.town.body import Body
+from townbot.town.body import FIELDS, Body
 
 NINE = datetime(2023, 2, 13, 9, 0)
 
@@ -107,6 +107,22 @@ def test_a_body_written_out_by_hand_is_what_json_dumps_writes():
     assert body.take_change() is None  # unchanged since
     body.visitor, body.sector = "tab\there", None
     assert body.take_change() == json.dumps(body.to_dict())
+
+
+def test_a_body_changed_a_few_fields_at_a_time_is_written_as_json_dumps_writes_it():
+    rng = random.Random(5)
+    values = [None, "Cafe", "bar", "sleeping", "😴", 'a "quoted" café', "", "walking to Cafe"]
+    body = Body.from_dict(Body("Park", "bench", "sitting").to_dict())
+    stored = body.to_dict()
+    for _ in range(500):
+        for name in rng.sample(FIELDS, rng.randint(0, 3)):
+            setattr(body, name, rng.choice(values))
+        written = body.take_change()
+        if body.to_dict() == stored:
+            assert written is None
+        else:  # only the fields that changed were encoded again
+            assert written == json.dumps(body.to_dict())
+            stored = body.to_dict()
 
 
 def test_a_block_kept_encoded_follows_its_steps_as_they_change():

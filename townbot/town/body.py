@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, fields
 from datetime import datetime
-from operator import itemgetter
+from itertools import compress, count
+from json.encoder import encode_basestring_ascii
+from operator import itemgetter, ne
 from typing import Any
 
 from townbot.json_parts import json_text
@@ -33,6 +35,9 @@ class Body:
         # The fields' values last written, compared at each commit: cheaper than marking the
         # body at every assignment (a tick sets a body's fields several times, mostly anew).
         self._written: tuple[Any, ...] | None = None
+        # Each field's '"name": value' as last written: a commit encodes only the fields that
+        # changed (mostly the action and its emoji) and joins the rest as they were.
+        self._pieces: list[str] | None = None
 
     @property
     def walking(self) -> bool:
@@ -62,19 +67,31 @@ class Body:
     def take_change(self) -> str | None:
         """The stored form (JSON) if a field changed since the last call (or since loading).
         It is json.dumps(to_dict()) written out: most bodies change at every tick, and
-        json.dumps's set-up cost more than the few texts it writes."""
-        values = _field_values(self.__dict__)
-        if values == self._written:
+        json.dumps's set-up cost more than the few texts it writes; only the fields that
+        changed are encoded again."""
+        values, written = _field_values(self.__dict__), self._written
+        if values == written:
             return None
         self._written = values
-        return "{" + ", ".join([key + ("null" if value is None else json_text(value))
-                                for key, value in zip(_KEYS, values, strict=True)]) + "}"
+        pieces = self._pieces
+        if pieces is None or written is None:
+            pieces = self._pieces = list(map(_piece, _KEYS, values))
+        else:
+            for index in compress(count(), map(ne, values, written)):
+                pieces[index] = _piece(_KEYS[index], values[index])
+        return "{" + ", ".join(pieces) + "}"
 
     @classmethod
     def from_dict(cls, data: dict) -> Body:
         body = cls(**{k: v for k, v in data.items() if k in FIELDS})
         body._written = _field_values(body.__dict__)  # as stored
         return body
+
+
+def _piece(key: str, value: Any) -> str:
+    """One field as json.dumps writes it in a dict: its key (with ": ") and its value."""
+    return key + (encode_basestring_ascii(value) if type(value) is str
+                  else "null" if value is None else json_text(value))
 
 
 FIELDS = tuple(f.name for f in fields(Body))
