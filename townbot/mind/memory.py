@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from functools import lru_cache
 from operator import attrgetter
 from typing import Any
 
@@ -32,6 +33,11 @@ def kind_table(kinds: tuple[str, ...]) -> np.ndarray:
 
 def hours_since_epoch(moment: datetime) -> float:
     return (moment - EPOCH).total_seconds() / 3600.0
+
+
+# The memories a tick adds share its moment (about 400 a tick at 100 residents): its hours are
+# kept rather than worked out again for each.
+_hours_of_moment = lru_cache(maxsize=64)(hours_since_epoch)
 
 
 @dataclass(slots=True)  # a week-long town holds tens of thousands: lighter, made faster
@@ -152,7 +158,8 @@ class MemoryStream:
 
     def add(self, kind: str, text: str, now: datetime, importance: int, vector: np.ndarray,
             evidence: tuple[int, ...] = (), last_accessed: datetime | None = None) -> Memory:
-        if kind not in KINDS:
+        code = KIND_CODES.get(kind)
+        if code is None:
             raise ValueError(f"unknown memory kind '{kind}'; expected one of {', '.join(KINDS)}")
         if vector.shape != (self.dim,):
             raise ValueError(f"embedding has shape {vector.shape}, this stream stores ({self.dim},)")
@@ -164,8 +171,8 @@ class MemoryStream:
         self.memories.append(memory)
         self._vectors[index] = vector
         self._importance[index] = memory.importance
-        self._accessed[index] = hours_since_epoch(accessed)
-        self._kinds[index] = KIND_CODES[kind]
+        self._accessed[index] = _hours_of_moment(accessed)
+        self._kinds[index] = code
         if self._int8 is not None:
             self._int8.extend(index, self._vectors[index: index + 1])
         self._latest_by_text[text] = index
