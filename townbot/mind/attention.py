@@ -66,11 +66,16 @@ class SightIndex:
         """Delete the sights last seen before `cutoff`, in the table's order."""
         if not self._stamps or self._stamps[0][0] >= cutoff:
             return  # nothing that old (most steps)
-        expired: dict[str, None] = {}
-        while self._stamps and self._stamps[0][0] < cutoff:
-            seen, texts = self._stamps.popleft()
-            expired.update((text, None) for text in texts if sights.get(text) == seen)
-        for text in sorted(expired, key=self._order.__getitem__):
+        expired: list[str] = []
+        stamps, last_seen = self._stamps, sights.get
+        while stamps and stamps[0][0] < cutoff:
+            seen, texts = stamps.popleft()
+            expired += [text for text in texts if last_seen(text) == seen]
+        if not expired:  # all seen again since (most steps that reach here)
+            return
+        if len(expired) > 1:
+            expired = sorted(dict.fromkeys(expired), key=self._order.__getitem__)
+        for text in expired:
             del sights[text]
             del self._order[text]
         self._size -= len(expired)
@@ -96,26 +101,27 @@ def sort_sightings(sights: Sights, sightings: list[Sighting], now: datetime,
     Sights unseen for longer than the gap are forgotten, which bounds the table. `index`: a
     SightIndex kept with the table, so that forgetting does not scan it."""
     if index is None:
-        fresh, same, _ = _stamp(sights, sightings, now, gap)
         cutoff = now - gap  # seen before it <=> now - seen > gap
+        fresh, same, _ = _stamp(sights, sightings, now, cutoff)
         for text in [t for t, seen in sights.items() if seen < cutoff]:
             del sights[text]
         return fresh, same
     index.follow(sights, now)
-    fresh, same, added = _stamp(sights, sightings, now, gap)
+    cutoff = now - gap
+    fresh, same, added = _stamp(sights, sightings, now, cutoff)
     index.stamped([s.text for s in sightings], added, now)
-    index.forget(sights, now - gap)
+    index.forget(sights, cutoff)
     return fresh, same
 
 
-def _stamp(sights: Sights, sightings: list[Sighting], now: datetime, gap: timedelta
+def _stamp(sights: Sights, sightings: list[Sighting], now: datetime, cutoff: datetime
            ) -> tuple[list[Sighting], list[Sighting], list[str]]:
     """Stamp each sight as seen now (as `note` does): (new or changed, seen lately, the texts
-    the table did not hold)."""
+    the table did not hold). A sight seen before `cutoff` (now - gap) is changed: one
+    subtraction, not one a sight."""
     fresh: list[Sighting] = []
     same: list[Sighting] = []
     added: list[str] = []
-    cutoff = now - gap  # seen before it <=> now - seen > gap (one subtraction, not one each)
     for sighting in sightings:
         text = sighting.text
         last = sights.get(text)
