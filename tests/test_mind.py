@@ -419,6 +419,20 @@ async def test_agents_learn_the_places_they_see(world):
     assert mind.state.places.known[unknown] == list(world.sectors[unknown].arenas)
 
 
+async def test_a_place_known_in_part_or_in_another_order_learns_only_what_is_missing(world):
+    mind = await started(make_mind(world, "Klaus Mueller", ScriptedModel()))
+    sector = next(s for s in world.sectors if len(world.sectors[s].arenas) >= 3)
+    arenas = list(world.sectors[sector].arenas)
+    for known, learned in ((arenas[::-1], arenas[::-1]),  # all known: the order kept
+                           ([arenas[2], arenas[0]], [arenas[2], arenas[0], *arenas[1:2], *arenas[3:]]),
+                           (list(arenas), list(arenas))):
+        mind.state.places.known[sector] = list(known)
+        mind.state.places.dirty = False
+        mind.observe(Perception(MORNING, sector, arenas[0]), OpenWorld(world))
+        assert mind.state.places.known[sector] == learned
+        assert mind.state.places.dirty == (learned != known)
+
+
 async def test_a_refused_place_is_asked_again_then_replaced(world):
     willows = "The Willows Market and Pharmacy"
     scripted = ScriptedModel({"choose_place": lambda r: {"place": willows, "area": "pharmacy"}})

@@ -166,16 +166,18 @@ class AgentMind:
         if not pending:
             return
         vectors = await self.model.embed([p.text for p in pending])
-        self.state.queue.pending = self.state.queue.pending[len(pending):]  # queued meanwhile
-        self.state.queue.mark()
+        queue = self.state.queue
+        queue.pending = queue.pending[len(pending):]  # queued meanwhile
+        queue.mark()
+        add, importance_of, unscored = self.stream.add, self._importance_by_text.get, queue.unscored
         for waiting, vector in zip(pending, vectors, strict=True):
-            known = self._importance_by_text.get(waiting.text)
-            memory = self.stream.add(waiting.kind, waiting.text, waiting.created,
-                                     PROVISIONAL_IMPORTANCE if known is None else known, vector,
-                                     waiting.evidence)
+            known = importance_of(waiting.text)
             if known is None:
-                self.state.queue.unscored.append(memory.id)
-            elif waiting.kind in EXPERIENCE:
+                unscored.append(add(waiting.kind, waiting.text, waiting.created,
+                                    PROVISIONAL_IMPORTANCE, vector, waiting.evidence).id)
+                continue
+            add(waiting.kind, waiting.text, waiting.created, known, vector, waiting.evidence)
+            if waiting.kind in EXPERIENCE:
                 self.state.reflection.importance_since_reflection += known
                 self.state.reflection.mark()
 
@@ -218,22 +220,31 @@ class AgentMind:
         it. Learn the place we are in. Returns the new sightings."""
         now = perception.now
         if perception.sector and perception.arena:
-            known = self.state.places.known.setdefault(perception.sector, [])
-            for arena in world.arenas_of(perception.sector):
-                if arena not in known:
-                    known.append(arena)
-                    self.state.places.mark()
+            self._learn_arenas(perception.sector, world.arenas_of(perception.sector))
         sights = self.state.attention.sights
         known_sights = len(sights)
-        fresh, same = attention.sort_sightings(sights, perception.sightings, now, self._sight_gap,
+        sightings = perception.sightings
+        fresh, same = attention.sort_sightings(sights, sightings, now, self._sight_gap,
                                                self._sight_index)
-        if perception.sightings or len(sights) != known_sights:  # stamped, or some forgotten
+        if sightings or len(sights) != known_sights:  # stamped, or some forgotten
             self.state.attention.mark()
         if fresh:
             self._remember_all("observation", [sighting.text for sighting in fresh])
-        seen_before = [self.stream.latest_with(s.text) for s in same]
-        self.stream.touch([m.id for m in seen_before if m is not None], now)
+        if same:  # refresh the memories made of what was seen lately
+            latest_with = self.stream.latest_with
+            self.stream.touch([memory.id for sighting in same
+                               if (memory := latest_with(sighting.text)) is not None], now)
         return fresh
+
+    def _learn_arenas(self, sector: str, arenas: list[str]) -> None:
+        """Know every arena of the sector we are in."""
+        known = self.state.places.known.setdefault(sector, [])
+        if known == arenas:  # most steps: known already, in the world's order
+            return
+        for arena in arenas:
+            if arena not in known:
+                known.append(arena)
+                self.state.places.mark()
 
     # --- the step ---------------------------------------------------------------------------
 
