@@ -350,6 +350,32 @@ class RecordingTime(FakeTime):
         await super().sleep(seconds)
 
 
+async def test_a_read_waits_for_another_workers_transaction_and_never_sees_it_undone(tmp_path):
+    store, town_id = await new_town(tmp_path / "t.db")
+    await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Coffee is ready!")])
+    discord_store = await DiscordStore.open(tmp_path / "t.db", town_id)
+    [row] = await discord_store.unsent(CAFE)
+    inside, release = asyncio.Event(), asyncio.Event()
+
+    async def mark_then_fail() -> None:
+        await discord_store._mark_sent([row.id])
+        inside.set()
+        await release.wait()
+        raise OSError("the disk went away")
+
+    failing = asyncio.create_task(discord_store._transaction(mark_then_fail))
+    await inside.wait()
+    counting = asyncio.create_task(discord_store.backlog())
+    await asyncio.wait([counting], timeout=0.5)
+    assert not counting.done(), "a read waits while another worker's transaction is open"
+    release.set()
+    with pytest.raises(OSError):
+        await failing
+    assert await counting == 1, "the mark was rolled back: the post is still to be sent"
+    await discord_store.close()
+    await store.close()
+
+
 async def test_failures_back_off_doubling_from_one_second(tmp_path):
     store, town_id = await new_town(tmp_path / "t.db")
     await write(store, town_id, 0, [speech(CAFE, "Isabella Rodriguez", "Coffee is ready!")])

@@ -146,9 +146,12 @@ class DiscordStore:
     def __init__(self, connection: aiosqlite.Connection, town_id: int) -> None:
         self.db = connection
         self.town_id = town_id
-        # Channel workers share this connection: one transaction at a time, and no write of
-        # one worker may land inside another's transaction.
-        self._writing = asyncio.Lock()
+        # Channel workers, commands and the delete handler share this connection, and SQLite
+        # keeps one read snapshot per connection: a statement another coroutine has open (a
+        # read between its execute and its fetch, or a transaction between BEGIN and COMMIT)
+        # would show a read the data as it was then, or writes not yet committed. So one
+        # statement or transaction at a time, and a read fetches its rows in the same call.
+        self._turn = asyncio.Lock()
 
     @classmethod
     async def open(cls, path: str | Path, town_id: int) -> DiscordStore:
@@ -169,8 +172,8 @@ class DiscordStore:
 
     async def _migrate(self) -> None:
         await self.db.execute("CREATE TABLE IF NOT EXISTS discord_schema (version INTEGER NOT NULL)")
-        async with self.db.execute("SELECT MAX(version) FROM discord_schema") as cursor:
-            version = (await cursor.fetchone())[0] or 0
+        [(version,)] = await self._rows("SELECT MAX(version) FROM discord_schema")
+        version = version or 0
         for number in range(version + 1, len(SCHEMA) + 1):
             await self._transaction(lambda n=number: self._apply(n))
 
@@ -180,7 +183,7 @@ class DiscordStore:
         await self.db.execute("INSERT INTO discord_schema (version) VALUES (?)", (number,))
 
     async def _transaction(self, work: Callable[[], Awaitable[object]]) -> None:
-        async with self._writing:
+        async with self._turn:
             await begin_writing(lambda: self.db.execute("BEGIN IMMEDIATE"))
             try:
                 await work()
@@ -189,11 +192,15 @@ class DiscordStore:
                 raise
             await self.db.execute("COMMIT")
 
+    async def _rows(self, sql: str, parameters: tuple = ()) -> list[aiosqlite.Row]:
+        """A read's rows, taken in one call on the database thread, in the store's turn."""
+        async with self._turn:
+            return list(await self.db.execute_fetchall(sql, parameters))
+
     # --- layout -------------------------------------------------------------------------------
 
     async def layout(self, guild_id: int) -> dict[str, Placed]:
-        async with self.db.execute("SELECT * FROM discord_layout") as cursor:
-            rows = await cursor.fetchall()
+        rows = await self._rows("SELECT * FROM discord_layout")
         strangers = {row["guild_id"] for row in rows} - {guild_id}
         if strangers:
             raise LayoutError(f"this database was set up for server {strangers.pop()}, not "
@@ -211,9 +218,9 @@ class DiscordStore:
     # --- the outbox -----------------------------------------------------------------------------
 
     async def pending_channels(self) -> list[str]:
-        async with self.db.execute("SELECT DISTINCT channel FROM outbox WHERE town_id = ? AND "
-                                   "sent_at IS NULL", (self.town_id,)) as cursor:
-            return sorted(row[0] for row in await cursor.fetchall())
+        rows = await self._rows("SELECT DISTINCT channel FROM outbox WHERE town_id = ? AND "
+                                "sent_at IS NULL", (self.town_id,))
+        return sorted(row[0] for row in rows)
 
     async def unsent(self, channel: str, limit: int = 50, first: int = 0,
                      last: int | None = None) -> list[OutboxRow]:
@@ -223,20 +230,19 @@ class DiscordStore:
         if last is not None:
             query += " AND id <= ?"
             args += (last,)
-        async with self.db.execute(query + " ORDER BY id LIMIT ?", (*args, limit)) as cursor:
-            return [OutboxRow(**dict(row)) for row in await cursor.fetchall()]
+        rows = await self._rows(query + " ORDER BY id LIMIT ?", (*args, limit))
+        return [OutboxRow(**dict(row)) for row in rows]
 
     async def backlog(self) -> int:
-        async with self.db.execute("SELECT COUNT(*) FROM outbox WHERE town_id = ? AND sent_at IS "
-                                   "NULL", (self.town_id,)) as cursor:
-            return int((await cursor.fetchone())[0])
+        [(count,)] = await self._rows("SELECT COUNT(*) FROM outbox WHERE town_id = ? AND "
+                                      "sent_at IS NULL", (self.town_id,))
+        return int(count)
 
     async def delivery(self, channel: str) -> Delivery:
-        async with self.db.execute("SELECT * FROM discord_delivery WHERE channel = ?",
-                                   (channel,)) as cursor:
-            row = await cursor.fetchone()
-        if row is None:
+        rows = await self._rows("SELECT * FROM discord_delivery WHERE channel = ?", (channel,))
+        if not rows:
             return Delivery()
+        row = rows[0]
         return Delivery(row["last_message_id"], row["post_first"], row["post_last"],
                         row["parts_done"], bool(row["in_flight"]))
 
@@ -276,9 +282,8 @@ class DiscordStore:
         await self._transaction(work)
 
     async def rejected(self) -> list[tuple[int, str]]:
-        async with self.db.execute("SELECT outbox_id, error FROM discord_rejected "
-                                   "ORDER BY outbox_id") as cursor:
-            return [(row[0], row[1]) for row in await cursor.fetchall()]
+        rows = await self._rows("SELECT outbox_id, error FROM discord_rejected ORDER BY outbox_id")
+        return [(row[0], row[1]) for row in rows]
 
     # --- speech already on Discord ---------------------------------------------------------------
 
@@ -325,10 +330,9 @@ class DiscordStore:
              interview.opened_by, utc_now())))
 
     async def thread(self, thread_id: int) -> InterviewThread | None:
-        async with self.db.execute("SELECT resident, memory, remember, opened_by FROM "
-                                   "discord_threads WHERE thread_id = ?", (thread_id,)) as cursor:
-            row = await cursor.fetchone()
-        return InterviewThread(row[0], row[1], bool(row[2]), row[3]) if row else None
+        rows = await self._rows("SELECT resident, memory, remember, opened_by FROM "
+                                "discord_threads WHERE thread_id = ?", (thread_id,))
+        return InterviewThread(rows[0][0], rows[0][1], bool(rows[0][2]), rows[0][3]) if rows else None
 
     # --- words on the way -----------------------------------------------------------------------
 
@@ -345,10 +349,9 @@ class DiscordStore:
         await self._transaction(work)
 
     async def waiting_words(self) -> list[WaitingWords]:
-        async with self.db.execute("SELECT person_id, person_name, moderator, sector, text, "
-                                   "channel_id, message_id FROM discord_waiting ORDER BY id") as cur:
-            return [WaitingWords(r[0], r[1], bool(r[2]), r[3], r[4], r[5], r[6])
-                    for r in await cur.fetchall()]
+        rows = await self._rows("SELECT person_id, person_name, moderator, sector, text, "
+                                "channel_id, message_id FROM discord_waiting ORDER BY id")
+        return [WaitingWords(r[0], r[1], bool(r[2]), r[3], r[4], r[5], r[6]) for r in rows]
 
     async def forget_words(self, person_id: str) -> None:
         await self._transaction(lambda: self.db.execute(
@@ -358,8 +361,8 @@ class DiscordStore:
 
     async def welcome(self) -> dict[str, tuple[int, int]]:
         """slug -> (channel id, message id) of the welcome pinned there."""
-        async with self.db.execute("SELECT slug, channel_id, message_id FROM discord_welcome") as cur:
-            return {row[0]: (row[1], row[2]) for row in await cur.fetchall()}
+        rows = await self._rows("SELECT slug, channel_id, message_id FROM discord_welcome")
+        return {row[0]: (row[1], row[2]) for row in rows}
 
     async def welcomed(self, slug: str, channel_id: int, message_id: int) -> None:
         await self._transaction(lambda: self.db.execute(
