@@ -3,6 +3,8 @@ server's own touched, posts through the webhooks, and one database per server.""
 
 from __future__ import annotations
 
+import asyncio
+
 import discord
 from discord_harness import connect, fake_fixture, server_fixture  # noqa: F401  (fixtures)
 
@@ -113,7 +115,9 @@ async def test_posts_go_through_the_channels_webhook_never_mention_and_survive_a
     assert message["x_avatar_url"].endswith("seed=Isabella%20Rodriguez")
     assert fake.said(server.channel("town-hall"))[-1][1].startswith("A channel the world lost")
 
-    fake.delete_channel(cafe)  # while the bot is not told (the event is lost)
+    # The bot is told, and makes the channel again while the post meets the deleted webhook
+    # (the channel it makes is then not told: its creation event is lost).
+    fake.delete_channel(cafe)
     fake.client = None
     await say(1, "Is anyone here?")
     await town.publisher.drain()
@@ -121,6 +125,24 @@ async def test_posts_go_through_the_channels_webhook_never_mention_and_survive_a
     assert remade != cafe
     assert [t for n, t in fake.said(remade) if n == "Isabella Rodriguez"] == ["Is anyone here?"]
     assert fake.messages(server.channel("general")) == []
+    fake.client = server.bot
+
+
+async def test_a_channel_deleted_while_the_bot_missed_the_event_is_made_again_by_the_publisher(
+        server):
+    fake, town = server.fake, server.town
+    cafe = server.channel("hobbs-cafe")
+    fake.client = None  # the gateway is down: the bot still has the channel in its cache
+    fake.delete_channel(cafe)
+    event = TownEvent("2023-02-13 07:00", "hobbs-cafe", "speech", "Isabella Rodriguez",
+                      "Is anyone here?")
+    await town.engine.store.save_tick(TickChanges(town_id=town.engine.town.id, next_tick=1,
+                                                  tick=0, events=[event]))
+    await asyncio.wait_for(town.publisher.drain(), 30)
+    remade = fake.channel_id(server.guild, "hobbs-cafe")
+    assert remade != cafe
+    assert [t for n, t in fake.said(remade) if n == "Isabella Rodriguez"] == ["Is anyone here?"]
+    assert town.publisher.counts["gone"] == 1, "one failed post, then the channel made again"
     fake.client = server.bot
 
 

@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 
 RATE, UNCERTAIN, GONE, FORBIDDEN, REJECTED = "rate", "uncertain", "gone", "forbidden", "rejected"
 BACKOFF = (1.0, 60.0)  # first and longest wait after a failure, doubling in between
+BACKOFF_DOUBLINGS = 6  # 2 ** 6 s is past the longest: no need to count further (nor overflow)
 ROWS_PER_READ = 50
 
 
@@ -228,7 +229,7 @@ class Publisher:
                 posting = True
                 return await self.outlet.post(channel, content, post.username)
             except Exception as error:
-                kind = await self._failed(channel, error, attempt, posting)
+                kind = await self._failed(channel, error, attempt, posting, repeated=broken)
                 if posting and kind in (RATE, GONE, FORBIDDEN):
                     state = replace(state, in_flight=False)  # these answers mean nothing landed
                 broken = broken or kind == GONE
@@ -241,8 +242,11 @@ class Publisher:
                 return seen.id
         return None
 
-    async def _failed(self, channel: str, error: Exception, attempt: int, posting: bool) -> str:
-        """Count and log a failure, wait as long as it deserves, and say what kind it was."""
+    async def _failed(self, channel: str, error: Exception, attempt: int, posting: bool, *,
+                      repeated: bool = False) -> str:
+        """Count and log a failure, wait as long as it deserves, and say what kind it was.
+        `repeated`: the channel was already found gone and making it again failed, so a
+        second "gone" waits like any failure instead of asking Discord again at once."""
         verdict = classify(error)
         if verdict is None:
             raise error  # a bug, not Discord: let the worker die loudly (it is restarted)
@@ -251,8 +255,13 @@ class Publisher:
         if posting and kind == REJECTED:
             raise Refused(f"Discord refused the post: {error}") from error
         first, longest = BACKOFF
-        wait = {RATE: retry_after, GONE: 0.0, FORBIDDEN: longest}.get(
-            kind, min(longest, first * 2 ** attempt))
+        backoff = min(longest, first * 2 ** min(attempt, BACKOFF_DOUBLINGS))
+        if kind == RATE:
+            wait = retry_after
+        elif kind == FORBIDDEN:
+            wait = longest
+        else:
+            wait = 0.0 if kind == GONE and not repeated else backoff
         log.warning("#%s: %s (%s); trying again in %.0f s", channel, kind, error, wait)
         await self.sleep(wait)
         return kind

@@ -100,13 +100,19 @@ async def ensure_layout(guild: GuildLike, plan: ChannelPlan, store: DiscordStore
     category = guild.get_channel(layout.category_id)
     hooks = {hook.id: hook for hook in await guild.webhooks()}
     for planned in plan.channels:
-        channel = await _channel(guild, category, planned, store, placed.get(planned.slug),
-                                 layout.made)
         recorded = placed.get(planned.slug)
+        channel = await _channel(guild, category, planned, store, recorded, layout.made)
+        name = plan.webhook_name(planned.slug)
+        try:
+            hook = await _webhook(guild, channel, name, store, planned.slug,
+                                  hooks.get(recorded.webhook_id) if recorded else None, layout.made)
+        except discord.NotFound:
+            # The bot still knew a channel Discord had deleted (it missed the event): its
+            # webhook is gone with it, and a webhook cannot be made there. Make both anew.
+            channel = await _channel(guild, category, planned, store, None, layout.made)
+            hook = await _webhook(guild, channel, name, store, planned.slug, None, layout.made)
         layout.channels[planned.slug] = channel
-        layout.webhooks[planned.slug] = await _webhook(
-            guild, channel, plan.webhook_name(planned.slug), store, planned.slug,
-            hooks.get(recorded.webhook_id) if recorded else None, layout.made)
+        layout.webhooks[planned.slug] = hook
     return layout
 
 
