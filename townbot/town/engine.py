@@ -19,8 +19,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
-from itertools import repeat
-from operator import attrgetter
 from typing import Any, TypeVar
 
 from townbot.collector import collector_paused
@@ -52,7 +50,6 @@ from townbot.world.model import World, join_path
 MISHAP_QUIET_TICKS = 12  # after trouble with an object it stays calm for two game hours
 # Asked twice for every object in use at every tick, of the same few states.
 _alarming = lru_cache(maxsize=4096)(is_alarming)
-_memory_id = attrgetter("id")
 T = TypeVar("T")
 
 
@@ -579,26 +576,23 @@ class Engine:
                               objects=self._changed_objects, conversations=self._conversations,
                               visitors=self._visitor_rows(), departed=self._departed)
         # Only what was marked changed is encoded and written; the marks are cleared now, and
-        # a failed commit reloads the town (see tick and _change), so no change is lost. The
-        # rows are (name, ...) tuples zipped in C, not made by a comprehension a resident.
+        # a failed commit reloads the town (see tick and _change), so no change is lost.
         for name, mind in self.minds.items():
             body = self.bodies[name].take_change()
             if body is not None:
                 changes.bodies[name] = body
             state = mind.state
             parts = state.take_changes()
-            if parts:
-                changes.mind_parts += zip(repeat(name), parts.keys(), parts.values())
+            if parts:  # the lists below are made only when there is something to put in them
+                changes.mind_parts += [(name, part, text) for part, text in parts.items()]
             if state.logs:
                 for part, rows in state.take_logs().items():
-                    changes.logged += zip(repeat(name), repeat(part), rows)
+                    changes.logged += [(name, part, row) for row in rows]
             if changes.compact:
-                starts = state.log_starts()
-                changes.log_starts += zip(repeat(name), starts.keys(), starts.values())
+                changes.log_starts += [(name, part, n) for part, n in state.log_starts().items()]
             added, touched = mind.stream.take_changes()
             if added:
-                changes.new_memories += zip(repeat(name), added,
-                                            map(mind.stream.vector, map(_memory_id, added)))
+                changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
             if touched:
                 changes.touched.append((name, touched))
         # What the calls cost joins the commit, and is stored even if the commit fails.
