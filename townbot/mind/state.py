@@ -21,11 +21,10 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
 from itertools import compress, count, islice
-from json.encoder import encode_basestring_ascii
 from operator import ne
 from typing import Any, ClassVar, NamedTuple
 
-from townbot.json_parts import json_text
+from townbot.json_parts import json_text, text_json
 from townbot.mind.plans import PlanBlock, loaded_json
 from townbot.world.clock import format_game_time, parse_game_time
 
@@ -48,7 +47,7 @@ def _json_texts(texts: list[str]) -> str:
     """`json.dumps(texts)` of a list of texts, without json.dumps's set-up per call: a commit
     writes a few hundred short lists and dicts of texts and game times."""
     try:
-        return f"[{', '.join(map(encode_basestring_ascii, texts))}]"
+        return f"[{', '.join(map(text_json, texts))}]"
     except TypeError:  # something other than a text among them
         return json.dumps(texts)
 
@@ -71,7 +70,7 @@ def _json_times(times: Mapping[str, datetime]) -> str:
     encoder's C function for each text key, without a Python call between (a resident
     considers and talks with more people each day, to dozens of entries)."""
     try:
-        entries = [f'{encode_basestring_ascii(key)}: "{_format(value)}"'
+        entries = [f'{text_json(key)}: "{_format(value)}"'
                    for key, value in times.items()]
     except TypeError:  # a key other than a text
         entries = [f'{json_text(key)}: "{_format(value)}"' for key, value in times.items()]

@@ -6,11 +6,10 @@ import json
 from dataclasses import dataclass, fields
 from datetime import datetime
 from itertools import compress, count
-from json.encoder import encode_basestring_ascii
 from operator import itemgetter, ne
 from typing import Any
 
-from townbot.json_parts import json_text
+from townbot.json_parts import json_text, text_json
 from townbot.world.clock import format_game_time, parse_game_time
 
 
@@ -90,7 +89,7 @@ class Body:
 
 def _piece(key: str, value: Any) -> str:
     """One field as json.dumps writes it in a dict: its key (with ": ") and its value."""
-    return key + (encode_basestring_ascii(value) if type(value) is str
+    return key + (text_json(value) if type(value) is str
                   else "null" if value is None else json_text(value))
 
 
