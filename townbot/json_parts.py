@@ -15,8 +15,8 @@ text_json = lru_cache(maxsize=8192)(encode_basestring_ascii)
 
 
 def json_text(value: Any) -> str:
-    """`json.dumps(value)`: the encoder's own C function for a text, "null" for None, and
-    json.dumps for anything else."""
+    """`json.dumps(value)`: a text's kept JSON (text_json), "null" for None, and json.dumps
+    for anything else."""
     if type(value) is str:
-        return encode_basestring_ascii(value)
+        return text_json(value)
     return "null" if value is None else json.dumps(value)
