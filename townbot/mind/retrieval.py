@@ -151,8 +151,9 @@ def cosine_extremes(estimate: np.ndarray, widest: float, bound_of: Callable[[np.
     those whose interval reaches the highest lower end, or the lowest upper end) and then, if
     still many, scored best bound first until the rest cannot win."""
     reach = 2 * widest + SUM_MARGIN
-    upper = np.flatnonzero(estimate >= float(estimate.max()) - reach)
-    lower = np.flatnonzero(estimate <= float(estimate.min()) + reach)
+    # The ufuncs' own reductions and nonzero: no Python wrappers on a query's longest arrays.
+    upper = (estimate >= float(np.maximum.reduce(estimate)) - reach).nonzero()[0]
+    lower = (estimate <= float(np.minimum.reduce(estimate)) + reach).nonzero()[0]
     if (len(upper) + len(lower)) * dim > DIRECT_VALUES:
         both = np.concatenate([upper, lower])
         bound = bound_of(both)
@@ -197,7 +198,7 @@ def bounded_terms(stream: MemoryStream, copy: Int8Copy, query: np.ndarray, now: 
     middle *= reach
     middle += standing.standing if rows is None else standing.standing[rows]
     reach = abs(reach)
-    near = np.flatnonzero(middle >= kth_highest(middle, count) - 2 * (reach * widest + SUM_MARGIN))
+    near = (middle >= kth_highest(middle, count) - 2 * (reach * widest + SUM_MARGIN)).nonzero()[0]
     if len(near) * stream.dim > DIRECT_VALUES:
         near = open_best(near, middle, lambda positions: reach * bound_of(kept[positions]) + SUM_MARGIN,
                          lambda positions: exact_totals(vectors, query_unit, kept[positions], standing,
@@ -235,7 +236,11 @@ def exact_totals(vectors: np.ndarray, query_unit: np.ndarray, indices: np.ndarra
 
 
 def kth_highest(values: np.ndarray, count: int) -> float:
-    return float(np.partition(values, len(values) - count)[len(values) - count])
+    """The count-th highest of `values` (np.partition's copy and selection, without its wrapper)."""
+    kth = len(values) - count
+    chosen = values.copy()
+    chosen.partition(kth)
+    return float(chosen[kth])
 
 
 def weighted(recency: np.ndarray, importance: np.ndarray, relevance: np.ndarray,
