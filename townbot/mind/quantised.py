@@ -137,6 +137,7 @@ class Int8Copy:
         self._filling: PackedProduct | None = None  # over the filling segment's first _filled
         self._filled = 0
         self._query = np.zeros((QUERY_ROWS, dim), dtype=np.uint8)  # every product's input
+        self._backwards = False  # the order the last query read the segments in
         # Per memory: step s, ||e_v||_inf, ||e_v||_2, s ||a||_1, s ||a||_2 and ||v||_2.
         self._stats = np.zeros((6, SEGMENT), dtype=np.float64)
         self._peaks = np.zeros(6, dtype=np.float64)  # each stat's largest value
@@ -200,9 +201,15 @@ class Int8Copy:
         filling = self._count % SEGMENT
         if filling - self._filled >= REFRESH:
             self._filling, self._filled = PackedProduct(self._open[:, :filling], self._query), filling
-        parts = [product.run() for product in self._sealed]
-        if self._filling is not None and self._filled:
-            parts.append(self._filling.run())
+        packed = [*self._sealed, self._filling] if self._filling is not None and self._filled \
+            else self._sealed
+        # Every other query reads the segments last to first: what one query read last (as
+        # much as L2 holds, most of the codes at 256 dimensions) is then still there for the
+        # next, where reading in one order always finds the first segments evicted.
+        self._backwards = not self._backwards
+        parts = [product.run() for product in (packed[::-1] if self._backwards else packed)]
+        if self._backwards:
+            parts.reverse()
         if filling > self._filled:
             newest = np.ascontiguousarray(self._open[:, self._filled: filling])
             parts.append(input_session().run(None, {"q": self._query, "m": newest})[0])
