@@ -56,6 +56,11 @@ def scaled(values: np.ndarray, low: float, high: float, out: np.ndarray | None =
             return np.full(values.shape, 0.5, dtype=np.float64)
         out.fill(0.5)
         return out
+    if out is not None and values.dtype != out.dtype:
+        # float32 into float64 (exact), then subtracted in place: the same numbers as a
+        # subtraction that casts as it goes, which sets up a buffered loop costing more.
+        out[...] = values
+        values = out
     result = np.subtract(values, low, out=out, dtype=np.float64)
     result /= high - low
     return result
@@ -254,15 +259,6 @@ def weighted(recency: np.ndarray, importance: np.ndarray, relevance: np.ndarray,
     return total
 
 
-class Relevance(NamedTuple):
-    """A query's relevance over a stream's memories (`relevance`, a row of `both`) and room for
-    a retrieval's totals (`totals`, the other row): the chosen memories' are read in one take."""
-
-    both: np.ndarray
-    totals: np.ndarray
-    relevance: np.ndarray
-
-
 class StandingTerms:
     """What every query to one stream shares at one moment, kept on the stream between
     retrievals (a tick's retrievals from one mind share their moment) and brought up to date
@@ -280,23 +276,35 @@ class StandingTerms:
         self.fresh = (math.nan, math.nan)
         self.size = 0  # memories covered
         self._allot(64)
-        # Views over the memories covered, made when their number changes (numpy makes a view
-        # a call; the stream's arrays stay put while its size does): the weighted sums, and
-        # the stream's vectors and last-access hours.
-        self.standing = self.vectors = self.accessed_hours = NO_ROWS
-        # scored() by query (its dtype, shape and bytes), for the memories covered: a tick asks
-        # one stream the same query again (a talk's every line recalls on the relationship and
-        # on what the partner is doing).
-        self.by_query: dict[tuple[str, tuple[int, ...], bytes], Relevance] = {}
+        self._view(0, NO_ROWS, NO_ROWS)
+        # relevance_of() by query (its dtype, shape and bytes), for the memories covered: a tick
+        # asks one stream the same query again (a talk's every line recalls on the relationship
+        # and on what the partner is doing); and the query whose relevance the row holds.
+        self.by_query: dict[tuple[str, tuple[int, ...], bytes], np.ndarray] = {}
+        self.held: tuple[str, tuple[int, ...], bytes] | None = None
 
     def _allot(self, width: int) -> None:
         """Columns for `width` memories, and a view of each (numpy makes a view a call)."""
         # Rows: room for decay ** idle while the recencies are recomputed, the weighted sum of
-        # the next two, normalised recency and importance, and each memory's cost in tokens
-        # (whole numbers): the last three are read for the chosen memories in one step.
-        self.columns = np.zeros((5, width))
-        self.totals, self.recencies, self.importances = self.columns[1], self.columns[2], self.columns[3]
-        self.chosen_terms = self.columns[2:5]
+        # normalised recency and importance, room for a retrieval's totals, normalised recency
+        # and importance, a query's normalised relevance and each memory's cost in tokens (whole
+        # numbers): the last five are read for the chosen memories in one step, as Chosen
+        # lists them.
+        self.columns = np.zeros((7, width))
+        self.totals, self.recencies, self.importances = self.columns[1], self.columns[3], self.columns[4]
+        self.chosen_terms = self.columns[2:7]
+
+    def _view(self, size: int, vectors: np.ndarray, accessed: np.ndarray) -> None:
+        """Views over the `size` memories covered, made when their number changes (numpy makes
+        a view a call; the stream's arrays stay put while its size does): the columns a
+        recompute writes whole, the weighted sums, a retrieval's totals and relevance, and the
+        stream's vectors and last-access hours."""
+        columns = self.columns
+        self.powers, self.standing, self.query_totals = columns[0, :size], columns[1, :size], \
+            columns[2, :size]
+        self.recency_n, self.importance_n, self.relevance = columns[3, :size], columns[4, :size], \
+            columns[5, :size]
+        self.vectors, self.accessed_hours = vectors, accessed
 
     @classmethod
     def of(cls, stream: MemoryStream, hours: float, decay: float,
@@ -327,10 +335,12 @@ class StandingTerms:
         """Bring every row that changed up to date (every row when the moment or an extreme moved)."""
         accessed_rows, importance_rows = revised.accessed, revised.importance
         moved = self.moment != (hours, decay)
-        if size != self.size:
-            self.by_query.clear()
         self._cover(stream, size)
         vectors, importance, accessed = stream.arrays()
+        if size != self.size:
+            self.by_query.clear()
+            self.held = None
+            self._view(size, vectors, accessed)
         old = self.scale
         scale = self._rescale(importance, accessed, hours, decay,
                               bool(accessed_rows) or size > self.size, bool(importance_rows), size)
@@ -340,7 +350,7 @@ class StandingTerms:
                                                         count=len(importance_rows)),
                             np.arange(self.size, size)])
         # A column recomputed whole is written in place; only some rows, through temporaries.
-        power, total, recency, importance_n, _ = self.columns[:, :size]
+        power, total, recency, importance_n = self.powers, self.standing, self.recency_n, self.importance_n
         if every_recency:  # every memory aged, or the extremes moved: every power afresh
             np.subtract(hours, accessed, out=power)
             if self.accessed[1] > hours:  # accessed after the moment: no idle time below 0
@@ -367,26 +377,26 @@ class StandingTerms:
         span = scale.recency_high - scale.recency_low
         fresh = 0.5 if span < 1e-12 else (unaged(decay) - scale.recency_low) / span  # as `scaled`
         self.fresh = fresh, fresh * weights[0]
-        if size != self.size:
-            self.standing, self.vectors, self.accessed_hours = self.totals[:size], vectors, accessed
         self.moment, self.weights, self.size = (hours, decay), weights, size
 
-    def scored(self, query: np.ndarray) -> Relevance:
-        """Room for a retrieval's totals and each memory's cosine with the query, min-max
-        normalised over the stream (kept until the stream grows; the chosen memories' totals
-        and relevance are then read in one step)."""
+    def relevance_of(self, query: np.ndarray) -> np.ndarray:
+        """Each memory's cosine with the query, min-max normalised over the stream, in the
+        relevance row (kept by query until the stream grows: one asked again is copied back)."""
         key = (query.dtype.char, query.shape, query.tobytes())
-        scored = self.by_query.get(key)
-        if scored is None:
-            cosines = self.vectors.dot(unit(query))  # BLAS's gemv, as `@` calls it
-            both = np.empty((2, len(cosines)))
-            totals, relevance = both
-            scaled(cosines, float(np.minimum.reduce(cosines)), float(np.maximum.reduce(cosines)),
-                   out=relevance)
-            if len(self.by_query) >= QUERIES_KEPT:
-                self.by_query.clear()
-            scored = self.by_query[key] = Relevance(both, totals, relevance)
-        return scored
+        relevance = self.relevance
+        if key != self.held:
+            known = self.by_query.get(key)
+            if known is None:
+                cosines = self.vectors.dot(unit(query))  # BLAS's gemv, as `@` calls it
+                scaled(cosines, float(np.minimum.reduce(cosines)), float(np.maximum.reduce(cosines)),
+                       out=relevance)
+                if len(self.by_query) >= QUERIES_KEPT:
+                    self.by_query.clear()
+                self.by_query[key] = relevance.copy()
+            else:
+                relevance[...] = known
+            self.held = key
+        return relevance
 
     def _accessed_now(self, hours: float, revised: Revisions) -> bool:
         """Bring up to date rows accessed at this very moment, when the extremes of last access
@@ -416,7 +426,7 @@ class StandingTerms:
             self._allot(max(size, 2 * columns.shape[1]))
             self.columns[:, : self.size] = columns[:, : self.size]
         if size > self.size:
-            self.columns[4, self.size: size] = [len(memory.text) // 4 + 1
+            self.columns[6, self.size: size] = [len(memory.text) // 4 + 1
                                            for memory in stream.memories[self.size: size]]
 
     def _rescale(self, importance: np.ndarray, accessed: np.ndarray, hours: float, decay: float,
@@ -465,20 +475,12 @@ def standing_best(stream: MemoryStream, query: np.ndarray, hours: float,
     a stream without an int8 copy: a query computes its cosines and relevance and adds them to
     the kept standing sums."""
     kept = StandingTerms.of(stream, hours, RECENCY_DECAY, weights)
-    both, totals, relevance = kept.scored(query)
-    standing = kept.standing
-    if rows is not None:  # the rows kept, apart
-        standing, relevance = standing[rows], relevance[rows]
-        both = np.stack([standing, relevance])
-        totals = both[0]
-    total = np.add(standing, relevance * weights.relevance if weights.relevance != 1.0 else relevance,
-                   out=totals)
-    best = best_first(total, count)
-    ids = best if rows is None else rows[best]
+    relevance = kept.relevance_of(query)
+    total = np.add(kept.standing, relevance * weights.relevance if weights.relevance != 1.0 else relevance,
+                   out=kept.query_totals)  # every memory's: a kind filter's rows are picked after
+    ids = best_first(total, count) if rows is None else rows[best_first(total[rows], count)]
     # take(axis=1) reads the chosen columns in a quarter of the time of [:, ids]
-    totals, relevances = both.take(best, axis=1).tolist()
-    recency, importance, costs = kept.chosen_terms.take(ids, axis=1).tolist()
-    return Chosen(ids.tolist(), totals, recency, importance, relevances, costs)
+    return Chosen(ids.tolist(), *kept.chosen_terms.take(ids, axis=1).tolist())
 
 
 class Chosen(NamedTuple):
@@ -511,7 +513,9 @@ def best_first(total: np.ndarray, count: int) -> np.ndarray:
     partial selection, then a stable sort of only what it kept and the ties at its edge."""
     if count >= len(total) or len(total) <= SMALL_SORT:
         return (-total).argsort(kind="stable")[:count]
-    edge = np.partition(total, len(total) - count)[len(total) - count]
+    selected = total.copy()  # np.partition's copy, without its Python steps
+    selected.partition(len(total) - count)
+    edge = selected[len(total) - count]
     kept = (total >= edge).nonzero()[0]
     return kept[(-total[kept]).argsort(kind="stable")[:count]]
 
