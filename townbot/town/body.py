@@ -9,7 +9,7 @@ from itertools import compress, count
 from operator import itemgetter, ne
 from typing import Any
 
-from townbot.json_parts import json_text, text_json
+from townbot.json_parts import json_text
 from townbot.world.clock import format_game_time, parse_game_time
 
 
@@ -89,8 +89,7 @@ class Body:
 
 def _piece(key: str, value: Any) -> str:
     """One field as json.dumps writes it in a dict: its key (with ": ") and its value."""
-    return key + (text_json(value) if type(value) is str
-                  else "null" if value is None else json_text(value))
+    return key + json_text(value)
 
 
 FIELDS = tuple(f.name for f in fields(Body))
