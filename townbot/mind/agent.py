@@ -172,12 +172,11 @@ class AgentMind:
         add, importance_of, unscored = self.stream.add, self._importance_by_text.get, queue.unscored
         for waiting, vector in zip(pending, vectors, strict=True):
             known = importance_of(waiting.text)
+            memory = add(waiting.kind, waiting.text, waiting.created,
+                         PROVISIONAL_IMPORTANCE if known is None else known, vector, waiting.evidence)
             if known is None:
-                unscored.append(add(waiting.kind, waiting.text, waiting.created,
-                                    PROVISIONAL_IMPORTANCE, vector, waiting.evidence).id)
-                continue
-            add(waiting.kind, waiting.text, waiting.created, known, vector, waiting.evidence)
-            if waiting.kind in EXPERIENCE:
+                unscored.append(memory.id)
+            elif waiting.kind in EXPERIENCE:
                 self.state.reflection.importance_since_reflection += known
                 self.state.reflection.mark()
 

@@ -826,8 +826,8 @@ def _write_part_logs(write: TickWrite, town: int, changes: TickChanges) -> None:
     migration 7), a long one compressed as a long part is; when compacting, drop the rows
     of logs that a part stored whole since has made useless."""
     values: list[Any] = []
-    for agent, part, (n, change) in changes.logged:  # most are short: no call to pack
-        values += (town, agent, part, n, change if len(change) <= PACK_OVER else pack(change))
+    for agent, part, row in changes.logged:
+        values += (town, agent, part, row.n, pack(row.change))
     write.rows("INSERT INTO part_log (town_id, agent, part, n, change) VALUES {rows}", 5, values)
     if changes.compact and changes.log_starts:
         starts = ", ".join(["(?, ?, ?)"] * len(changes.log_starts))
@@ -1357,7 +1357,7 @@ class Store:
         parts: list[Any] = []
         # in order of part, as the rows are kept (see migration 11): new ones join their kind
         for agent, part, state in sorted(changes.mind_parts, key=itemgetter(1)):
-            parts += (town, agent, part, state if len(state) <= PACK_OVER else pack(state))
+            parts += (town, agent, part, pack(state))
         write.rows("INSERT INTO mind_parts (town_id, agent, part, state) VALUES {rows} "
                    "ON CONFLICT (town_id, agent, part) DO UPDATE SET state = excluded.state",
                    4, parts)
