@@ -145,6 +145,7 @@ async def run_offline_town(residents: int, hours: float) -> None:
 
 
 async def run_town(residents: int, hours: float, db: Path, timed_ticks: int) -> dict[str, Any]:
+    from townbot.collector import settle_loaded
     from townbot.llm.offline import OfflineModel
     from townbot.llm.stack import build_model_stack
     from townbot.store.database import Store
@@ -154,6 +155,7 @@ async def run_town(residents: int, hours: float, db: Path, timed_ticks: int) -> 
     from townbot.world.loading import load_world
 
     pin_blas_threads()  # as the commands do
+    settle_loaded()  # as the commands do once their modules are loaded
     world = cloned_town(load_world(ROOT / "world.yaml", ROOT / "personas"), residents)
     store = await Store.open(db)
     engine = await Engine.open(world, store, build_model_stack(CpuTimed(OfflineModel(seed=0))))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 # Only argument parsers are imported here, so that `townbot --help` and a mistyped command stay
 # fast: each command's module (and numpy, openai, discord...) loads in `main` once it is chosen.
-from townbot.collector import collector_paused
+from townbot.collector import collector_paused, settle_loaded
 from townbot.doctor import add_doctor_parser
 from townbot.eval.parser import add_eval_parser
 from townbot.platforms.arguments import INTERRUPTED, add_town_files, check_scenario
@@ -81,10 +81,10 @@ def user_errors() -> tuple[type[Exception], ...]:
 @contextmanager
 def loading() -> Iterator[None]:
     """The command's modules load with the cyclic collector paused, and what they made is then
-    frozen out of its view (gc.freeze): modules, classes and schemas, some 80k objects, live as
-    long as the process, and every collection while a town opens and ticks would walk them again
-    (a tenth of `sim`'s CPU to its first tick). Once a process; the little garbage importing
-    leaves (about 150 kB of temporary types and functions) stays with them."""
+    frozen out of its view (settle_loaded): modules, classes and schemas, some 80k objects, live
+    as long as the process, and every collection while a town opens and ticks would walk them
+    again (a tenth of `sim`'s CPU to its first tick). Once a process; the little garbage
+    importing leaves (about 150 kB of temporary types and functions) stays with them."""
     if gc.get_freeze_count() or not gc.isenabled():
         yield
         return
@@ -92,7 +92,7 @@ def loading() -> Iterator[None]:
         try:
             yield
         finally:
-            gc.freeze()
+            settle_loaded()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
