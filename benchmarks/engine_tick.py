@@ -57,9 +57,9 @@ class Spent:
                 self.commit += time.process_time() - began
 
         Engine._commit = timed_commit  # type: ignore[method-assign]
-        timed = self._timed(retrieval.retrieve)
+        timed = self._timed(retrieval.recall)  # what the minds' steps retrieve with
         for module in (dialogue, planning, reacting, reflection, summary):
-            module.retrieve = timed  # type: ignore[attr-defined]
+            module.recall = timed  # type: ignore[attr-defined]
 
     def _timed(self, function: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:

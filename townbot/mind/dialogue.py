@@ -26,7 +26,7 @@ from townbot.llm.purposes import (
     WholeConversation,
 )
 from townbot.mind.memory import MemoryStream
-from townbot.mind.retrieval import retrieve
+from townbot.mind.retrieval import recall
 from townbot.prompting import quoted, render
 from townbot.world.clock import clock_face, minute_of_day
 
@@ -69,8 +69,8 @@ async def relationship_with(model: LanguageModel, voice: Voice, partner: Voice,
     if partner.name in voice.relationships:
         return voice.relationships[partner.name]
     vector = (await model.embed([partner.name]))[0]
-    found = [s.memory.text for s in retrieve(voice.stream, vector, now, limit=count,
-                                             token_budget=voice.relationship_tokens)]
+    found = [m.text for m in recall(voice.stream, vector, now, limit=count,
+                                    token_budget=voice.relationship_tokens)]
     first = voice.name.split()[0]
     if not any(partner.name in text for text in found):
         summary = f"{first} does not know {partner.name} yet."  # no call: there is nothing to sum
@@ -99,8 +99,7 @@ async def recall_for(model: LanguageModel, voice: Voice, partner: Voice, relatio
     found: dict[int, dict] = {}
     share = max(1, voice.recall_tokens // len(queries))
     for vector in vectors:
-        for scored in retrieve(voice.stream, vector, now, limit=count, token_budget=share):
-            m = scored.memory
+        for m in recall(voice.stream, vector, now, limit=count, token_budget=share):
             if m.id not in found:  # found again by another query: the same entry, kept in place
                 found[m.id] = {"text": m.text, "importance": m.importance, "kind": m.kind}
     return list(found.values())

@@ -24,7 +24,7 @@ from townbot.llm.purposes import (
 from townbot.mind.acting import places_text
 from townbot.mind.memory import Memory, MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
-from townbot.mind.retrieval import retrieve
+from townbot.mind.retrieval import recall
 from townbot.mind.settings import MindSettings
 from townbot.prompting import render
 from townbot.wording import progressive
@@ -66,9 +66,9 @@ def continues(block: PlanBlock, previous: PlanBlock) -> bool:
 def retrieve_plans(stream: MemoryStream, query: np.ndarray, now: datetime,
                    settings: MindSettings, limit: int = 5) -> list[Memory]:
     """Memories that could shape today's plan: notable thoughts, talks, reflections, sights."""
-    found = retrieve(stream, query, now, limit=limit * 3, kinds=INTENTION_KINDS,
-                     token_budget=settings.recall.intentions, weights=settings.weights)
-    return [s.memory for s in found if s.memory.importance >= 5][:limit]
+    found = recall(stream, query, now, limit=limit * 3, kinds=INTENTION_KINDS,
+                   token_budget=settings.recall.intentions, weights=settings.weights)
+    return [m for m in found if m.importance >= 5][:limit]
 
 
 def date_labels(day: datetime) -> tuple[tuple[str, str], ...]:

@@ -15,7 +15,7 @@ from datetime import datetime
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import Reaction
 from townbot.mind.memory import MemoryStream
-from townbot.mind.retrieval import retrieve
+from townbot.mind.retrieval import recall
 from townbot.mind.settings import MindSettings
 from townbot.prompting import render
 from townbot.world.clock import clock_face, minute_of_day
@@ -68,7 +68,7 @@ async def decide(model: LanguageModel, name: str, summary: str, stream: MemorySt
     vectors = await model.embed(queries)
     remembered: list[str] = []
     for vector in vectors:
-        remembered += [s.memory.text for s in retrieve(
+        remembered += [m.text for m in recall(
             stream, vector, now, limit=settings.retrieval_count,
             token_budget=settings.recall.react // len(queries), weights=settings.weights)]
     remembered = list(dict.fromkeys(remembered))

@@ -15,7 +15,7 @@ from datetime import datetime
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import Insight, Insights, ReflectionQuestions
 from townbot.mind.memory import Memory, MemoryStream
-from townbot.mind.retrieval import retrieve
+from townbot.mind.retrieval import recall
 from townbot.mind.settings import MindSettings
 from townbot.prompting import numbered, render
 
@@ -107,9 +107,8 @@ async def reflect(model: LanguageModel, name: str, stream: MemoryStream, now: da
     vectors = await model.embed(questions)
     groups = []
     for question, vector in zip(questions, vectors, strict=True):
-        memories = [s.memory for s in retrieve(stream, vector, now, limit=settings.retrieval_count,
-                                               token_budget=settings.recall.reflection,
-                                               weights=settings.weights)]
+        memories = recall(stream, vector, now, limit=settings.retrieval_count,
+                          token_budget=settings.recall.reflection, weights=settings.weights)
         if memories:
             groups.append((question, memories))
     if not groups:

@@ -288,11 +288,11 @@ class StandingTerms:
         # Rows: room for decay ** idle while the recencies are recomputed, the weighted sum of
         # normalised recency and importance, room for a retrieval's totals, normalised recency
         # and importance, a query's normalised relevance and each memory's cost in tokens (whole
-        # numbers): the last five are read for the chosen memories in one step, as Chosen
-        # lists them.
+        # numbers): the last five are read for the chosen memories in one step, totals and
+        # costs alone when their scores are not asked for.
         self.columns = np.zeros((7, width))
         self.totals, self.recencies, self.importances = self.columns[1], self.columns[3], self.columns[4]
-        self.chosen_terms = self.columns[2:7]
+        self.chosen_terms, self.totals_and_costs = self.columns[2:7], self.columns[2:7:4]
 
     def _view(self, size: int, vectors: np.ndarray, accessed: np.ndarray) -> None:
         """Views over the `size` memories covered, made when their number changes (numpy makes
@@ -470,29 +470,33 @@ def weighted_pair(recency: np.ndarray, importance: np.ndarray, weights: tuple[fl
 
 
 def standing_best(stream: MemoryStream, query: np.ndarray, hours: float,
-                  weights: RetrievalWeights, rows: np.ndarray | None, count: int) -> Chosen:
+                  weights: RetrievalWeights, rows: np.ndarray | None, count: int,
+                  scores: bool) -> Chosen:
     """The best `count` memories by `terms` and `weighted` at `hours` (hours_since_epoch), over
     a stream without an int8 copy: a query computes its cosines and relevance and adds them to
-    the kept standing sums."""
+    the kept standing sums; their scores only when `scores` asks for them."""
     kept = StandingTerms.of(stream, hours, RECENCY_DECAY, weights)
     relevance = kept.relevance_of(query)
     total = np.add(kept.standing, relevance * weights.relevance if weights.relevance != 1.0 else relevance,
                    out=kept.query_totals)  # every memory's: a kind filter's rows are picked after
     ids = best_first(total, count) if rows is None else rows[best_first(total[rows], count)]
     # take(axis=1) reads the chosen columns in a quarter of the time of [:, ids]
-    return Chosen(ids.tolist(), *kept.chosen_terms.take(ids, axis=1).tolist())
+    if scores:
+        totals, recency, importance, relevance_n, costs = kept.chosen_terms.take(ids, axis=1).tolist()
+        return Chosen(ids.tolist(), totals, costs, (totals, recency, importance, relevance_n))
+    totals, costs = kept.totals_and_costs.take(ids, axis=1).tolist()
+    return Chosen(ids.tolist(), totals, costs)
 
 
 class Chosen(NamedTuple):
-    """The chosen memories' positions, terms and costs in tokens (None: not known yet), best
-    first (Python lists)."""
+    """The chosen memories' positions, totals and costs in tokens, best first, and when asked
+    for, their scores as Scored lists them: total, normalised recency, importance and
+    relevance (Python lists)."""
 
     ids: list[int]
     total: list[float]
-    recency: list[float]
-    importance: list[float]
-    relevance: list[float]
-    costs: list[float] | list[int] | None = None
+    costs: list[float] | list[int]
+    scores: tuple[list[float], ...] = ()
 
 
 def score_stream(stream: MemoryStream, query: np.ndarray, now: datetime,
@@ -523,48 +527,80 @@ def best_first(total: np.ndarray, count: int) -> np.ndarray:
 def retrieve(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: int = 10,
              token_budget: int | None = None, weights: RetrievalWeights = RetrievalWeights(),
              kinds: tuple[str, ...] | None = None, touch: bool = True) -> list[Scored]:
-    """The best memories for a query, highest score first, within a count and token budget.
-    Only the memories of `kinds` are scored, against the extremes of the whole stream."""
-    memories = stream.memories
-    size = len(memories)
-    if size == 0:
+    """The best memories for a query, highest score first, within a count and token budget,
+    with their scores. Only the memories of `kinds` are scored, against the extremes of the
+    whole stream."""
+    found = choose(stream, query, now, limit, token_budget, weights, kinds, touch, True)
+    if found is None:
         return []
+    ids, terms = found
+    columns = zip(map(stream.memories.__getitem__, ids), *terms, strict=True)
+    return list(map(tuple.__new__, repeat(Scored), columns))  # Scored(...) with no Python call each
+
+
+def recall(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: int = 10,
+           token_budget: int | None = None, weights: RetrievalWeights = RetrievalWeights(),
+           kinds: tuple[str, ...] | None = None, touch: bool = True) -> list[Memory]:
+    """retrieve's memories without their scores (for callers that read nothing else: no
+    score is made into a Python float but the totals the token budget checks)."""
+    found = choose(stream, query, now, limit, token_budget, weights, kinds, touch, False)
+    return [] if found is None else list(map(stream.memories.__getitem__, found[0]))
+
+
+def choose(stream: MemoryStream, query: np.ndarray, now: datetime, limit: int,
+           token_budget: int | None, weights: RetrievalWeights, kinds: tuple[str, ...] | None,
+           touch: bool, scores: bool) -> tuple[Sequence[int], Iterable[Sequence[float]]] | None:
+    """The positions of the memories retrieve returns, best first, and their scores when
+    `scores` asks for them (None when there are none); touched when `touch` says so."""
+    size = len(stream.memories)
+    if size == 0:
+        return None
     if kinds is None:
         rows, count = None, min(limit, size)
     else:
         rows = stream.kind_rows(kinds)
         if len(rows) == 0:
-            return []
+            return None
         count = min(limit, len(rows))
     copy = stream.int8_copy()
     hours = None
     if copy is None:
         hours = hours_since_epoch(now)
-        chosen = standing_best(stream, query, hours, weights, rows, count)
-        costs = chosen.costs
+        best = standing_best(stream, query, hours, weights, rows, count, scores)
     else:
-        ids, recency, importance, relevance = bounded_terms(stream, copy, query, now, weights,
-                                                            RECENCY_DECAY, rows, count)
-        total = weighted(recency, importance, relevance, weights)
-        best = best_first(total, count)
-        # Python floats and ints of the few chosen rows, taken in one step each: reading numpy
-        # scalars one at a time cost more than scoring the whole stream.
-        chosen = Chosen(ids[best].tolist(), total[best].tolist(), recency[best].tolist(),
-                        importance[best].tolist(), relevance[best].tolist())
-        costs = [len(memories[index].text) // 4 + 1 for index in chosen.ids]
-    ids: Sequence[int] = chosen.ids  # the memories' ids: their positions
-    terms: Iterable[Sequence[float]] = chosen[1:5]
-    kept = affordable(costs, chosen.total, token_budget)
+        best = bounded_best(stream, copy, query, now, weights, rows, count, scores)
+    ids: Sequence[int] = best.ids  # the memories' ids: their positions
+    terms: Iterable[Sequence[float]] = best.scores
+    kept = affordable(best.costs, best.total, token_budget)
     if kept is not None:  # only those kept are read on
         if not kept:
-            return []
+            return None
         take = picker(kept)
         ids, terms = take(ids), map(take, terms)
-    columns = zip(map(memories.__getitem__, ids), *terms, strict=True)
-    picked = list(map(tuple.__new__, repeat(Scored), columns))  # Scored(...) with no Python call each
     if touch:
         stream.touch(ids, now, hours)
-    return picked
+    return ids, terms
+
+
+def bounded_best(stream: MemoryStream, copy: Int8Copy, query: np.ndarray, now: datetime,
+                 weights: RetrievalWeights, rows: np.ndarray | None, count: int,
+                 scores: bool) -> Chosen:
+    """The best `count` memories as standing_best chooses them, over a stream with an int8
+    copy (among the candidates bounded_terms leaves)."""
+    ids, recency, importance, relevance = bounded_terms(stream, copy, query, now, weights,
+                                                        RECENCY_DECAY, rows, count)
+    total = weighted(recency, importance, relevance, weights)
+    best = best_first(total, count)
+    # Python floats and ints of the few chosen rows, taken in one step each: reading numpy
+    # scalars one at a time cost more than scoring the whole stream.
+    chosen_ids = ids[best].tolist()
+    memories = stream.memories
+    costs = [len(memories[index].text) // 4 + 1 for index in chosen_ids]
+    totals = total[best].tolist()
+    if not scores:
+        return Chosen(chosen_ids, totals, costs)
+    return Chosen(chosen_ids, totals, costs, (totals, recency[best].tolist(), importance[best].tolist(),
+                                              relevance[best].tolist()))
 
 
 def picker(positions: list[int]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:

@@ -12,7 +12,7 @@ from functools import lru_cache
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import AgentSummary
 from townbot.mind.memory import MemoryStream
-from townbot.mind.retrieval import retrieve
+from townbot.mind.retrieval import recall
 from townbot.prompting import render
 from townbot.world.clock import format_game_time, parse_game_time, span_of_hours
 from townbot.world.model import Persona
@@ -57,9 +57,8 @@ async def summarise(model: LanguageModel, persona: Persona, stream: MemoryStream
     vectors = await model.embed(list(queries.values()))
     groups: dict[str, list[str]] = {}
     for (key, _), vector in zip(queries.items(), vectors, strict=True):
-        groups[key] = [s.memory.text for s in retrieve(stream, vector, now, limit=count,
-                                                       token_budget=tokens, kinds=kinds,
-                                                       touch=touch)]
+        groups[key] = [m.text for m in recall(stream, vector, now, limit=count,
+                                              token_budget=tokens, kinds=kinds, touch=touch)]
     prompt = render("summary", name=persona.name,
                     **{k: "\n".join(f"- {t}" for t in v) or "- (nothing yet)"
                        for k, v in groups.items()})
