@@ -59,6 +59,9 @@ class Recorded(Layer):
         self.usage: UsageSink = usage if usage is not None else CollectedUsage()
         self.outcomes: Counter[str] = Counter()
         self.fallbacks: Counter[str] = Counter()  # by purpose: calls the model gave no answer to
+        # The model answering each purpose, asked of the stack once (every layer passes
+        # model_for down to the model, whose answer is fixed by its settings).
+        self._models: dict[str, str] = {}
 
     def report(self) -> ModelReport:
         return dataclasses.replace(self.inner.report(), outcomes=self.outcomes,
@@ -86,10 +89,13 @@ class Recorded(Layer):
         return reply
 
     def _count(self, request: Ask, reply: Reply, elapsed: float) -> None:
+        purpose = request.purpose
+        model = self._models.get(purpose)
+        if model is None:
+            model = self._models[purpose] = self.inner.model_for(purpose)
         self._send(request.usage, UsageRecord(
-            request.purpose, request.agent, request.game_day or 1,
-            self.inner.model_for(request.purpose), reply.prompt_tokens, reply.completion_tokens,
-            reply.estimated, elapsed * 1000, reply.outcome))
+            purpose, request.agent, request.game_day or 1, model, reply.prompt_tokens,
+            reply.completion_tokens, reply.estimated, elapsed * 1000, reply.outcome))
 
     async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
         call = call or CallContext()

@@ -182,7 +182,8 @@ class LanguageModel(ABC):
 
     `reply` and `embed_report` say what a call cost (a client that counts tokens overrides
     them; the defaults estimate, and report local embeddings as free). `prepare` runs before
-    a town opens, `close` when it is done, `model_for` names the model that answers a purpose,
+    a town opens, `close` when it is done, `model_for` names the model that answers a purpose
+    (for the model's whole life: the stack asks it once a purpose),
     `report` gathers what the layers counted this session (see `ModelReport`).
     """
 

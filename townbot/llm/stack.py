@@ -70,16 +70,17 @@ class WithContext(Layer):
 
     def embed(self, texts: Sequence[str],
               call: CallContext | None = None) -> Coroutine[Any, Any, np.ndarray]:
-        return self.inner.embed(texts, self._call(call))
+        # The mind's embeddings carry no context: theirs is the caller's.
+        return self.inner.embed(texts, self.context() if call is None else self._call(call))
 
     def embed_report(self, texts: Sequence[str],
                      call: CallContext | None = None) -> Coroutine[Any, Any, Embedded]:
-        return self.inner.embed_report(texts, self._call(call))
+        return self.inner.embed_report(texts,
+                                       self.context() if call is None else self._call(call))
 
-    def _call(self, call: CallContext | None) -> CallContext:
+    def _call(self, call: CallContext) -> CallContext:
+        """`call` with the caller's context where it has none of its own."""
         mine = self.context()
-        if call is None:  # the mind's embeddings: theirs is the caller's context
-            return mine
         return CallContext(call.agent or mine.agent,
                            call.game_day if call.game_day is not None else mine.game_day,
                            call.purpose, call.usage or mine.usage)
