@@ -61,7 +61,8 @@ def scaled(values: np.ndarray, low: float, high: float, out: np.ndarray | None =
         # subtraction that casts as it goes, which sets up a buffered loop costing more.
         out[...] = values
         values = out
-    result = np.subtract(values, low, out=out, dtype=np.float64)
+    # float64 in float64 out: no dtype to resolve (~0.6k instructions).
+    result = np.subtract(values, low, dtype=np.float64) if out is None else np.subtract(values, low, out=out)
     result /= high - low
     return result
 
@@ -388,8 +389,7 @@ class StandingTerms:
             known = self.by_query.get(key)
             if known is None:
                 cosines = self.vectors.dot(unit(query))  # BLAS's gemv, as `@` calls it
-                scaled(cosines, float(np.minimum.reduce(cosines)), float(np.maximum.reduce(cosines)),
-                       out=relevance)
+                scaled(cosines, lowest(cosines), highest(cosines), out=relevance)
                 if len(self.by_query) >= QUERIES_KEPT:
                     self.by_query.clear()
                 self.by_query[key] = relevance.copy()
@@ -404,7 +404,7 @@ class StandingTerms:
         next retrieval of the tick finds. Each gets the terms of no idle time, as `update`
         computes them, without its work over the whole stream."""
         if revised.accessed_at != {hours} or self.accessed[1] != hours or \
-                float(np.minimum.reduce(self.accessed_hours)) != self.accessed[0]:
+                lowest(self.accessed_hours) != self.accessed[0]:
             return False
         touched = revised.accessed
         rows = touched[0] if len(touched) == 1 else np.concatenate(touched)
@@ -436,7 +436,7 @@ class StandingTerms:
         have been added since)."""
         old = self.scale
         if old is None or importance_changed:
-            importance_ends = float(np.minimum.reduce(importance)), float(np.maximum.reduce(importance))
+            importance_ends = lowest(importance), highest(importance)
         elif size > self.size:  # only added: their extremes widen the kept ones
             fresh = importance[self.size: size].tolist()
             importance_ends = min(old.importance_low, *fresh), max(old.importance_high, *fresh)
@@ -444,7 +444,7 @@ class StandingTerms:
             importance_ends = old.importance_low, old.importance_high
         ends = self.accessed
         if old is None or accessed_changed:
-            ends = float(np.minimum.reduce(accessed)), float(np.maximum.reduce(accessed))
+            ends = lowest(accessed), highest(accessed)
         if old is None or ends != self.accessed or self.moment != (hours, decay):
             idle = [max(0.0, hours - ends[1]), max(0.0, hours - ends[0])]
             recency_ends = sorted(np.power(decay, idle).tolist())
@@ -453,6 +453,21 @@ class StandingTerms:
         self.accessed = ends
         self.scale = TimeScale(hours, *recency_ends, *importance_ends)
         return self.scale
+
+
+def lowest(values: np.ndarray) -> float:
+    """np.minimum.reduce(values) as a float (NaN if any is): argmin's loop costs ~3k
+    instructions over a stream's column, a reduction ~8k (it sets up an iterator). Of equal
+    values it takes the first, so where both zeros are present its zero's sign may differ from
+    the reduction's; what `scaled` makes of it then differs only in the sign of a zero, which
+    no total can tell (access hours and importance are positive, and BLAS sums cosines from
+    +0.0)."""
+    return values.item(values.argmin())
+
+
+def highest(values: np.ndarray) -> float:
+    """np.maximum.reduce(values) as a float, as `lowest` finds the lowest."""
+    return values.item(values.argmax())
 
 
 @cache
