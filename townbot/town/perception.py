@@ -15,6 +15,7 @@ from townbot.town.body import Body
 from townbot.world.model import World, split_path
 
 ATTENTION_BANDWIDTH = 8
+SIGHTINGS_KEPT = 4096  # sightings made before, by what they are made of (see seen_person)
 
 
 def is_free_to_talk(body: Body) -> bool:
@@ -33,6 +34,39 @@ def describe(name: str, body: Body) -> str:
     if body.visitor is not None:  # a person's own words reach prompts only quoted and bounded
         return f"{shown(name, body)}, a visitor ({quoted(body.visitor, 120)}), is {body.action}"
     return f"{name} is {body.action}"
+
+
+# People are seen doing what they did at an earlier tick, and objects in the states they were
+# in (at 100 residents about a third of the people in view and half the unusual objects): a
+# sighting, frozen, is made once and shared. Each key holds everything its sighting is made
+# of; a table is emptied when full.
+_people_seen: dict[tuple[str, str, str | None, bool], Sighting] = {}
+_things_seen: dict[tuple[str, str, str, bool], Sighting] = {}
+
+
+def seen_person(name: str, body: Body) -> Sighting:
+    """How a person appears to those in the same arena."""
+    key = (name, body.action, body.visitor, body.travel_sector is None)
+    sighting = _people_seen.get(key)
+    if sighting is None:
+        if len(_people_seen) >= SIGHTINGS_KEPT:
+            _people_seen.clear()
+        sighting = _people_seen[key] = Sighting(describe(name, body), "agent", shown(name, body),
+                                                body.action, available=is_free_to_talk(body))
+    return sighting
+
+
+def seen_thing(path: str, state: str, room: str, attended: bool) -> Sighting:
+    """How an object in an unusual state appears to those in its room ('the kitchen', or
+    "Maria's room"); `attended`: someone there is using it in that state."""
+    key = (path, state, room, attended)
+    sighting = _things_seen.get(key)
+    if sighting is None:
+        if len(_things_seen) >= SIGHTINGS_KEPT:
+            _things_seen.clear()
+        sighting = _things_seen[key] = Sighting(f"The {split_path(path)[2]} in {room} is {state}",
+                                                "object", path, state, attended=attended)
+    return sighting
 
 
 def perceive(name: str, bodies: dict[str, Body], objects: dict[str, str], world: World,
@@ -96,16 +130,14 @@ class ArenaView:
     def __init__(self, here: list[tuple[str, Body]], objects: dict[str, str],
                  unusual: list[str], sector: str, arena: str) -> None:
         self.names = {other: index for index, (other, _) in enumerate(here)}
-        self.people = [Sighting(describe(other, body), "agent", shown(other, body), body.action,
-                                available=is_free_to_talk(body)) for other, body in here]
+        self.people = [seen_person(other, body) for other, body in here]
+        prefix = f"{sector}: {arena}: "
         in_use = {(body.object_path, body.object_state) for _, body in here}
         room = arena if "'s " in arena else f"the {arena}"
-        prefix = f"{sector}: {arena}: "
-        self.things = [(path, objects[path],
-                        Sighting(f"The {split_path(path)[2]} in {room} is {objects[path]}",
-                                 "object", path, objects[path],
-                                 attended=(path, objects[path]) in in_use))
-                       for path in _starting_with(unusual, prefix)]
+        self.things: list[tuple[str, str, Sighting]] = []
+        for path in _starting_with(unusual, prefix):
+            state = objects[path]
+            self.things.append((path, state, seen_thing(path, state, room, (path, state) in in_use)))
 
     def people_but(self, name: str, bandwidth: int) -> list[Sighting]:
         """The people here other than `name`, at most `bandwidth` of them."""
