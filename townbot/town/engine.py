@@ -489,9 +489,10 @@ class Engine:
             tuple((s, t, w) for (s, t), w in zip(lines, times, strict=True))))
         talkers = [(name, partner) for name, partner in ((first, second), (second, first))
                    if name in self.minds]
+        shown_lines = self._shown_lines(lines)  # read, never changed, by everyone below
         shared = dialogue.JointTakeaways(self.model, [name for name, _ in talkers],
-                                         self._shown_lines(lines))  # one call for both
-        return [self.minds[name].after_conversation(self.shown(partner), self._shown_lines(lines),
+                                         shown_lines)  # one call for both
+        return [self.minds[name].after_conversation(self.shown(partner), shown_lines,
                                                     f"{sector}: {arena}", now, end, sector, arena,
                                                     shared)
                 for name, partner in talkers]
