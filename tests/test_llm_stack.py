@@ -5,7 +5,6 @@ keeps the records of the calls it made."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -309,5 +308,5 @@ async def test_a_commit_whose_caller_is_cancelled_keeps_its_usage_once(tmp_path:
 
 def test_a_record_knows_its_call():
     ask = choose(game_day=2)
-    assert dataclasses.replace(ask).within(CallContext(game_day=7)).game_day == 2
+    assert ask.within(CallContext(game_day=7)).game_day == 2
     assert choose().within(CallContext(agent="x", game_day=7)).agent == "Klaus Mueller"

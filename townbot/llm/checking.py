@@ -44,8 +44,7 @@ class Checked(Layer):
         problem = self._problem(request, first)
         if problem is None:
             return first
-        repair = dataclasses.replace(
-            request, prompt=render("repair", prompt=request.prompt, problem=problem))
+        repair = request._replace(prompt=render("repair", prompt=request.prompt, problem=problem))
         try:
             second = await self.inner.reply(repair)
         except CallFailed as error:

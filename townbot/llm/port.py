@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
@@ -56,21 +57,27 @@ class CallContext:
     usage: UsageSink | None = None
 
 
-@dataclass(frozen=True)
-class Ask(Generic[AnswerT]):
+# An ask's context when it has none: read-only, so one can serve every ask.
+NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
+
+
+class Ask(NamedTuple, Generic[AnswerT]):
     """One question: a purpose tag, the rendered prompt, the answer's schema.
 
     `context` is the structured data the prompt was rendered from; a real model reads only the
     prompt, the offline model answers from the context. `check` returns a complaint about a
     well-formed but unusable answer (say, a place that is not among the options); `default` is
     the safe answer used when the model cannot give a usable one.
+
+    A named tuple, made in C from its fields: the mind makes one for every call, and a frozen
+    dataclass sets its ten fields one object.__setattr__ at a time (about three times the CPU).
     """
 
     purpose: str
     prompt: str
     schema: type[AnswerT]
     default: Callable[[], AnswerT]
-    context: Mapping[str, Any] = field(default_factory=dict)
+    context: Mapping[str, Any] = NO_CONTEXT
     agent: str | None = None
     check: Callable[[AnswerT], str | None] | None = None
     optional: bool = False
@@ -79,19 +86,12 @@ class Ask(Generic[AnswerT]):
 
     def within(self, call: CallContext) -> Ask[AnswerT]:
         """This ask with the caller's context filled in where the ask has none of its own."""
-        # A copy of the fields with the missing ones set, as dataclasses.replace makes it but
-        # without running the frozen __init__ (one object.__setattr__ a field): every call
-        # does this.
-        fields = self.__dict__.copy()
-        if self.agent is None:
-            fields["agent"] = call.agent
-        if self.game_day is None:
-            fields["game_day"] = call.game_day
-        if self.usage is None:
-            fields["usage"] = call.usage
-        stamped = object.__new__(type(self))
-        object.__setattr__(stamped, "__dict__", fields)
-        return stamped
+        # Every field named (a field added and not here fails at once); _make skips __new__.
+        purpose, prompt, schema, default, context, agent, check, optional, game_day, usage = self
+        return self._make((purpose, prompt, schema, default, context,
+                           call.agent if agent is None else agent, check, optional,
+                           call.game_day if game_day is None else game_day,
+                           call.usage if usage is None else usage))
 
 
 def usable(request: Ask[AnswerT], answer: AnswerT) -> str | None:
