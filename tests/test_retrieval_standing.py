@@ -3,10 +3,12 @@ importance, their weighted sum, each memory's cost in tokens) stay what scoring 
 afresh gives, to the bit, through what a town does to a stream between and within ticks:
 memories added one by one and resumed in a batch, retrievals touching what they return at the
 same moment and at the next, an access moved back in time, the oldest access touched, an
-importance rescored past the extremes, every importance equal, other weights, kind filters."""
+importance rescored past the extremes, every importance equal, other weights, kind filters;
+and the extremes they are scaled by, found with argmin and argmax, are the reductions'."""
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -14,7 +16,7 @@ import pytest
 from test_retrieval_exact import by_full_sort, cosines_of
 
 from townbot.mind.memory import KINDS, Memory, MemoryStream
-from townbot.mind.retrieval import RetrievalWeights, StandingTerms, retrieve
+from townbot.mind.retrieval import RetrievalWeights, StandingTerms, highest, lowest, retrieve
 
 START = datetime(2023, 2, 13, 7, 0)
 WEIGHTS = [RetrievalWeights(), RetrievalWeights(recency=0.5, importance=1.0, relevance=2.0),
@@ -144,3 +146,23 @@ def test_memories_added_past_the_extremes_widen_them():
                    last_accessed=now + timedelta(hours=importance))
         check(stream, rng, topics, now)
         check(stream, rng, topics, now + timedelta(minutes=10))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+def test_lowest_and_highest_are_the_reductions_values():
+    """A column's extremes by argmin and argmax are np.minimum.reduce's and np.maximum.reduce's,
+    NaN whenever one is there, at either precision, with ties and infinities; zeros of both
+    signs are left out (the one case where they may differ, in the zero's sign)."""
+    rng = np.random.default_rng(5)
+    for round_ in range(2000):
+        values = rng.standard_normal(int(rng.integers(1, 300)))
+        values = np.round(values * 2) / 2 if round_ % 3 == 0 else values  # many ties
+        for special in (np.nan, np.inf, -np.inf):
+            if rng.integers(0, 6) == 0:
+                values[rng.integers(0, len(values))] = special
+        values[values == 0] = 0.0  # no -0.0
+        values = values.astype(np.float32 if round_ % 2 else np.float64)
+        for found, reduction in ((lowest(values), np.minimum.reduce), (highest(values), np.maximum.reduce)):
+            want = float(reduction(values))
+            assert found == want or (math.isnan(found) and math.isnan(want))
+            assert type(found) is float
