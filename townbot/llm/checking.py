@@ -52,7 +52,7 @@ class Checked(Layer):
             return self._default(request, "fallback", first)
         spent = _cost(first, second)
         if self._problem(request, second) is None:
-            return dataclasses.replace(second, outcome="repaired", **spent)
+            return second._replace(outcome="repaired", **spent)
         return self._default(request, "fallback", first, second)
 
     def _default(self, request: Ask[AnswerT], outcome: str, *spent: Reply) -> Reply[AnswerT]:

@@ -129,12 +129,12 @@ class ModelConfigError(ModelError):
     """
 
 
-@dataclass(frozen=True)
-class Reply(Generic[AnswerT]):
+class Reply(NamedTuple, Generic[AnswerT]):
     """One answer as the server gave it, with what it cost.
 
     `problem` says why the answer cannot be used (cut off, invalid JSON, wrong shape) and
     `problem_kind` names that class of problem for counting; `answer` is None then.
+    (A named tuple, as `Ask` is: a model makes one for every call.)
     """
 
     answer: AnswerT | None
@@ -149,9 +149,9 @@ class Reply(Generic[AnswerT]):
     raw: str | None = None  # the reply's text as the server sent it (for recordings)
 
 
-@dataclass(frozen=True)
-class Embedded:
-    """Vectors for a list of texts (unit length, in order) and what producing them cost."""
+class Embedded(NamedTuple):
+    """Vectors for a list of texts (unit length, in order) and what producing them cost (a
+    named tuple, as `Ask` is: a model makes one for every call)."""
 
     vectors: np.ndarray
     model: str
