@@ -39,8 +39,6 @@ class Checked(Layer):
         except CallFailed as error:
             self.last_failure = str(error)
             return self._default(request, "failed")
-        if first.problem is None and first.answer is not None and request.check is None:
-            return first  # most asks: a well-formed answer is a usable one (see `_problem`)
         problem = self._problem(request, first)
         if problem is None:
             return first
