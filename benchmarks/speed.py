@@ -24,7 +24,9 @@ Every figure is CPU time, bytes or a ratio, so that a shared machine changes it 
 - resume: CPU to reopen a 25-resident town after `--resume-days` game days (default 7, the
   issue's figure), and the resuming process's peak memory against the run that made the town.
   The town is built once per version of the code and kept in the temp dir
-  (townbot-speed/), with the peak memory of the run that built it.
+  (townbot-speed/), with the peak memory of the run that built it;
+- the host, below the table: the interpreter, and the CPU a fixed pure-Python loop took before
+  and after the run (a shared machine's speed moves from hour to hour; every CPU figure with it).
 
 The runs happen in child processes of this script, so that each one's peak memory is its own.
 Usage: python benchmarks/speed.py [--days D] [--resume-days D] [--big N] [--big-hours H]
@@ -39,6 +41,7 @@ import asyncio
 import hashlib
 import json
 import os
+import platform
 import resource
 import shutil
 import statistics
@@ -394,6 +397,18 @@ def start_up(runs: int = 5) -> dict[str, float]:
             "uncompiled": statistics.median(uncompiled)}
 
 
+def host_probe() -> float:
+    """CPU milliseconds of a fixed pure-Python loop (3 million additions): how fast this host
+    runs the interpreter at the moment. A shared machine moves it by a factor of two or three
+    from one hour to the next, and every CPU figure of the table moves with it, so a run's
+    figures compare with another's only beside this one."""
+    began = time.process_time()
+    total = 0
+    for number in range(3_000_000):
+        total += number
+    return (time.process_time() - began) * 1000
+
+
 def megabytes(value: float) -> str:
     return f"{value / 1e6:.1f} MB"
 
@@ -424,6 +439,7 @@ def main() -> int:
         print(json.dumps(asyncio.run(resume_town(Path(args.resume)))))
         return 0
     skip = {part.strip() for part in args.skip.split(",") if part.strip()}
+    probe_before = host_probe()
     rows: list[tuple[str, str, str]] = []
     me = [sys.executable, str(Path(__file__).resolve())]
     if "engine" not in skip:
@@ -483,6 +499,10 @@ def main() -> int:
         print(f"| {figure} | {now} | {goal} |")
     print(f"\n(this process: {resource.getrusage(resource.RUSAGE_SELF).ru_utime:.1f} s user CPU; "
           "worst game hour and longest tick against its critical path: benchmarks/llm_latency.py)")
+    print(f"(the host: 3 million additions in a Python loop took {probe_before:.0f} ms CPU before "
+          f"the run and {host_probe():.0f} ms after it, under {sys.executable}, Python "
+          f"{platform.python_version()}: an interpreter built with profile-guided optimisation "
+          "runs the town faster, see README's Benchmarks)")
     return 0
 
 
