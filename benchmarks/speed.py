@@ -399,8 +399,8 @@ def start_up(runs: int = 5) -> dict[str, float]:
 
 def host_probe() -> float:
     """CPU milliseconds of a fixed pure-Python loop (3 million additions): how fast this host
-    runs the interpreter at the moment. A shared machine moves it by a factor of two or three
-    from one hour to the next, and every CPU figure of the table moves with it, so a run's
+    runs the interpreter at the moment. On a shared machine it moves from hour to hour (82 to
+    157 ms in one evening here), and every CPU figure of the table moves with it, so a run's
     figures compare with another's only beside this one."""
     began = time.process_time()
     total = 0
