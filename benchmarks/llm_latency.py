@@ -250,7 +250,11 @@ async def run(hours: float, latency: float, embed_latency: float, seed: int,
     print_usage(rows, len(engine.minds), hours, chained.schema_tokens)
     if pace.seconds:
         return print_paced(by_hour, ticks_of_hour, pace, paced, overran)
-    ratio = wall / critical if critical else float("inf")
+    if not critical:  # --latency 0 --embed-latency 0: calls and tokens only
+        print(f"\nno latency injected: {chained.calls} answers asked in {ticks} ticks; the wall time "
+              "against the critical path needs --latency or --embed-latency above 0")
+        return True
+    ratio = wall / critical
     print(f"\nwall time {wall:.1f} s; critical path {critical:.1f} s; ratio {ratio:.3f} "
           f"(target < {TARGET_RATIO}); {chained.calls} answers asked in {ticks} ticks")
     print(f"largest gap: tick at {worst[2]:%H:%M} took {worst[0]:.2f} s against {worst[1]:.2f} s")
