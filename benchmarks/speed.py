@@ -170,13 +170,18 @@ async def run_town(residents: int, hours: float, db: Path, timed_ticks: int) -> 
     ticks = engine.clock.ticks_for(hours=hours)
     written_before = io_written()
     starts: list[tuple[float, float]] = []  # (process CPU, the model's CPU) as timed ticks begin
-    work: list[tuple[int, int]] = []  # (memories held, answers asked) as timed ticks begin
+    def work_done() -> tuple[int, int]:  # (memories held, answers asked), read outside the timing
+        return sum(len(mind.stream) for mind in engine.minds.values()), CpuTimed.answers
+
     # One tick past the timed ones: a tick's CPU runs until the next one begins, so that what
     # it leaves to the cycle collector (paused during a tick) is counted with it.
     for index in range(ticks + timed_ticks + 1):
+        if index == ticks:
+            work_before = work_done()
         if index >= ticks:  # the timed ticks come after the town has built up its memories
             starts.append((time.process_time(), CpuTimed.cpu))
-            work.append((sum(len(mind.stream) for mind in engine.minds.values()), CpuTimed.answers))
+        if index == ticks + timed_ticks:
+            work_after = work_done()
         await engine.tick()
         if index == ticks - 1:
             written_after = io_written()
@@ -193,8 +198,8 @@ async def run_town(residents: int, hours: float, db: Path, timed_ticks: int) -> 
         "tick_ms_median": statistics.median(engine_cpu) * 1000,
         "tick_ms_mean": statistics.fmean(engine_cpu) * 1000,
         "tick_ms_max": max(engine_cpu) * 1000,
-        "stored_per_tick": (work[-1][0] - work[0][0]) / timed_ticks,
-        "answers_per_tick": (work[-1][1] - work[0][1]) / timed_ticks,
+        "stored_per_tick": (work_after[0] - work_before[0]) / timed_ticks,
+        "answers_per_tick": (work_after[1] - work_before[1]) / timed_ticks,
         "wchar_per_day": (written_after.get("wchar", 0) - written_before.get("wchar", 0)) / game_days,
         "write_bytes_per_day": (written_after.get("write_bytes", 0)
                                 - written_before.get("write_bytes", 0)) / game_days,
