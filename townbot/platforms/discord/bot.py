@@ -43,6 +43,7 @@ class TownTree(app_commands.CommandTree):
             with contextlib.suppress(discord.HTTPException):
                 await interaction.response.send_message(CLOSING, ephemeral=True)
             return False
+        await self.client.hub.seen(interaction.guild_id)  # type: ignore[attr-defined]
         return True
 
 
@@ -162,6 +163,7 @@ class TownBotBehaviour:
 
     async def on_message(self, message: discord.Message) -> None:
         if not self.closing:
+            await self.hub.seen_message(message)
             await handle_message(self.hub, message)
 
     async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:

@@ -58,15 +58,20 @@ async def serve(args: argparse.Namespace) -> None:
         await town.close()
 
 
-async def serve_beside(world: Any, database_of: Any, host: str, port: int) -> Any:
+async def serve_beside(world: Any, database_of: Any, host: str, port: int, *,
+                       on_visit: Any = None, metrics: Any = None, health: Any = None) -> Any:
     """The towns' pages beside the bot (`townbot run` with TOWNBOT_WEB_PORT), each server's
-    at /town/<server id>/; returns a callable that stops serving."""
+    at /town/<server id>/, with /healthz and /metrics (web/operations.py); returns a callable
+    that stops serving."""
     from aiohttp import web
 
+    from townbot.platforms.web.operations import add_operations
     from townbot.platforms.web.site import TownShelf, make_towns_app
 
     shelf = TownShelf(world, database_of)
-    runner = web.AppRunner(make_towns_app(shelf), access_log=None)
+    app = make_towns_app(shelf)
+    add_operations(app, metrics, health, on_visit)
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port).start()
