@@ -17,6 +17,7 @@ from townbot.llm.settings import ModelSettings
 from townbot.store.backup import backup_database
 from townbot.store.checkpoints import open_copy, rewind_to_day
 from townbot.store.database import AuditEntry, Store, StoreError, TownRow, replace_embeddings
+from townbot.town.costs import real_day_cost, real_day_line
 from townbot.town.export import export_town, to_markdown
 from townbot.town.launch import TownFiles, make_model
 from townbot.town.usage import render_usage, summarise
@@ -51,7 +52,10 @@ async def run_usage(args: argparse.Namespace, settings: ModelSettings) -> int:
     finally:
         await store.close()
     print(f"{town.name} (database {args.db}; founded with {town.model})")
-    print(render_usage(summarise(rows, settings, town.tick_minutes), "model usage, town totals (all runs):"))
+    summary = summarise(rows, settings, town.tick_minutes)
+    print(render_usage(summary, "model usage, town totals (all runs):"))
+    cost = real_day_cost(summary, town.tick, town.tick_minutes, town.tick_seconds)
+    print(real_day_line(cost, town.tick_minutes, town.tick_seconds))
     if settings.caps.any:
         budget = Budget(settings.caps)
         budget.restore(rows)

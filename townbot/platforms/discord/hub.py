@@ -104,7 +104,7 @@ class Hub:
         engine = await open_engine(self.files, str(path), settings=self.settings)
         store = None
         try:
-            service = TownService(engine)
+            service = TownService(engine, model_settings=self.settings)
             if founding and self.config.tick_seconds is not None:
                 await service.speed(FOUNDER, self.config.tick_seconds)
             store = await DiscordStore.open(path, engine.town.id)
