@@ -226,3 +226,18 @@ async def test_every_rest_request_goes_to_the_configured_base(monkeypatch):
     assert seen[0] == ("GET", "/api/v10/users/@me", "Bot a.fake.token")
     assert seen[-1][:2] == ("POST", "/api/v10/webhooks/42/hooktoken")
     assert all(path.startswith("/api/v10/") for _, path, _ in seen)
+
+
+@pytest.mark.parametrize("speed", ["", "600"])  # the default (pause), and a slow rest
+async def test_an_idle_town_makes_at_most_a_tenth_of_the_calls_per_real_hour(tmp_path, speed):
+    """On a fake clock, as benchmarks/rest.py measures it: an hour with a visitor every five
+    minutes, then three hours alone (counted from the rest's start)."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from rest import active_and_idle
+
+    settings = rest_settings({"TOWNBOT_IDLE_SPEED": speed})
+    active, idle = await active_and_idle(tmp_path, "3", settings)
+    assert active.ticks == 359 and active.calls > 0 and idle.hours > 2
+    assert idle.per_hour <= active.per_hour / 10
