@@ -22,7 +22,7 @@ from townbot.store.begin import begin_writing
 from townbot.store.database import Store
 from townbot.store.errors import StoreError
 
-KEEP_DAYS = 30  # newest day checkpoints kept per town
+KEEP_DAYS = 60  # newest day checkpoints kept per town: a real day at the default speed
 # Tables a tick rewrites in place, with their columns: copied whole at each day's start.
 COPIED = {
     "bodies": ("agent", "body"),
