@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 
@@ -93,7 +94,9 @@ async def test_a_town_alone_rests_and_a_message_or_a_command_wakes_it_saying_so(
         await hub.rest_round()
         assert hub.scheduler.is_paused(town.key)
         await server.slash("town status")
-        assert not hub.scheduler.is_paused(town.key) and hall(server)[-1] == WOKE
+        assert not hub.scheduler.is_paused(town.key)
+        await asyncio.gather(*hub.notices)  # posted beside the command's answer
+        assert hall(server)[-1] == WOKE
         assert hub.health()["resting"] == []
     finally:
         await server.bot.close()
@@ -241,3 +244,13 @@ async def test_an_idle_town_makes_at_most_a_tenth_of_the_calls_per_real_hour(tmp
     active, idle = await active_and_idle(tmp_path, "3", settings)
     assert active.ticks == 359 and active.calls > 0 and idle.hours > 2
     assert idle.per_hour <= active.per_hour / 10
+
+
+def test_a_running_long_setting_that_cannot_work_stops_run_at_start(tmp_path, monkeypatch, capsys):
+    from townbot.cli import main
+
+    monkeypatch.setenv("TOWNBOT_IDLE_SPEED", "slow")
+    assert main(["run", "--dry-run", "--env-file", str(tmp_path / "none.env")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: TOWNBOT_IDLE_SPEED='slow' is not usable") and "\n" == err[-1]
+    assert err.count("\n") == 1

@@ -43,7 +43,7 @@ class TownTree(app_commands.CommandTree):
             with contextlib.suppress(discord.HTTPException):
                 await interaction.response.send_message(CLOSING, ephemeral=True)
             return False
-        await self.client.hub.seen(interaction.guild_id)  # type: ignore[attr-defined]
+        await self.client.hub.seen(interaction.guild_id, wait=False)  # type: ignore[attr-defined]
         return True
 
 

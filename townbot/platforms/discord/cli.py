@@ -90,6 +90,8 @@ def _guarded(args: argparse.Namespace, *, dry_run: bool = False, sync_only: bool
         settings = load_settings(config.env)
         files = TownFiles(args.world, args.personas)
         world = files.load()
+        from townbot.platforms.discord.upkeep import load_upkeep
+        load_upkeep(config.env)  # a running-long setting that cannot work stops here too
         if dry_run:
             from townbot.platforms.discord.dryrun import dry_run as print_plan
             return print_plan(config, settings, world, sys.stdout)

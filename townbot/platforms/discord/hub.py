@@ -55,6 +55,7 @@ class Hub:
         self.pacer = Pacer(GLOBAL_WINDOWS, time.monotonic)
         self._opening: dict[int, asyncio.Lock] = {}
         self.metrics = TownMetrics(lambda: self.towns)
+        self.notices: set[asyncio.Task[bool]] = set()  # wake-up notices being posted
         self.closing = False
 
     # --- who and where ------------------------------------------------------------------------
@@ -137,15 +138,21 @@ class Hub:
             folder.mkdir(parents=True, exist_ok=True)
             self.scheduler.add(BACKUP_KEY, self.backup_round, self.upkeep.backup_every_hours * 3600)
 
-    async def seen(self, guild_id: int | None) -> None:
+    async def seen(self, guild_id: int | None, *, wait: bool = True) -> None:
         """Someone's activity in a server's town (a command, a message in its channels, its
-        web page): a resting town wakes at once, and #town-hall says so."""
+        web page): a resting town wakes at once, and #town-hall says so; `wait=False` posts
+        that notice in the background (a command must be answered within 3 s)."""
         town = self.towns.get(guild_id) if guild_id is not None else None
         if town is None or town.rest is None or not town.rest.seen() or town.service.paused:
             return
         log.info("server %s: someone is here; the town wakes", town.guild_id)
         self._tick_every(town, town.engine.town.tick_seconds)
-        await town.notify(WOKE)
+        if wait:
+            await town.notify(WOKE)
+            return
+        notice = asyncio.create_task(town.notify(WOKE))
+        self.notices.add(notice)
+        notice.add_done_callback(self.notices.discard)
 
     async def seen_message(self, message: Any) -> None:
         """A person's message in one of a town's channels (or their threads) is activity."""
@@ -206,6 +213,7 @@ class Hub:
         """Shutdown: no new ticks, ticks under way finished or cancelled (rolled back), posts
         under way finished, use cases under way committed: at most about 9 s in all."""
         self.closing = True
+        await asyncio.gather(*self.notices, return_exceptions=True)  # short posts: let them land
         await self.scheduler.shutdown(TICK_GRACE)
         towns = [self.towns.pop(guild_id) for guild_id in list(self.towns)]
         await asyncio.gather(*(town.close(POST_GRACE, USE_CASE_GRACE) for town in towns))
