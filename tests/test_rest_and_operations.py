@@ -252,5 +252,29 @@ def test_a_running_long_setting_that_cannot_work_stops_run_at_start(tmp_path, mo
     monkeypatch.setenv("TOWNBOT_IDLE_SPEED", "slow")
     assert main(["run", "--dry-run", "--env-file", str(tmp_path / "none.env")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: TOWNBOT_IDLE_SPEED='slow' is not usable") and "\n" == err[-1]
+    assert err.startswith("error: TOWNBOT_IDLE_SPEED='slow' is not usable") and err[-1] == "\n"
     assert err.count("\n") == 1
+
+
+async def test_scheduled_backups_copy_every_town_and_keep_the_newest(fake, tmp_path):
+    import sqlite3
+
+    folder = tmp_path / "backups"
+    guild = fake.add_guild("Test server")
+    hub = Hub(DiscordConfig(data_dir=tmp_path / "data", tick_seconds=3600.0), TownScheduler(),
+              settings=load_settings({}), upkeep=Upkeep(backup_dir=folder, backup_keep=2))
+    bot = TownBot(hub)
+    await fake.connect(bot)
+    try:
+        assert hub.scheduler.interval("backups") == 6 * 3600
+        await tick_town(hub.towns[guild])
+        for _ in range(3):
+            await hub.backup_round()
+    finally:
+        await bot.close()
+    kept = sorted(folder.glob(f"{guild}-*.db"))
+    assert len(kept) == 2
+    for copy in kept:
+        with sqlite3.connect(copy) as connection:
+            assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+            assert connection.execute("SELECT tick FROM towns").fetchone() == (1,)

@@ -577,19 +577,19 @@ class TownService:
                     f"{engine.clock.tick}, {plural(len(engine.minds), 'resident')}, "
                     f"{plural(visitors, 'person', 'people')} visiting, one tick "
                     f"({engine.clock.tick_minutes} game minutes) {pace}; model: {engine.model.label}")
-            data = {"paused": self.paused, "tick": engine.clock.tick,
-                    "time": format_game_time(engine.clock.now),
-                    "town": engine.world.town, "residents": len(engine.minds),
-                    "visitors": visitors, "tick_seconds": seconds,
-                    "tick_minutes": engine.clock.tick_minutes, "model": engine.model.label}
             # What a real day costs at this pace, from the last game days' recorded usage.
             cost = await recent_cost(engine.store, engine.town.id, engine.clock.tick,
-                                     engine.clock.tick_minutes, seconds,
-                                     self.model_settings)
-            data["per_real_day"] = cost.as_dict() if cost else None
-            data["per_real_day_line"] = real_day_line(cost, engine.clock.tick_minutes, seconds)
-            text += "\n" + data["per_real_day_line"]
-            return Outcome(text, data=data)
+                                     engine.clock.tick_minutes, seconds, self.model_settings)
+            cost_line = real_day_line(cost, engine.clock.tick_minutes, seconds)
+            text += "\n" + cost_line
+            return Outcome(text, data={"paused": self.paused, "tick": engine.clock.tick,
+                                       "time": format_game_time(engine.clock.now),
+                                       "town": engine.world.town, "residents": len(engine.minds),
+                                       "visitors": visitors, "tick_seconds": seconds,
+                                       "tick_minutes": engine.clock.tick_minutes,
+                                       "model": engine.model.label,
+                                       "per_real_day": cost.as_dict() if cost else None,
+                                       "per_real_day_line": cost_line})
         return await self._run("status", person, {}, act)
 
     async def where(self, person: Person) -> Outcome:
