@@ -58,6 +58,8 @@ async def test_the_status_says_what_a_real_day_costs_at_the_towns_speed(world, t
     assert cost["game_days"] == 60 and cost["calls"] > 0 and cost["offline"]
     assert later.text.endswith(later.data["per_real_day_line"])
     assert "per real day at one tick (10 game minutes) every 10 real seconds" in later.text
+    assert later.text.endswith("(from 1.0 game hours of usage; a whole game day's figure is "
+                               "steadier)")
 
 
 def test_usage_and_sim_print_the_real_day(tmp_path, capsys):

@@ -37,11 +37,13 @@ class RealDayCost:
     completion_tokens: float
     dollars: float | None  # None: no prices configured (and not the offline model)
     offline: bool
+    measured_hours: float  # game hours of recorded usage the figures come from
 
     def as_dict(self) -> dict[str, Any]:
         return {"game_days": self.game_days, "calls": self.calls,
                 "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "dollars": self.dollars, "offline": self.offline}
+                "dollars": self.dollars, "offline": self.offline,
+                "measured_hours": self.measured_hours}
 
 
 def real_day_cost(summary: dict[str, Any], ticks: int, tick_minutes: int,
@@ -52,11 +54,12 @@ def real_day_cost(summary: dict[str, Any], ticks: int, tick_minutes: int,
     days = game_days_per_real_day(tick_minutes, tick_seconds)
     if days is None or ticks <= 0:
         return None
-    scale = days / (ticks * tick_minutes / MINUTES_A_DAY)  # recorded figures -> one real day
+    measured = ticks * tick_minutes / MINUTES_A_DAY
+    scale = days / measured  # recorded figures -> one real day
     dollars = None if summary["price"] is None else summary["price"] * scale
     return RealDayCost(days, summary["calls"] * scale, summary["prompt_tokens"] * scale,
                        summary["completion_tokens"] * scale,
-                       0.0 if summary["offline"] else dollars, summary["offline"])
+                       0.0 if summary["offline"] else dollars, summary["offline"], measured * 24)
 
 
 def _count(value: float) -> str:
@@ -83,9 +86,13 @@ def real_day_line(cost: RealDayCost | None, tick_minutes: int, tick_seconds: flo
         money = "price unknown (set TOWNBOT_PRICE_PROMPT and TOWNBOT_PRICE_COMPLETION)"
     else:
         money = f"about ${cost.dollars:,.2f}"
-    return (f"per real day at {pace(tick_minutes, tick_seconds)}, {cost.game_days:g} game "
+    line = (f"per real day at {pace(tick_minutes, tick_seconds)}, {cost.game_days:g} game "
             f"days: {_count(cost.calls)} calls, {_count(cost.prompt_tokens)} prompt and "
             f"{_count(cost.completion_tokens)} completion tokens, {money}")
+    if cost.measured_hours < 24:  # a few hours (a morning's planning) speak less for a day
+        line += (f" (from {cost.measured_hours:.1f} game hours of usage; a whole game day's "
+                 "figure is steadier)")
+    return line
 
 
 async def recent_cost(store: Store, town_id: int, tick: int, tick_minutes: int,
