@@ -130,6 +130,10 @@ async def test_healthz_and_metrics_beside_the_towns_pages_and_a_visit_wakes_a_to
     server = await resting_server(fake, tmp_path, clock)
     hub, town = server.bot.hub, server.town
     await tick_town(town, hub.metrics)
+    status = await server.slash("town status")
+    cost = {f["name"]: f["value"] for f in status.embeds[0]["fields"]}["Cost"]
+    assert cost.startswith("one tick (10 game minutes) every 3600 real seconds, 0.167 game "
+                           "days: ")
     clock.seconds += 900
     await hub.rest_round()
     stop = await serve_beside(hub.files.load(), lambda guild: hub.config.database(guild),

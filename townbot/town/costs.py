@@ -86,7 +86,7 @@ def real_day_line(cost: RealDayCost | None, tick_minutes: int, tick_seconds: flo
         money = "price unknown (set TOWNBOT_PRICE_PROMPT and TOWNBOT_PRICE_COMPLETION)"
     else:
         money = f"about ${cost.dollars:,.2f}"
-    line = (f"per real day at {pace(tick_minutes, tick_seconds)}, {cost.game_days:g} game "
+    line = (f"per real day at {pace(tick_minutes, tick_seconds)}, {cost.game_days:.3g} game "
             f"days: {_count(cost.calls)} calls, {_count(cost.prompt_tokens)} prompt and "
             f"{_count(cost.completion_tokens)} completion tokens, {money}")
     if cost.measured_hours < 24:  # a few hours (a morning's planning) speak less for a day
