@@ -115,3 +115,9 @@ def test_a_fork_without_a_day_is_the_town_as_it_is_and_a_missing_day_changes_not
     assert "keeps no checkpoint of day 3; days kept: 1" in capsys.readouterr().err
     assert not (tmp_path / "later.db").exists()
     assert tick_of(db) == 12
+    assert main(["fork", "--db", str(db), "--to", str(tmp_path / "now.db"), "--at", "1"]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert tick_of(tmp_path / "now.db") == 12, "an existing file is never replaced"
+    assert main(["fork", "--db", str(db), "--to", str(tmp_path / "zero.db"), "--at", "0"]) == 2
+    assert "days count from 1" in capsys.readouterr().err
+    assert not (tmp_path / "zero.db").exists()

@@ -5,7 +5,8 @@ store also does its daily bookkeeping (memory accesses put in one row per reside
 trimmed), so what is copied then is small. Memories, posts, conversations, usage and audit rows
 are only ever appended: a checkpoint keeps the last id of each. What a tick rewrites in place
 (bodies, mind parts and their logs, memory accesses, objects, visitors) is copied whole into
-`checkpoint_rows`, table by table, as SQL rows. The newest KEEP_DAYS checkpoints are kept.
+`checkpoint_<table>`, as SQL rows (about 0.7 MB and 50 ms a day for 25 residents). The newest
+KEEP_DAYS checkpoints are kept.
 
 Its tables are made on first use, not by a numbered migration: an older townbot reading the
 town never meets them, and a town without them simply has no day to fork from.
