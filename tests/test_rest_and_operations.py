@@ -11,7 +11,7 @@ import aiohttp
 import discord
 import pytest
 from aiohttp import web
-from discord_harness import Server, fake_fixture  # noqa: F401  (fixture)
+from discord_harness import Server, fake_fixture, until  # noqa: F401  (fixture)
 from prometheus_client.parser import text_string_to_metric_families
 
 from townbot.llm.settings import load_settings
@@ -97,6 +97,12 @@ async def test_a_town_alone_rests_and_a_message_or_a_command_wakes_it_saying_so(
         assert not hub.scheduler.is_paused(town.key)
         await asyncio.gather(*hub.notices)  # posted beside the command's answer
         assert hall(server)[-1] == WOKE
+        clock.seconds += 900
+        await hub.rest_round()
+        [welcome] = server.fake.pins(server.channel("town-hall"))
+        await server.fake.click(server.bot, server.guild, server.ada, welcome, "townbot:join")
+        await until(lambda: hall(server)[-1] == WOKE)  # the notice is posted in the background
+        assert not hub.scheduler.is_paused(town.key)
         assert hub.health()["resting"] == []
     finally:
         await server.bot.close()

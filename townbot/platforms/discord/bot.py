@@ -161,6 +161,13 @@ class TownBotBehaviour:
             else:
                 await interaction.response.send_message(text, ephemeral=True)
 
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        """A button pressed or a form sent is someone being there too (commands count in
+        TownTree.interaction_check, before they run)."""
+        if interaction.type in (discord.InteractionType.component,
+                                discord.InteractionType.modal_submit):
+            await self.hub.seen(interaction.guild_id, wait=False)
+
     async def on_message(self, message: discord.Message) -> None:
         if not self.closing:
             await self.hub.seen_message(message)
