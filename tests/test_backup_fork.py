@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from townbot.cli import main
@@ -40,6 +41,7 @@ def test_a_backup_taken_while_sim_writes_is_whole_and_resumes(tmp_path, capsys):
     try:
         while sim.poll() is None:
             if not db.exists() or tick_of_or_none(db) is None:
+                time.sleep(0.05)  # not yet founded; wait without spinning
                 continue
             assert main(["backup", "--db", str(db), "--to", str(folder)]) == 0
             if sim.poll() is None:  # the sim was still writing when the copy ended
