@@ -213,7 +213,10 @@ class Hub:
         """Shutdown: no new ticks, ticks under way finished or cancelled (rolled back), posts
         under way finished, use cases under way committed: at most about 9 s in all."""
         self.closing = True
-        await asyncio.gather(*self.notices, return_exceptions=True)  # short posts: let them land
+        if self.notices:  # wake-up notices under way: a moment to land, then they are dropped
+            _, late = await asyncio.wait(self.notices, timeout=POST_GRACE)
+            for notice in late:
+                notice.cancel()
         await self.scheduler.shutdown(TICK_GRACE)
         towns = [self.towns.pop(guild_id) for guild_id in list(self.towns)]
         await asyncio.gather(*(town.close(POST_GRACE, USE_CASE_GRACE) for town in towns))
