@@ -213,13 +213,17 @@ class Hub:
         """Shutdown: no new ticks, ticks under way finished or cancelled (rolled back), posts
         under way finished, use cases under way committed: at most about 9 s in all."""
         self.closing = True
-        if self.notices:  # wake-up notices under way: a moment to land, then they are dropped
+        await asyncio.gather(self.scheduler.shutdown(TICK_GRACE), self._drop_notices())
+        towns = [self.towns.pop(guild_id) for guild_id in list(self.towns)]
+        await asyncio.gather(*(town.close(POST_GRACE, USE_CASE_GRACE) for town in towns))
+
+    async def _drop_notices(self) -> None:
+        """Wake-up notices under way get the posts' grace (beside the ticks' own), then are
+        dropped: they only inform."""
+        if self.notices:
             _, late = await asyncio.wait(self.notices, timeout=POST_GRACE)
             for notice in late:
                 notice.cancel()
-        await self.scheduler.shutdown(TICK_GRACE)
-        towns = [self.towns.pop(guild_id) for guild_id in list(self.towns)]
-        await asyncio.gather(*(town.close(POST_GRACE, USE_CASE_GRACE) for town in towns))
 
     def health(self) -> dict[str, Any]:
         """For /healthz: ok while serving, with the towns open, waiting for their model
