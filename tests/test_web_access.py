@@ -224,6 +224,9 @@ async def test_one_town_under_a_token_answers_only_there(world, town_db):
     town = await WebTown.open(world, town_db)
     token = "a-token-of-sixteen-or-more"
     async with TestClient(TestServer(make_app(town, token))) as client:
+        answer = await client.get(f"/{token}", allow_redirects=False)
+        assert answer.status == 302 and answer.headers["Location"] == f"/{token}/"
+        assert (await client.get("/not-the-token", allow_redirects=False)).status == 404
         for path in PATHS:
             assert (await client.get(f"/{token}/{path}")).status == 200, path
             assert (await client.get(f"/{path}")).status == 404, path

@@ -63,14 +63,8 @@ def make_towns_app(shelf: TownShelf) -> web.Application:
             raise web.HTTPNotFound()  # the same answer whether the town or the token is wrong
         return town
 
-    async def to_slash(request: web.Request) -> web.Response:
-        await find(request)
-        raise web.HTTPFound(f"/town/{request.match_info['guild']}/{request.match_info['token']}/")
-
-    app = _app(find, "/town/{guild}/{token}",
-               lambda path: re.sub(r"^(/town/[^/]+)/[^/]+", r"\1/<token>", path))
-    app.router.add_get("/town/{guild}/{token}", to_slash)
-    return app
+    return _app(find, "/town/{guild}/{token}",
+                lambda path: re.sub(r"^(/town/[^/]+)/[^/]+", r"\1/<token>", path))
 
 
 def _app(find: Finder, prefix: str, redact: Callable[[str], str]) -> web.Application:
@@ -84,7 +78,14 @@ def _app(find: Finder, prefix: str, redact: Callable[[str], str]) -> web.Applica
                                   "/resident/{name}": resident_page, "/static/{file}": static_file}
     for path, handler in routes.items():
         app.router.add_get(prefix + path, gated(find, handler))
+    if prefix:
+        app.router.add_get(prefix, gated(find, to_slash))
     return app
+
+
+async def to_slash(request: web.Request) -> web.Response:
+    """The town's address typed without its last slash: the relative links need it."""
+    raise web.HTTPFound(request.path + "/")
 
 
 def gated(find: Finder, handler: Handler) -> Handler:
@@ -142,10 +143,10 @@ class TownShelf:
         async with self._lock:
             town = self.towns.get(guild_id)
             if town is None:
-                town = self.towns[guild_id] = await self._open(guild_id, token)
-                if town is None:
-                    del self.towns[guild_id]
-                    return None
+                opened = await self._open(guild_id, token)  # only for the right token
+                if opened is not None:
+                    self.towns[guild_id] = opened
+                return opened
         return town if same_secret(token, await town.token()) else None
 
     async def _open(self, guild_id: int, token: str) -> WebTown | None:
@@ -160,13 +161,15 @@ class TownShelf:
             return None  # no town founded in it yet, or made by another townbot version
         try:
             row = await store.town()
-            if row is None or not same_secret(token, await store.web_token(row.id)):
-                await store.close()
-                return None
-            return await WebTown.load(self.world, store)
+            if row is not None and same_secret(token, await store.web_token(row.id)):
+                return await WebTown.load(self.world, store)
+        except StoreError:
+            pass  # a history that cannot be read: no page, as for no town
         except BaseException:
             await store.close()
             raise
+        await store.close()
+        return None
 
     async def close(self) -> None:
         for town in self.towns.values():
