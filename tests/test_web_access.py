@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from aiohttp import ClientSession
 from aiohttp.test_utils import TestClient, TestServer
-from discord_harness import Server, connect, fake_fixture  # noqa: F401  (fixtures)
+from discord_harness import Server, connect, fake_fixture, server_fixture  # noqa: F401  (fixtures)
 from towns import busy_morning
 
 from townbot.platforms.discord.config import DiscordConfig
@@ -166,6 +166,13 @@ async def test_a_closed_page_opens_for_no_link_until_a_new_one_is_made(served):
     assert "town/" not in str(welcome["embeds"][0]["fields"])
     await server.slash("mod web", user=server.admin, action="rotate")
     assert set((await statuses(await served.link())).values()) == {200}
+
+
+async def test_without_a_web_page_the_member_is_told_why(server):
+    exchange = await server.slash("town web")
+    assert exchange.ephemeral and exchange.text == (
+        "this bot serves no web page; its owner can set TOWNBOT_WEB_PORT and TOWNBOT_WEB_URL")
+    assert "Live map" not in (await server.slash("town map")).text
 
 
 async def test_only_moderators_change_the_link(served):
