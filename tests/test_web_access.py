@@ -173,6 +173,9 @@ async def test_without_a_web_page_the_member_is_told_why(server):
     assert exchange.ephemeral and exchange.text == (
         "this bot serves no web page; its owner can set TOWNBOT_WEB_PORT and TOWNBOT_WEB_URL")
     assert "Live map" not in (await server.slash("town map")).text
+    rotated = await server.slash("mod web", user=server.admin, action="rotate")
+    assert rotated.text.endswith("This bot serves no web page; its owner can set "
+                                 "TOWNBOT_WEB_PORT and TOWNBOT_WEB_URL.")
 
 
 async def test_only_moderators_change_the_link(served):

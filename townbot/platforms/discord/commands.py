@@ -49,6 +49,7 @@ Notice = app_commands.Range[str, 1, LIMITS["announce"]]
 Query = app_commands.Range[str, 1, LIMITS["query"]]
 Seconds = app_commands.Range[float, SPEED_RANGE[0], SPEED_RANGE[1]]
 Count = app_commands.Range[int, 1, 50]
+NO_WEB_PAGE = "this bot serves no web page; its owner can set TOWNBOT_WEB_PORT and TOWNBOT_WEB_URL"
 
 
 # --- autocomplete ---------------------------------------------------------------------------------
@@ -173,8 +174,7 @@ class TownGroup(app_commands.Group):
         async def work(town: GuildTown, person: Person) -> str:
             link = await hub_of(interaction).page_link(town, person)
             if link is None:
-                raise TownError("this bot serves no web page; its owner can set "
-                                "TOWNBOT_WEB_PORT and TOWNBOT_WEB_URL")
+                raise TownError(NO_WEB_PAGE)
             return web_line(link)
         await run(interaction, work)
 
@@ -289,7 +289,9 @@ class ModGroup(app_commands.Group):
                 outcome = await town.service.rotate_web_link(person)
                 link = hub.config.web_link(town.guild_id, outcome.data["token"])
             lines = [outcome.text] + ([web_line(link)] if link else [])
-            if hub.config.serves_web and not await show_link(town, link):
+            if not hub.config.serves_web:
+                lines.append(NO_WEB_PAGE[0].upper() + NO_WEB_PAGE[1:] + ".")
+            elif not await show_link(town, link):
                 lines.append(f"The welcome pinned in #{town.engine.world.town_hall_channel} "
                              "could not be changed; /town web gives the link that works.")
             return "\n".join(lines)
