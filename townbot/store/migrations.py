@@ -277,7 +277,7 @@ MIGRATIONS: list[str] = [
     # under this token, which moderators can replace. No row: none made yet; an empty token: a
     # moderator closed the page.
     """
-    CREATE TABLE web_links (
+    CREATE TABLE IF NOT EXISTS web_links (
         town_id INTEGER PRIMARY KEY REFERENCES towns(id),
         token TEXT NOT NULL,
         changed TEXT NOT NULL
