@@ -101,6 +101,10 @@ async def test_a_member_gets_the_link_and_reads_the_town(served):
             page = await response.text()
     assert 'href="../static/style.css"' in page and 'href="../"' in page, \
         "links between pages are relative, so they carry the token"
+    engine = served.first.town.engine
+    audit = await engine.store.audit_rows(engine.town.id)
+    token = link.rstrip("/").rsplit("/", 1)[1]
+    assert any(row["use_case"] == "web_link" for row in audit) and token not in str(audit)
 
 
 async def test_without_the_right_token_every_route_answers_404(served):
