@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from aiohttp import ClientSession
+from aiohttp import ClientSession, web
 from aiohttp.test_utils import TestClient, TestServer
 from discord_harness import Server, connect, fake_fixture, server_fixture  # noqa: F401  (fixtures)
 from towns import busy_morning
 
 from townbot.platforms.discord.config import DiscordConfig
 from townbot.platforms.web.cli import is_loopback, page_token, serve_beside
-from townbot.platforms.web.site import make_app
+from townbot.platforms.web.site import ACCESS_LOG, AccessLog, make_app
 from townbot.platforms.web.town import WebTown
 from townbot.store.database import StoreError
 
@@ -246,6 +246,27 @@ async def test_one_town_under_a_token_answers_only_there(world, town_db):
             assert (await client.get(f"/{path}")).status == 404, path
             assert (await client.get(f"/not-the-token/{path}")).status == 404, path
     await town.close()
+
+
+async def test_the_log_shows_a_route_of_no_town_as_it_is(world, town_db, caplog):
+    town = await WebTown.open(world, town_db)
+    token = "a-token-of-sixteen-or-more"
+    app = make_app(town, token)
+
+    async def health(request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+    app.router.add_get("/healthz", health)  # as a health check is added: no token
+    server = TestServer(app)
+    await server.start_server(access_log_class=AccessLog, access_log=ACCESS_LOG)
+    with caplog.at_level(logging.DEBUG, logger="townbot.web.access"):
+        async with TestClient(server) as client:
+            for path in ("/healthz", f"/{token}/api/town", f"/{token}/no-such-page"):
+                assert (await client.get(path)).status in (200, 404)
+            await asyncio.sleep(0.05)
+    await town.close()
+    lines = [r.getMessage() for r in caplog.records if r.name == "townbot.web.access"]
+    assert [line.split()[2:4] for line in lines] == [
+        ["/healthz", "200"], ["/<token>/api/town", "200"], ["/<token>/no-such-page", "404"]]
 
 
 def test_off_localhost_the_page_needs_a_token():

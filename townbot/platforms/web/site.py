@@ -113,14 +113,24 @@ class AccessLog(AbstractAccessLogger):
     """One line per request at DEBUG level, with `<token>` in place of a town's token."""
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
-        redact = request.app.get(REDACT_KEY) if isinstance(request, web.Request) else None
-        path = redact(request.path) if redact else request.path
-        self.logger.debug("%s %s %s %s %.3fs", request.remote, request.method, path,
-                          response.status, time)
+        self.logger.debug("%s %s %s %s %.3fs", request.remote, request.method,
+                          shown_path(request), response.status, time)
 
     @property
     def enabled(self) -> bool:
         return self.logger.isEnabledFor(logging.DEBUG)
+
+
+def shown_path(request: web.BaseRequest) -> str:
+    """The path as a log may show it: a route of no town's (a health check) as it is, any
+    other with `<token>` in place of the token, also when nothing matched (a mistyped page
+    may still carry a real token)."""
+    if not isinstance(request, web.Request):
+        return "-"
+    resource = request.match_info.route.resource
+    if resource is not None and "{token}" not in resource.canonical:
+        return request.path
+    return request.app[REDACT_KEY](request.path)
 
 
 def runner(app: web.Application) -> web.AppRunner:
