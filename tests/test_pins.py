@@ -71,7 +71,8 @@ def test_a_term_equal_for_every_candidate_counts_one_half():
 
 def test_moderator_only_use_cases_are_the_documented_ones():
     assert set(service_module.MODERATOR_ONLY) == {"seed", "scenario", "announce", "pause", "resume",
-                                             "speed", "memories", "takeover", "event_status"}
+                                             "speed", "memories", "takeover", "event_status",
+                                             "web_rotate", "web_close"}
 
 
 def test_default_rate_limits_are_the_documented_ones():
