@@ -194,7 +194,8 @@ async def _serve(config: Any, files: Any, settings: Any,
                                   if config.allows(guild) else None, config.web_host,
                                   config.web_port, on_visit=hub.seen, metrics=hub.metrics,
                                   health=hub.health)
-    logging.getLogger(__name__).info("web page at http://%s:%s/town/<server id>/",
+    logging.getLogger(__name__).info("web page at http://%s:%s/town/<server id>/<token>/ "
+                                     "(each server's members get their link from /town web)",
                                      config.web_host, config.web_port)
     try:
         return await _connect_failure(work)
