@@ -22,6 +22,7 @@ from townbot.platforms.discord.scheduler import TownScheduler
 from townbot.platforms.discord.upkeep import API_BASE, LOG_FORMAT, Upkeep, load_upkeep, use_api_base
 from townbot.platforms.log_format import formatter
 from townbot.town.rest import WOKE, Rest, RestSettings, rest_settings
+from townbot.town.service import Person
 
 
 class FakeClock:
@@ -136,6 +137,7 @@ async def test_healthz_and_metrics_beside_the_towns_pages_and_a_visit_wakes_a_to
     server = await resting_server(fake, tmp_path, clock)
     hub, town = server.bot.hub, server.town
     await tick_town(town, hub.metrics)
+    token = (await town.service.web_link(Person("test:ada", "Ada"))).data["token"]
     status = await server.slash("town status")
     cost = {f["name"]: f["value"] for f in status.embeds[0]["fields"]}["Cost"]
     assert cost.startswith("one tick (10 game minutes) every 3600 real seconds, 0.167 game "
@@ -165,7 +167,10 @@ async def test_healthz_and_metrics_beside_the_towns_pages_and_a_visit_wakes_a_to
                          "townbot_outbox_backlog", "townbot_resting"):
                 assert name in families
             assert families["townbot_resting"].samples[0].value == 1.0
-            async with session.get(f"/town/{server.guild}/api/town") as response:
+            async with session.get(f"/town/{server.guild}/not-the-token-at-all/api/town") as response:
+                assert response.status == 404
+            assert town.rest.resting, "a page answered 404 is nobody's visit"
+            async with session.get(f"/town/{server.guild}/{token}/api/town") as response:
                 assert response.status == 200
             assert not town.rest.resting and hall(server)[-1] == WOKE
             hub.closing = True
