@@ -1,5 +1,5 @@
 """The `townbot` command: check, sim, play, run, sync, web, map, eval, doctor, export, usage,
-reembed."""
+reembed, backup, fork."""
 
 from __future__ import annotations
 
@@ -88,6 +88,19 @@ def build_parser() -> argparse.ArgumentParser:
     reembed = commands.add_parser(
         "reembed", help="re-embed every memory with the configured embedding model")
     reembed.add_argument("--db", required=True, help="database file")
+
+    backup = commands.add_parser(
+        "backup", help="copy a town's database consistently, even while the town runs")
+    backup.add_argument("--db", required=True, help="the town's database file")
+    backup.add_argument("--to", required=True,
+                        help="a new file, or a folder (the copy is named after the town and time)")
+
+    fork = commands.add_parser(
+        "fork", help="start a new town from a town or a backup, at a game day's start if asked")
+    fork.add_argument("--db", required=True, help="the town (or backup) to start from")
+    fork.add_argument("--to", required=True, help="the new town's database file")
+    fork.add_argument("--at", type=int, metavar="DAY",
+                      help="start from this game day's start (a checkpoint is kept each day)")
     return parser
 
 
@@ -168,6 +181,12 @@ def loaded_command(args: argparse.Namespace,
     if args.command == "export":
         from townbot.platforms.maintenance import run_export
         return lambda: asyncio.run(run_export(args))
+    if args.command == "backup":
+        from townbot.platforms.maintenance import run_backup
+        return lambda: run_backup(args)
+    if args.command == "fork":
+        from townbot.platforms.maintenance import run_fork
+        return lambda: asyncio.run(run_fork(args))
     if args.command in ("run", "sync"):
         from townbot.platforms.discord.cli import run_command, run_sync
         return (lambda: run_command(args)) if args.command == "run" else (lambda: run_sync(args))

@@ -14,6 +14,8 @@ they were spoken at, by the first tick that finds it finished.
 from __future__ import annotations
 
 import asyncio
+import logging
+import sqlite3
 from collections.abc import AsyncIterator, Coroutine, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -30,6 +32,7 @@ from townbot.mind.memory import MemoryStream, StoredColumns
 from townbot.mind.settings import MindSettings
 from townbot.mind.state import MindState, PlaceKnowledge
 from townbot.prompting import quoted
+from townbot.store.checkpoints import save_checkpoint
 from townbot.store.database import (
     ConversationRecord,
     MemoryChunk,
@@ -204,6 +207,7 @@ class Engine:
             objects)
         engine = cls._assemble(world, store, model, town, bodies, states, objects, {}, settings)
         await engine._plant_seed_memories()
+        await engine._keep_day_start(0)
         return engine
 
     @classmethod
@@ -601,6 +605,18 @@ class Engine:
         self._changed_objects, self._conversations = {}, []
         self._departed = []
         self.clock.tick = next_tick
+        if changes.compact:
+            await self._keep_day_start(next_tick)
+
+    async def _keep_day_start(self, tick: int) -> None:
+        """A checkpoint of the town as a game day starts, for `townbot fork --at DAY`. The
+        tick is committed already: a checkpoint that cannot be written is only logged."""
+        try:
+            await save_checkpoint(self.store, self.town.id, self.clock.day_number, tick,
+                                  format_game_time(self.clock.now))
+        except (sqlite3.Error, StoreError) as error:
+            logging.getLogger(__name__).warning("day %d's checkpoint was not kept: %s",
+                                                self.clock.day_number, error)
 
     def _visitor_rows(self) -> list[VisitorRow]:
         rows = []
