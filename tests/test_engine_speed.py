@@ -7,14 +7,11 @@ import json
 import random
 from datetime import date, datetime, timedelta
 
-import numpy as np
 import pytest
 
 from townbot.mind.attention import sort_sightings
-from townbot.mind.memory import MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
 from townbot.mind.reacting import Sighting
-from townbot.mind.retrieval import retrieve, score_stream
 from townbot.mind.state import (
     AttentionState,
     MemoryQueue,
@@ -166,23 +163,3 @@ async def test_every_part_of_a_running_town_encodes_as_the_json_of_its_dict(engi
         for part in mind.state.parts():
             assert part.encode() == as_json(part), (mind.name, part.name)
 
-
-def test_retrieval_gives_python_numbers_equal_to_the_scores_of_the_whole_stream():
-    random = np.random.default_rng(1)
-    stream = MemoryStream(8)
-    for index in range(50):
-        vector = random.standard_normal(8).astype(np.float32)
-        stream.add("observation" if index % 3 else "plan", f"memory {index}",
-                   NINE + timedelta(minutes=index), index % 10 + 1, vector)
-    query = random.standard_normal(8).astype(np.float32)
-    now = NINE + timedelta(hours=5)
-    total, recency, importance, relevance = score_stream(stream, query, now,
-                                                         kinds=("observation",))
-    found = retrieve(stream, query, now, limit=10, kinds=("observation",), touch=False)
-    assert len(found) == 10
-    for scored in found:
-        row = scored.memory.id
-        assert stream.memories[row].kind == "observation"
-        assert type(scored.score) is float and scored.score == total[row]
-        assert (scored.recency, scored.importance, scored.relevance) == (
-            recency[row], importance[row], relevance[row])
