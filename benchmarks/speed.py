@@ -151,7 +151,6 @@ async def run_offline_town(residents: int, hours: float) -> None:
 
 
 async def run_town(residents: int, hours: float, db: Path, timed_ticks: int) -> dict[str, Any]:
-    from townbot.collector import settle_loaded
     from townbot.llm.offline import OfflineModel
     from townbot.llm.stack import build_model_stack
     from townbot.store.database import Store
@@ -161,7 +160,6 @@ async def run_town(residents: int, hours: float, db: Path, timed_ticks: int) -> 
     from townbot.world.loading import load_world
 
     pin_blas_threads()  # as the commands do
-    settle_loaded()  # as the commands do once their modules are loaded
     world = cloned_town(load_world(ROOT / "world.yaml", ROOT / "personas"), residents)
     store = await Store.open(db)
     engine = await Engine.open(world, store, build_model_stack(CpuTimed(OfflineModel(seed=0))))
@@ -172,7 +170,7 @@ async def run_town(residents: int, hours: float, db: Path, timed_ticks: int) -> 
         return sum(len(mind.stream) for mind in engine.minds.values()), CpuTimed.answers
 
     # One tick past the timed ones: a tick's CPU runs until the next one begins, so that what
-    # it leaves to the cycle collector (paused during a tick) is counted with it.
+    # it leaves to the cycle collector is counted with it.
     for index in range(ticks + timed_ticks + 1):
         if index == ticks:
             work_before = work_done()
@@ -322,8 +320,7 @@ def retrieval_times(dim: int, count: int = 10_000, queries: int = 400,
 
 
 # `townbot sim` as the command runs it, with the process's CPU noted as the first tick begins:
-# Engine.tick is wrapped as its module loads, so that the command imports it as it does alone
-# (inside its start-up, where the cyclic collector is paused: see townbot.cli.loading).
+# Engine.tick is wrapped as its module loads, so that the command imports it as it does alone.
 SIM_TO_FIRST_TICK = """
 import importlib.util, json, sys, time
 began = {}

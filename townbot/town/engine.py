@@ -21,7 +21,6 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, TypeVar
 
-from townbot.collector import collector_paused
 from townbot.llm.port import CallContext, LanguageModel
 from townbot.llm.stack import WithContext
 from townbot.mind import dialogue
@@ -799,8 +798,7 @@ class SavedTown:
                              "use the persona folder the town was founded with or a new --db")
         bodies = {n: Body.from_dict(b) for n, (b, _) in rows.items() if n in world.personas}
         states = {n: MindState.from_dict(m) for n, (_, m) in rows.items() if n in world.personas}
-        with collector_paused():
-            streams = await cls._streams(store, town, bodies)
+        streams = await cls._streams(store, town, bodies)
         return cls(bodies, states, streams, await store.objects(town.id),
                    await store.visitors(town.id))
 
