@@ -1,9 +1,7 @@
-"""The tick's short cuts give what the long way gives: a sight table kept with its index
-forgets what a scan of it forgets, in the same order; a scene shared by everyone in an arena
-shows each of them what a perception of its own would (its objects found by bisection); the
-block found by time in a plan is the first block covering that time; the clock's readings
-follow the tick; the engine's gathering of tasks runs, fails and is cancelled as
-asyncio.gather."""
+"""The tick's short cuts give what the long way gives: a scene gathered once a tick shows
+each perceiver what a perception of its own would; the block found by time in a plan is the
+first block covering that time; the clock's readings follow the tick; the engine's gathering
+of tasks runs, fails and is cancelled as asyncio.gather."""
 
 from __future__ import annotations
 
@@ -16,11 +14,10 @@ import pytest
 from townbot.llm.offline import OfflineModel
 from townbot.llm.port import CallContext
 from townbot.mind.agent import AgentMind
-from townbot.mind.attention import SightIndex, note, sort_sightings
 from townbot.mind.memory import MemoryStream
 from townbot.mind.plans import PlanBlock
 from townbot.mind.reacting import Sighting
-from townbot.mind.state import MindState, SightTable
+from townbot.mind.state import MindState
 from townbot.town.body import Body
 from townbot.town.engine import ClockReadings, gathered
 from townbot.town.perception import Scene, describe, is_free_to_talk, shown
@@ -29,62 +26,6 @@ from townbot.world.model import split_path
 
 NINE = datetime(2023, 2, 13, 9, 0)
 GAP = timedelta(hours=2)
-
-
-def test_an_indexed_sight_table_forgets_as_a_scanned_one_does():
-    rng = random.Random(7)
-    texts = [f"person {n} is doing {m}" for n in range(12) for m in range(3)]
-    scanned, indexed, index = SightTable(), SightTable(), SightIndex()
-    now = NINE
-    for tick in range(300):
-        now += timedelta(minutes=rng.choice([0, 10, 10, 10, 30, 60]))  # a moment may repeat
-        seen = [Sighting(text, "agent", text, "here") for text in rng.sample(texts, rng.randint(0, 8))]
-        assert sort_sightings(scanned, seen, now, GAP) == sort_sightings(indexed, seen, now, GAP,
-                                                                         index)
-        if tick % 3 == 0:  # the resident's own doings are noted between perceptions
-            own = f"me doing {tick % 7}"
-            assert note(scanned, own, now, GAP) == note(indexed, own, now, GAP, index)
-        if tick % 50 == 49:  # changed behind the index's back: it reads the table again
-            gone = rng.choice(list(scanned))
-            scanned.pop(gone), indexed.pop(gone)
-        assert list(indexed.items()) == list(scanned.items()), tick
-        assert indexed.take_changes() == scanned.take_changes(), tick  # what a commit logs
-
-
-def test_a_perception_stamped_at_once_is_its_sights_noted_one_at_a_time():
-    rng = random.Random(11)
-    texts = [f"person {n} is doing {m}" for n in range(6) for m in range(3)]
-    at_once, one_by_one, index = SightTable(), SightTable(), SightIndex()
-    plain: dict[str, datetime] = {}  # a plain dict takes the same stamps
-    now = NINE
-    for tick in range(200):
-        now += timedelta(minutes=rng.choice([0, 10, 10, 30, 60]))
-        seen = [Sighting(text, "agent", text, "here")  # a text may come twice
-                for text in rng.choices(texts, k=rng.randint(0, 7))]
-        fresh, same = sort_sightings(at_once, seen, now, GAP, index)
-        new = [note(one_by_one, s.text, now, GAP) for s in seen]
-        sort_sightings(one_by_one, [], now, GAP)  # forgets as the perception does
-        assert fresh == [s for s, is_new in zip(seen, new, strict=True) if is_new], tick
-        assert same == [s for s, is_new in zip(seen, new, strict=True) if not is_new], tick
-        assert sort_sightings(plain, seen, now, GAP) == (fresh, same), tick
-        assert list(at_once.items()) == list(one_by_one.items()) == list(plain.items()), tick
-        assert at_once.take_changes() == one_by_one.take_changes(), tick
-
-
-def test_an_index_reads_a_table_again_when_time_goes_back_or_the_table_is_another():
-    def twins() -> tuple[SightTable, SightTable]:
-        entries = {"old": NINE, "older": NINE - timedelta(hours=1), "new": NINE + timedelta(hours=1)}
-        return SightTable(entries), SightTable(entries)
-
-    index = SightIndex()
-    for moment in (NINE + timedelta(hours=2), NINE - timedelta(hours=3),  # back in time
-                   NINE + timedelta(minutes=190)):
-        scanned, indexed = twins()  # another table each time
-        note(scanned, "seen", moment, GAP), note(indexed, "seen", moment, GAP, index)
-        sort_sightings(scanned, [], moment + timedelta(minutes=10), GAP)
-        sort_sightings(indexed, [], moment + timedelta(minutes=10), GAP, index)
-        assert list(indexed.items()) == list(scanned.items()), moment
-        assert indexed.take_changes() == scanned.take_changes(), moment
 
 
 def own_perception(name: str, bodies: dict[str, Body], objects: dict[str, str],

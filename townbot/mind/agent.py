@@ -108,15 +108,6 @@ class AgentMind:
         return self._clock_now() if self._clock_now is not None else self._step_time
 
     @property
-    def _sight_index(self) -> attention.SightIndex:
-        """Kept with the sight table so that forgetting need not scan it (made when first
-        needed: a mind that never perceives has none)."""
-        index = self.__dict__.get("_sights_indexed")
-        if index is None:
-            index = self.__dict__["_sights_indexed"] = attention.SightIndex()
-        return index
-
-    @property
     def _sight_gap(self) -> timedelta:
         return span_of_hours(self.settings.sight_gap_hours)
 
@@ -223,8 +214,7 @@ class AgentMind:
         sights = self.state.attention.sights
         known_sights = len(sights)
         sightings = perception.sightings
-        fresh, same = attention.sort_sightings(sights, sightings, now, self._sight_gap,
-                                               self._sight_index)
+        fresh, same = attention.sort_sightings(sights, sightings, now, self._sight_gap)
         if sightings or len(sights) != known_sights:  # stamped, or some forgotten
             self.state.attention.mark()
         if fresh:
@@ -628,8 +618,7 @@ class AgentMind:
     def _see(self, text: str, now: datetime) -> None:
         """Store a sight when it is new; refresh the memory of one seen lately."""
         self.state.attention.mark()
-        if attention.note(self.state.attention.sights, text, now, self._sight_gap,
-                          self._sight_index):
+        if attention.note(self.state.attention.sights, text, now, self._sight_gap):
             self.remember("observation", text)
         elif (memory := self.stream.latest_with(text)) is not None:
             self.stream.touch([memory.id], now)
