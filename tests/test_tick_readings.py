@@ -1,15 +1,11 @@
-"""The tick's short cuts give what the long way gives: a scene gathered once a tick shows
-each perceiver what a perception of its own would; the block found by time in a plan is the
-first block covering that time; the clock's readings follow the tick; the engine's gathering
-of tasks runs, fails and is cancelled as asyncio.gather."""
+"""What a tick reads: a scene gathered once a tick shows each perceiver what a perception of
+its own would; the current block is the first block covering the time; the clock's readings
+follow the tick."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 from datetime import datetime, timedelta
-
-import pytest
 
 from townbot.llm.offline import OfflineModel
 from townbot.llm.port import CallContext
@@ -19,7 +15,7 @@ from townbot.mind.plans import PlanBlock
 from townbot.mind.reacting import Sighting
 from townbot.mind.state import MindState
 from townbot.town.body import Body
-from townbot.town.engine import ClockReadings, gathered
+from townbot.town.engine import ClockReadings
 from townbot.town.perception import Scene, describe, is_free_to_talk, shown
 from townbot.world.clock import GameClock
 from townbot.world.model import split_path
@@ -103,84 +99,3 @@ def test_the_current_block_is_the_first_block_covering_the_time(world):
             moment = NINE + timedelta(minutes=minute)
             expected = next((b for b in blocks if b.covers(moment)), None)
             assert mind.current_block(moment) is expected, (trial, minute)
-
-
-async def _run_mix(gather, rng: random.Random) -> tuple[list, list[str]]:
-    """Coroutines that finish at once, wait on loop passes or on an inner gather, as minds'
-    steps do, gathered by `gather`; what it returns and the order in which every step ran."""
-    log: list[str] = []
-
-    async def inner(name: str) -> None:
-        log.append(name)
-
-    async def step(n: int, kind: int, passes: int) -> int:
-        log.append(f"{n} starts")
-        if kind == 1:
-            await asyncio.gather(inner(f"{n} reflects"), inner(f"{n} acts"))
-        for _ in range(passes if kind == 2 else 0):
-            await asyncio.sleep(0)
-            log.append(f"{n} goes on")
-        log.append(f"{n} ends")
-        return n * 10
-
-    async def bystander() -> None:  # already scheduled when the tick gathers
-        log.append("bystander")
-        await asyncio.sleep(0)
-        log.append("bystander again")
-
-    waiting = asyncio.get_running_loop().create_task(bystander())
-    kinds = [(rng.choice([0, 0, 0, 1, 2]), rng.randint(1, 3)) for _ in range(rng.randint(0, 9))]
-    results = await gather([step(n, kind, passes) for n, (kind, passes) in enumerate(kinds)])
-    await waiting
-    return list(results), log
-
-
-async def test_gathered_runs_its_tasks_as_asyncio_gather_does():
-    for trial in range(60):
-        by_gather = await _run_mix(lambda coros: asyncio.gather(*coros), random.Random(trial))
-        assert await _run_mix(gathered, random.Random(trial)) == by_gather, trial
-
-
-async def test_gathered_fails_as_asyncio_gather_does():
-    async def failing(n: int, passes: int) -> int:
-        for _ in range(passes):
-            await asyncio.sleep(0)
-        if n % 3 == 1:
-            raise ValueError(n)
-        return n
-
-    for trial in range(40):
-        rng = random.Random(trial)
-        passes = [rng.choice([0, 0, 1, 2]) for _ in range(rng.randint(1, 8))]
-        outcomes = []
-        for gather in (lambda coros: asyncio.gather(*coros), gathered):
-            try:
-                outcomes.append(await gather([failing(n, p) for n, p in enumerate(passes)]))
-            except ValueError as error:
-                outcomes.append(error.args)
-            for _ in range(4):  # the tasks left running finish (a failure does not stop them)
-                await asyncio.sleep(0)
-        assert outcomes[0] == outcomes[1], trial
-
-
-async def test_cancelling_gathered_cancels_its_tasks():
-    for passes_before_cancel in (0, 1, 2):
-        started: list[asyncio.Task] = []
-
-        async def waits(at_once: bool, started: list[asyncio.Task] = started) -> None:
-            started.append(asyncio.current_task())  # type: ignore[arg-type]
-            if not at_once:
-                await asyncio.Event().wait()
-
-        outer = asyncio.get_running_loop().create_task(
-            gathered(waits(n % 2 == 0) for n in range(4)))
-        for _ in range(passes_before_cancel):
-            await asyncio.sleep(0)
-        outer.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await outer
-        await asyncio.sleep(0)
-        # Cancelled before its first step, it made no tasks; after, those still waiting end.
-        expected = [False, True, False, True] if passes_before_cancel else []
-        assert [task.cancelled() for task in started] == expected
-        assert all(task.done() for task in started)
