@@ -81,7 +81,7 @@ def retrieve(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: i
     total, recency, importance, relevance = score_stream(stream, query, now, weights, kinds=kinds)
     room = math.inf if token_budget is None else token_budget
     chosen: list[int] = []
-    for index in np.argsort(-total, kind="stable")[:limit].tolist():
+    for index in best_first(total, limit).tolist():
         if not math.isfinite(total[index]):
             break
         cost = tokens(stream.memories[index])
@@ -92,6 +92,17 @@ def retrieve(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: i
         stream.touch(chosen, now)
     return [Scored(stream.memories[index], float(total[index]), float(recency[index]),
                    float(importance[index]), float(relevance[index])) for index in chosen]
+
+
+def best_first(total: np.ndarray, count: int) -> np.ndarray:
+    """Positions of the `count` highest totals, highest first, equal totals oldest first. Only
+    the totals that reach the count-th highest are sorted (a partition finds it)."""
+    if count < len(total):
+        edge = np.partition(total, len(total) - count)[len(total) - count]
+        candidates = np.flatnonzero(total >= edge)
+    else:
+        candidates = np.arange(len(total))
+    return candidates[np.argsort(-total[candidates], kind="stable")][:count]
 
 
 def recall(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: int = 10,
