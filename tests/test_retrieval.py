@@ -132,3 +132,8 @@ def test_recall_of_an_empty_stream_or_an_absent_kind_is_empty():
     stream.add("plan", "wake up", NOW, 3, np.ones(4, dtype=np.float32))
     assert recall(stream, np.ones(4, dtype=np.float32), NOW, kinds=("reflection",)) == []
     assert [m.text for m in recall(stream, np.ones(4, dtype=np.float32), NOW)] == ["wake up"]
+
+
+def test_a_limit_of_nothing_returns_nothing_and_touches_nothing():
+    stream = stream_of(*[(f"m {n}", 5, n, ALIGNED) for n in range(100)])
+    assert retrieve(stream, QUERY, NOW, limit=0) == [] and stream.take_changes() == ([], [])

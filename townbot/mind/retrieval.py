@@ -76,7 +76,7 @@ def retrieve(stream: MemoryStream, query: np.ndarray, now: datetime, *, limit: i
     best `limit`, those within `token_budget` if given (taken in order: a long memory that does
     not fit leaves room for shorter ones after it). Only memories of `kinds` are returned.
     Those returned count as accessed now unless `touch` is False."""
-    if not stream.memories:
+    if not stream.memories or limit <= 0:
         return []
     total, recency, importance, relevance = score_stream(stream, query, now, weights, kinds=kinds)
     room = math.inf if token_budget is None else token_budget
