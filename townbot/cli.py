@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import io
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 # Only argument parsers are imported here, so that `townbot --help` and a mistyped command stay
 # fast: each command's module (and numpy, openai, discord...) loads in `main` once it is chosen.
-from townbot.collector import collector_paused, settle_loaded
 from townbot.doctor import add_doctor_parser
 from townbot.eval.parser import add_eval_parser
 from townbot.platforms.arguments import INTERRUPTED, add_town_files, check_scenario
@@ -125,23 +122,6 @@ def user_errors() -> tuple[type[Exception], ...]:
     return DataError, StoreError, SettingsError, ModelError, TownError
 
 
-@contextmanager
-def loading() -> Iterator[None]:
-    """The command's modules load with the cyclic collector paused, and what they made is then
-    frozen out of its view (settle_loaded): modules, classes and schemas, some 80k objects, live
-    as long as the process, and every collection while a town opens and ticks would walk them
-    again (a tenth of `sim`'s CPU to its first tick). Once a process; the little garbage
-    importing leaves (about 150 kB of temporary types and functions) stays with them."""
-    if gc.get_freeze_count() or not gc.isenabled():
-        yield
-        return
-    with collector_paused():
-        try:
-            yield
-        finally:
-            settle_loaded()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -158,15 +138,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The chosen command, its modules loaded first (see `loading`)."""
+    """The chosen command, its modules loaded first."""
     # One BLAS thread for the whole process (pin_blas_threads), asked for before numpy loads too:
     # then OpenBLAS starts no worker threads, whose spinning cost ~0.08 s of `sim`'s start-up CPU.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     openblas_starts_with_one = os.environ["OPENBLAS_NUM_THREADS"] == "1" \
         and "numpy" not in sys.modules
-    with loading():
-        command = loaded_command(args, openblas_starts_with_one)
-    return command()
+    return loaded_command(args, openblas_starts_with_one)()
 
 
 def loaded_command(args: argparse.Namespace,
