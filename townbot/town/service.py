@@ -24,11 +24,11 @@ from townbot.mind.answering import Ablation, answer_as, plan_lines
 from townbot.mind.retrieval import retrieve
 from townbot.prompting import NAME_LIMIT, quoted, quoted_name
 from townbot.store.database import AuditEntry, VisitorRow
-from townbot.text import clean_text
+from townbot.text import clean_text, shows_nothing
 from townbot.town.body import Body
 from townbot.town.engine import Engine
 from townbot.town.launch import PROJECT_ROOT
-from townbot.town.lookalikes import resembled
+from townbot.town.names import name_problem, taken_names
 from townbot.town.scenarios import load_scenario, scenario_names
 from townbot.wording import plural
 from townbot.world.clock import clock_face, format_game_time, minute_of_day
@@ -46,6 +46,7 @@ CHANGES_THE_TOWN = frozenset({"join", "say", "go", "takeover", "whisper", "inter
                               "seed", "scenario", "announce"})
 LIMITS = {"name": NAME_LIMIT, "description": 120, "say": 500, "whisper": 300, "interview": 500,
           "state": 80, "seed": 600, "announce": 500, "query": 200}
+DISPLAY_LIMIT = 80  # characters of a platform's display name kept (Discord allows 32)
 SPEED_RANGE = (0.0, 3600.0)  # real seconds per tick
 OBJECT_FORM = re.compile(r"^\s*<([^>]+)>\s*(?:is\s+)?(.+?)\s*$", re.IGNORECASE)
 
@@ -55,6 +56,18 @@ OBJECT_FORM = re.compile(r"^\s*<([^>]+)>\s*(?:is\s+)?(.+?)\s*$", re.IGNORECASE)
 TALK_SHARE = 0.25
 
 
+ANONYMOUS = "someone"  # a display name that would show as nothing
+
+
+def display_name(name: str) -> str:
+    """A platform's display name as the town shows it: cleaned at the door (direction marks
+    out), on one line, bounded; blank ones become ANONYMOUS."""
+    flat = " ".join(clean_text(name).split())
+    if shows_nothing(flat):
+        return ANONYMOUS
+    return flat if len(flat) <= DISPLAY_LIMIT else flat[:DISPLAY_LIMIT - 1] + "…"
+
+
 class TownError(Exception):
     """A use case was refused; the message says what was wrong and what would be right."""
 
@@ -62,8 +75,11 @@ class TownError(Exception):
 @dataclass(frozen=True)
 class Person:
     id: str  # platform-qualified, e.g. "console:local" or "discord:1234"
-    name: str
+    name: str  # a platform's display name: a person's text, cleaned as it is made
     moderator: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", display_name(self.name))
 
     @property
     def role(self) -> str:
@@ -107,9 +123,10 @@ EMPTY = {"name": "a name is missing", "description": "a description is missing",
 
 
 def bounded(text: str, what: str) -> str:
-    """People's text cleaned at the door (townbot.text), flattened and within its limit."""
+    """People's text cleaned at the door (townbot.text), flattened and within its limit; a
+    text that would show as blank (only invisible characters) is empty."""
     flat = " ".join(clean_text(text or "").split())
-    if not flat:
+    if shows_nothing(flat):
         raise TownError(f"{EMPTY[what]}; write some text (up to {LIMITS[what]} characters)")
     if len(flat) > LIMITS[what]:
         raise TownError(f"the {what} is {len(flat)} characters long; the limit is "
@@ -307,22 +324,17 @@ class TownService:
                                                 "area": area}, act)
 
     def _check_name_is_free(self, name: str) -> None:
-        """Refuse a name that is, or looks like, a resident's (full or first), another person's
-        in the town, or the town's own: on Discord it would post under a look-alike name."""
-        residents = list(self.engine.minds)
-        taken = [*residents, *(n.split()[0] for n in residents),
-                 *(n for n in self.engine.bodies if n not in self.engine.minds),
-                 self.engine.world.town]
-        like = resembled(name, taken)
-        if like is None:
+        """Refuse a name that, as any platform shows it, could be taken for a resident (full or
+        first name), another person in the town, the town or its narrator, or a mention
+        (townbot.town.names): on Discord it would post under that name."""
+        visitors = [n for n in self.engine.bodies if n not in self.engine.minds]
+        problem = name_problem(name, taken_names(self.engine.minds, visitors,
+                                                 self.engine.world.town))
+        if problem is None:
             return
-        what = "the town's name" if like == self.engine.world.town else (
-            "a resident's name" if any(like in (r, r.split()[0]) for r in residents)
-            else "the name of someone in the town")
-        if name.casefold() == like.casefold():
-            raise TownError(f"'{name}' is already {what}; choose another name")
-        raise TownError(f"'{name}' looks like '{like}', {what}; choose a name that cannot be "
-                        "mistaken for it")
+        advice = "choose another name" if " is already " in problem else \
+            "choose a name that cannot be mistaken for it"
+        raise TownError(f"{problem}; {advice}")
 
     async def takeover(self, moderator: Person, person: Person, resident: str) -> Outcome:
         async def act() -> Outcome:
@@ -440,7 +452,8 @@ class TownService:
         async def act() -> Outcome:
             who = self.resident(resident)
             asked = bounded(question, "interview")
-            asker = quoted(bounded(as_persona, "description"), 120) if as_persona else \
+            persona = bounded(as_persona, "description") if as_persona else None
+            asker = quoted(persona, 120) if persona else \
                 quoted_name(person.name)  # a platform's display name is a person's text too
             mind = self.engine.minds[who]
             reply = await answer_as(self.engine.model, mind.persona, mind.summary_text,
@@ -450,7 +463,9 @@ class TownService:
                                     people=list(self.engine.minds))
             if remember:
                 await self.engine.remember_interview(who, asker, asked, reply)
-            return Outcome(f"{who}: {reply}", data={"answer": reply, "resident": who})
+            return Outcome(f"{who}: {reply}", data={"answer": reply, "resident": who,
+                                                    "question": asked,
+                                                    "asker": persona or person.name})
         return await self._run("interview", person, {"resident": resident, "question": question,
                                                      "as": as_persona, "remember": remember},
                                act)

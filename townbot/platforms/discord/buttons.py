@@ -113,7 +113,7 @@ async def ask_in_thread(town: GuildTown, person: Person, guild: Any, thread_id: 
     outcome = await town.service.interview(
         person, interview.resident, question, remember=interview.remember,
         access=MEMORY_ACCESS.get(interview.memory, MEMORY_ACCESS["full"]))
-    await town.answer_in_thread(thread, outcome.data["resident"], question,
+    await town.answer_in_thread(thread, outcome.data["resident"], outcome.data["question"],
                                 outcome.data["answer"])
     return f"{outcome.data['resident']} answered in {thread.mention}."
 

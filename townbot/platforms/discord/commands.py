@@ -331,8 +331,9 @@ async def interview(interaction: discord.Interaction, resident: Resident, questi
         await refuse(interaction, refusal, public=True)
         return
     who = outcome.data["resident"]
-    card = interview_card(who, question, outcome.data["answer"], town.outlet.avatar(who),
-                          asker=as_persona or person.name)
+    # the question and the asker as the town cleaned them, never as typed
+    card = interview_card(who, outcome.data["question"], outcome.data["answer"],
+                          town.outlet.avatar(who), asker=outcome.data["asker"])
     await send(interaction, Reply(embed=card, view=view_of(AskButton())), ephemeral=False)
     await _open_thread(interaction, town, InterviewThread(who, memory, remember, person.id))
 

@@ -100,7 +100,8 @@ class Hub:
             layout = await outlet.ensure()
             if layout.made:
                 log.info("server %s: made %s", guild.id, ", ".join(layout.made))
-            publisher = Publisher(store, outlet, engine.world.town, global_pacer=self.pacer)
+            publisher = Publisher(store, outlet, engine.world.town, global_pacer=self.pacer,
+                                  residents=frozenset(engine.minds))
             town = GuildTown(guild.id, service, store, publisher, outlet)
             await post_welcome(town)
         except BaseException:
