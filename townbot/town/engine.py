@@ -29,7 +29,7 @@ from townbot.mind.agent import AgentMind, Intent, Perception, starting_knowledge
 from townbot.mind.memory import MemoryStream, StoredColumns
 from townbot.mind.settings import MindSettings
 from townbot.mind.state import MindState, PlaceKnowledge
-from townbot.prompting import quoted
+from townbot.prompting import PeopleText, quoted
 from townbot.store.database import (
     ConversationRecord,
     MemoryChunk,
@@ -744,7 +744,7 @@ class Engine:
 
     async def _seed(self, resident: str, text: str) -> None:
         mind = self.minds[resident]
-        mind.remember("thought", text)
+        mind.remember("thought", f"{resident} thinks: {PeopleText(text)}")  # a person's words
         await mind.flush_memories(self.clock.now, force=True)
 
     async def seed(self, resident: str, text: str) -> None:

@@ -10,11 +10,12 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from townbot.mind.reacting import Sighting
-from townbot.prompting import quoted, quoted_name
+from townbot.prompting import PeopleText, quoted, quoted_name
 from townbot.town.body import Body
 from townbot.world.model import World, split_path
 
 ATTENTION_BANDWIDTH = 8
+STATE_LIMIT = 80  # characters of an object's state (the town service's limit)
 SIGHTINGS_KEPT = 4096  # sightings made before, by what they are made of (see seen_person)
 
 
@@ -64,8 +65,9 @@ def seen_thing(path: str, state: str, room: str, attended: bool) -> Sighting:
     if sighting is None:
         if len(_things_seen) >= SIGHTINGS_KEPT:
             _things_seen.clear()
-        sighting = _things_seen[key] = Sighting(f"The {split_path(path)[2]} in {room} is {state}",
-                                                "object", path, state, attended=attended)
+        # A state may be a person's words (/object set), so every state is shown quoted.
+        text = f"The {split_path(path)[2]} in {room} is {PeopleText(state, STATE_LIMIT)}"
+        sighting = _things_seen[key] = Sighting(text, "object", path, state, attended=attended)
     return sighting
 
 

@@ -463,9 +463,7 @@ class TownService:
                                     people=list(self.engine.minds))
             if remember:
                 await self.engine.remember_interview(who, asker, asked, reply)
-            return Outcome(f"{who}: {reply}", data={"answer": reply, "resident": who,
-                                                    "question": asked,
-                                                    "asker": persona or person.name})
+            return Outcome(f"{who}: {reply}", data={"answer": reply, "resident": who})
         return await self._run("interview", person, {"resident": resident, "question": question,
                                                      "as": as_persona, "remember": remember},
                                act)

@@ -23,7 +23,7 @@ from townbot.platforms.discord.respond import Reply, hub_of, refuse, run, send
 from townbot.platforms.discord.store import InterviewThread
 from townbot.platforms.discord.town import MEMORY_ACCESS, GuildTown
 from townbot.platforms.discord.townmap import FILE_LIMIT, attachment, caption, current_picture
-from townbot.town.service import LIMITS, SPEED_RANGE, Person, TownError
+from townbot.town.service import LIMITS, SPEED_RANGE, Person, TownError, bounded
 from townbot.world.model import join_path
 
 log = logging.getLogger(__name__)
@@ -332,8 +332,9 @@ async def interview(interaction: discord.Interaction, resident: Resident, questi
         return
     who = outcome.data["resident"]
     # the question and the asker as the town cleaned them, never as typed
-    card = interview_card(who, outcome.data["question"], outcome.data["answer"],
-                          town.outlet.avatar(who), asker=outcome.data["asker"])
+    card = interview_card(who, bounded(question, "interview"), outcome.data["answer"],
+                          town.outlet.avatar(who),
+                          asker=bounded(as_persona, "description") if as_persona else person.name)
     await send(interaction, Reply(embed=card, view=view_of(AskButton())), ephemeral=False)
     await _open_thread(interaction, town, InterviewThread(who, memory, remember, person.id))
 
