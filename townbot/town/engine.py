@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Coroutine, Iterable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, TypeVar
@@ -31,6 +31,7 @@ from townbot.mind.settings import MindSettings
 from townbot.mind.state import MindState, PlaceKnowledge
 from townbot.prompting import PeopleText, quoted
 from townbot.store.database import (
+    AuditEntry,
     ConversationRecord,
     MemoryChunk,
     Store,
@@ -151,6 +152,17 @@ class TownView:
 
 
 @dataclass
+class Hold:
+    """A use case under way (Engine.held): what its commands changed, to commit at its end
+    with its audit rows."""
+
+    events: list[TownEvent] = field(default_factory=list)
+    audits: list[AuditEntry] = field(default_factory=list)
+    flags: dict[str, Any] = field(default_factory=dict)  # towns columns to set (set_flags)
+    changed: bool = False
+
+
+@dataclass
 class Engine:
     world: World
     store: Store
@@ -175,6 +187,7 @@ class Engine:
         self._talks: list[Talk] = []  # under way, in the order they began
         self._day_ticks = self.clock.ticks_for(days=1)
         self._readings = ClockReadings(self.clock, self.usage)
+        self._hold: Hold | None = None  # the use case under way (see held)
 
     # --- creation and resumption ------------------------------------------------------------
 
@@ -250,13 +263,41 @@ class Engine:
     @asynccontextmanager
     async def _change(self) -> AsyncIterator[list[TownEvent]]:
         """One change by a person, all or nothing: it is committed at the end with the events
-        gathered in the yielded list; if anything fails, the town goes back to the last commit."""
+        gathered in the yielded list; if anything fails, the town goes back to the last commit.
+        Inside `held`, the change joins the use case's one commit instead."""
         events: list[TownEvent] = []
+        hold = self._hold
+        if hold is not None:
+            hold.changed = True  # a failure from here on is undone by `held`
+            yield events
+            hold.events += events
+            return
         try:
             yield events
             await self._commit(events, advance=False)
         except BaseException:
             await self._restore()
+            raise
+
+    @asynccontextmanager
+    async def held(self) -> AsyncIterator[Hold]:
+        """One use case, all or nothing with its audit: the changes its commands make are
+        committed once, at the end, in the same transaction as the audit rows it puts in the
+        yielded `Hold`; a use case that changed nothing writes only those rows. If anything
+        fails, nothing is written and the town goes back to the last commit."""
+        hold = self._hold = Hold()
+        try:
+            yield hold
+            self._hold = None
+            if hold.changed or hold.flags:
+                await self._commit(hold.events, advance=False, audits=hold.audits,
+                                   flags=hold.flags)
+            else:
+                await self.store.add_audits(self.town.id, hold.audits)
+        except BaseException:
+            self._hold = None
+            if hold.changed or hold.flags:
+                await self._restore()
             raise
 
     @classmethod
@@ -570,12 +611,15 @@ class Engine:
         return TownEvent(self._readings.stamp(), channel, kind, actor, text, emoji,
                          place)
 
-    async def _commit(self, events: list[TownEvent], advance: bool = True) -> None:
+    async def _commit(self, events: list[TownEvent], advance: bool = True,
+                      audits: list[AuditEntry] | None = None,
+                      flags: dict[str, Any] | None = None) -> None:
         next_tick = self.clock.tick + (1 if advance else 0)
         changes = TickChanges(town_id=self.town.id, next_tick=next_tick, tick=self.clock.tick,
                               events=events, compact=advance and next_tick % self._day_ticks == 0,
                               objects=self._changed_objects, conversations=self._conversations,
-                              visitors=self._visitor_rows(), departed=self._departed)
+                              visitors=self._visitor_rows(), departed=self._departed,
+                              audits=audits or [], flags=flags or {})
         # Only what was marked changed is encoded and written; the marks are cleared now, and
         # a failed commit reloads the town (see tick and _change), so no change is lost.
         for name, mind in self.minds.items():
@@ -598,6 +642,8 @@ class Engine:
                 changes.touched.append((name, touched))
         # What the calls cost joins the commit, and is stored even if the commit fails.
         await self.store.save_tick(changes, self.usage)
+        if changes.flags:
+            self.town = replace(self.town, **changes.flags)
         self._changed_objects, self._conversations = {}, []
         self._departed = []
         self.clock.tick = next_tick
@@ -764,6 +810,15 @@ class Engine:
                 events.append(self._person_event("announcement", "Town hall", announcement,
                                                  "📣", None))
         return events
+
+    def set_flags(self, *, paused: bool | None = None, tick_seconds: float | None = None) -> None:
+        """Pause or resume the town, or change its pace; only inside `held`, so that the
+        change commits with its audit row."""
+        assert self._hold is not None, "set_flags is a use case's change: call it inside held()"
+        if paused is not None:
+            self._hold.flags["paused"] = paused
+        if tick_seconds is not None:
+            self._hold.flags["tick_seconds"] = tick_seconds
 
     async def announce(self, notice: str, sector: str | None) -> tuple[list[TownEvent], int]:
         """Town hall announces to everyone awake (in a sector, or the whole town); returns the

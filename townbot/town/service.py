@@ -183,16 +183,20 @@ class TownService:
 
     async def _run(self, case: str, person: Person, arguments: dict[str, Any],
                    action: Callable[[], Awaitable[Outcome]]) -> Outcome:
+        """Admit, act and audit: what the use case changes commits in one transaction with
+        its audit row (Engine.held), so a kill at any point leaves both or neither."""
         async with self.lock:
             try:
                 self._admit(case, person)
-                outcome = await action()
+                async with self.engine.held() as hold:
+                    outcome = await action()
+                    hold.audits.append(self._audit_row(case, person, arguments, "ok",
+                                                       outcome.text[:200]))
             except TownError as refusal:
                 refusal.args = (clean_text(str(refusal)),)  # it may quote what the person typed
                 await self._audit(case, person, arguments, "refused", str(refusal))
                 raise
             self._count_use(case, person)  # only accepted use cases count toward a rate limit
-            await self._audit(case, person, arguments, "ok", outcome.text[:200])
             return outcome
 
     def _admit(self, case: str, person: Person) -> None:
@@ -216,13 +220,26 @@ class TownService:
         if case in self.rates:
             self._uses[(person.id, case)].append(self._now())
 
+    def _audit_row(self, case: str, person: Person, arguments: dict[str, Any], outcome: str,
+                   detail: str) -> AuditEntry:
+        return AuditEntry(datetime.now(UTC).isoformat(timespec="seconds"),
+                          format_game_time(self.engine.clock.now), clean_text(person.id),
+                          clean_text(person.name), person.role, case,
+                          {key: audited(value) for key, value in arguments.items()}, outcome,
+                          detail)
+
     async def _audit(self, case: str, person: Person, arguments: dict[str, Any], outcome: str,
                      detail: str) -> None:
-        await self.engine.store.add_audit(self.engine.town.id, AuditEntry(
-            datetime.now(UTC).isoformat(timespec="seconds"),
-            format_game_time(self.engine.clock.now), clean_text(person.id),
-            clean_text(person.name), person.role, case,
-            {key: audited(value) for key, value in arguments.items()}, outcome, detail))
+        """An audit row alone: for a refusal, which changed nothing."""
+        await self.engine.store.add_audit(self.engine.town.id,
+                                          self._audit_row(case, person, arguments, outcome,
+                                                          detail))
+
+    async def refused(self, case: str, person: Person, reason: str) -> None:
+        """Audit a refusal a platform made before the use case ran (a moderator command
+        asked for by someone else, turned away at once so that nothing waits for a tick)."""
+        async with self.lock:
+            await self._audit(case, person, {}, "refused", clean_text(reason))
 
     # --- lookups ----------------------------------------------------------------------------
 
@@ -553,8 +570,7 @@ class TownService:
         async def act() -> Outcome:
             if self.paused == paused:
                 raise TownError(f"the town is already {'paused' if paused else 'running'}")
-            await self.engine.store.set_town_flags(self.engine.town.id, paused=paused)
-            self.engine.town = await self.engine.store.town(self.engine.town.id)
+            self.engine.set_flags(paused=paused)  # committed with the audit row
             return Outcome("The town is paused." if paused else "The town is running again.")
         return await self._run(case, moderator, {}, act)
 
@@ -564,9 +580,7 @@ class TownService:
             if not low <= seconds_per_tick <= high:
                 raise TownError(f"{seconds_per_tick} s per tick is out of range; use {low:g} "
                                 f"to {high:g} seconds")
-            await self.engine.store.set_town_flags(self.engine.town.id,
-                                                   tick_seconds=seconds_per_tick)
-            self.engine.town = await self.engine.store.town(self.engine.town.id)
+            self.engine.set_flags(tick_seconds=seconds_per_tick)  # committed with the audit row
             return Outcome(f"One tick ({self.engine.clock.tick_minutes} game minutes) every "
                            f"{plural(seconds_per_tick, 'real second')}.")
         return await self._run("speed", moderator, {"seconds": seconds_per_tick}, act)
