@@ -101,8 +101,12 @@ class RateLimit:
     seconds: float
 
 
+# Every use case that costs model calls or posts to a platform has a limit: one person's
+# join-and-leave loop would otherwise queue thousands of posts and audit rows.
 DEFAULT_RATES = {"whisper": RateLimit(3, 60), "set": RateLimit(5, 60),
-                 "interview": RateLimit(5, 60), "say": RateLimit(10, 60)}
+                 "interview": RateLimit(5, 60), "say": RateLimit(10, 60),
+                 "join": RateLimit(3, 60), "leave": RateLimit(3, 60), "go": RateLimit(10, 60),
+                 "announce": RateLimit(5, 60), "scenario": RateLimit(3, 60)}
 
 
 def closest_names(name: str, options: list[str], aliases: dict[str, str] | None = None) -> str:
