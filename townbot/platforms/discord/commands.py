@@ -308,7 +308,8 @@ async def whisper(interaction: discord.Interaction, resident: Resident, text: Wh
 @app_commands.guild_only()
 async def help_(interaction: discord.Interaction) -> None:
     async def work(town: GuildTown, person: Person) -> Reply:
-        return Reply(embed=help_card(town.engine.world.town, person.moderator))
+        return Reply(embed=help_card(town.engine.world.town, person.moderator,
+                                     town.engine.model.label))
     await run(interaction, work)
 
 

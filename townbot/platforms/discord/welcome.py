@@ -21,7 +21,7 @@ async def post_welcome(town: GuildTown) -> None:
     done = await town.store.welcome()
     hall = world.town_hall_channel
     if _missing(town, done, hall):
-        card = welcome_card(world.town, len(world.personas), hall)
+        card = welcome_card(world.town, len(world.personas), hall, town.engine.model.label)
         await _pin(town, hall, embed=card, view=view_of(JoinButton()))
     for sector in world.sectors.values():
         if _missing(town, done, sector.channel):
