@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Coroutine, Iterable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -187,7 +188,9 @@ class Engine:
         self._talks: list[Talk] = []  # under way, in the order they began
         self._day_ticks = self.clock.ticks_for(days=1)
         self._readings = ClockReadings(self.clock, self.usage)
-        self._hold: Hold | None = None  # the use case under way (see held)
+        # The use case under way in this task (see held): a context variable, so that a tick
+        # or another person's use case running beside it never joins its commit.
+        self._hold: ContextVar[Hold | None] = ContextVar(f"hold of {self.town.id}", default=None)
 
     # --- creation and resumption ------------------------------------------------------------
 
@@ -266,7 +269,7 @@ class Engine:
         gathered in the yielded list; if anything fails, the town goes back to the last commit.
         Inside `held`, the change joins the use case's one commit instead."""
         events: list[TownEvent] = []
-        hold = self._hold
+        hold = self._hold.get()
         if hold is not None:
             hold.changed = True  # a failure from here on is undone by `held`
             yield events
@@ -285,17 +288,19 @@ class Engine:
         committed once, at the end, in the same transaction as the audit rows it puts in the
         yielded `Hold`; a use case that changed nothing writes only those rows. If anything
         fails, nothing is written and the town goes back to the last commit."""
-        hold = self._hold = Hold()
+        hold = Hold()
+        token = self._hold.set(hold)
         try:
             yield hold
-            self._hold = None
+            self._hold.reset(token)
             if hold.changed or hold.flags:
                 await self._commit(hold.events, advance=False, audits=hold.audits,
                                    flags=hold.flags)
             else:
                 await self.store.add_audits(self.town.id, hold.audits)
         except BaseException:
-            self._hold = None
+            if self._hold.get() is hold:
+                self._hold.reset(token)
             if hold.changed or hold.flags:
                 await self._restore()
             raise
@@ -814,11 +819,12 @@ class Engine:
     def set_flags(self, *, paused: bool | None = None, tick_seconds: float | None = None) -> None:
         """Pause or resume the town, or change its pace; only inside `held`, so that the
         change commits with its audit row."""
-        assert self._hold is not None, "set_flags is a use case's change: call it inside held()"
+        hold = self._hold.get()
+        assert hold is not None, "set_flags is a use case's change: call it inside held()"
         if paused is not None:
-            self._hold.flags["paused"] = paused
+            hold.flags["paused"] = paused
         if tick_seconds is not None:
-            self._hold.flags["tick_seconds"] = tick_seconds
+            hold.flags["tick_seconds"] = tick_seconds
 
     async def announce(self, notice: str, sector: str | None) -> tuple[list[TownEvent], int]:
         """Town hall announces to everyone awake (in a sector, or the whole town); returns the
