@@ -30,7 +30,7 @@ from townbot.mind.agent import AgentMind, Intent, Perception, starting_knowledge
 from townbot.mind.memory import MemoryStream, StoredColumns
 from townbot.mind.settings import MindSettings
 from townbot.mind.state import MindState, PlaceKnowledge
-from townbot.prompting import PeopleText, quoted
+from townbot.prompting import PeopleText
 from townbot.store.database import (
     AuditEntry,
     ConversationRecord,
@@ -496,7 +496,7 @@ class Engine:
         if name in self.minds:
             return self.minds[name].voice(body.action)
         return dialogue.Voice(self.shown(name), f"{self.shown(name)}, a visitor: "
-                              f"{quoted(body.visitor or '', 120)}",
+                              f"{PeopleText(body.visitor or '', 120)}",
                               MemoryStream(self.town.embedding_dim), body.action)
 
     def _converse(self, first: str, second: str) -> Coroutine[Any, Any, list[dialogue.Line]]:
@@ -695,7 +695,7 @@ class Engine:
                 person_id, name, description,
                 {**body.to_dict(), "joined": format_game_time(self.clock.now)})
             events.append(self._person_event("arrival", name,
-                                             f"({quoted(description, 120)}) arrives", "👋",
+                                             f"({PeopleText(description, 120)}) arrives", "👋",
                                              sector, f"{sector}: {arena}"))
         return events
 
@@ -743,7 +743,7 @@ class Engine:
             events.append(self._person_event("speech", speaker, said, "💬", body.sector, place))
             for listener in listeners:
                 self.minds[listener].remember("observation",
-                                              f"{self.shown(speaker)} said: {quoted(said)}")
+                                              f"{self.shown(speaker)} said: {PeopleText(said)}")
             reply = None
             if addressed is not None:
                 reply = await self._answer(speaker, addressed, said, place, history)
@@ -759,8 +759,8 @@ class Engine:
         line = await dialogue.next_line(self.model, self.voice_of(resident),
                                         self.voice_of(speaker), self._shown_lines(history),
                                         self.clock.now, place, self.settings.retrieval_count)
-        exchange = (f"{self.shown(speaker)} said to {resident}: {quoted(said)}; {resident} answered: "
-                    f"{quoted(line.text)}")
+        exchange = (f"{self.shown(speaker)} said to {resident}: {PeopleText(said)}; {resident} answered: "
+                    f"{PeopleText(line.text)}")
         self.minds[resident].remember("conversation", exchange)
         if speaker in self.minds:
             self.minds[speaker].remember("conversation", exchange)
@@ -780,8 +780,8 @@ class Engine:
                                  answer: str) -> None:
         async with self._change():
             mind = self.minds[resident]
-            mind.remember("conversation", f"{asker} asked {resident}: {quoted(question)}; "
-                                          f"{resident} answered: {quoted(answer)}")
+            mind.remember("conversation", f"{asker} asked {resident}: {PeopleText(question)}; "
+                                          f"{resident} answered: {PeopleText(answer)}")
             await mind.flush_memories(self.clock.now, force=True)
 
     async def change_object(self, path: str, state: str) -> list[TownEvent]:
@@ -835,7 +835,7 @@ class Engine:
                          and (sector is None or b.sector == sector)]
             for name in listeners:
                 mind = self.minds[name]
-                mind.remember("observation", f"Announcement: {quoted(notice)}")
+                mind.remember("observation", f"Announcement: {PeopleText(notice)}")
                 await mind.flush_memories(self.clock.now, force=True)
             events.append(self._person_event("announcement", "Town hall", notice, "📣", sector))
         return events, len(listeners)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from townbot.mind.reacting import Sighting
-from townbot.prompting import PeopleText, quoted, quoted_name
+from townbot.prompting import PeopleText, quoted_name
 from townbot.town.body import Body
 from townbot.world.model import World, split_path
 
@@ -33,7 +33,7 @@ def shown(name: str, body: Body) -> str:
 
 def describe(name: str, body: Body) -> str:
     if body.visitor is not None:  # a person's own words reach prompts only quoted and bounded
-        return f"{shown(name, body)}, a visitor ({quoted(body.visitor, 120)}), is {body.action}"
+        return f"{shown(name, body)}, a visitor ({PeopleText(body.visitor, 120)}), is {body.action}"
     return f"{name} is {body.action}"
 
 
