@@ -13,6 +13,7 @@ from discord_harness import connect, fake_fixture, server_fixture  # noqa: F401 
 
 from townbot.platforms.console import Console
 from townbot.platforms.discord.hub import tick_town
+from townbot.platforms.discord.posts import speech_text
 from townbot.town.service import Person, TownService
 
 # One word each: the console's /join takes the name up to the first space.
@@ -103,6 +104,11 @@ async def test_a_busy_hour_posts_no_visitors_words_under_a_residents_or_narrator
     assert spoken and {name for name, _ in spoken} == {"Ada"}
     assert not [p for p in posts if p[0] in residents | {narrator} and ("MARK" in p[1]
                                                                         or "ADA" in p[1])]
+    # Every post under a resident's name is a line that resident said.
+    said = {(e.actor, speech_text(e)) for e in await engine.store.events(engine.town.id)
+            if e.kind == "speech"}
+    under_residents = [(name, text) for name, text in posts if name in residents]
+    assert under_residents and all(post in said for post in under_residents)
 
 
 async def test_an_interview_card_shows_the_question_and_persona_as_the_town_cleaned_them(server):
