@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from townbot.town.lookalikes import folds
 
@@ -28,6 +29,7 @@ MENTION_SYNTAX = re.compile(r"@|<\s*[@#/:!&]|<\s*a?:|<\s*t:", re.IGNORECASE)
 NARRATOR_NAMES = ("Town hall", "Town", "Narrator", "Clyde", "Discord", "System")
 
 
+@lru_cache(maxsize=4096)
 def discord_username(name: str) -> str:
     """`name` as a Discord webhook post shows it: reserved words removed, spaces collapsed, at
     most 80 characters; "" when nothing Discord accepts is left."""
