@@ -67,13 +67,14 @@ async def test_a_display_name_reaches_discord_cleaned(fake, tmp_path):
     guild = fake.add_guild("Test server")
     tricky = fake.add_member(guild, "\u202eAda")
     blank = fake.add_member(guild, "\u3164\u200b")
+    role = fake.add_member(guild, "<@&901>")
     connected = await connect(fake, tmp_path, guild=guild)
     try:
         park = connected.channel("johnson-park")
-        await connected.write(park, "hello?", user=tricky)
-        await connected.write(park, "hi!", user=blank)
+        for member in (tricky, blank, role):
+            await connected.write(park, "hello?", user=member)
         hints = [text for _, text in fake.said(park) if "join first" in text]
-        assert [hint.split(",")[0] for hint in hints] == ["Ada", "someone"]
+        assert [hint.split(",")[0] for hint in hints] == ["Ada", "someone", "<\u200b@&901>"]
     finally:
         await connected.bot.close()
 

@@ -17,6 +17,7 @@ import discord
 
 from townbot.platforms.discord.buttons import ask_in_thread
 from townbot.platforms.discord.outlet import NO_MENTIONS
+from townbot.platforms.discord.posts import without_mentions
 from townbot.platforms.discord.store import WaitingWords
 from townbot.platforms.discord.town import GuildTown, partial_message
 from townbot.town.service import Person, TownError
@@ -122,9 +123,11 @@ async def _ask_in_thread(town: GuildTown, person: Person, message: Any) -> None:
 
 
 async def refuse(message: Any, refusal: TownError) -> None:
+    """A refusal as a public reply; it may quote what the person wrote or their display name,
+    so mentions in it draw no pill either."""
     with contextlib.suppress(discord.HTTPException):
-        await message.reply(str(refusal), mention_author=False, allowed_mentions=NO_MENTIONS,
-                            delete_after=REFUSAL_SECONDS)
+        await message.reply(without_mentions(str(refusal)), mention_author=False,
+                            allowed_mentions=NO_MENTIONS, delete_after=REFUSAL_SECONDS)
 
 
 async def _react(message: Any, emoji: str) -> None:
