@@ -140,3 +140,13 @@ async def test_text_made_only_of_invisible_characters_is_empty_on_every_path(con
         assert refusal in console.out.read(), line
     rows = await console.service.engine.store.audit_rows(console.service.engine.town.id)
     assert [row["outcome"] for row in rows[-5:]] == ["refused"] * 5
+
+
+async def test_a_message_of_only_invisible_characters_is_not_speech(server):
+    await server.slash("town join", name="Ada", description="a curious visitor")
+    park = server.channel("johnson-park")
+    before = len(server.fake.said(park))
+    message = await server.write(park, "\u200b\u3164\u2060")
+    assert message["reactions"] == []
+    assert [text for _, text in server.fake.said(park)][before:] == ["\u200b\u3164\u2060"], \
+        "no refusal, no speech, no answer"

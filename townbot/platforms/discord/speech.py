@@ -20,6 +20,7 @@ from townbot.platforms.discord.outlet import NO_MENTIONS
 from townbot.platforms.discord.posts import without_mentions
 from townbot.platforms.discord.store import WaitingWords
 from townbot.platforms.discord.town import GuildTown, partial_message
+from townbot.text import shows_nothing
 from townbot.town.service import Person, TownError
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ async def handle_message(hub: Hub, message: Any) -> None:
         return
     sector = town.sector_of(town.slug_of(message.channel.id))
     text = message.clean_content.strip()
-    if sector is None or not text:
+    if sector is None or shows_nothing(text):  # a picture alone, or only invisible characters
         return
     person = hub.person(message.author)
     if town.speaker(person) is None:
@@ -113,7 +114,7 @@ async def deliver_arrivals(town: GuildTown) -> None:
 
 async def _ask_in_thread(town: GuildTown, person: Person, message: Any) -> None:
     question = message.clean_content.strip()
-    if not question:
+    if shows_nothing(question):
         return
     try:
         async with message.channel.typing():
