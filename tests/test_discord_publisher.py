@@ -104,7 +104,8 @@ async def test_speech_goes_under_the_speakers_name_and_a_ticks_actions_share_one
                                            "Smallville"]
     assert posts[0].content == ("`07:00` ☕ **Isabella Rodriguez** is opening the cafe · "
                                 "*cafe: counter*\n`07:00` ☕ **\\*\\*Klaus\\*\\*** is reading "
-                                "\\_a\\_ paper @everyone · *cafe: counter*")
+                                "\\_a\\_ paper @\u200beveryone · *cafe: counter*"), \
+        "no mention pill either"
     assert posts[1].content == "Coffee, Klaus?"
     assert "is nodding" in posts[2].content, "an action after speech starts a new message"
     assert "`07:10`" in posts[3].content, "the next tick is a message of its own"

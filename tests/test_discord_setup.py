@@ -109,7 +109,8 @@ async def test_posts_go_through_the_channels_webhook_never_mention_and_survive_a
     cafe = server.channel("hobbs-cafe")
     [message] = [m for m in fake.messages(cafe) if m.get("webhook_id")]
     assert (message["author"]["username"], message["content"]) == (
-        "Isabella Rodriguez", "@everyone the cafe is open, <@123>!")
+        "Isabella Rodriguez", "@\u200beveryone the cafe is open, <\u200b@123>!"), \
+        "no mention pill either"
     assert message["mention_everyone"] is False
     assert message["x_allowed_mentions"] == {"parse": []}
     assert message["x_avatar_url"].endswith("seed=Isabella%20Rodriguez")

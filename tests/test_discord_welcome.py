@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from discord_harness import connect, fake_fixture, server_fixture, until  # noqa: F401  (fixtures)
 
+from townbot.platforms.discord.cards import help_card, welcome_card
 from townbot.platforms.discord.outlet import avatar_for
 from townbot.platforms.discord.respond import fit
 
@@ -27,7 +28,16 @@ MODERATION = (
     "`/mod announce, /mod seed, /mod scenario`: news in #town-hall, an idea planted in a "
     "resident, a prepared event\n"
     "`/mod takeover, /mod memories`: speak as a resident; see what a resident recalls\n"
+    "`/mod events`: who has heard of a seeded event, from whom, and who plans to go\n"
     "`/mod web`: a new link to the web page (the old one stops working), or none")
+OFFLINE_RESIDENTS = (
+    "They are generative agents (after Park et al., 2023). This town runs on townbot's offline "
+    "stand-in: their words come from rules and phrase lists on the bot's own machine, not from "
+    "a language model and not from a person.")
+KEPT = ("What you write in the town (your name and description, what you say, whisper, ask or "
+        "set) is stored in this town's database with your Discord id and name, kept in its "
+        "audit log, and remembered by the residents who hear it. ")
+OFFLINE_KEPT = KEPT + "It is sent nowhere else: the offline stand-in runs on the bot's own machine."
 
 
 def fields(card: dict) -> dict[str, str]:
@@ -44,9 +54,8 @@ async def test_the_town_hall_has_a_pinned_welcome_with_a_join_button(server):
         "category, and what happens there is posted there as it happens. #town-hall is for news "
         "and for people.")
     assert fields(card) == {
-        "The residents are AI characters": (
-            "They are generative agents (after Park et al., 2023): what they say and do comes "
-            "from a language model, not from a person."),
+        "The residents are AI characters": OFFLINE_RESIDENTS,
+        "What is kept": OFFLINE_KEPT,
         "How to join": (
             "Press **Join** below, or use `/town join`. You arrive in Johnson Park as a visitor. "
             "Then write in any area's channel to speak there: you walk there first, everyone "
@@ -125,9 +134,23 @@ async def test_help_says_how_to_take_part_and_shows_moderation_to_moderators(ser
     assert card["title"] == "Smallville: how to take part"
     assert card["description"] == ("Join with `/town join`, then write in an area's channel to "
                                    "speak there. The residents are AI characters.")
-    assert fields(card) == {"Commands": COMMANDS} and member.ephemeral
+    told = {"The residents": OFFLINE_RESIDENTS, "What is kept": OFFLINE_KEPT}
+    assert fields(card) == {"Commands": COMMANDS, **told} and member.ephemeral
     moderator = await server.slash("help", server.admin)
-    assert fields(moderator.embeds[0]) == {"Commands": COMMANDS, "For moderators": MODERATION}
+    assert fields(moderator.embeds[0]) == {"Commands": COMMANDS, **told,
+                                           "For moderators": MODERATION}
+
+
+def test_with_a_configured_model_the_welcome_and_help_name_it():
+    label = "gpt-4o-mini at https://api.openai.com/v1"
+    welcome = fields(welcome_card("Smallville", 25, "town-hall", label).to_dict())
+    helped = fields(help_card("Smallville", False, label).to_dict())
+    assert welcome["The residents are AI characters"] == helped["The residents"] == (
+        "They are generative agents (after Park et al., 2023): what they say and do comes from "
+        "the language model gpt-4o-mini at api.openai.com, not from a person.")
+    assert welcome["What is kept"] == helped["What is kept"] == KEPT + (
+        "To let the residents answer, it is sent to the language model gpt-4o-mini at "
+        "api.openai.com.")
 
 
 async def test_status_is_a_card_of_clock_speed_pause_backlog_and_people(server):

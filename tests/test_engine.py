@@ -36,7 +36,7 @@ def test_perception_sees_people_and_unusual_objects_in_the_same_arena(world):
     seen = [s.text for s in perceive("Klaus Mueller", bodies, objects, world,
                                      world.default_object_states())]
     assert "Isabella Rodriguez is brewing coffee" in seen
-    assert "The coffee machine in the cafe is brewing coffee" in seen
+    assert 'The coffee machine in the cafe is "brewing coffee"' in seen, "a state is quoted"
     assert not any("Maria" in line for line in seen), "another arena is out of sight"
     sighting = perceive("Klaus Mueller", bodies, objects, world, world.default_object_states())[1]
     assert sighting.kind == "object" and not sighting.attended, "nobody there is using it"

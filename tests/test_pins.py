@@ -78,7 +78,9 @@ def test_moderator_only_use_cases_are_the_documented_ones():
 def test_default_rate_limits_are_the_documented_ones():
     assert {case: (rate.count, rate.seconds) for case, rate in
             service_module.DEFAULT_RATES.items()} == {
-        "whisper": (3, 60), "set": (5, 60), "interview": (5, 60), "say": (10, 60)}
+        "whisper": (3, 60), "set": (5, 60), "interview": (5, 60), "say": (10, 60),
+        "join": (3, 60), "leave": (3, 60), "go": (10, 60), "announce": (5, 60),
+        "scenario": (3, 60)}
 
 
 def test_text_limits_are_the_documented_ones():

@@ -39,7 +39,7 @@ def own_perception(name: str, bodies: dict[str, Body], objects: dict[str, str],
         state = objects[path]
         if len(seen) < bandwidth and path.startswith(f"{me.sector}: {me.arena}: ") and not (
                 path == me.object_path and state == me.object_state):
-            seen.append(Sighting(f"The {split_path(path)[2]} in {room} is {state}", "object",
+            seen.append(Sighting(f"The {split_path(path)[2]} in {room} is \"{state}\"", "object",
                                  path, state, attended=(path, state) in in_use))
     return seen
 

@@ -3,6 +3,7 @@ string.Template. Shared by the mind and the model layer, so it depends on nothin
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from string import Template
@@ -61,12 +62,37 @@ def render(template_name: str, /, **values: object) -> str:
     return "".join(parts).rstrip("\n")
 
 
+# Marks a model could read as the end of our quotation: typographic, full-width, low and
+# reversed double quotes, double primes and guillemets. Inside people's text each becomes "'".
+DOUBLE_QUOTES = str.maketrans(dict.fromkeys(
+    '"\u00ab\u00bb\u02ba\u02dd\u201c\u201d\u201e\u201f\u2033\u2036\u275d\u275e'
+    '\u2e42\u301d\u301e\u301f\uff02', "'"))
+
+
+@dataclass(frozen=True)
+class PeopleText:
+    """Text a person wrote (a say, a whisper, a seed, an announcement, a name, a description,
+    a question, an object's state). It has no way to become prompt text but quoted: str() and
+    f-strings give it bounded, on one line, inside quotation marks, with every double quote of
+    its own (typographic and full-width too) made a single one, so it cannot close ours.
+    `text` is what platforms show people."""
+
+    text: str
+    limit: int = QUOTE_LIMIT
+
+    def __str__(self) -> str:
+        flat = " ".join(self.text.split())
+        if len(flat) > self.limit:
+            flat = flat[: self.limit - 1] + "…"
+        return '"' + flat.translate(DOUBLE_QUOTES) + '"'
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
 def quoted(text: str, limit: int = QUOTE_LIMIT) -> str:
     """People's text enters prompts only like this: bounded and inside quotation marks."""
-    flat = " ".join(text.split())
-    if len(flat) > limit:
-        flat = flat[: limit - 1] + "…"
-    return '"' + flat.replace('"', "'") + '"'
+    return str(PeopleText(text, limit))
 
 
 def quoted_name(name: str) -> str:

@@ -18,6 +18,34 @@ DIRECTION_MARKS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
                             "\u2066\u2067\u2068\u2069")
 
 
+# Characters that show as nothing or as blank space although they are not spaces: Unicode's
+# default-ignorable code points (zero-width spaces and joiners, word joiners, the BOM, variation
+# selectors, tags) and the letters drawn blank (the Hangul fillers, the Braille blank). A name
+# folded for comparison drops them; a text made only of them and of spaces is empty.
+INVISIBLE_RANGES = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160),
+                    (0x17B4, 0x17B5), (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E),
+                    (0x2060, 0x206F), (0x2800, 0x2800), (0x3164, 0x3164), (0xFE00, 0xFE0F),
+                    (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+                    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
+
+
+def is_invisible(char: str) -> bool:
+    point = ord(char)
+    return any(low <= point <= high for low, high in INVISIBLE_RANGES)
+
+
+def without_invisible(text: str) -> str:
+    return "".join(char for char in text if not is_invisible(char))
+
+
+def shows_nothing(text: str) -> bool:
+    """True when `text` would show as blank: only spaces, invisible characters, formatting
+    characters and marks with nothing to sit on."""
+    return not any(not is_invisible(char) and not char.isspace()
+                   and unicodedata.category(char) not in {"Cf", "Cc", "Mn", "Me", "Zs"}
+                   for char in text)
+
+
 def is_invalid(char: str) -> bool:
     """A code point no text should carry: a lone surrogate half (SQLite and UTF-8 cannot store
     it) or one of Unicode's noncharacters."""

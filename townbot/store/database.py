@@ -698,6 +698,9 @@ class TickChanges:
     departed: list[tuple[str, str]] = field(default_factory=list)  # (person id, game time)
     tick: int = 0
     compact: bool = False  # also drop the superseded rows of memory_access (once a game day)
+    # the audit rows of the use case this commit carries out, written in its transaction
+    audits: list[AuditEntry] = field(default_factory=list)
+    flags: dict[str, Any] = field(default_factory=dict)  # towns columns set: paused, tick_seconds
 
 
 class TickWrite:
@@ -1387,6 +1390,10 @@ class Store:
             write.conversation(town, talk)
         _write_visitors(write, town, changes)
         await self._insert_usage(write, town, changes.tick, changes.usage)
+        for column, value in changes.flags.items():
+            assert column in TOWN_FLAGS, column
+            write.one(f"UPDATE towns SET {column} = ? WHERE id = ?", (value, town))
+        write.many(AUDIT_INSERT, [_audit_values(town, entry) for entry in changes.audits])
 
     async def visitors(self, town_id: int) -> list[VisitorRow]:
         """People currently in the town (not yet left)."""
@@ -1397,23 +1404,23 @@ class Store:
                            r["resident"]) for r in rows]
 
     async def add_audit(self, town_id: int, entry: AuditEntry) -> None:
-        """One audit row in its own transaction: what a use case changed is already saved."""
+        await self.add_audits(town_id, [entry])
+
+    async def add_audits(self, town_id: int, entries: list[AuditEntry]) -> None:
+        """Audit rows in one transaction of their own, for a use case that changed nothing (a
+        change commits its audit rows with it: TickChanges.audits)."""
+        if not entries:
+            return
+        write = TickWrite()
+        write.many(AUDIT_INSERT, [_audit_values(town_id, entry) for entry in entries])
         try:
             async with self._writing:
-                await self._insert_audit(town_id, entry)
+                await begin_writing(lambda: self._in_thread(write.run))
         except sqlite3.OperationalError as error:
             full = self.disk_full(error)
             if full is None:
                 raise
             raise full from error
-
-    async def _insert_audit(self, town_id: int, entry: AuditEntry) -> None:
-        await self.db.execute(
-            "INSERT INTO audit_log (town_id, at, game_time, person_id, person_name, role, "
-            "use_case, arguments, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (town_id, entry.at, entry.game_time, entry.person_id, entry.person_name, entry.role,
-             entry.use_case, json.dumps(entry.arguments, ensure_ascii=False), entry.outcome,
-             entry.detail))
 
     async def audit_rows(self, town_id: int) -> list[dict[str, Any]]:
         async with self.db.execute("SELECT * FROM audit_log WHERE town_id = ? ORDER BY id",
@@ -1465,6 +1472,17 @@ class Store:
     async def _insert_usage(self, write: TickWrite, town: int, tick: int,
                             usage: Iterable[UsageRecord]) -> None:
         write.many(USAGE_INSERT, _usage_rows(town, tick, usage))
+
+
+AUDIT_INSERT = ("INSERT INTO audit_log (town_id, at, game_time, person_id, person_name, role, "
+                "use_case, arguments, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+TOWN_FLAGS = frozenset({"paused", "tick_seconds"})  # what a use case may set in `towns`
+
+
+def _audit_values(town_id: int, entry: AuditEntry) -> tuple[Any, ...]:
+    return (town_id, entry.at, entry.game_time, entry.person_id, entry.person_name, entry.role,
+            entry.use_case, json.dumps(entry.arguments, ensure_ascii=False), entry.outcome,
+            entry.detail)
 
 
 # A logged part's rows of part_log, in the flat dict of a mind (see mind.state).

@@ -18,7 +18,8 @@ import logging
 import sqlite3
 from collections.abc import AsyncIterator, Coroutine, Iterable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
@@ -30,9 +31,10 @@ from townbot.mind.agent import AgentMind, Intent, Perception, starting_knowledge
 from townbot.mind.memory import MemoryStream, StoredColumns
 from townbot.mind.settings import MindSettings
 from townbot.mind.state import MindState, PlaceKnowledge
-from townbot.prompting import quoted
+from townbot.prompting import PeopleText
 from townbot.store.checkpoints import save_checkpoint
 from townbot.store.database import (
+    AuditEntry,
     ConversationRecord,
     MemoryChunk,
     Store,
@@ -125,6 +127,17 @@ class TownView:
 
 
 @dataclass
+class Hold:
+    """A use case under way (Engine.held): what its commands changed, to commit at its end
+    with its audit rows."""
+
+    events: list[TownEvent] = field(default_factory=list)
+    audits: list[AuditEntry] = field(default_factory=list)
+    flags: dict[str, Any] = field(default_factory=dict)  # towns columns to set (set_flags)
+    changed: bool = False
+
+
+@dataclass
 class Engine:
     world: World
     store: Store
@@ -149,6 +162,9 @@ class Engine:
         self._talks: list[Talk] = []  # under way, in the order they began
         self._day_ticks = self.clock.ticks_for(days=1)
         self._readings = ClockReadings(self.clock, self.usage)
+        # The use case under way in this task (see held): a context variable, so that a tick
+        # or another person's use case running beside it never joins its commit.
+        self._hold: ContextVar[Hold | None] = ContextVar(f"hold of {self.town.id}", default=None)
 
     # --- creation and resumption ------------------------------------------------------------
 
@@ -225,13 +241,43 @@ class Engine:
     @asynccontextmanager
     async def _change(self) -> AsyncIterator[list[TownEvent]]:
         """One change by a person, all or nothing: it is committed at the end with the events
-        gathered in the yielded list; if anything fails, the town goes back to the last commit."""
+        gathered in the yielded list; if anything fails, the town goes back to the last commit.
+        Inside `held`, the change joins the use case's one commit instead."""
         events: list[TownEvent] = []
+        hold = self._hold.get()
+        if hold is not None:
+            hold.changed = True  # a failure from here on is undone by `held`
+            yield events
+            hold.events += events
+            return
         try:
             yield events
             await self._commit(events, advance=False)
         except BaseException:
             await self._restore()
+            raise
+
+    @asynccontextmanager
+    async def held(self) -> AsyncIterator[Hold]:
+        """One use case, all or nothing with its audit: the changes its commands make are
+        committed once, at the end, in the same transaction as the audit rows it puts in the
+        yielded `Hold`; a use case that changed nothing writes only those rows. If anything
+        fails, nothing is written and the town goes back to the last commit."""
+        hold = Hold()
+        token = self._hold.set(hold)
+        try:
+            yield hold
+            self._hold.reset(token)
+            if hold.changed or hold.flags:
+                await self._commit(hold.events, advance=False, audits=hold.audits,
+                                   flags=hold.flags)
+            else:
+                await self.store.add_audits(self.town.id, hold.audits)
+        except BaseException:
+            if self._hold.get() is hold:
+                self._hold.reset(token)
+            if hold.changed or hold.flags:
+                await self._restore()
             raise
 
     @classmethod
@@ -425,7 +471,7 @@ class Engine:
         if name in self.minds:
             return self.minds[name].voice(body.action)
         return dialogue.Voice(self.shown(name), f"{self.shown(name)}, a visitor: "
-                              f"{quoted(body.visitor or '', 120)}",
+                              f"{PeopleText(body.visitor or '', 120)}",
                               MemoryStream(self.town.embedding_dim), body.action)
 
     def _converse(self, first: str, second: str) -> Coroutine[Any, Any, list[dialogue.Line]]:
@@ -545,12 +591,15 @@ class Engine:
         return TownEvent(self._readings.stamp(), channel, kind, actor, text, emoji,
                          place)
 
-    async def _commit(self, events: list[TownEvent], advance: bool = True) -> None:
+    async def _commit(self, events: list[TownEvent], advance: bool = True,
+                      audits: list[AuditEntry] | None = None,
+                      flags: dict[str, Any] | None = None) -> None:
         next_tick = self.clock.tick + (1 if advance else 0)
         changes = TickChanges(town_id=self.town.id, next_tick=next_tick, tick=self.clock.tick,
                               events=events, compact=advance and next_tick % self._day_ticks == 0,
                               objects=self._changed_objects, conversations=self._conversations,
-                              visitors=self._visitor_rows(), departed=self._departed)
+                              visitors=self._visitor_rows(), departed=self._departed,
+                              audits=audits or [], flags=flags or {})
         # Only what was marked changed is encoded and written; the marks are cleared now, and
         # a failed commit reloads the town (see tick and _change), so no change is lost.
         for name, mind in self.minds.items():
@@ -573,6 +622,8 @@ class Engine:
                 changes.touched.append((name, touched))
         # What the calls cost joins the commit, and is stored even if the commit fails.
         await self.store.save_tick(changes, self.usage)
+        if changes.flags:
+            self.town = replace(self.town, **changes.flags)
         self._changed_objects, self._conversations = {}, []
         self._departed = []
         self.clock.tick = next_tick
@@ -631,7 +682,7 @@ class Engine:
                 person_id, name, description,
                 {**body.to_dict(), "joined": format_game_time(self.clock.now)})
             events.append(self._person_event("arrival", name,
-                                             f"({quoted(description, 120)}) arrives", "👋",
+                                             f"({PeopleText(description, 120)}) arrives", "👋",
                                              sector, f"{sector}: {arena}"))
         return events
 
@@ -679,7 +730,7 @@ class Engine:
             events.append(self._person_event("speech", speaker, said, "💬", body.sector, place))
             for listener in listeners:
                 self.minds[listener].remember("observation",
-                                              f"{self.shown(speaker)} said: {quoted(said)}")
+                                              f"{self.shown(speaker)} said: {PeopleText(said)}")
             reply = None
             if addressed is not None:
                 reply = await self._answer(speaker, addressed, said, place, history)
@@ -695,8 +746,8 @@ class Engine:
         line = await dialogue.next_line(self.model, self.voice_of(resident),
                                         self.voice_of(speaker), self._shown_lines(history),
                                         self.clock.now, place, self.settings.retrieval_count)
-        exchange = (f"{self.shown(speaker)} said to {resident}: {quoted(said)}; {resident} answered: "
-                    f"{quoted(line.text)}")
+        exchange = (f"{self.shown(speaker)} said to {resident}: {PeopleText(said)}; {resident} answered: "
+                    f"{PeopleText(line.text)}")
         self.minds[resident].remember("conversation", exchange)
         if speaker in self.minds:
             self.minds[speaker].remember("conversation", exchange)
@@ -716,8 +767,8 @@ class Engine:
                                  answer: str) -> None:
         async with self._change():
             mind = self.minds[resident]
-            mind.remember("conversation", f"{asker} asked {resident}: {quoted(question)}; "
-                                          f"{resident} answered: {quoted(answer)}")
+            mind.remember("conversation", f"{asker} asked {resident}: {PeopleText(question)}; "
+                                          f"{resident} answered: {PeopleText(answer)}")
             await mind.flush_memories(self.clock.now, force=True)
 
     async def change_object(self, path: str, state: str) -> list[TownEvent]:
@@ -731,7 +782,7 @@ class Engine:
 
     async def _seed(self, resident: str, text: str) -> None:
         mind = self.minds[resident]
-        mind.remember("thought", text)
+        mind.remember("thought", f"{resident} thinks: {PeopleText(text)}")  # a person's words
         await mind.flush_memories(self.clock.now, force=True)
 
     async def seed(self, resident: str, text: str) -> None:
@@ -752,6 +803,16 @@ class Engine:
                                                  "📣", None))
         return events
 
+    def set_flags(self, *, paused: bool | None = None, tick_seconds: float | None = None) -> None:
+        """Pause or resume the town, or change its pace; only inside `held`, so that the
+        change commits with its audit row."""
+        hold = self._hold.get()
+        assert hold is not None, "set_flags is a use case's change: call it inside held()"
+        if paused is not None:
+            hold.flags["paused"] = paused
+        if tick_seconds is not None:
+            hold.flags["tick_seconds"] = tick_seconds
+
     async def announce(self, notice: str, sector: str | None) -> tuple[list[TownEvent], int]:
         """Town hall announces to everyone awake (in a sector, or the whole town); returns the
         events and how many residents heard it."""
@@ -761,7 +822,7 @@ class Engine:
                          and (sector is None or b.sector == sector)]
             for name in listeners:
                 mind = self.minds[name]
-                mind.remember("observation", f"Announcement: {quoted(notice)}")
+                mind.remember("observation", f"Announcement: {PeopleText(notice)}")
                 await mind.flush_memories(self.clock.now, force=True)
             events.append(self._person_event("announcement", "Town hall", notice, "📣", sector))
         return events, len(listeners)

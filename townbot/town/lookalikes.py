@@ -2,9 +2,10 @@
 visitor's or the town's own.
 
 Two names look alike when their folded forms are equal. Folding: NFKC (full-width and styled
-letters to plain ones), accents and zero-width characters dropped, case folded, every letter
-replaced by the representative of its group in Unicode's confusables table (Cyrillic "е" and
-Latin "e", "l" and "I" and "1"), and spaces and punctuation dropped.
+letters to plain ones), accents dropped, invisible characters dropped (zero-width spaces, the
+BOM and the letters drawn blank such as the Hangul fillers U+3164, U+FFA0 and U+115F), case
+folded, every letter replaced by the representative of its group in Unicode's confusables
+table (Cyrillic "е" and Latin "e", "l" and "I" and "1"), and spaces and punctuation dropped.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import json
 import unicodedata
 from functools import lru_cache
 from importlib import resources
+
+from townbot.text import without_invisible
 
 
 @lru_cache(maxsize=1)
@@ -47,7 +50,7 @@ def confusable_groups() -> dict[str, str]:
 
 
 def _letters(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text)
+    decomposed = without_invisible(unicodedata.normalize("NFKD", without_invisible(text)))
     return "".join(char for char in decomposed
                    if unicodedata.category(char) not in {"Mn", "Me", "Cf", "Cc", "Zs", "Zl", "Zp"})
 
@@ -57,6 +60,7 @@ def _grouped(text: str) -> str:
     return "".join(groups.get(char, char) for char in text)
 
 
+@lru_cache(maxsize=4096)
 def folds(name: str) -> frozenset[str]:
     """The forms in which look-alike names are equal: 'Isabеlla Rоdriguez' (Cyrillic е and о),
     'ISABELLA RODRIGUEZ' and 'Isabella\u200bRodríguez' share one. Two orders, because case and

@@ -8,11 +8,12 @@ whether a person could be talked to and whether an object's state is someone's d
 from __future__ import annotations
 
 from townbot.mind.reacting import Sighting
-from townbot.prompting import quoted, quoted_name
+from townbot.prompting import PeopleText, quoted_name
 from townbot.town.body import Body
 from townbot.world.model import World, split_path
 
 ATTENTION_BANDWIDTH = 8
+STATE_LIMIT = 80  # characters of an object's state (the town service's limit)
 
 
 def is_free_to_talk(body: Body) -> bool:
@@ -29,7 +30,7 @@ def shown(name: str, body: Body) -> str:
 
 def describe(name: str, body: Body) -> str:
     if body.visitor is not None:  # a person's own words reach prompts only quoted and bounded
-        return f"{shown(name, body)}, a visitor ({quoted(body.visitor, 120)}), is {body.action}"
+        return f"{shown(name, body)}, a visitor ({PeopleText(body.visitor, 120)}), is {body.action}"
     return f"{name} is {body.action}"
 
 
@@ -72,6 +73,7 @@ class Scene:
                 break
             if not path.startswith(prefix) or (path == me.object_path and state == me.object_state):
                 continue  # elsewhere, or what we use ourselves: no news to us
-            seen.append(Sighting(f"The {split_path(path)[2]} in {room} is {state}", "object",
-                                 path, state, attended=(path, state) in in_use))
+            # A state may be a person's words (/object set), so every state is shown quoted.
+            text = f"The {split_path(path)[2]} in {room} is {PeopleText(state, STATE_LIMIT)}"
+            seen.append(Sighting(text, "object", path, state, attended=(path, state) in in_use))
         return seen

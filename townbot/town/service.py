@@ -26,12 +26,12 @@ from townbot.mind.answering import Ablation, answer_as, plan_lines
 from townbot.mind.retrieval import retrieve
 from townbot.prompting import NAME_LIMIT, quoted, quoted_name
 from townbot.store.database import AuditEntry, VisitorRow
-from townbot.text import clean_text
+from townbot.text import clean_text, shows_nothing
 from townbot.town.body import Body
 from townbot.town.costs import real_day_line, recent_cost
 from townbot.town.engine import Engine
 from townbot.town.launch import PROJECT_ROOT
-from townbot.town.lookalikes import resembled
+from townbot.town.names import name_problem, taken_names
 from townbot.town.scenarios import load_scenario, scenario_names
 from townbot.wording import plural
 from townbot.world.clock import clock_face, format_game_time, minute_of_day
@@ -49,6 +49,7 @@ CHANGES_THE_TOWN = frozenset({"join", "say", "go", "takeover", "whisper", "inter
                               "seed", "scenario", "announce"})
 LIMITS = {"name": NAME_LIMIT, "description": 120, "say": 500, "whisper": 300, "interview": 500,
           "state": 80, "seed": 600, "announce": 500, "query": 200}
+DISPLAY_LIMIT = 80  # characters of a platform's display name kept (Discord allows 32)
 SPEED_RANGE = (0.0, 3600.0)  # real seconds per tick
 WEB_CLOSED = ""  # the stored token of a web page a moderator closed
 OBJECT_FORM = re.compile(r"^\s*<([^>]+)>\s*(?:is\s+)?(.+?)\s*$", re.IGNORECASE)
@@ -59,6 +60,18 @@ OBJECT_FORM = re.compile(r"^\s*<([^>]+)>\s*(?:is\s+)?(.+?)\s*$", re.IGNORECASE)
 TALK_SHARE = 0.25
 
 
+ANONYMOUS = "someone"  # a display name that would show as nothing
+
+
+def display_name(name: str) -> str:
+    """A platform's display name as the town shows it: cleaned at the door (direction marks
+    out), on one line, bounded; blank ones become ANONYMOUS."""
+    flat = " ".join(clean_text(name).split())
+    if shows_nothing(flat):
+        return ANONYMOUS
+    return flat if len(flat) <= DISPLAY_LIMIT else flat[:DISPLAY_LIMIT - 1] + "…"
+
+
 class TownError(Exception):
     """A use case was refused; the message says what was wrong and what would be right."""
 
@@ -66,8 +79,11 @@ class TownError(Exception):
 @dataclass(frozen=True)
 class Person:
     id: str  # platform-qualified, e.g. "console:local" or "discord:1234"
-    name: str
+    name: str  # a platform's display name: a person's text, cleaned as it is made
     moderator: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", display_name(self.name))
 
     @property
     def role(self) -> str:
@@ -89,8 +105,12 @@ class RateLimit:
     seconds: float
 
 
+# Every use case that costs model calls or posts to a platform has a limit: one person's
+# join-and-leave loop would otherwise queue thousands of posts and audit rows.
 DEFAULT_RATES = {"whisper": RateLimit(3, 60), "set": RateLimit(5, 60),
-                 "interview": RateLimit(5, 60), "say": RateLimit(10, 60)}
+                 "interview": RateLimit(5, 60), "say": RateLimit(10, 60),
+                 "join": RateLimit(3, 60), "leave": RateLimit(3, 60), "go": RateLimit(10, 60),
+                 "announce": RateLimit(5, 60), "scenario": RateLimit(3, 60)}
 
 
 def closest_names(name: str, options: list[str], aliases: dict[str, str] | None = None) -> str:
@@ -111,9 +131,10 @@ EMPTY = {"name": "a name is missing", "description": "a description is missing",
 
 
 def bounded(text: str, what: str) -> str:
-    """People's text cleaned at the door (townbot.text), flattened and within its limit."""
+    """People's text cleaned at the door (townbot.text), flattened and within its limit; a
+    text that would show as blank (only invisible characters) is empty."""
     flat = " ".join(clean_text(text or "").split())
-    if not flat:
+    if shows_nothing(flat):
         raise TownError(f"{EMPTY[what]}; write some text (up to {LIMITS[what]} characters)")
     if len(flat) > LIMITS[what]:
         raise TownError(f"the {what} is {len(flat)} characters long; the limit is "
@@ -172,16 +193,20 @@ class TownService:
 
     async def _run(self, case: str, person: Person, arguments: dict[str, Any],
                    action: Callable[[], Awaitable[Outcome]]) -> Outcome:
+        """Admit, act and audit: what the use case changes commits in one transaction with
+        its audit row (Engine.held), so a kill at any point leaves both or neither."""
         async with self.lock:
             try:
                 self._admit(case, person)
-                outcome = await action()
+                async with self.engine.held() as hold:
+                    outcome = await action()
+                    hold.audits.append(self._audit_row(case, person, arguments, "ok",
+                                                       outcome.text[:200]))
             except TownError as refusal:
                 refusal.args = (clean_text(str(refusal)),)  # it may quote what the person typed
                 await self._audit(case, person, arguments, "refused", str(refusal))
                 raise
             self._count_use(case, person)  # only accepted use cases count toward a rate limit
-            await self._audit(case, person, arguments, "ok", outcome.text[:200])
             return outcome
 
     def _admit(self, case: str, person: Person) -> None:
@@ -205,13 +230,26 @@ class TownService:
         if case in self.rates:
             self._uses[(person.id, case)].append(self._now())
 
+    def _audit_row(self, case: str, person: Person, arguments: dict[str, Any], outcome: str,
+                   detail: str) -> AuditEntry:
+        return AuditEntry(datetime.now(UTC).isoformat(timespec="seconds"),
+                          format_game_time(self.engine.clock.now), clean_text(person.id),
+                          clean_text(person.name), person.role, case,
+                          {key: audited(value) for key, value in arguments.items()}, outcome,
+                          detail)
+
     async def _audit(self, case: str, person: Person, arguments: dict[str, Any], outcome: str,
                      detail: str) -> None:
-        await self.engine.store.add_audit(self.engine.town.id, AuditEntry(
-            datetime.now(UTC).isoformat(timespec="seconds"),
-            format_game_time(self.engine.clock.now), clean_text(person.id),
-            clean_text(person.name), person.role, case,
-            {key: audited(value) for key, value in arguments.items()}, outcome, detail))
+        """An audit row alone: for a refusal, which changed nothing."""
+        await self.engine.store.add_audit(self.engine.town.id,
+                                          self._audit_row(case, person, arguments, outcome,
+                                                          detail))
+
+    async def refused(self, case: str, person: Person, reason: str) -> None:
+        """Audit a refusal a platform made before the use case ran (a moderator command
+        asked for by someone else, turned away at once so that nothing waits for a tick)."""
+        async with self.lock:
+            await self._audit(case, person, {}, "refused", clean_text(reason))
 
     # --- lookups ----------------------------------------------------------------------------
 
@@ -313,22 +351,17 @@ class TownService:
                                                 "area": area}, act)
 
     def _check_name_is_free(self, name: str) -> None:
-        """Refuse a name that is, or looks like, a resident's (full or first), another person's
-        in the town, or the town's own: on Discord it would post under a look-alike name."""
-        residents = list(self.engine.minds)
-        taken = [*residents, *(n.split()[0] for n in residents),
-                 *(n for n in self.engine.bodies if n not in self.engine.minds),
-                 self.engine.world.town]
-        like = resembled(name, taken)
-        if like is None:
+        """Refuse a name that, as any platform shows it, could be taken for a resident (full or
+        first name), another person in the town, the town or its narrator, or a mention
+        (townbot.town.names): on Discord it would post under that name."""
+        visitors = [n for n in self.engine.bodies if n not in self.engine.minds]
+        problem = name_problem(name, taken_names(self.engine.minds, visitors,
+                                                 self.engine.world.town))
+        if problem is None:
             return
-        what = "the town's name" if like == self.engine.world.town else (
-            "a resident's name" if any(like in (r, r.split()[0]) for r in residents)
-            else "the name of someone in the town")
-        if name.casefold() == like.casefold():
-            raise TownError(f"'{name}' is already {what}; choose another name")
-        raise TownError(f"'{name}' looks like '{like}', {what}; choose a name that cannot be "
-                        "mistaken for it")
+        advice = "choose another name" if " is already " in problem else \
+            "choose a name that cannot be mistaken for it"
+        raise TownError(f"{problem}; {advice}")
 
     async def takeover(self, moderator: Person, person: Person, resident: str) -> Outcome:
         async def act() -> Outcome:
@@ -446,7 +479,8 @@ class TownService:
         async def act() -> Outcome:
             who = self.resident(resident)
             asked = bounded(question, "interview")
-            asker = quoted(bounded(as_persona, "description"), 120) if as_persona else \
+            persona = bounded(as_persona, "description") if as_persona else None
+            asker = quoted(persona, 120) if persona else \
                 quoted_name(person.name)  # a platform's display name is a person's text too
             mind = self.engine.minds[who]
             reply = await answer_as(self.engine.model, mind.persona, mind.summary_text,
@@ -546,8 +580,7 @@ class TownService:
         async def act() -> Outcome:
             if self.paused == paused:
                 raise TownError(f"the town is already {'paused' if paused else 'running'}")
-            await self.engine.store.set_town_flags(self.engine.town.id, paused=paused)
-            self.engine.town = await self.engine.store.town(self.engine.town.id)
+            self.engine.set_flags(paused=paused)  # committed with the audit row
             return Outcome("The town is paused." if paused else "The town is running again.")
         return await self._run(case, moderator, {}, act)
 
@@ -557,9 +590,7 @@ class TownService:
             if not low <= seconds_per_tick <= high:
                 raise TownError(f"{seconds_per_tick} s per tick is out of range; use {low:g} "
                                 f"to {high:g} seconds")
-            await self.engine.store.set_town_flags(self.engine.town.id,
-                                                   tick_seconds=seconds_per_tick)
-            self.engine.town = await self.engine.store.town(self.engine.town.id)
+            self.engine.set_flags(tick_seconds=seconds_per_tick)  # committed with the audit row
             return Outcome(f"One tick ({self.engine.clock.tick_minutes} game minutes) every "
                            f"{plural(seconds_per_tick, 'real second')}.")
         return await self._run("speed", moderator, {"seconds": seconds_per_tick}, act)

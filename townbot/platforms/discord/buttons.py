@@ -14,7 +14,7 @@ import discord
 
 from townbot.platforms.discord.respond import Reply, hub_of, refuse, run, send
 from townbot.platforms.discord.town import MEMORY_ACCESS, GuildTown
-from townbot.town.service import LIMITS, Person, TownError
+from townbot.town.service import LIMITS, Person, TownError, bounded
 
 
 class JoinForm(discord.ui.Modal):
@@ -113,8 +113,8 @@ async def ask_in_thread(town: GuildTown, person: Person, guild: Any, thread_id: 
     outcome = await town.service.interview(
         person, interview.resident, question, remember=interview.remember,
         access=MEMORY_ACCESS.get(interview.memory, MEMORY_ACCESS["full"]))
-    await town.answer_in_thread(thread, outcome.data["resident"], question,
-                                outcome.data["answer"])
+    await town.answer_in_thread(thread, outcome.data["resident"],
+                                bounded(question, "interview"), outcome.data["answer"])
     return f"{outcome.data['resident']} answered in {thread.mention}."
 
 

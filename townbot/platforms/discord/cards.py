@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import discord
 
+from townbot.llm.offline import OFFLINE_LABEL
 from townbot.platforms.discord.posts import split_text
 
 COLOUR = discord.Colour(0x4E8F5A)  # a park green for every card of the town
@@ -46,6 +48,7 @@ class Guide:
         ("/mod announce, /mod seed, /mod scenario", "news in #town-hall, an idea planted in "
                                                    "a resident, a prepared event"),
         ("/mod takeover, /mod memories", "speak as a resident; see what a resident recalls"),
+        ("/mod events", "who has heard of a seeded event, from whom, and who plans to go"),
         ("/mod web", "a new link to the web page (the old one stops working), or none"),
     )
 
@@ -56,9 +59,41 @@ class Guide:
 GUIDE = Guide()
 
 
-def welcome_card(town: str, residents: int, hall: str, link: str | None = None) -> discord.Embed:
-    """Pinned in #town-hall when the town is set up; `link` is the town's members-only web
-    page, when it is served."""
+def model_name(label: str) -> str | None:
+    """The model a town's words come from as people should know it ('gpt-4o-mini at
+    api.openai.com'), or None for the offline stand-in, which is no language model."""
+    if label == OFFLINE_LABEL:
+        return None
+    name, _, address = label.partition(" at ")
+    host = urlsplit(address).hostname if address else None
+    return f"{name} at {host}" if host else label
+
+
+def about_the_residents(label: str) -> str:
+    model = model_name(label)
+    if model is None:
+        return ("They are generative agents (after Park et al., 2023). This town runs on "
+                "townbot's offline stand-in: their words come from rules and phrase lists on "
+                "the bot's own machine, not from a language model and not from a person.")
+    return ("They are generative agents (after Park et al., 2023): what they say and do comes "
+            f"from the language model {model}, not from a person.")
+
+
+def what_is_kept(label: str) -> str:
+    """The privacy note: what the town stores of people and where their words go."""
+    model = model_name(label)
+    sent = ("It is sent nowhere else: the offline stand-in runs on the bot's own machine."
+            if model is None else
+            f"To let the residents answer, it is sent to the language model {model}.")
+    return ("What you write in the town (your name and description, what you say, whisper, "
+            "ask or set) is stored in this town's database with your Discord id and name, "
+            "kept in its audit log, and remembered by the residents who hear it. " + sent)
+
+
+def welcome_card(town: str, residents: int, hall: str, model: str,
+                 link: str | None = None) -> discord.Embed:
+    """Pinned in #town-hall when the town is set up; `model`: the label of the town's model;
+    `link`: the town's members-only web page, when it is served."""
     card = discord.Embed(
         title=f"Welcome to {town}",
         colour=COLOUR,
@@ -66,9 +101,9 @@ def welcome_card(town: str, residents: int, hall: str, link: str | None = None) 
                      "they wake up, work, meet, talk, remember and make plans. Each area of the "
                      "town is a channel in this category, and what happens there is posted "
                      f"there as it happens. #{hall} is for news and for people."))
-    card.add_field(name="The residents are AI characters", inline=False, value=(
-        "They are generative agents (after Park et al., 2023): what they say and do comes from "
-        "a language model, not from a person."))
+    card.add_field(name="The residents are AI characters", inline=False,
+                   value=clip(about_the_residents(model), FIELD))
+    card.add_field(name="What is kept", inline=False, value=clip(what_is_kept(model), FIELD))
     card.add_field(name="How to join", inline=False, value=(
         "Press **Join** below, or use `/town join`. You arrive in Johnson Park as a visitor. "
         "Then write in any area's channel to speak there: you walk there first, everyone there "
@@ -97,11 +132,14 @@ def area_note(sector: str, description: str, hours: str | None) -> str:
             "walk here first.")
 
 
-def help_card(town: str, moderator: bool) -> discord.Embed:
+def help_card(town: str, moderator: bool, model: str) -> discord.Embed:
     card = discord.Embed(title=f"{town}: how to take part", colour=COLOUR, description=(
         "Join with `/town join`, then write in an area's channel to speak there. The residents "
         "are AI characters."))
     card.add_field(name="Commands", inline=False, value=clip(GUIDE.lines(GUIDE.everyone), FIELD))
+    card.add_field(name="The residents", inline=False, value=clip(about_the_residents(model),
+                                                                  FIELD))
+    card.add_field(name="What is kept", inline=False, value=clip(what_is_kept(model), FIELD))
     if moderator:
         card.add_field(name="For moderators", inline=False,
                        value=clip(GUIDE.lines(GUIDE.moderators), FIELD))

@@ -31,7 +31,7 @@ from townbot.platforms.discord.store import InterviewThread
 from townbot.platforms.discord.town import MEMORY_ACCESS, GuildTown
 from townbot.platforms.discord.townmap import FILE_LIMIT, attachment, caption, current_picture
 from townbot.platforms.discord.welcome import show_link
-from townbot.town.service import LIMITS, SPEED_RANGE, Person, TownError
+from townbot.town.service import LIMITS, SPEED_RANGE, Person, TownError, bounded
 from townbot.world.model import join_path
 
 log = logging.getLogger(__name__)
@@ -351,7 +351,8 @@ async def whisper(interaction: discord.Interaction, resident: Resident, text: Wh
 @app_commands.guild_only()
 async def help_(interaction: discord.Interaction) -> None:
     async def work(town: GuildTown, person: Person) -> Reply:
-        return Reply(embed=help_card(town.engine.world.town, person.moderator))
+        return Reply(embed=help_card(town.engine.world.town, person.moderator,
+                                     town.engine.model.label))
     await run(interaction, work)
 
 
@@ -374,8 +375,10 @@ async def interview(interaction: discord.Interaction, resident: Resident, questi
         await refuse(interaction, refusal, public=True)
         return
     who = outcome.data["resident"]
-    card = interview_card(who, question, outcome.data["answer"], town.outlet.avatar(who),
-                          asker=as_persona or person.name)
+    # the question and the asker as the town cleaned them, never as typed
+    card = interview_card(who, bounded(question, "interview"), outcome.data["answer"],
+                          town.outlet.avatar(who),
+                          asker=bounded(as_persona, "description") if as_persona else person.name)
     await send(interaction, Reply(embed=card, view=view_of(AskButton())), ephemeral=False)
     await _open_thread(interaction, town, InterviewThread(who, memory, remember, person.id))
 

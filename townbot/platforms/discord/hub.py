@@ -122,7 +122,8 @@ class Hub:
             layout = await outlet.ensure()
             if layout.made:
                 log.info("server %s: made %s", guild.id, ", ".join(layout.made))
-            publisher = Publisher(store, outlet, engine.world.town, global_pacer=self.pacer)
+            publisher = Publisher(store, outlet, engine.world.town, global_pacer=self.pacer,
+                                  residents=frozenset(engine.minds))
             town = GuildTown(guild.id, service, store, publisher, outlet)
             try:
                 link = await self.page_link(town, FOUNDER)

@@ -102,10 +102,12 @@ class Publisher:
                  clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep,
                  channel_windows: Sequence[tuple[int, float]] = WEBHOOK_WINDOWS,
                  global_windows: Sequence[tuple[int, float]] = GLOBAL_WINDOWS,
-                 global_pacer: Pacer | None = None, poll: float = 5.0) -> None:
+                 global_pacer: Pacer | None = None, poll: float = 5.0,
+                 residents: frozenset[str] = frozenset()) -> None:
         self.store = store
         self.outlet = outlet
         self.town = town
+        self.residents = residents  # whose speech goes out under their own names
         self.clock = clock
         self.sleep = sleep
         self.poll = poll
@@ -181,13 +183,13 @@ class Publisher:
         state = await self.store.delivery(channel)
         if state.post_first is not None:
             rows = await self.store.unsent(channel, ROWS_PER_READ, state.post_first, state.post_last)
-            post = next_post(rows, self.town)
+            post = next_post(rows, self.town, self.residents)
             if post is not None and (post.first, post.last) == (state.post_first, state.post_last):
                 return post, state
         while rows := await self.store.unsent(channel, ROWS_PER_READ):
             if rows[0].kind == "speech" and await self.store.consume_echo(rows[0]):
                 continue
-            post = next_post(rows, self.town)
+            post = next_post(rows, self.town, self.residents)
             assert post is not None
             return post, replace(state, post_first=post.first, post_last=post.last, parts_done=0,
                                  in_flight=False)

@@ -94,11 +94,13 @@ async def not_a_moderator(interaction: discord.Interaction, case: str) -> bool:
     Discord already hides /mod from members without Manage Server; this check also covers a
     server that shows it to more people, and the configured moderator role."""
     hub = hub_of(interaction)
-    if hub.person(interaction.user).moderator:
+    person = hub.person(interaction.user)
+    if person.moderator:
         return False
-    await interaction.response.send_message(
-        f"only moderators may use {case} ({hub.moderator_rule()}); ask a moderator",
-        ephemeral=True)
+    reason = f"only moderators may use {case} ({hub.moderator_rule()}); ask a moderator"
+    await interaction.response.send_message(reason, ephemeral=True)
+    with contextlib.suppress(TownError):  # a server without a town has no audit log to keep
+        await hub.town(interaction.guild_id).service.refused(case.lstrip("/"), person, reason)
     return True
 
 

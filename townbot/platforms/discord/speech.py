@@ -17,8 +17,10 @@ import discord
 
 from townbot.platforms.discord.buttons import ask_in_thread
 from townbot.platforms.discord.outlet import NO_MENTIONS
+from townbot.platforms.discord.posts import without_mentions
 from townbot.platforms.discord.store import WaitingWords
 from townbot.platforms.discord.town import GuildTown, partial_message
+from townbot.text import shows_nothing
 from townbot.town.service import Person, TownError
 
 if TYPE_CHECKING:
@@ -45,7 +47,7 @@ async def handle_message(hub: Hub, message: Any) -> None:
         return
     sector = town.sector_of(town.slug_of(message.channel.id))
     text = message.clean_content.strip()
-    if sector is None or not text:
+    if sector is None or shows_nothing(text):  # a picture alone, or only invisible characters
         return
     person = hub.person(message.author)
     if town.speaker(person) is None:
@@ -112,7 +114,7 @@ async def deliver_arrivals(town: GuildTown) -> None:
 
 async def _ask_in_thread(town: GuildTown, person: Person, message: Any) -> None:
     question = message.clean_content.strip()
-    if not question:
+    if shows_nothing(question):
         return
     try:
         async with message.channel.typing():
@@ -122,9 +124,11 @@ async def _ask_in_thread(town: GuildTown, person: Person, message: Any) -> None:
 
 
 async def refuse(message: Any, refusal: TownError) -> None:
+    """A refusal as a public reply; it may quote what the person wrote or their display name,
+    so mentions in it draw no pill either."""
     with contextlib.suppress(discord.HTTPException):
-        await message.reply(str(refusal), mention_author=False, allowed_mentions=NO_MENTIONS,
-                            delete_after=REFUSAL_SECONDS)
+        await message.reply(without_mentions(str(refusal)), mention_author=False,
+                            allowed_mentions=NO_MENTIONS, delete_after=REFUSAL_SECONDS)
 
 
 async def _react(message: Any, emoji: str) -> None:

@@ -22,7 +22,8 @@ async def post_welcome(town: GuildTown, link: str | None = None) -> None:
     done = await town.store.welcome()
     hall = world.town_hall_channel
     if _missing(town, done, hall):
-        card = welcome_card(world.town, len(world.personas), hall, link)
+        card = welcome_card(world.town, len(world.personas), hall, town.engine.model.label,
+                            link)
         await _pin(town, hall, embed=card, view=view_of(JoinButton()))
     for sector in world.sectors.values():
         if _missing(town, done, sector.channel):
@@ -61,7 +62,7 @@ async def show_link(town: GuildTown, link: str | None) -> bool:
     channel_id, message_id = (await town.store.welcome()).get(hall, (None, None))
     if message_id is None or town.channel(hall).id != channel_id:
         return False  # never posted, or its channel was deleted: the next start posts it anew
-    card = welcome_card(world.town, len(world.personas), hall, link)
+    card = welcome_card(world.town, len(world.personas), hall, town.engine.model.label, link)
     try:
         await town.channel(hall).get_partial_message(message_id).edit(embed=card)
     except discord.HTTPException as error:
