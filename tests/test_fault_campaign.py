@@ -188,3 +188,33 @@ async def test_a_full_disk_during_a_tick_raises_a_store_error_and_commits_nothin
     await store.close()
     Snapshot(tmp_path / "town.db")
     assert committed(tmp_path / "town.db") == tick
+
+
+# ---------------------------------------------------------------- unlucky operators (issue 31)
+
+
+def townbot(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "townbot", *args], cwd=ROOT, text=True,
+                          capture_output=True, timeout=timeout, **kwargs)
+
+
+def one_line_refusal(result: subprocess.CompletedProcess, words: str) -> str:
+    """The run ended with exit 2 and exactly one line on stderr holding `words`."""
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert len(lines) == 1 and words in lines[0], result.stderr
+    return lines[0]
+
+
+def test_a_persona_of_nested_aliases_is_one_line_and_creates_nothing(tmp_path):
+    import shutil
+
+    from test_world_validation import laughs
+    personas = tmp_path / "personas"
+    shutil.copytree(ROOT / "personas", personas)
+    (personas / "isabella_rodriguez.yaml").write_text(laughs(8), encoding="utf-8")
+    db = tmp_path / "town.db"
+    result = townbot("sim", "--hours", "1", "--personas", str(personas), "--db", str(db),
+                     "--quiet", timeout=60)
+    one_line_refusal(result, "isabella_rodriguez.yaml: line 1, column 4: uses the YAML anchor")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["personas"]
