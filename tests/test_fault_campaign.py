@@ -218,3 +218,25 @@ def test_a_persona_of_nested_aliases_is_one_line_and_creates_nothing(tmp_path):
                      "--quiet", timeout=60)
     one_line_refusal(result, "isabella_rodriguez.yaml: line 1, column 4: uses the YAML anchor")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["personas"]
+
+
+@pytest.mark.parametrize(("arguments", "problem"), [
+    (["sim", "--hours", "1e308"], "argument --hours: 1e308 is more than 8760; give 0.5 to 8760"),
+    (["sim", "--seed", "99999999999999999999999"], "argument --seed: 99999999999999999999999 is "
+                                                   "out of range; give 0 to 4294967295"),
+])
+def test_numbers_beyond_their_range_end_in_one_error_and_no_file(tmp_path, arguments, problem):
+    result = townbot(*arguments, "--db", str(tmp_path / "town.db"), timeout=60)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[-1].endswith(problem), result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_wait_in_play_stops_at_the_end_of_ticks(tmp_path):
+    db = tmp_path / "town.db"
+    result = townbot("play", "--ticks", "3", "--speed", "0", "--db", str(db), timeout=120,
+                     input="/wait 1000\n/wait 2\n/wait\n")
+    assert result.returncode == 0, result.stderr
+    assert "! 1000 ticks is out of range; wait 1 to 2 ticks (--ticks 3 leaves 2)" in result.stdout
+    assert "! all 3 ticks of --ticks have passed; /quit to leave" in result.stdout
+    assert committed(db) == 3

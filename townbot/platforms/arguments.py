@@ -7,6 +7,7 @@ a town is opened, so a bad command line writes nothing)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 INTERRUPTED = 130  # the shell's code for a program ended by Ctrl-C
 RESIDENTS_HELP = ("a smaller town: a number of residents who know each other, or names "
@@ -19,14 +20,66 @@ def add_town_files(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--personas", help="persona folder (default: ./personas)")
 
 
-def positive(text: str) -> float:
-    """An argparse type: a number above zero (`--hours 0` would otherwise mean a whole day)."""
+# The documented ranges of the numbers on command lines (docs/reliability.md): each is checked
+# by argparse, before a town is opened or a file created.
+HOURS_MAX = 8760.0  # a game year
+DAYS_MAX = 365.0
+TICKS_MAX = 1_000_000
+SEED_MAX = 2**32 - 1
+SPEED_MAX = 3600.0  # real seconds per tick, as /speed allows (town.service.SPEED_RANGE)
+
+
+def positive(text: str, high: float = float("inf")) -> float:
+    """An argparse type: a number above zero (`--hours 0` would otherwise mean a whole day) and
+    at most `high`."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number; e.g. 2 or 0.5") from None
-    if not value > 0 or value == float("inf"):
+    if not value > 0:
         raise argparse.ArgumentTypeError(f"{text} is not above zero; give e.g. 2 or 0.5")
+    if value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number; give e.g. 2 or 0.5")
+    if value > high:
+        raise argparse.ArgumentTypeError(f"{text} is more than {high:g}; give 0.5 to {high:g}")
+    return value
+
+
+def game_hours(text: str) -> float:
+    return positive(text, HOURS_MAX)
+
+
+def game_days(text: str) -> float:
+    return positive(text, DAYS_MAX)
+
+
+def whole(low: int, high: int, example: str) -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` to `high`."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip().replace("_", ""), 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number; e.g. {example}") \
+                from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text} is out of range; give {low} to {high}")
+        return value
+    return parse
+
+
+seed = whole(0, SEED_MAX, "42")
+ticks = whole(1, TICKS_MAX, "12")
+
+
+def seconds_per_tick(text: str) -> float:
+    """An argparse type: real seconds per tick, 0 (back to back) to SPEED_MAX."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds; e.g. 2 or 0.5") \
+            from None
+    if not 0 <= value <= SPEED_MAX:
+        raise argparse.ArgumentTypeError(f"{text} is out of range; give 0 to {SPEED_MAX:g} seconds")
     return value
 
 

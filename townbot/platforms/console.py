@@ -44,7 +44,8 @@ HELP = """Commands (plain text is /say; Tab completes commands, residents, areas
   /seed RESIDENT: INTENT | /scenario NAME | /announce [AREA:] TEXT     (moderators)
   /memories RESIDENT: QUERY | /pause | /resume | /speed SECONDS        (moderators)
   /event                            who knows of each seeded event, from whom (moderators)
-  /wait [N]                         let N ticks pass now (default 1)
+  /wait [N]                         let N ticks pass now (default 1; at most 1000 or what
+                                    --ticks leaves)
   /help | /quit (or Ctrl-D; Ctrl-C also stops, once the tick under way is saved)"""
 COMMANDS = ("/join", "/say", "/go", "/leave", "/whisper", "/interview", "/set", "/look", "/where",
             "/status", "/profile", "/seed", "/scenario", "/announce", "/memories", "/event", "/pause",
@@ -58,6 +59,7 @@ EXAMPLES = {"/whisper": "/whisper John Lin: You are going to run for mayor",
             "/seed": "/seed Isabella Rodriguez: Throw a Valentine's Day party at Hobbs Cafe",
             "/memories": "/memories Klaus Mueller: research"}
 PROMPT = "you> "
+WAIT_MAX = 1000  # /wait's most ticks at once, when --ticks does not leave fewer
 T = TypeVar("T")
 
 
@@ -71,6 +73,7 @@ class Console:
     styled: bool = False
     seconds_per_tick: float = 2.0
     ticks_done: int = 0
+    tick_limit: int | None = None  # --ticks: the session's ticks, /wait's included
     quitting: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
@@ -228,8 +231,13 @@ class Console:
         except ValueError as error:
             raise TownError(f"'{arguments}' is not a whole number of ticks; e.g. /wait 3") \
                 from error
-        if not 1 <= count <= 1000:
-            raise TownError(f"{count} ticks is out of range; wait 1 to 1000 ticks")
+        most = WAIT_MAX if self.tick_limit is None else \
+            min(WAIT_MAX, self.tick_limit - self.ticks_done)
+        if most < 1:
+            raise TownError(f"all {self.tick_limit} ticks of --ticks have passed; /quit to leave")
+        if not 1 <= count <= most:
+            within = "" if most == WAIT_MAX else f" (--ticks {self.tick_limit} leaves {most})"
+            raise TownError(f"{count} ticks is out of range; wait 1 to {most} ticks{within}")
         if self.service.paused:
             raise TownError("the town is paused; /resume it first")
         for _ in range(count):
@@ -443,7 +451,7 @@ async def run_play(args: argparse.Namespace, open_town: Callable[..., Awaitable]
 async def _play(engine: Engine, args: argparse.Namespace, stop: asyncio.Event) -> bool:
     """The session on an open town; True when Ctrl-C ended it."""
     console = Console(TownService(engine), person_for(args), styled=sys.stdout.isatty(),
-                      seconds_per_tick=max(0.0, args.speed))
+                      seconds_per_tick=max(0.0, args.speed), tick_limit=args.ticks)
     console.say(f"{engine.world.town}, {engine.clock.now:%A %B %d %H:%M}: "
                 f"{plural(len(engine.minds), 'resident')}. One tick ({engine.clock.tick_minutes} "
                 f"game minutes) {console.pace()}. Type /help for commands.")
