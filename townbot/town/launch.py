@@ -13,6 +13,7 @@ from townbot.llm.port import LanguageModel
 from townbot.llm.settings import ModelSettings, load_settings
 from townbot.llm.stack import build_model_stack
 from townbot.store.database import Store
+from townbot.store.errors import StoreError
 from townbot.town.engine import Engine
 from townbot.world.loading import load_world, select_residents
 from townbot.world.model import World
@@ -113,6 +114,7 @@ async def open_engine(files: TownFiles, db: str, *, seed: int = 0,
         if made is not None:
             await made.close()
         raise
+    town = None
     try:
         town = await store.town()
         if town is not None:
@@ -124,8 +126,9 @@ async def open_engine(files: TownFiles, db: str, *, seed: int = 0,
         if town is not None and budget is not None:
             budget.restore(await store.usage_rows(town.id))
         return await Engine.open(world, store, model, seed=seed)
-    except BaseException:
+    except BaseException as error:
         if made is not None:
             await made.close()
-        await store.close()
+        # a town that could not be founded (a full disk) leaves no file behind
+        await store.close(refused=town is None and isinstance(error, StoreError))
         raise
