@@ -1,8 +1,11 @@
 """The fault campaign: a town killed with SIGKILL at several moments of ticks and of use cases,
 resumed each time, stays whole (integrity, a clock that never goes back, no event lost or
 written twice, memories never fewer); a full disk fails one tick, leaves the town intact and says
-so. Two writers are in test_one_writer.py, poison strings through every use case in
-test_hostile_text.py. docs/reliability.md lists what each promise is checked by."""
+so; unlucky operators (issue 31): YAML aliases, numbers out of range, read-only and full disks and
+the file-size limit each end in one line, exit 2 and nothing left behind. Two writers are in
+test_one_writer.py, signals sent to real processes in test_signals.py, poison strings through
+every use case in test_hostile_text.py. docs/reliability.md lists what each promise is checked
+by."""
 
 from __future__ import annotations
 

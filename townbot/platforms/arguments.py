@@ -7,9 +7,51 @@ a town is opened, so a bad command line writes nothing)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 from collections.abc import Callable
 
 INTERRUPTED = 130  # the shell's code for a program ended by Ctrl-C
+# Each stops a run as Ctrl-C does; the exit code is the shell's for the signal: 128 + its number
+# (Ctrl-C 130, SIGTERM 143, SIGHUP 129).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def signal_name(signum: int) -> str:
+    return "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+
+
+def exit_code(signum: int) -> int:
+    return 128 + signum
+
+
+def say_stopping(signum: int) -> None:
+    """The one line for a signal that comes while the town is already stopping. Written with
+    os.write: a signal handler may run in the middle of a print."""
+    with contextlib.suppress(OSError):
+        os.write(2, f"{signal_name(signum)} again: the town is being saved and closed; it stops "
+                    "in a moment\n".encode())
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where Python would raise KeyboardInterrupt for Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal_name(signum))
+        self.signum = signum
+
+
+def stop_like_ctrl_c(signum: int, frame: object) -> None:
+    """The handler of SIGTERM and SIGHUP in commands that take no signals of their own."""
+    raise Stopped(signum)
+
+
+def quiet_further_signals() -> None:
+    """Once a command is stopping, every further signal is only one line (see say_stopping)."""
+    for signum in STOP_SIGNALS:
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            signal.signal(signum, lambda number, frame: say_stopping(number))
 RESIDENTS_HELP = ("a smaller town: a number of residents who know each other, or names "
                   "separated by commas (e.g. 4, or 'Isabella Rodriguez, Klaus Mueller')")
 

@@ -75,6 +75,7 @@ class Console:
     ticks_done: int = 0
     tick_limit: int | None = None  # --ticks: the session's ticks, /wait's included
     quitting: asyncio.Event = field(default_factory=asyncio.Event)
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)  # a signal asked to stop
 
     def __post_init__(self) -> None:
         world = self.service.engine.world
@@ -241,6 +242,8 @@ class Console:
         if self.service.paused:
             raise TownError("the town is paused; /resume it first")
         for _ in range(count):
+            if self.stopping.is_set() or self.quitting.is_set():
+                break  # a signal stops a long wait after the tick under way
             await self.tick()
 
     async def _help(self, arguments: str) -> None:
@@ -427,31 +430,34 @@ SYSTEM = Person("console:scenario", "scenario loader", moderator=True)
 
 async def run_play(args: argparse.Namespace, open_town: Callable[..., Awaitable]) -> int:
     """`townbot play`: `open_town` opens the engine (see townbot.town.launch.open_engine).
-    Ctrl-C is taken from the start; a session it ends says so in one line and exits with 130."""
+    Ctrl-C, SIGTERM and SIGHUP are taken from the start; a session one ends says so in one line
+    and exits with the signal's code (130, 143, 129); a signal after that is one line more."""
     with Interrupts() as interrupts:
         try:
             engine = await open_town()
         except asyncio.CancelledError:
-            print("stopped by Ctrl-C while the town was opening", file=sys.stderr)
-            return 130
+            print(f"stopped by {interrupts.name} while the town was opening", file=sys.stderr)
+            return interrupts.exit_code
         try:
             interrupted = await _play(engine, args, interrupts.requested)
-        except asyncio.CancelledError:  # a second Ctrl-C: the tick under way is rolled back
+        except asyncio.CancelledError:  # a second signal: the tick under way is rolled back
             interrupted = True
         finally:
+            interrupts.closing = True
             await engine.model.close()
             await engine.store.close()
-    if interrupted:
-        print(f"stopped by Ctrl-C at {engine.clock.now:%a %H:%M}; the town is saved in {args.db}",
-              file=sys.stderr)
-        return 130
+        if interrupted:
+            print(f"stopped by {interrupts.name} at {engine.clock.now:%a %H:%M}; the town is saved "
+                  f"in {args.db}", file=sys.stderr)
+            return interrupts.exit_code
     return 0
 
 
 async def _play(engine: Engine, args: argparse.Namespace, stop: asyncio.Event) -> bool:
     """The session on an open town; True when Ctrl-C ended it."""
     console = Console(TownService(engine), person_for(args), styled=sys.stdout.isatty(),
-                      seconds_per_tick=max(0.0, args.speed), tick_limit=args.ticks)
+                      seconds_per_tick=max(0.0, args.speed), tick_limit=args.ticks,
+                      stopping=stop)
     console.say(f"{engine.world.town}, {engine.clock.now:%A %B %d %H:%M}: "
                 f"{plural(len(engine.minds), 'resident')}. One tick ({engine.clock.tick_minutes} "
                 f"game minutes) {console.pace()}. Type /help for commands.")
