@@ -11,6 +11,7 @@ import sys
 from townbot.llm.budget import OPEN
 from townbot.llm.port import LanguageModel
 from townbot.llm.settings import ModelSettings
+from townbot.llm.watching import PROBLEM_WORDS
 from townbot.platforms.terminal import Interrupts, Screen, TickProgress
 from townbot.town.engine import Engine
 from townbot.town.launch import TownFiles, open_engine
@@ -18,9 +19,6 @@ from townbot.town.transcript import by_area, in_time_order
 from townbot.town.usage import summarise, town_line, usage_table, usage_totals
 from townbot.wording import plural
 from townbot.world.events import TownEvent
-
-PROBLEM_WORDS = {"cut_off": "cut off", "invalid_json": "not JSON", "wrong_shape": "of the wrong format",
-                 "refused": "refused", "empty": "empty", "unusable": "refused by the ask's own check"}
 
 
 def budget_label(model: LanguageModel, day: int) -> str:

@@ -74,7 +74,8 @@ def make_model(seed: int, settings: ModelSettings | None = None) -> LanguageMode
         from townbot.llm.openai_client import OpenAIModel  # openai takes ~1 s to import
 
         inner = OpenAIModel(settings)
-    return build_model_stack(inner, budget=Budget(settings.caps) if settings.caps.any else None)
+    return build_model_stack(inner, budget=Budget(settings.caps) if settings.caps.any else None,
+                             max_unusable=None if settings.offline else settings.max_unusable)
 
 
 async def checked_model(seed: int, settings: ModelSettings | None = None) -> LanguageModel:
@@ -95,7 +96,8 @@ async def checked_model(seed: int, settings: ModelSettings | None = None) -> Lan
         raise
     recording = os.environ.get(RECORD_ENV)
     model = ReplyRecorder(client, Path(recording)) if recording else client
-    return build_model_stack(model, budget=Budget(settings.caps) if settings.caps.any else None)
+    return build_model_stack(model, budget=Budget(settings.caps) if settings.caps.any else None,
+                             max_unusable=settings.max_unusable)
 
 
 async def open_engine(files: TownFiles, db: str, *, seed: int = 0,

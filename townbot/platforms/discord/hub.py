@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from typing import Any
 
 from townbot.llm.port import ServerUnavailable
 from townbot.llm.settings import ModelSettings
+from townbot.llm.watching import AnswersUnusable
 from townbot.platforms.discord.config import DiscordConfig
 from townbot.platforms.discord.outlet import WebhookOutlet
 from townbot.platforms.discord.pacing import GLOBAL_WINDOWS, Pacer
@@ -136,6 +138,10 @@ class Hub:
         return town is not None and await town.notify(text)
 
 
+# Who pauses a town whose model gives too many unusable answers, in the audit log.
+MODEL_WATCH = Person("townbot:model-watch", "townbot's model watch", moderator=True)
+
+
 async def tick_town(town: GuildTown) -> None:
     """The scheduled job: one tick, then post what happened and speak words that arrived.
     While the model server is down the town waits (each due tick first checks whether the
@@ -153,6 +159,12 @@ async def tick_town(town: GuildTown) -> None:
         town.server_down = True
         await town.notify(f"The town is waiting for its language-model server: {error}. It goes "
                           "on by itself once the server answers again.")
+        return
+    except AnswersUnusable as error:  # the server answers, but not usably: a person decides
+        with contextlib.suppress(TownError):  # already paused by a moderator meanwhile
+            await town.service.pause(MODEL_WATCH)
+        await town.notify(f"The town is paused: {error}. A moderator resumes it with /mod resume "
+                          "once the model is changed.")
         return
     town.publisher.wake()
     await deliver_arrivals(town)
