@@ -8,6 +8,7 @@ what would be right, and changes nothing. Platforms (console, Discord) only tran
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import re
 import time
@@ -16,10 +17,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from townbot.eval.measures import describe_status, event_status, tracked_events
 from townbot.mind import dialogue
+from townbot.mind.agent import AgentMind
 from townbot.mind.answering import Ablation, answer_as, plan_lines
 from townbot.mind.retrieval import retrieve
 from townbot.prompting import NAME_LIMIT, quoted, quoted_name
@@ -77,6 +79,23 @@ class Outcome:
     data: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Interview:
+    """What an interview's answer starts from, read between ticks (see TownService.interview)."""
+
+    who: str
+    question: str
+    asker: str
+    mind: AgentMind  # its persona and memory stream
+    summary: str
+    now: datetime
+    plan: tuple[str, ...]
+    people: tuple[str, ...]
+
+
+TakenT = TypeVar("TakenT")
+
+
 @dataclass
 class RateLimit:
     """At most `count` uses per `seconds` of real time, per person and use case."""
@@ -85,6 +104,8 @@ class RateLimit:
     seconds: float
 
 
+# Use cases that only read the town, each in one synchronous step (see TownService._run).
+READ_OUTS = frozenset({"status", "where", "look", "profile"})
 DEFAULT_RATES = {"whisper": RateLimit(3, 60), "set": RateLimit(5, 60),
                  "interview": RateLimit(5, 60), "say": RateLimit(10, 60)}
 
@@ -166,17 +187,45 @@ class TownService:
 
     async def _run(self, case: str, person: Person, arguments: dict[str, Any],
                    action: Callable[[], Awaitable[Outcome]]) -> Outcome:
-        async with self.lock:
+        # A read-out reads the town in one step and changes nothing: it answers at once, even
+        # while a tick (seconds on a real model) holds the lock.
+        async with contextlib.nullcontext() if case in READ_OUTS else self.lock:
             try:
                 self._admit(case, person)
                 outcome = await action()
             except TownError as refusal:
-                refusal.args = (clean_text(str(refusal)),)  # it may quote what the person typed
-                await self._audit(case, person, arguments, "refused", str(refusal))
+                await self._refused(case, person, arguments, refusal)
                 raise
             self._count_use(case, person)  # only accepted use cases count toward a rate limit
             await self._audit(case, person, arguments, "ok", outcome.text[:200])
             return outcome
+
+    async def _run_around_model(self, case: str, person: Person, arguments: dict[str, Any],
+                                read: Callable[[], Awaitable[TakenT]],
+                                answer: Callable[[TakenT], Awaitable[str]],
+                                write: Callable[[TakenT, str], Awaitable[Outcome]]) -> Outcome:
+        """A use case whose middle waits on a model (seconds, or a minute on a slow server):
+        `read` and `write` run under the town lock as any use case does, `answer` between
+        them without it, so that ticks and other commands go on meanwhile. The use counts
+        toward its rate limit when admitted: uses under way at once count too."""
+        async with self.lock:
+            try:
+                self._admit(case, person)
+                taken = await read()
+            except TownError as refusal:
+                await self._refused(case, person, arguments, refusal)
+                raise
+            self._count_use(case, person)
+        reply = await answer(taken)
+        async with self.lock:
+            outcome = await write(taken, reply)
+            await self._audit(case, person, arguments, "ok", outcome.text[:200])
+        return outcome
+
+    async def _refused(self, case: str, person: Person, arguments: dict[str, Any],
+                       refusal: TownError) -> None:
+        refusal.args = (clean_text(str(refusal)),)  # it may quote what the person typed
+        await self._audit(case, person, arguments, "refused", str(refusal))
 
     def _admit(self, case: str, person: Person) -> None:
         if self.permissions.get(case) == "moderator" and not person.moderator:
@@ -437,23 +486,35 @@ class TownService:
     async def interview(self, person: Person, resident: str, question: str,
                         as_persona: str | None = None, remember: bool = False,
                         access: Ablation | None = None) -> Outcome:
-        async def act() -> Outcome:
+        """The resident answers while the clock runs: what the answer starts from is read
+        between ticks, the model answers without the town lock, and the interview memory
+        (when asked to remember) is written and committed under it again."""
+        async def read() -> Interview:
             who = self.resident(resident)
-            asked = bounded(question, "interview")
-            asker = quoted(bounded(as_persona, "description"), 120) if as_persona else \
-                quoted_name(person.name)  # a platform's display name is a person's text too
             mind = self.engine.minds[who]
-            reply = await answer_as(self.engine.model, mind.persona, mind.summary_text,
-                                    mind.stream, asked, self.engine.clock.now, asker=asker,
-                                    access=access or Ablation(), remember=remember,
-                                    plan=plan_lines(mind.state.planning.blocks),
-                                    people=list(self.engine.minds))
+            return Interview(
+                who, bounded(question, "interview"),
+                quoted(bounded(as_persona, "description"), 120) if as_persona else
+                quoted_name(person.name),  # a platform's display name is a person's text too
+                mind, mind.summary_text, self.engine.clock.now,
+                plan_lines(mind.state.planning.blocks), tuple(self.engine.minds))
+
+        async def answer(taken: Interview) -> str:
+            # The stream only grows, and retrieval reads it in one step: a tick under way
+            # meanwhile adds memories, never changes the ones read.
+            return await answer_as(self.engine.model, taken.mind.persona, taken.summary,
+                                   taken.mind.stream, taken.question, taken.now,
+                                   asker=taken.asker, access=access or Ablation(),
+                                   remember=remember, plan=taken.plan, people=taken.people)
+
+        async def write(taken: Interview, reply: str) -> Outcome:
             if remember:
-                await self.engine.remember_interview(who, asker, asked, reply)
-            return Outcome(f"{who}: {reply}", data={"answer": reply, "resident": who})
-        return await self._run("interview", person, {"resident": resident, "question": question,
-                                                     "as": as_persona, "remember": remember},
-                               act)
+                await self.engine.remember_interview(taken.who, taken.asker, taken.question,
+                                                     reply)
+            return Outcome(f"{taken.who}: {reply}", data={"answer": reply, "resident": taken.who})
+        return await self._run_around_model(
+            "interview", person, {"resident": resident, "question": question, "as": as_persona,
+                                  "remember": remember}, read, answer, write)
 
     def parse_object_command(self, text: str) -> tuple[str, str]:
         """'<Sector: arena: object> is burning' -> (path, state)."""
