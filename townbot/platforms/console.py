@@ -215,6 +215,8 @@ class Console:
                 ["people", f"{plural(data['residents'], 'resident')}, "
                            f"{plural(data['visitors'], 'visitor')}"],
                 ["model", data["model"]]]
+        rows += [["answers", line] for line in data.get("answers", ())]
+        rows += [["budget", line] for line in data.get("budget", ())]
         self.screen.table([], rows)
 
     async def _speed(self, arguments: str) -> Outcome:

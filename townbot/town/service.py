@@ -32,6 +32,7 @@ from townbot.town.engine import Engine
 from townbot.town.launch import PROJECT_ROOT
 from townbot.town.lookalikes import resembled
 from townbot.town.scenarios import load_scenario, scenario_names
+from townbot.town.usage import model_notes
 from townbot.wording import plural
 from townbot.world.clock import clock_face, format_game_time, minute_of_day
 from townbot.world.errors import DataError
@@ -634,12 +635,15 @@ class TownService:
                     f"{engine.clock.tick}, {plural(len(engine.minds), 'resident')}, "
                     f"{plural(visitors, 'person', 'people')} visiting, one tick "
                     f"({engine.clock.tick_minutes} game minutes) {pace}; model: {engine.model.label}")
+            notes = model_notes(engine.model, engine.clock.day_number)  # answers, budget
+            text += "".join(f"\n{line}" for line in notes["answers"] + notes["budget"])
             return Outcome(text, data={"paused": self.paused, "tick": engine.clock.tick,
                                        "time": format_game_time(engine.clock.now),
                                        "town": engine.world.town, "residents": len(engine.minds),
                                        "visitors": visitors, "tick_seconds": seconds,
                                        "tick_minutes": engine.clock.tick_minutes,
-                                       "model": engine.model.label})
+                                       "model": engine.model.label,
+                                       **{key: lines for key, lines in notes.items() if lines}})
         return await self._run("status", person, {}, act)
 
     async def where(self, person: Person) -> Outcome:

@@ -8,8 +8,9 @@ from typing import Any
 
 from townbot.llm.budget import CALL_OUTCOMES, EMBEDDING_PURPOSES
 from townbot.llm.offline import OFFLINE_LABEL
+from townbot.llm.port import LanguageModel
 from townbot.llm.settings import ModelSettings
-from townbot.llm.watching import ANSWERED, share_lines
+from townbot.llm.watching import ANSWERED, defaulted_share, share_lines
 from townbot.wording import plural, text_table
 
 COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "repaired", "fallbacks", "failed", "cached",
@@ -179,3 +180,15 @@ def town_line(summary: dict[str, Any]) -> str:
     return (f"town totals (all runs): {plural(int(summary['calls']), 'call')}, "
             f"{summary['prompt_tokens']:.0f} prompt and {summary['completion_tokens']:.0f} completion "
             f"tokens{mark} over {summary['agent_days']:.1f} agent-days; {_price_line(summary)}")
+
+
+def model_notes(model: LanguageModel, day: int) -> dict[str, list[str]]:
+    """What the status read-outs say of the model this session: the share of answers from
+    defaults (with a warning above WARN_SHARE), and each budget cap's use and what is left."""
+    report = model.report()
+    # The offline model's few defaults are its design, not news (and not a model to judge).
+    answers = [] if model.label == OFFLINE_LABEL else share_lines(*defaulted_share(report))
+    budget = report.budget.caps_used(day) if report.budget is not None else []
+    if report.budget is not None:
+        budget.append(report.budget.status(day))
+    return {"answers": answers, "budget": budget}

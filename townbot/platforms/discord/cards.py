@@ -109,6 +109,8 @@ class Status:
     waiting: int  # outbox events not yet posted
     skipped: int  # ticks skipped while one was still running
     model: str
+    answers: tuple[str, ...] = ()  # the share of answers from defaults, and a warning
+    budget: tuple[str, ...] = ()  # each cap: used and left
 
 
 def status_card(status: Status) -> discord.Embed:
@@ -122,6 +124,11 @@ def status_card(status: Status) -> discord.Embed:
                                          f"{status.skipped} ticks skipped")
     visitors = "1 visitor" if status.people == 1 else f"{status.people} visitors"
     card.add_field(name="People", value=f"{status.residents} residents, {visitors}")
+    if status.answers:
+        card.add_field(name="Model answers", inline=False, value=clip("\n".join(status.answers),
+                                                                      FIELD))
+    if status.budget:
+        card.add_field(name="Budget", inline=False, value=clip("\n".join(status.budget), FIELD))
     card.set_footer(text=f"model: {status.model}")
     return card
 

@@ -168,7 +168,9 @@ class TownGroup(app_commands.Group):
                 seconds_per_tick=engine.town.tick_seconds, tick_minutes=engine.clock.tick_minutes,
                 residents=len(engine.minds), people=len(engine.people),
                 waiting=await town.store.backlog(),
-                skipped=hub_of(interaction).scheduler.skipped[town.key], model=engine.model.label))
+                skipped=hub_of(interaction).scheduler.skipped[town.key], model=engine.model.label,
+                answers=tuple(outcome.data.get("answers", ())),
+                budget=tuple(outcome.data.get("budget", ()))))
             problem = getattr(interaction.client, "sync_problem", None)
             note = f"Commands: not synced: {problem}" if problem and person.moderator else ""
             return Reply(note, card)
