@@ -11,7 +11,6 @@ import tomllib
 from pathlib import Path
 
 import httpx2
-import pytest
 from local_server import PROXY_VARIABLES, serving
 
 from townbot.cli import main
@@ -20,15 +19,6 @@ from townbot.llm.port import Ask
 from townbot.llm.purposes import PlaceChoice
 from townbot.llm.settings import load_settings
 from townbot.llm.stack import build_model_stack
-
-
-@pytest.fixture
-def clean_env(monkeypatch, tmp_path: Path):
-    monkeypatch.chdir(tmp_path)
-    for variable in PROXY_VARIABLES:
-        monkeypatch.delenv(variable, raising=False)
-    monkeypatch.setenv("TOWNBOT_CHAT_MODEL", "fake-chat")
-    return monkeypatch
 
 
 def refuses_json_schema(body: dict, path: str) -> httpx2.Response | None:

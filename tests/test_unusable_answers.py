@@ -9,24 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from pathlib import Path
 
 import httpx2
 import pytest
-from local_server import PROXY_VARIABLES, serving
+from local_server import serving
 
 from townbot.cli import main
 from townbot.llm.fake_server import FakeOpenAIServer
 from townbot.llm.watching import WINDOW, AnswersUnusable, Watched, share_lines
-
-
-@pytest.fixture
-def clean_env(monkeypatch, tmp_path: Path):
-    monkeypatch.chdir(tmp_path)
-    for variable in PROXY_VARIABLES:
-        monkeypatch.delenv(variable, raising=False)
-    monkeypatch.setenv("TOWNBOT_CHAT_MODEL", "fake-chat")
-    return monkeypatch
 
 
 def dots(body: dict) -> str:

@@ -162,7 +162,7 @@ def usage_totals(summary: dict[str, Any]) -> list[str]:
         extras.append(f"answered by defaults under the budget: {summary['budget_defaults']:.0f}")
     lines.append("; ".join(extras))
     lines.append(_price_line(summary))
-    if summary["fallbacks"]:
+    if summary["fallbacks"] or not summary["offline"]:  # a model's share, even when none
         lines += share_lines(int(summary["fallbacks"]), int(summary["answered"]), summary["offline"])
     return lines
 
