@@ -156,10 +156,11 @@ def test_run_closes_once_keeps_the_gateway_closed_and_logs_no_error(tmp_path, sl
     time.sleep(0.3)
     process.send_signal(signal.SIGINT)
     try:
-        out, _ = process.communicate(timeout=HANG)
+        process.wait(timeout=HANG)  # not communicate: the reader thread alone reads stderr
     except subprocess.TimeoutExpired:
         process.kill()
         raise AssertionError(f"`run` still running {HANG} s after the signals") from None
+    out = process.stdout.read()
     reader.join(10)
     err = "".join(log)
     assert process.returncode == 0, err
