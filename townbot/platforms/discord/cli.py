@@ -106,7 +106,9 @@ def _guarded(args: argparse.Namespace, *, dry_run: bool = False, sync_only: bool
     except (ConfigError, SettingsError, DataError, StoreError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP before the bot was serving
+        signum = getattr(stop, "signum", signal.SIGINT)
+        print(f"stopped by {signal_name(signum)}", file=sys.stderr)
         return 0
 
 
