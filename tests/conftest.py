@@ -52,3 +52,16 @@ def accesses_as_before_migration_10(raw: sqlite3.Connection) -> None:
                 "importance INTEGER NOT NULL)")
     raw.executemany("INSERT INTO memory_access (town_id, agent, seq, last_accessed, importance) "
                     "VALUES (?, ?, ?, ?, ?)", logged)
+
+
+@pytest.fixture
+def clean_env(monkeypatch, tmp_path: Path):
+    """A private working folder, no proxy, and a chat model named: for runs against a fake
+    server on 127.0.0.1 (its address is the test's to set)."""
+    from local_server import PROXY_VARIABLES
+
+    monkeypatch.chdir(tmp_path)
+    for variable in PROXY_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("TOWNBOT_CHAT_MODEL", "fake-chat")
+    return monkeypatch

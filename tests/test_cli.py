@@ -94,6 +94,30 @@ def test_sim_length_must_be_a_positive_number_and_nothing_is_founded(tmp_path, c
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(("arguments", "problem"), [
+    (["sim", "--hours", "1e308"], "1e308 is more than 8760; give 0.5 to 8760"),
+    (["sim", "--days", "366"], "366 is more than 365; give 0.5 to 365"),
+    (["sim", "--hours", "inf"], "inf is not a finite number; give e.g. 2 or 0.5"),
+    (["sim", "--seed", "99999999999999999999999"],
+     "99999999999999999999999 is out of range; give 0 to 4294967295"),
+    (["sim", "--seed", "-1"], "-1 is out of range; give 0 to 4294967295"),
+    (["sim", "--seed", "1.5"], "'1.5' is not a whole number; e.g. 42"),
+    (["play", "--seed", "4294967296"], "4294967296 is out of range; give 0 to 4294967295"),
+    (["play", "--ticks", "0"], "0 is out of range; give 1 to 1000000"),
+    (["play", "--ticks", "10000000000"], "10000000000 is out of range; give 1 to 1000000"),
+    (["play", "--speed", "-1"], "-1 is out of range; give 0 to 3600 seconds"),
+    (["play", "--speed", "nan"], "nan is out of range; give 0 to 3600 seconds"),
+    (["play", "--speed", "1e308"], "1e308 is out of range; give 0 to 3600 seconds"),
+])
+def test_numbers_out_of_their_documented_range_are_refused_before_anything_is_created(
+        tmp_path, capsys, arguments, problem):
+    with pytest.raises(SystemExit) as stopped:
+        main([*arguments, "--db", str(tmp_path / "t.db")])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(problem)
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("command", [["sim", "--hours", "1"], ["play", "--ticks", "1"]])
 def test_an_unknown_scenario_is_refused_before_the_town_is_founded(tmp_path, capsys, command):
     assert main([*command, "--scenario", "valentine", "--db", str(tmp_path / "t.db")]) == 2

@@ -1,8 +1,11 @@
 """The fault campaign: a town killed with SIGKILL at several moments of ticks and of use cases,
 resumed each time, stays whole (integrity, a clock that never goes back, no event lost or
 written twice, memories never fewer); a full disk fails one tick, leaves the town intact and says
-so. Two writers are in test_one_writer.py, poison strings through every use case in
-test_hostile_text.py. docs/reliability.md lists what each promise is checked by."""
+so; unlucky operators (issue 31): YAML aliases, numbers out of range, read-only and full disks and
+the file-size limit each end in one line, exit 2 and nothing left behind. Two writers are in
+test_one_writer.py, signals sent to real processes in test_signals.py, poison strings through
+every use case in test_hostile_text.py. docs/reliability.md lists what each promise is checked
+by."""
 
 from __future__ import annotations
 
@@ -188,3 +191,124 @@ async def test_a_full_disk_during_a_tick_raises_a_store_error_and_commits_nothin
     await store.close()
     Snapshot(tmp_path / "town.db")
     assert committed(tmp_path / "town.db") == tick
+
+
+# ---------------------------------------------------------------- unlucky operators (issue 31)
+
+
+def townbot(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "townbot", *args], cwd=ROOT, text=True,
+                          capture_output=True, timeout=timeout, **kwargs)
+
+
+def one_line_refusal(result: subprocess.CompletedProcess, words: str) -> str:
+    """The run ended with exit 2 and exactly one line on stderr holding `words`."""
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert len(lines) == 1 and words in lines[0], result.stderr
+    return lines[0]
+
+
+def test_a_persona_of_nested_aliases_is_one_line_and_creates_nothing(tmp_path):
+    import shutil
+
+    from test_world_validation import laughs
+    personas = tmp_path / "personas"
+    shutil.copytree(ROOT / "personas", personas)
+    (personas / "isabella_rodriguez.yaml").write_text(laughs(8), encoding="utf-8")
+    db = tmp_path / "town.db"
+    result = townbot("sim", "--hours", "1", "--personas", str(personas), "--db", str(db),
+                     "--quiet", timeout=60)
+    one_line_refusal(result, "isabella_rodriguez.yaml: line 1, column 4: uses the YAML anchor")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["personas"]
+
+
+@pytest.mark.parametrize(("arguments", "problem"), [
+    (["sim", "--hours", "1e308"], "argument --hours: 1e308 is more than 8760; give 0.5 to 8760"),
+    (["sim", "--seed", "99999999999999999999999"], "argument --seed: 99999999999999999999999 is "
+                                                   "out of range; give 0 to 4294967295"),
+])
+def test_numbers_beyond_their_range_end_in_one_error_and_no_file(tmp_path, arguments, problem):
+    result = townbot(*arguments, "--db", str(tmp_path / "town.db"), timeout=60)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[-1].endswith(problem), result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_wait_in_play_stops_at_the_end_of_ticks(tmp_path):
+    db = tmp_path / "town.db"
+    result = townbot("play", "--ticks", "3", "--speed", "0", "--db", str(db), timeout=120,
+                     input="/wait 1000\n/wait 2\n/wait\n")
+    assert result.returncode == 0, result.stderr
+    assert "! 1000 ticks is out of range; wait 1 to 2 ticks (--ticks 3 leaves 2)" in result.stdout
+    assert "! all 3 ticks of --ticks have passed; /quit to leave" in result.stdout
+    assert committed(db) == 3
+
+
+# A private mount namespace (`unshare -m`, root only) gives each disk case a real read-only or
+# full file system that no other process sees and that goes when the case ends.
+PRIVATE_MOUNTS = os.geteuid() == 0 and subprocess.run(
+    ["unshare", "-m", "true"], capture_output=True).returncode == 0 \
+    if os.path.exists("/usr/bin/unshare") else False
+needs_mounts = pytest.mark.skipif(not PRIVATE_MOUNTS, reason="needs root and `unshare -m`")
+
+DISK_SETUPS = {
+    "a read-only folder": "mount --bind $D $D && mount -o remount,ro,bind $D $D",
+    "a read-only town file": "$TOWNBOT sim --hours 0.2 --quiet --db $D/t.db >/dev/null 2>&1 && "
+                             "mount --bind $D/t.db $D/t.db && mount -o remount,ro,bind $D/t.db "
+                             "$D/t.db",
+    "a disk full at start": "mount -t tmpfs -o size=256k tmpfs $D && "
+                            "dd if=/dev/zero of=$D/fill bs=4k count=64 2>/dev/null; true",
+    "a disk with 12 kB left": "mount -t tmpfs -o size=256k tmpfs $D && "
+                              "dd if=/dev/zero of=$D/fill bs=4k count=61 2>/dev/null",
+}
+
+
+@needs_mounts
+@pytest.mark.parametrize(("case", "line"), [
+    ("a read-only folder", "error: the town in $D/t.db cannot be written: $D is on a read-only "
+                           "file system; give --db a path on a writable disk"),
+    ("a read-only town file", "error: $D/t.db is read-only (the file or its folder cannot be "
+                              "written), so the town cannot run there; it was left untouched; "
+                              "make it writable or give --db a copy"),
+    ("a disk full at start", "error: the town in $D/t.db cannot be written: the disk of $D/t.db "
+                             "is full; free some space and run again"),
+    ("a disk with 12 kB left", "error: the disk of $D/t.db is full: the last change was not "
+                               "saved and the town is intact as of its last save; free some "
+                               "space and run again"),
+])
+def test_a_town_on_an_unwritable_disk_is_one_line_exit_2_and_nothing_left(tmp_path, case, line):
+    folder = tmp_path / "town"
+    folder.mkdir()
+    script = (f"D={folder}; TOWNBOT='{sys.executable} -m townbot'; {DISK_SETUPS[case]} || exit 9; "
+              "ls -A $D > $D.before; $TOWNBOT sim --hours 1 --quiet --db $D/t.db 2> $D.err; "
+              "echo $? > $D.code; ls -A $D > $D.after")
+    subprocess.run(["unshare", "-m", "sh", "-c", script], cwd=ROOT, timeout=180, check=True)
+    err = Path(f"{folder}.err").read_text()
+    assert Path(f"{folder}.code").read_text().strip() == "2", err
+    assert err.strip().splitlines() == [line.replace("$D", str(folder))]
+    assert Path(f"{folder}.after").read_text() == Path(f"{folder}.before").read_text(), \
+        "the refused run left a file behind"
+
+
+def test_the_file_size_limit_is_named_and_a_town_never_founded_leaves_nothing(tmp_path):
+    import resource
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, resource.RLIM_INFINITY))
+    db = tmp_path / "town.db"
+    result = townbot("sim", "--hours", "1", "--quiet", "--db", str(db), preexec_fn=limited)
+    one_line_refusal(result, f"error: the town in {db} reached this process's file-size limit "
+                             "(100,000 bytes, `ulimit -f`): the last change was not saved")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_refused_foreign_database_gets_no_lock_beside_it(tmp_path):
+    foreign = tmp_path / "photos.db"
+    with sqlite3.connect(foreign) as raw:
+        raw.execute("CREATE TABLE photos (name TEXT)")
+    before = foreign.read_bytes()
+    result = townbot("sim", "--hours", "1", "--quiet", "--db", str(foreign), timeout=60)
+    one_line_refusal(result, "is an SQLite database of something else")
+    assert [path.name for path in tmp_path.iterdir()] == ["photos.db"]
+    assert foreign.read_bytes() == before

@@ -269,7 +269,9 @@ async def test_a_request_that_times_out_on_a_real_socket_is_retried_then_default
     listener = await asyncio.start_server(never_answer, "127.0.0.1", 0)
     port = listener.sockets[0].getsockname()[1]
     settings = load_settings({"TOWNBOT_CHAT_MODEL": "slow", "TOWNBOT_BASE_URL": f"http://127.0.0.1:{port}/v1",
-                              "TOWNBOT_TIMEOUT": "0.3", "TOWNBOT_MAX_RETRIES": "1"},
+                              "TOWNBOT_TIMEOUT": "0.3", "TOWNBOT_MAX_RETRIES": "1",
+                              # the retries alone: two timeouts of silence would count as down
+                              "TOWNBOT_MAX_FAILURES": "0"},
                              Path("/nonexistent/townbot.toml"))
     inner = OpenAIModel(settings, http_client=httpx2.AsyncClient(trust_env=False), backoff=FAST)
     model = build_model_stack(inner)

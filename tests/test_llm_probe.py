@@ -11,7 +11,6 @@ import tomllib
 from pathlib import Path
 
 import httpx2
-import pytest
 from local_server import PROXY_VARIABLES, serving
 
 from townbot.cli import main
@@ -20,15 +19,6 @@ from townbot.llm.port import Ask
 from townbot.llm.purposes import PlaceChoice
 from townbot.llm.settings import load_settings
 from townbot.llm.stack import build_model_stack
-
-
-@pytest.fixture
-def clean_env(monkeypatch, tmp_path: Path):
-    monkeypatch.chdir(tmp_path)
-    for variable in PROXY_VARIABLES:
-        monkeypatch.delenv(variable, raising=False)
-    monkeypatch.setenv("TOWNBOT_CHAT_MODEL", "fake-chat")
-    return monkeypatch
 
 
 def refuses_json_schema(body: dict, path: str) -> httpx2.Response | None:
@@ -93,8 +83,10 @@ def test_a_server_that_falls_silent_stops_the_run_after_the_configured_failures(
         assert main(["sim", "--hours", "2", "--db", str(tmp_path / "t.db")]) == 2
         assert time.monotonic() - started < 30
     err = capsys.readouterr().err
-    assert "failed 3 calls in a row" in err and "timeout" in err
-    assert "TOWNBOT_MAX_FAILURES" in err
+    # Timed-out requests of any calls count: two timeouts of silence stop it before the third
+    # failed call (issue 31: a hung server was noticed only after every call's retries).
+    assert "has answered nothing for" in err and "requests timed out" in err
+    assert "TOWNBOT_TIMEOUT" in err and "TOWNBOT_MAX_FAILURES" in err
 
 
 def test_an_unknown_model_names_one_the_server_serves(clean_env, tmp_path, capsys):

@@ -163,7 +163,7 @@ async def test_optional_capabilities_have_defaults_and_pass_through_every_layer(
     assert reply.estimated and reply.outcome == "ok", "a model without token counts is estimated"
     assert isinstance(find_layer(stack, Bare), Bare) and find_layer(stack, Cached) is not None
     assert [type(layer).__name__ for layer in layers(stack)] == \
-        ["Recorded", "Budgeted", "Cached", "Checked", "Bare"]
+        ["Recorded", "Budgeted", "Cached", "Watched", "Checked", "Bare"]
 
 
 def layers(model: LanguageModel) -> list[LanguageModel]:

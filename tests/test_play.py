@@ -119,3 +119,20 @@ async def test_the_running_clock_lets_slow_talks_carry_over_and_a_typed_tick_wai
     await console.run_clock(limit=1)
     await run(console, "/wait 1")
     assert asked == [{"carry_after": 0.0025}, {"carry_after": None}]
+
+
+async def test_wait_stays_within_the_ticks_of_the_session(console):
+    """`--ticks 12` is the session's length: `/wait 1000` once ran 1,000 ticks past it."""
+    console.tick_limit, console.ticks_done = 12, 9
+    tick = console.service.engine.clock.tick
+    out = await run(console, "/wait 1000", "/wait 4")
+    assert out.splitlines() == ["! 1000 ticks is out of range; wait 1 to 3 ticks (--ticks 12 "
+                                "leaves 3)", "! 4 ticks is out of range; wait 1 to 3 ticks "
+                                "(--ticks 12 leaves 3)"]
+    assert console.service.engine.clock.tick == tick, "a refused wait runs no tick"
+    await run(console, "/wait 3")
+    assert console.ticks_done == 12
+    assert (await run(console, "/wait")).strip() == \
+        "! all 12 ticks of --ticks have passed; /quit to leave"
+    console.tick_limit = None
+    assert "wait 1 to 1000 ticks" in await run(console, "/wait 1001")

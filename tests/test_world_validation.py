@@ -122,10 +122,18 @@ def town(tmp_path: Path) -> tuple[Path, Path]:
     return world_path, personas_dir
 
 
+class WithoutAnchors(yaml.SafeDumper):
+    """Writes a value used twice out twice: town files may not hold anchors."""
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
+
+
 def edit_yaml(path: Path, change) -> None:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     change(data)
-    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    path.write_text(yaml.dump(data, Dumper=WithoutAnchors, sort_keys=False, allow_unicode=True),
+                    encoding="utf-8")
 
 
 def replace_once(path: Path, old: str, new: str) -> None:
@@ -457,10 +465,56 @@ def test_a_key_written_twice_deep_in_the_world_is_refused(town) -> None:
     assert "key 'channel' is written twice" in error.problem
 
 
-def test_merge_keys_are_still_allowed(tmp_path) -> None:
-    from townbot.world.loading import StrictLoader
-    text = "base: &b {x: 1}\nmerged:\n  <<: *b\n  y: 2\n"
-    assert yaml.load(text, Loader=StrictLoader)["merged"] == {"x": 1, "y": 2}
+def laughs(levels: int) -> str:
+    """A persona whose name is `levels` nested aliases of ten: 10**levels strings from ~300
+    bytes (7 levels took 13 s and 1.2 GB before anchors were refused)."""
+    lines = ['a: &a ["lol"]']
+    for level in range(1, levels + 1):
+        name, inner = chr(ord("a") + level), chr(ord("a") + level - 1)
+        lines.append(f"{name}: &{name} [{', '.join(['*' + inner] * 10)}]")
+    return "\n".join(lines) + f"\nname: *{chr(ord('a') + levels)}\n"
+
+
+@pytest.mark.parametrize("levels", [7, 8])
+@pytest.mark.parametrize("ending", ["\n", "\r\n"])  # libyaml's path and PyYAML's own
+def test_nested_aliases_are_refused_at_the_first_anchor(town, levels, ending) -> None:
+    world_path, personas_dir = town
+    persona = personas_dir / "isabella_rodriguez.yaml"
+    persona.write_bytes(laughs(levels).replace("\n", ending).encode())
+    error = load_error(world_path, personas_dir)
+    assert str(error) == f"{persona}: line 1, column 4: uses the YAML anchor '&a'; anchors and " \
+                         "aliases are not allowed in town files, write the value out in full"
+
+
+@pytest.mark.parametrize(("text", "place", "problem"), [
+    ("base: &b {x: 1}\nmerged:\n  <<: *b\n  y: 2\n", "line 1, column 7", "anchor '&b'"),
+    ("name: *nowhere\n", "line 1, column 7", "alias '*nowhere'"),
+    ("name: Isabella\ntraits: [kind*, R&D]\nnote: 5 * 3 & more\n", None, None),
+])
+def test_anchors_and_aliases_are_refused_and_stars_and_ampersands_in_text_are_not(
+        tmp_path, text, place, problem) -> None:
+    from townbot.town.scenarios import ScenarioSpec
+    from townbot.world.loading import read_yaml
+    path = tmp_path / "party.yaml"
+    path.write_text(text.replace("traits", "description").replace("note", "announcement")
+                    .replace("[kind*, R&D]", "kind* R&D"), encoding="utf-8")
+    if problem is None:
+        assert read_yaml(path, ScenarioSpec).announcement == "5 * 3 & more"
+        return
+    with pytest.raises(DataError) as caught:
+        read_yaml(path, ScenarioSpec)
+    assert (caught.value.place, caught.value.problem.split(";")[0]) == \
+        (place, f"uses the YAML {problem}")
+
+
+def test_a_file_over_the_size_limit_is_refused_unread(town) -> None:
+    from townbot.world.loading import MAX_DATA_FILE_BYTES
+    world_path, personas_dir = town
+    persona = personas_dir / "isabella_rodriguez.yaml"
+    with persona.open("a", encoding="utf-8") as file:
+        file.write("# " + "x" * MAX_DATA_FILE_BYTES + "\n")
+    error = load_error(world_path, personas_dir)
+    assert str(error) == f"{persona}: is larger than a town file may be (256,000 bytes); trim it"
 
 
 def test_libyaml_reads_every_shipped_file_as_pyyaml_does() -> None:
@@ -473,14 +527,13 @@ def test_libyaml_reads_every_shipped_file_as_pyyaml_does() -> None:
 
 
 @pytest.mark.parametrize("text", [
-    "", "age: 34\nheight: 1.7\nretired: no\nspouse: ~\n", "a: &x [1, {b: c}]\nd: *x\n",
-    "base: &b {x: 1}\nmerged:\n  <<: *b\n  y: 2\n", "{a: 1, a: 2}\n", "1: one\n2: two\n",
-    "a: !!str 12\nb: !!int '7'\nc: 2023-02-13\nd: !!binary aGk=\n", "a: &r [*r]\n",
+    "", "age: 34\nheight: 1.7\nretired: no\nspouse: ~\n", "{a: 1, a: 2}\n", "1: one\n2: two\n",
+    "a: !!str 12\nb: !!int '7'\nc: 2023-02-13\nd: !!binary aGk=\n",
 ])
 def test_plain_and_unusual_documents_read_as_the_loader_reads_them(text) -> None:
-    """Strings, lists and string-keyed mappings are built straight from libyaml's nodes; an
-    alias, a merge key, a key that is not a string or comes twice, another tag: the loader's
-    own construction, as before."""
+    """Strings, lists and string-keyed mappings are built straight from libyaml's nodes; a key
+    that is not a string or comes twice, another tag: the loader's own construction, as
+    before."""
     from townbot.world.loading import FastStrictLoader, parse_yaml
     assert repr(parse_yaml(text)) == repr(yaml.load(text, Loader=FastStrictLoader))
 

@@ -7,15 +7,27 @@ import argparse
 import asyncio
 import io
 import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 # Only argument parsers are imported here, so that `townbot --help` and a mistyped command stay
 # fast: each command's module (and numpy, openai, discord...) loads in `main` once it is chosen.
 from townbot.doctor import add_doctor_parser
 from townbot.eval.parser import add_eval_parser
-from townbot.platforms.arguments import INTERRUPTED, add_town_files, check_scenario
+from townbot.platforms.arguments import (
+    STOP_SIGNALS,
+    Stopped,
+    add_town_files,
+    check_scenario,
+    exit_code,
+    quiet_further_signals,
+    signal_name,
+    stop_like_ctrl_c,
+)
 from townbot.platforms.discord.cli import add_run_parser, add_sync_parser
 from townbot.platforms.map_parser import add_map_parser
 from townbot.platforms.play_parser import add_play_parser
@@ -125,16 +137,44 @@ def user_errors() -> tuple[type[Exception], ...]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return run(args)
-    except KeyboardInterrupt:  # Ctrl-C before a town was open: nothing to save
-        print("stopped by Ctrl-C", file=sys.stderr)
-        return INTERRUPTED
+        with stop_signals_like_ctrl_c(process_ends=argv is None):
+            try:
+                return run(args)
+            except KeyboardInterrupt as stop:  # Ctrl-C (or SIGTERM, SIGHUP) outside a town's run
+                quiet_further_signals()
+                signum = stop.signum if isinstance(stop, Stopped) else signal.SIGINT
+                print(f"stopped by {signal_name(signum)}", file=sys.stderr)
+                return exit_code(signum)
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except user_errors() as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+
+
+@contextmanager
+def stop_signals_like_ctrl_c(*, process_ends: bool) -> Iterator[None]:
+    """SIGTERM and SIGHUP stop any command as Ctrl-C does (sim, play and run take them on their
+    event loop; elsewhere they raise Stopped), and not silently with the default's exit 143.
+    Only in the main thread (tests call `main` from others too). When the process ends with
+    the command (`process_ends`: the `townbot` program), a signal after its last line is held
+    and dropped, not a kill; otherwise (a test calling `main`) the handlers are put back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    for signum in STOP_SIGNALS[1:]:
+        signal.signal(signum, stop_like_ctrl_c)
+    try:
+        yield
+    finally:
+        if process_ends:  # held, and dropped when the process exits a moment later: while
+            # Python shuts down it runs no handler, and a signal would kill it after all
+            signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        else:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)  # type: ignore[arg-type]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,20 +1,25 @@
 """`townbot doctor`: check the configured language-model server and suggest settings.
 
 It runs the start-up check (townbot.llm.probe) in every structured-output mode, measures how
-many requests the server serves at once, and prints what it found and the settings that suit
-it; `--write` puts them into the `[llm]` table of townbot.toml.
+many requests the server serves at once, asks the questions of a small town's first tick and
+counts how many answers were usable (and why the others were not), and prints what it found,
+a verdict on whether the model can run a town and the settings that suit it; `--write` puts
+them into the `[llm]` table of townbot.toml.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from townbot.llm.settings import CONFIG_ENV, DEFAULT_CONFIG, ModelSettings, SettingsError
 
 if TYPE_CHECKING:
+    from townbot.llm.port import LanguageModel
     from townbot.llm.probe import ProbeReport
 
 
@@ -31,8 +36,10 @@ def run_doctor(args: argparse.Namespace, settings: ModelSettings, env: dict[str,
               "TOWNBOT_CHAT_MODEL and TOWNBOT_BASE_URL (see README, 'Use a real model') and "
               "run `townbot doctor` again.")
         return 0
-    report = asyncio.run(_examine(settings))
+    report, sample = asyncio.run(_examine(settings))
     for line in report.describe():
+        print(line)
+    for line in sample.describe(settings.max_unusable):
         print(line)
     suggested = report.suggestions(settings)
     print("suggested settings ([llm] in townbot.toml):")
@@ -45,15 +52,90 @@ def run_doctor(args: argparse.Namespace, settings: ModelSettings, env: dict[str,
     return 0
 
 
-async def _examine(settings: ModelSettings) -> ProbeReport:
+async def _examine(settings: ModelSettings) -> tuple[ProbeReport, Sample]:
     from townbot.llm.openai_client import OpenAIModel  # imported when used: openai is slow to load
-    from townbot.llm.probe import check_server
+    from townbot.llm.probe import apply, check_server
 
     client = OpenAIModel(settings)
     try:
-        return await check_server(client, every_mode=True, measure=True)
+        report = await check_server(client, every_mode=True, measure=True)
+        apply(client, report)
+        return report, await ask_the_towns_questions(client)
     finally:
         await client.close()
+
+
+# --- the town's own questions -----------------------------------------------------------------
+
+SAMPLE_RESIDENTS = "4"  # a small town's first tick asks every kind the day starts with
+
+
+@dataclass
+class Sample:
+    """How a model answered the questions of a small town's first tick (waking, importance
+    ratings, the day's plan and schedule, places, steps): per purpose, asked and usable."""
+
+    asked: Counter[str] = field(default_factory=Counter)
+    usable: Counter[str] = field(default_factory=Counter)
+    reasons: str = ""
+    stopped: str = ""  # the town could not go on (the server stopped answering)
+
+    def describe(self, max_unusable: float) -> list[str]:
+        from townbot.llm.watching import WARN_SHARE
+
+        total, good = sum(self.asked.values()), sum(self.usable.values())
+        lines = [f"the town's own questions ({SAMPLE_RESIDENTS} residents, one tick): "
+                 f"{good} of {total} answers usable ({_percent(good, total)})"]
+        lines += [f"  {purpose}: {self.usable[purpose]} of {count} usable"
+                  for purpose, count in sorted(self.asked.items())]
+        if good < total:
+            lines.append(f"  unusable replies: {self.reasons}")
+        if self.stopped:
+            lines.append(f"  the sample stopped early: {self.stopped}")
+        defaulted = 1 - good / total if total else 1.0
+        if not total or defaulted > max_unusable:
+            lines.append(f"verdict: this model is too weak to run a town: {_percent(total - good, total)} "
+                         "of its answers would come from defaults, and a run stops above "
+                         f"TOWNBOT_MAX_UNUSABLE={max_unusable:g}; choose a stronger model, or "
+                         "check the structured-output mode")
+        elif defaulted > WARN_SHARE:
+            lines.append(f"verdict: weak: {_percent(total - good, total)} of the answers would come "
+                         "from defaults, so residents would often follow fallbacks")
+        else:
+            lines.append("verdict: usable answers; the model can run a town")
+        return lines
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "none"
+
+
+async def ask_the_towns_questions(client: LanguageModel) -> Sample:
+    """One tick of a small town in memory on `client`, its answers tallied by purpose."""
+    from townbot.llm.port import ModelError
+    from townbot.llm.stack import build_model_stack
+    from townbot.llm.watching import ANSWERED, reasons
+    from townbot.store.database import Store
+    from townbot.town.engine import Engine
+    from townbot.town.launch import TownFiles
+
+    model = build_model_stack(client)  # no TOWNBOT_MAX_UNUSABLE here: the sample is the verdict
+    store = await Store.open(":memory:")
+    sample = Sample()
+    try:
+        engine = await Engine.open(TownFiles(residents=SAMPLE_RESIDENTS).load(), store, model)
+        try:
+            await engine.tick()
+        except ModelError as error:
+            sample.stopped = str(error)
+        for row in await store.usage_rows(engine.town.id):
+            if row["outcome"] in ANSWERED:
+                sample.asked[row["purpose"]] += 1
+                sample.usable[row["purpose"]] += row["outcome"] in ("ok", "repaired")
+    finally:
+        await store.close()
+    sample.reasons = reasons(model.report())
+    return sample
 
 
 # --- townbot.toml -----------------------------------------------------------------------------

@@ -452,8 +452,10 @@ class FakeDiscord:
 
     def gateway(self, event: str, data: dict[str, Any]) -> None:
         """Deliver a gateway event to the connected client, as its websocket would."""
-        if self.client is None or self.client.is_closed():
-            return  # no gateway connected: the event is lost, as for a bot that is down
+        if self.client is None or discord.Client.is_closed(self.client):
+            # no gateway connected: the event is lost, as for a bot that is down (discord.py's
+            # own state: a closing bot still reads what its gateway delivers until it closes)
+            return
         parser = getattr(self.client._connection, f"parse_{event.lower()}")
         parser(_public(data))
 

@@ -96,6 +96,26 @@ class Budget:
         """An admitted ask has finished (and been counted, if it reached the model)."""
         self.in_flight -= 1
 
+    def caps_used(self, day: int) -> list[str]:
+        """Each cap set, with what is used and what is left of it (for status read-outs)."""
+        caps = self.caps
+        rows = [(caps.calls_per_town, self.town_calls, "calls in this town"),
+                (caps.calls_per_day, self.day_calls[day], f"calls on game day {day}"),
+                (caps.tokens_per_town, self.town_tokens, "tokens in this town"),
+                (caps.tokens_per_day, self.day_tokens[day], f"tokens on game day {day}")]
+        return [f"{what}: {used:,} used, {max(0, cap - used):,} left of {cap:,}"
+                for cap, used, what in rows if cap]
+
+    def change_line(self, before: str, after: str, day: int) -> str:
+        """One line for #town-hall when the budget's level changes between ticks: saving
+        begins, a cap is reached, or a new game day lifts a daily cap."""
+        if after == OPEN:
+            return ("Budget: a new game day opens the daily cap again; the model is asked as "
+                    f"usual ({self.status(day).removeprefix('budget: ')}).")
+        if after == SAVING and before == SPENT:
+            return f"Budget: a new game day lifts the cap; still saving. {self.status(day)}."
+        return f"Budget: {self.status(day).removeprefix('budget: ')}."
+
     def status(self, day: int) -> str:
         pressure = self.pressure(day)
         if pressure is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -104,6 +105,7 @@ class GarbledResponse(Exception):
 
 
 # Worth another try: the server was busy, failing, slow, unreachable or sent a broken body.
+SILENT_TIMEOUTS = 2  # a server silent for this many timeouts (of any calls) is down
 RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
              openai.APIResponseValidationError, GarbledResponse)
 
@@ -136,13 +138,20 @@ class Endpoint:
     """One server: its client, a concurrency limit, and retries with backoff."""
 
     def __init__(self, client: openai.AsyncOpenAI, url: str, *, concurrency: int, max_retries: int,
-                 backoff: Backoff, stats: ServerStats, max_failures: int = 0) -> None:
+                 backoff: Backoff, stats: ServerStats, max_failures: int = 0,
+                 silent_after: float = 0.0) -> None:
         self.client = client
         self.url = url
         self.max_retries = max_retries
         self.backoff = backoff
         self.stats = stats
         self.max_failures = max_failures  # 0: never give up on the server
+        # A server that stopped answering is down once requests timed out (two at least, of any
+        # calls at once) and nothing was answered for this long: two timeouts' worth, not
+        # every waiting call's retries one after another (22 minutes at the defaults).
+        self.silent_after = silent_after  # 0: only max_failures counts
+        self._timeouts = 0  # requests timed out since the last answer
+        self._last_answer = time.monotonic()
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
 
@@ -153,11 +162,25 @@ class Endpoint:
 
     @property
     def down(self) -> bool:
-        return bool(self.max_failures) and self.stats.in_a_row >= self.max_failures
+        return bool(self.max_failures) and (self.stats.in_a_row >= self.max_failures
+                                            or self.silence() is not None)
+
+    def silence(self) -> float | None:
+        """Seconds the server has answered nothing while requests timed out, once that is long
+        enough to count as down (see silent_after); else None."""
+        quiet = time.monotonic() - self._last_answer
+        if self.silent_after and self._timeouts >= 2 and quiet >= self.silent_after:
+            return quiet
+        return None
 
     def revive(self) -> None:
         """The server answered a check again: let calls through once more."""
         self.stats.in_a_row = 0
+        self._heard()
+
+    def _heard(self) -> None:
+        self._timeouts = 0
+        self._last_answer = time.monotonic()
 
     async def call(self, send: Callable[[], Awaitable[ResultT]], setting: str,
                    model: str) -> tuple[ResultT, int]:
@@ -178,6 +201,12 @@ class Endpoint:
         return result
 
     def _refuse_when_down(self) -> None:
+        quiet = self.silence() if self.max_failures else None
+        if quiet is not None:
+            raise ServerUnavailable(
+                f"{self.url} has answered nothing for {quiet:.0f} s ({self._timeouts} requests "
+                "timed out); check that the server is running and answering, or raise "
+                "TOWNBOT_TIMEOUT for a slow one (TOWNBOT_MAX_FAILURES=0 never stops a run)")
         if self.down:
             raise ServerUnavailable(
                 f"{self.url} failed {self.stats.in_a_row} calls in a row (last: "
@@ -193,8 +222,13 @@ class Endpoint:
                 # has not been sent, so it cannot time out.
                 async with self._slots:
                     self.stats.requests += 1
-                    return await send(), attempt + 1
+                    result = await send()
+                self._heard()
+                return result, attempt + 1
             except (openai.APIError, GarbledResponse) as error:
+                if isinstance(error, openai.APITimeoutError):
+                    self._timeouts += 1
+                    self._refuse_when_down()  # other calls' timeouts count too
                 delay = self._delay_or_raise(error, attempt, setting, model)
             self.stats.retries += 1
             await asyncio.sleep(delay)  # outside the limit: others may use the server meanwhile
@@ -272,7 +306,8 @@ class OpenAIModel(LanguageModel):
                                     max_retries=0, http_client=http_client)
         return Endpoint(client, url, concurrency=self.settings.concurrency or UNMEASURED_CONCURRENCY,
                         max_retries=self.settings.max_retries, backoff=backoff, stats=self.stats,
-                        max_failures=self.settings.max_failures)
+                        max_failures=self.settings.max_failures,
+                        silent_after=SILENT_TIMEOUTS * self.settings.timeout)
 
     def model_for(self, purpose: str) -> str:
         return self.settings.model_for(purpose)

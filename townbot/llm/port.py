@@ -169,6 +169,7 @@ class ModelReport:
     last_failure: str | None = None
     budget: Budget | None = None
     server: str | None = None
+    recent_defaulted: float | None = None  # share of the recent answers from defaults (watching)
 
 
 class LanguageModel(ABC):

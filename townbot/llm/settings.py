@@ -78,6 +78,7 @@ class ModelSettings:
     max_retries: int = 3
     concurrency: int | None = None  # None: what the start-up check measured
     max_failures: int = 10  # calls in a row the server fails before a run stops (0: never)
+    max_unusable: float = 0.7  # share of the last 100 answers from defaults that stops a run
     max_tokens: int = 1024
     temperature: float | None = None
     prices: Prices = field(default_factory=Prices)
@@ -187,6 +188,8 @@ SPECS = [
                  integer=True)),
     Spec("max_failures", ("TOWNBOT_MAX_FAILURES",),
          _number(0, 100000, "TOWNBOT_MAX_FAILURES=10 (0 never stops)", integer=True)),
+    Spec("max_unusable", ("TOWNBOT_MAX_UNUSABLE",),
+         _number(0, 1, "TOWNBOT_MAX_UNUSABLE=0.7 (1 never stops)")),
     Spec("max_tokens", ("TOWNBOT_MAX_TOKENS",),
          _number(16, 200000, "TOWNBOT_MAX_TOKENS=1024", integer=True)),
     Spec("temperature", ("TOWNBOT_TEMPERATURE",), _number(0, 2, "TOWNBOT_TEMPERATURE=0.7")),

@@ -2,7 +2,8 @@
 
 From the outside in: `Recorded` (usage records to the caller's sink) -> `Budgeted` (caps per
 town and game day; only when caps are set) -> `Cached` (answers that cannot change) ->
-`Checked` (check, one repair, the default) -> the model itself (offline or a server's client).
+`Watched` (too many recent answers from defaults stop the run) -> `Checked` (check, one repair,
+the default) -> the model itself (offline or a server's client).
 Each layer is a full `LanguageModel`, tested on its own.
 
 `WithContext` is how a caller (the engine) makes every call carry its context: the game day and
@@ -30,13 +31,16 @@ from townbot.llm.port import (
     Reply,
     UsageSink,
 )
+from townbot.llm.watching import Watched
 
 
 def build_model_stack(model: LanguageModel, *, budget: Budget | None = None,
                       cache: AnswerCache | None = None,
-                      usage: UsageSink | None = None) -> Recorded:
-    """`model` wrapped in every layer; `usage` takes the records of calls carrying no sink."""
-    layered: LanguageModel = Cached(Checked(model), cache)
+                      usage: UsageSink | None = None,
+                      max_unusable: float | None = None) -> Recorded:
+    """`model` wrapped in every layer; `usage` takes the records of calls carrying no sink;
+    `max_unusable` the share of recent answers from defaults that stops a run."""
+    layered: LanguageModel = Cached(Watched(Checked(model), max_unusable), cache)
     if budget is not None:
         layered = Budgeted(layered, budget)
     return Recorded(layered, usage)

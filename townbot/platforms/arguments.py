@@ -7,8 +7,51 @@ a town is opened, so a bad command line writes nothing)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
+from collections.abc import Callable
 
 INTERRUPTED = 130  # the shell's code for a program ended by Ctrl-C
+# Each stops a run as Ctrl-C does; the exit code is the shell's for the signal: 128 + its number
+# (Ctrl-C 130, SIGTERM 143, SIGHUP 129).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def signal_name(signum: int) -> str:
+    return "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+
+
+def exit_code(signum: int) -> int:
+    return 128 + signum
+
+
+def say_stopping(signum: int) -> None:
+    """The one line for a signal that comes while the town is already stopping. Written with
+    os.write: a signal handler may run in the middle of a print."""
+    with contextlib.suppress(OSError):
+        os.write(2, f"{signal_name(signum)} again: the town is being saved and closed; it stops "
+                    "in a moment\n".encode())
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where Python would raise KeyboardInterrupt for Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal_name(signum))
+        self.signum = signum
+
+
+def stop_like_ctrl_c(signum: int, frame: object) -> None:
+    """The handler of SIGTERM and SIGHUP in commands that take no signals of their own."""
+    raise Stopped(signum)
+
+
+def quiet_further_signals() -> None:
+    """Once a command is stopping, every further signal is only one line (see say_stopping)."""
+    for signum in STOP_SIGNALS:
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            signal.signal(signum, lambda number, frame: say_stopping(number))
 RESIDENTS_HELP = ("a smaller town: a number of residents who know each other, or names "
                   "separated by commas (e.g. 4, or 'Isabella Rodriguez, Klaus Mueller')")
 
@@ -19,14 +62,66 @@ def add_town_files(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--personas", help="persona folder (default: ./personas)")
 
 
-def positive(text: str) -> float:
-    """An argparse type: a number above zero (`--hours 0` would otherwise mean a whole day)."""
+# The documented ranges of the numbers on command lines (docs/reliability.md): each is checked
+# by argparse, before a town is opened or a file created.
+HOURS_MAX = 8760.0  # a game year
+DAYS_MAX = 365.0
+TICKS_MAX = 1_000_000
+SEED_MAX = 2**32 - 1
+SPEED_MAX = 3600.0  # real seconds per tick, as /speed allows (town.service.SPEED_RANGE)
+
+
+def positive(text: str, high: float = float("inf")) -> float:
+    """An argparse type: a number above zero (`--hours 0` would otherwise mean a whole day) and
+    at most `high`."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number; e.g. 2 or 0.5") from None
-    if not value > 0 or value == float("inf"):
+    if not value > 0:
         raise argparse.ArgumentTypeError(f"{text} is not above zero; give e.g. 2 or 0.5")
+    if value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number; give e.g. 2 or 0.5")
+    if value > high:
+        raise argparse.ArgumentTypeError(f"{text} is more than {high:g}; give 0.5 to {high:g}")
+    return value
+
+
+def game_hours(text: str) -> float:
+    return positive(text, HOURS_MAX)
+
+
+def game_days(text: str) -> float:
+    return positive(text, DAYS_MAX)
+
+
+def whole(low: int, high: int, example: str) -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` to `high`."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip().replace("_", ""), 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number; e.g. {example}") \
+                from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text} is out of range; give {low} to {high}")
+        return value
+    return parse
+
+
+seed = whole(0, SEED_MAX, "42")
+ticks = whole(1, TICKS_MAX, "12")
+
+
+def seconds_per_tick(text: str) -> float:
+    """An argparse type: real seconds per tick, 0 (back to back) to SPEED_MAX."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds; e.g. 2 or 0.5") \
+            from None
+    if not 0 <= value <= SPEED_MAX:
+        raise argparse.ArgumentTypeError(f"{text} is out of range; give 0 to {SPEED_MAX:g} seconds")
     return value
 
 

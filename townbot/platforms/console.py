@@ -44,7 +44,8 @@ HELP = """Commands (plain text is /say; Tab completes commands, residents, areas
   /seed RESIDENT: INTENT | /scenario NAME | /announce [AREA:] TEXT     (moderators)
   /memories RESIDENT: QUERY | /pause | /resume | /speed SECONDS        (moderators)
   /event                            who knows of each seeded event, from whom (moderators)
-  /wait [N]                         let N ticks pass now (default 1)
+  /wait [N]                         let N ticks pass now (default 1; at most 1000 or what
+                                    --ticks leaves)
   /help | /quit (or Ctrl-D; Ctrl-C also stops, once the tick under way is saved)"""
 COMMANDS = ("/join", "/say", "/go", "/leave", "/whisper", "/interview", "/set", "/look", "/where",
             "/status", "/profile", "/seed", "/scenario", "/announce", "/memories", "/event", "/pause",
@@ -58,6 +59,7 @@ EXAMPLES = {"/whisper": "/whisper John Lin: You are going to run for mayor",
             "/seed": "/seed Isabella Rodriguez: Throw a Valentine's Day party at Hobbs Cafe",
             "/memories": "/memories Klaus Mueller: research"}
 PROMPT = "you> "
+WAIT_MAX = 1000  # /wait's most ticks at once, when --ticks does not leave fewer
 T = TypeVar("T")
 
 
@@ -71,7 +73,9 @@ class Console:
     styled: bool = False
     seconds_per_tick: float = 2.0
     ticks_done: int = 0
+    tick_limit: int | None = None  # --ticks: the session's ticks, /wait's included
     quitting: asyncio.Event = field(default_factory=asyncio.Event)
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)  # a signal asked to stop
 
     def __post_init__(self) -> None:
         world = self.service.engine.world
@@ -212,6 +216,8 @@ class Console:
                            f"{plural(data['visitors'], 'visitor')}"],
                 ["model", data["model"]],
                 ["cost", data["per_real_day_line"]]]
+        rows += [["answers", line] for line in data.get("answers", ())]
+        rows += [["budget", line] for line in data.get("budget", ())]
         self.screen.table([], rows)
 
     async def _speed(self, arguments: str) -> Outcome:
@@ -229,11 +235,18 @@ class Console:
         except ValueError as error:
             raise TownError(f"'{arguments}' is not a whole number of ticks; e.g. /wait 3") \
                 from error
-        if not 1 <= count <= 1000:
-            raise TownError(f"{count} ticks is out of range; wait 1 to 1000 ticks")
+        most = WAIT_MAX if self.tick_limit is None else \
+            min(WAIT_MAX, self.tick_limit - self.ticks_done)
+        if most < 1:
+            raise TownError(f"all {self.tick_limit} ticks of --ticks have passed; /quit to leave")
+        if not 1 <= count <= most:
+            within = "" if most == WAIT_MAX else f" (--ticks {self.tick_limit} leaves {most})"
+            raise TownError(f"{count} ticks is out of range; wait 1 to {most} ticks{within}")
         if self.service.paused:
             raise TownError("the town is paused; /resume it first")
         for _ in range(count):
+            if self.stopping.is_set() or self.quitting.is_set():
+                break  # a signal stops a long wait after the tick under way
             await self.tick()
 
     async def _help(self, arguments: str) -> None:
@@ -420,24 +433,26 @@ SYSTEM = Person("console:scenario", "scenario loader", moderator=True)
 
 async def run_play(args: argparse.Namespace, open_town: Callable[..., Awaitable]) -> int:
     """`townbot play`: `open_town` opens the engine (see townbot.town.launch.open_engine).
-    Ctrl-C is taken from the start; a session it ends says so in one line and exits with 130."""
+    Ctrl-C, SIGTERM and SIGHUP are taken from the start; a session one ends says so in one line
+    and exits with the signal's code (130, 143, 129); a signal after that is one line more."""
     with Interrupts() as interrupts:
         try:
             engine = await open_town()
         except asyncio.CancelledError:
-            print("stopped by Ctrl-C while the town was opening", file=sys.stderr)
-            return 130
+            print(f"stopped by {interrupts.name} while the town was opening", file=sys.stderr)
+            return interrupts.exit_code
         try:
             interrupted = await _play(engine, args, interrupts.requested)
-        except asyncio.CancelledError:  # a second Ctrl-C: the tick under way is rolled back
+        except asyncio.CancelledError:  # a second signal: the tick under way is rolled back
             interrupted = True
         finally:
+            interrupts.closing = True
             await engine.model.close()
             await engine.store.close()
-    if interrupted:
-        print(f"stopped by Ctrl-C at {engine.clock.now:%a %H:%M}; the town is saved in {args.db}",
-              file=sys.stderr)
-        return 130
+        if interrupted:
+            print(f"stopped by {interrupts.name} at {engine.clock.now:%a %H:%M}; the town is saved "
+                  f"in {args.db}", file=sys.stderr)
+            return interrupts.exit_code
     return 0
 
 
@@ -446,8 +461,8 @@ async def _play(engine: Engine, args: argparse.Namespace, stop: asyncio.Event) -
     from townbot.llm.settings import load_settings  # read once already, to open the town
 
     console = Console(TownService(engine, model_settings=load_settings()), person_for(args),
-                      styled=sys.stdout.isatty(),
-                      seconds_per_tick=max(0.0, args.speed))
+                      styled=sys.stdout.isatty(), seconds_per_tick=max(0.0, args.speed),
+                      tick_limit=args.ticks, stopping=stop)
     console.say(f"{engine.world.town}, {engine.clock.now:%A %B %d %H:%M}: "
                 f"{plural(len(engine.minds), 'resident')}. One tick ({engine.clock.tick_minutes} "
                 f"game minutes) {console.pace()}. Type /help for commands.")

@@ -1,6 +1,6 @@
 """`townbot sim`: the town headless, with a progress bar, the transcript in time order (or by
 area) and the model usage of this run beside the town's totals. Ctrl-C stops after the tick
-under way has committed."""
+under way has committed; so do SIGTERM and SIGHUP."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 from townbot.llm.budget import OPEN
 from townbot.llm.port import LanguageModel
 from townbot.llm.settings import ModelSettings
-from townbot.platforms.arguments import INTERRUPTED
+from townbot.llm.watching import PROBLEM_WORDS
 from townbot.platforms.terminal import Interrupts, Screen, TickProgress
 from townbot.town.costs import real_day_cost, real_day_line
 from townbot.town.engine import Engine
@@ -20,9 +20,6 @@ from townbot.town.transcript import by_area, in_time_order
 from townbot.town.usage import summarise, town_line, usage_table, usage_totals
 from townbot.wording import plural
 from townbot.world.events import TownEvent
-
-PROBLEM_WORDS = {"cut_off": "cut off", "invalid_json": "not JSON", "wrong_shape": "of the wrong format",
-                 "refused": "refused", "empty": "empty", "unusable": "refused by the ask's own check"}
 
 
 def budget_label(model: LanguageModel, day: int) -> str:
@@ -100,28 +97,32 @@ async def load_scenario(engine: Engine, name: str) -> str:
 
 
 async def run_sim(args: argparse.Namespace, settings: ModelSettings) -> int:
-    """Ctrl-C is taken from the start: while the town opens, between ticks, or (pressed twice)
-    during one; each way ends with one line on standard error and exit code 130."""
+    """Ctrl-C, SIGTERM and SIGHUP are taken from the start: while the town opens, between
+    ticks, or (twice) during one; each way ends with one line on standard error and the
+    signal's exit code (130, 143, 129). Any signal after that is one line more."""
     with Interrupts() as interrupts:
         try:
             engine = await open_engine(TownFiles(args.world, args.personas, args.residents), args.db,
                                        seed=args.seed, settings=settings)
         except asyncio.CancelledError:
-            print("stopped by Ctrl-C while the town was opening; nothing ran", file=sys.stderr)
-            return INTERRUPTED
+            print(f"stopped by {interrupts.name} while the town was opening; nothing ran",
+                  file=sys.stderr)
+            return interrupts.exit_code
         try:
-            return await _run(engine, args, settings, interrupts.requested)
-        except asyncio.CancelledError:  # a second Ctrl-C: the tick under way is rolled back
-            print(f"stopped by Ctrl-C during a tick; {args.db} keeps the town as of "
+            return await _run(engine, args, settings, interrupts)
+        except asyncio.CancelledError:  # a second signal: the tick under way is rolled back
+            print(f"stopped by {interrupts.name} during a tick; {args.db} keeps the town as of "
                   f"{engine.clock.now:%a %H:%M}", file=sys.stderr)
-            return INTERRUPTED
+            return interrupts.exit_code
         finally:
+            interrupts.closing = True
             await engine.model.close()
             await engine.store.close()
 
 
 async def _run(engine: Engine, args: argparse.Namespace, settings: ModelSettings,
-               stop: asyncio.Event) -> int:
+               interrupts: Interrupts) -> int:
+    stop = interrupts.requested
     screen = Screen(channels=[s.channel for s in engine.world.sectors.values()]
                     + [engine.world.town_hall_channel])
     if args.scenario:
@@ -137,9 +138,9 @@ async def _run(engine: Engine, args: argparse.Namespace, settings: ModelSettings
     events = await simulate(engine, ticks, stop)
     if stop.is_set():
         done = engine.clock.tick - tick_before
-        print(f"stopped by Ctrl-C after {plural(done, 'tick')}, at {engine.clock.now:%a %H:%M}; "
-              f"saved to {args.db}", file=sys.stderr)
-        return INTERRUPTED
+        print(f"stopped by {interrupts.name} after {plural(done, 'tick')}, at "
+              f"{engine.clock.now:%a %H:%M}; saved to {args.db}", file=sys.stderr)
+        return interrupts.exit_code
     if not args.quiet:
         screen.legend()
         for line in by_area(events) if args.by_area else in_time_order(events):

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TextIO
 
+from townbot.platforms.arguments import STOP_SIGNALS, exit_code, say_stopping, signal_name
 from townbot.town.transcript import Line
 from townbot.wording import text_table
 
@@ -157,32 +158,54 @@ class TickProgress:
 
 
 class Interrupts:
-    """Ctrl-C asks to stop once the current tick has committed; a second Ctrl-C stops at once
-    (the unfinished tick is rolled back). Used as `with Interrupts() as stop:` inside the loop."""
+    """Ctrl-C, SIGTERM and SIGHUP each ask to stop once the current tick has committed; a
+    second one stops at once (the unfinished tick is rolled back). Once that happened, or once
+    the town is `closing`, every further signal is one line on standard error and nothing
+    else: closing the town is never cut short. Used as `with Interrupts() as stop:` inside the
+    loop; `name` and `exit_code` say which signal decided the ending."""
 
     def __init__(self) -> None:
         self.requested = asyncio.Event()
         self.presses = 0
+        self.signum: int | None = None  # the signal that decided how the run ends
+        self.closing = False
+        self._cancelled = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task | None = None
-        self._previous: object = None
+        self._previous: dict[int, object] = {}
 
     def __enter__(self) -> Interrupts:
         self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
-        self._previous = signal.getsignal(signal.SIGINT)
         try:
-            self._loop.add_signal_handler(signal.SIGINT, self.press)
+            for signum in STOP_SIGNALS:
+                self._previous[signum] = signal.getsignal(signum)
+                self._loop.add_signal_handler(signum, self.press, signum)
         except (NotImplementedError, RuntimeError, ValueError):  # no signals here (Windows, a thread)
             self._loop = None
         return self
 
-    def press(self) -> None:
+    @property
+    def name(self) -> str:
+        return signal_name(self.signum or signal.SIGINT)
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.signum or signal.SIGINT)
+
+    def press(self, signum: int = signal.SIGINT) -> None:
         self.presses += 1
+        if self.closing or self._cancelled:
+            say_stopping(signum)
+            return
+        self.signum = signum
         self.requested.set()
         if self.presses > 1 and self._task is not None:
+            self._cancelled = True
             self._task.cancel()
 
     def __exit__(self, *exc: object) -> None:
-        if self._loop is not None:
-            self._loop.remove_signal_handler(signal.SIGINT)
-            signal.signal(signal.SIGINT, self._previous)  # type: ignore[arg-type]
+        if self._loop is None:
+            return
+        for signum, previous in self._previous.items():
+            self._loop.remove_signal_handler(signum)
+            signal.signal(signum, previous)  # type: ignore[arg-type]

@@ -24,6 +24,7 @@ from townbot.llm.port import UsageRecord
 from townbot.mind.memory import KIND_CODES, KINDS, Memory, SparseVectors, StoredColumns, hours_since_epoch
 from townbot.mind.state import LogRow, apply_logs
 from townbot.store.begin import begin_writing
+from townbot.store.disk import os_write_error, sqlite_write_error
 from townbot.store.errors import StoreError
 from townbot.store.migrations import MIGRATIONS
 from townbot.store.packs import PackedChunk, grouped, pack_chunk, unpack_chunk
@@ -155,6 +156,13 @@ def check_database_file(path: str, *, must_exist: bool) -> None:
     if header and header != SQLITE_HEADER:
         raise StoreError(f"{path} is not a townbot database (not an SQLite file); it was left "
                          "untouched; give --db another file")
+
+
+def remove_database_files(path: str) -> None:
+    """A database this process created and could not found a town in, with SQLite's files."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            Path(path + suffix).unlink(missing_ok=True)
 
 
 async def check_townbot_schema(connection: aiosqlite.Connection, path: str) -> None:
@@ -869,6 +877,7 @@ class Store:
         self.db = connection
         self.path = path
         self.lock: WriterLock | None = None
+        self.created = False  # this store's open made the database file
         # One connection: a usage write must never start inside a tick's open transaction.
         self._writing = asyncio.Lock()
         self._logs: list[UsageLog] = []
@@ -881,9 +890,12 @@ class Store:
             try:
                 yield
                 await self.db.execute("COMMIT")
-            except BaseException:
+            except BaseException as error:
                 if self.db.in_transaction:  # SQLite may have rolled back already (a full disk)
                     await self.db.execute("ROLLBACK")
+                refused = self.disk_full(error)
+                if refused is not None:
+                    raise refused from error
                 raise
 
     @classmethod
@@ -894,17 +906,26 @@ class Store:
         without being touched."""
         path = str(path)
         lock = None
+        new = path != ":memory:" and not Path(path).exists()
         if path != ":memory:":
             check_database_file(path, must_exist=read_only)
             if not read_only:
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    Path(path).parent.mkdir(parents=True, exist_ok=True)
+                except OSError as error:
+                    raise os_write_error(error, path, Path(path).parent) from None
                 lock = WriterLock(path).acquire()
         try:
-            return await cls._connect(path, read_only, lock)
-        except BaseException:
+            store = await cls._connect(path, read_only, lock)
+        except BaseException as error:
             if lock is not None:
-                lock.release()
+                refused = isinstance(error, StoreError)
+                if refused and new:  # a town that could not even be opened leaves no file
+                    remove_database_files(path)
+                lock.release(refused=refused)
             raise
+        store.created = new
+        return store
 
     @classmethod
     async def _connect(cls, path: str, read_only: bool, lock: WriterLock | None) -> Store:
@@ -930,6 +951,9 @@ class Store:
             await (store.check_version() if read_only else store.migrate())
         except sqlite3.DatabaseError as error:
             await connection.close()  # else aiosqlite's thread keeps the process alive
+            refused = sqlite_write_error(error, path)
+            if refused is not None:
+                raise refused from error
             raise StoreError(f"{path} is not a townbot database ({error}); give --db another "
                              "file") from error
         except BaseException:
@@ -937,7 +961,9 @@ class Store:
             raise
         return store
 
-    async def close(self) -> None:
+    async def close(self, *, refused: bool = False) -> None:
+        """Close the town. `refused`: its founding failed (a full disk, the file-size limit),
+        and a database file this store made goes with its lock, as if never asked for."""
         try:
             for log in self._logs:
                 await log.flush()
@@ -947,16 +973,18 @@ class Store:
         except (sqlite3.Error, StoreError):
             pass  # the town's own commits already said what failed; closing must still close
         finally:
-            await self._close()
+            await self._close(refused)
 
-    async def _close(self) -> None:
+    async def _close(self, refused: bool = False) -> None:
         try:
             if self.lock is not None:
                 await self._leave_wal()
             await self.db.close()
         finally:
             if self.lock is not None:
-                self.lock.release()
+                if refused and self.created:
+                    remove_database_files(self.path)
+                self.lock.release(refused=refused)
                 self.lock = None
 
     async def _leave_wal(self) -> None:
@@ -1342,11 +1370,9 @@ class Store:
         await self.db._execute(function, connection)
 
     def disk_full(self, error: BaseException) -> StoreError | None:
-        """SQLITE_FULL as one line saying what happened to the town."""
-        if getattr(error, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:
-            return None
-        return StoreError(f"the disk of {self.path} is full: the last change was not saved and "
-                          "the town is intact as of its last save; free some space and run again")
+        """A write SQLite refused (a full disk, a read-only file, the file-size limit) as one
+        line saying what happened to the town; None for other errors."""
+        return sqlite_write_error(error, self.path)
 
     async def _write_tick(self, changes: TickChanges, write: TickWrite,
                           records: list[tuple[int, UsageRecord]]) -> None:

@@ -9,11 +9,13 @@ stale text in the file is overwritten by the new holder. Readers (export, usage)
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import sys
 from pathlib import Path
 
+from townbot.store.disk import os_write_error
 from townbot.store.errors import StoreError
 
 
@@ -37,13 +39,20 @@ class WriterLock:
         self.database = str(database)
         self.path = Path(f"{database}.lock")
         self._fd: int | None = None
+        self.created = False  # this lock made the sidecar file
 
     @property
     def held(self) -> bool:
         return self._fd is not None
 
     def acquire(self, command: str | None = None) -> WriterLock:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        """Hold the lock, or raise one StoreError line: another holder (TownBusy), or a folder
+        or disk that cannot take the lock file (which is then not left behind)."""
+        self.created = not self.path.exists()
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise os_write_error(error, self.database, self.path) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -54,18 +63,28 @@ class WriterLock:
         except BaseException:
             os.close(fd)
             raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n{command or running_command()}\n".encode(), 0)
         self._fd = fd
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n{command or running_command()}\n".encode(), 0)
+        except OSError as error:  # a full disk, the file-size limit
+            self.release(refused=True)
+            raise os_write_error(error, self.database, self.path) from None
         return self
 
-    def release(self) -> None:
+    def release(self, *, refused: bool = False) -> None:
         """Let the next writer in. The sidecar stays: removing it could let two writers lock
-        two different files of the same name."""
+        two different files of the same name. Only when the town was `refused` (a foreign
+        file, a full disk) and this lock made the sidecar, it goes, while still held: a
+        refused --db leaves nothing beside it."""
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
-        os.ftruncate(fd, 0)
+        if refused and self.created:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+        with contextlib.suppress(OSError):  # a full disk cannot refuse shrinking to nothing
+            os.ftruncate(fd, 0)
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 

@@ -165,6 +165,7 @@ class Engine:
         # The use case under way in this task (see held): a context variable, so that a tick
         # or another person's use case running beside it never joins its commit.
         self._hold: ContextVar[Hold | None] = ContextVar(f"hold of {self.town.id}", default=None)
+        self._budget_level = self._budget_now()  # as the town opens: said only when it changes
 
     # --- creation and resumption ------------------------------------------------------------
 
@@ -359,8 +360,25 @@ class Engine:
         deadline = None if carry_after is None else began + carry_after
         await self._hold_conversations(intents, events, deadline)
         self._mishaps(events)
+        self._say_budget(events)
         await self._commit(events)
         return events
+
+    def _budget_now(self) -> str | None:
+        budget = self.model.report().budget
+        return None if budget is None else budget.level(self.clock.day_number)
+
+    def _say_budget(self, events: list[TownEvent]) -> None:
+        """One line in #town-hall when the model budget begins saving, reaches a cap, or a new
+        game day lifts a daily cap (people would otherwise only notice quieter residents)."""
+        level = self._budget_now()
+        if level is None or level == self._budget_level:
+            return
+        budget = self.model.report().budget
+        assert budget is not None
+        before, self._budget_level = self._budget_level or level, level
+        events.append(self._person_event("notice", "Town hall", budget.change_line(
+            before, level, self.clock.day_number), "💰", None))
 
     def controlled(self) -> dict[str, str]:
         """Residents a person has taken over (they do not think for themselves meanwhile)."""

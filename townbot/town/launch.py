@@ -13,6 +13,7 @@ from townbot.llm.port import LanguageModel
 from townbot.llm.settings import ModelSettings, load_settings
 from townbot.llm.stack import build_model_stack
 from townbot.store.database import Store
+from townbot.store.errors import StoreError
 from townbot.town.engine import Engine
 from townbot.world.loading import load_world, select_residents
 from townbot.world.model import World
@@ -73,7 +74,8 @@ def make_model(seed: int, settings: ModelSettings | None = None) -> LanguageMode
         from townbot.llm.openai_client import OpenAIModel  # openai takes ~1 s to import
 
         inner = OpenAIModel(settings)
-    return build_model_stack(inner, budget=Budget(settings.caps) if settings.caps.any else None)
+    return build_model_stack(inner, budget=Budget(settings.caps) if settings.caps.any else None,
+                             max_unusable=None if settings.offline else settings.max_unusable)
 
 
 async def checked_model(seed: int, settings: ModelSettings | None = None) -> LanguageModel:
@@ -94,7 +96,8 @@ async def checked_model(seed: int, settings: ModelSettings | None = None) -> Lan
         raise
     recording = os.environ.get(RECORD_ENV)
     model = ReplyRecorder(client, Path(recording)) if recording else client
-    return build_model_stack(model, budget=Budget(settings.caps) if settings.caps.any else None)
+    return build_model_stack(model, budget=Budget(settings.caps) if settings.caps.any else None,
+                             max_unusable=settings.max_unusable)
 
 
 async def open_engine(files: TownFiles, db: str, *, seed: int = 0,
@@ -113,6 +116,7 @@ async def open_engine(files: TownFiles, db: str, *, seed: int = 0,
         if made is not None:
             await made.close()
         raise
+    town = None
     try:
         town = await store.town()
         if town is not None:
@@ -124,8 +128,9 @@ async def open_engine(files: TownFiles, db: str, *, seed: int = 0,
         if town is not None and budget is not None:
             budget.restore(await store.usage_rows(town.id))
         return await Engine.open(world, store, model, seed=seed)
-    except BaseException:
+    except BaseException as error:
         if made is not None:
             await made.close()
-        await store.close()
+        # a town that could not be founded (a full disk) leaves no file behind
+        await store.close(refused=town is None and isinstance(error, StoreError))
         raise

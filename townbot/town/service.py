@@ -8,6 +8,7 @@ what would be right, and changes nothing. Platforms (console, Discord) only tran
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import re
 import secrets
@@ -17,11 +18,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from townbot.eval.measures import describe_status, event_status, tracked_events
 from townbot.llm.settings import ModelSettings
 from townbot.mind import dialogue
+from townbot.mind.agent import AgentMind
 from townbot.mind.answering import Ablation, answer_as, plan_lines
 from townbot.mind.retrieval import retrieve
 from townbot.prompting import NAME_LIMIT, quoted, quoted_name
@@ -33,6 +35,7 @@ from townbot.town.engine import Engine
 from townbot.town.launch import PROJECT_ROOT
 from townbot.town.names import name_problem, taken_names
 from townbot.town.scenarios import load_scenario, scenario_names
+from townbot.town.usage import model_notes
 from townbot.wording import plural
 from townbot.world.clock import clock_face, format_game_time, minute_of_day
 from townbot.world.errors import DataError
@@ -97,6 +100,23 @@ class Outcome:
     data: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Interview:
+    """What an interview's answer starts from, read between ticks (see TownService.interview)."""
+
+    who: str
+    question: str
+    asker: str
+    mind: AgentMind  # its persona and memory stream
+    summary: str
+    now: datetime
+    plan: tuple[str, ...]
+    people: tuple[str, ...]
+
+
+TakenT = TypeVar("TakenT")
+
+
 @dataclass
 class RateLimit:
     """At most `count` uses per `seconds` of real time, per person and use case."""
@@ -105,6 +125,8 @@ class RateLimit:
     seconds: float
 
 
+# Use cases that only read the town, each in one synchronous step (see TownService._run).
+READ_OUTS = frozenset({"status", "where", "look", "profile"})
 # Every use case that costs model calls or posts to a platform has a limit: one person's
 # join-and-leave loop would otherwise queue thousands of posts and audit rows.
 DEFAULT_RATES = {"whisper": RateLimit(3, 60), "set": RateLimit(5, 60),
@@ -194,8 +216,10 @@ class TownService:
     async def _run(self, case: str, person: Person, arguments: dict[str, Any],
                    action: Callable[[], Awaitable[Outcome]]) -> Outcome:
         """Admit, act and audit: what the use case changes commits in one transaction with
-        its audit row (Engine.held), so a kill at any point leaves both or neither."""
-        async with self.lock:
+        its audit row (Engine.held), so a kill at any point leaves both or neither. A read-out
+        reads the town in one step and changes nothing: it answers at once, even while a tick
+        (seconds on a real model) holds the lock."""
+        async with contextlib.nullcontext() if case in READ_OUTS else self.lock:
             try:
                 self._admit(case, person)
                 async with self.engine.held() as hold:
@@ -203,11 +227,37 @@ class TownService:
                     hold.audits.append(self._audit_row(case, person, arguments, "ok",
                                                        outcome.text[:200]))
             except TownError as refusal:
-                refusal.args = (clean_text(str(refusal)),)  # it may quote what the person typed
-                await self._audit(case, person, arguments, "refused", str(refusal))
+                await self._refused(case, person, arguments, refusal)
                 raise
             self._count_use(case, person)  # only accepted use cases count toward a rate limit
             return outcome
+
+    async def _run_around_model(self, case: str, person: Person, arguments: dict[str, Any],
+                                read: Callable[[], Awaitable[TakenT]],
+                                answer: Callable[[TakenT], Awaitable[str]],
+                                write: Callable[[TakenT, str], Awaitable[Outcome]]) -> Outcome:
+        """A use case whose middle waits on a model (seconds, or a minute on a slow server):
+        `read` and `write` run under the town lock as any use case does, `answer` between
+        them without it, so that ticks and other commands go on meanwhile. The use counts
+        toward its rate limit when admitted: uses under way at once count too."""
+        async with self.lock:
+            try:
+                self._admit(case, person)
+                taken = await read()
+            except TownError as refusal:
+                await self._refused(case, person, arguments, refusal)
+                raise
+            self._count_use(case, person)
+        reply = await answer(taken)
+        async with self.lock, self.engine.held() as hold:  # the write commits with its audit
+            outcome = await write(taken, reply)
+            hold.audits.append(self._audit_row(case, person, arguments, "ok", outcome.text[:200]))
+        return outcome
+
+    async def _refused(self, case: str, person: Person, arguments: dict[str, Any],
+                       refusal: TownError) -> None:
+        refusal.args = (clean_text(str(refusal)),)  # it may quote what the person typed
+        await self._audit(case, person, arguments, "refused", str(refusal))
 
     def _admit(self, case: str, person: Person) -> None:
         if self.permissions.get(case) == "moderator" and not person.moderator:
@@ -476,24 +526,35 @@ class TownService:
     async def interview(self, person: Person, resident: str, question: str,
                         as_persona: str | None = None, remember: bool = False,
                         access: Ablation | None = None) -> Outcome:
-        async def act() -> Outcome:
+        """The resident answers while the clock runs: what the answer starts from is read
+        between ticks, the model answers without the town lock, and the interview memory
+        (when asked to remember) is written and committed under it again."""
+        async def read() -> Interview:
             who = self.resident(resident)
-            asked = bounded(question, "interview")
-            persona = bounded(as_persona, "description") if as_persona else None
-            asker = quoted(persona, 120) if persona else \
-                quoted_name(person.name)  # a platform's display name is a person's text too
             mind = self.engine.minds[who]
-            reply = await answer_as(self.engine.model, mind.persona, mind.summary_text,
-                                    mind.stream, asked, self.engine.clock.now, asker=asker,
-                                    access=access or Ablation(), remember=remember,
-                                    plan=plan_lines(mind.state.planning.blocks),
-                                    people=list(self.engine.minds))
+            return Interview(
+                who, bounded(question, "interview"),
+                quoted(bounded(as_persona, "description"), 120) if as_persona else
+                quoted_name(person.name),  # a platform's display name is a person's text too
+                mind, mind.summary_text, self.engine.clock.now,
+                plan_lines(mind.state.planning.blocks), tuple(self.engine.minds))
+
+        async def answer(taken: Interview) -> str:
+            # The stream only grows, and retrieval reads it in one step: a tick under way
+            # meanwhile adds memories, never changes the ones read.
+            return await answer_as(self.engine.model, taken.mind.persona, taken.summary,
+                                   taken.mind.stream, taken.question, taken.now,
+                                   asker=taken.asker, access=access or Ablation(),
+                                   remember=remember, plan=taken.plan, people=taken.people)
+
+        async def write(taken: Interview, reply: str) -> Outcome:
             if remember:
-                await self.engine.remember_interview(who, asker, asked, reply)
-            return Outcome(f"{who}: {reply}", data={"answer": reply, "resident": who})
-        return await self._run("interview", person, {"resident": resident, "question": question,
-                                                     "as": as_persona, "remember": remember},
-                               act)
+                await self.engine.remember_interview(taken.who, taken.asker, taken.question,
+                                                     reply)
+            return Outcome(f"{taken.who}: {reply}", data={"answer": reply, "resident": taken.who})
+        return await self._run_around_model(
+            "interview", person, {"resident": resident, "question": question, "as": as_persona,
+                                  "remember": remember}, read, answer, write)
 
     def parse_object_command(self, text: str) -> tuple[str, str]:
         """'<Sector: arena: object> is burning' -> (path, state)."""
@@ -610,7 +671,10 @@ class TownService:
                     f"{engine.clock.tick}, {plural(len(engine.minds), 'resident')}, "
                     f"{plural(visitors, 'person', 'people')} visiting, one tick "
                     f"({engine.clock.tick_minutes} game minutes) {pace}; model: {engine.model.label}")
-            # What a real day costs at this pace, from the last game days' recorded usage.
+            notes = model_notes(engine.model, engine.clock.day_number)  # answers, budget
+            text += "".join(f"\n{line}" for line in notes["answers"] + notes["budget"])
+            # What a real day costs at this pace, from the last game days' recorded usage (the
+            # committed rows: the read needs no lock).
             cost = await recent_cost(engine.store, engine.town.id, engine.clock.tick,
                                      engine.clock.tick_minutes, seconds, self.model_settings)
             cost_line = real_day_line(cost, engine.clock.tick_minutes, seconds)
@@ -622,7 +686,8 @@ class TownService:
                                        "tick_minutes": engine.clock.tick_minutes,
                                        "model": engine.model.label,
                                        "per_real_day": cost.as_dict() if cost else None,
-                                       "per_real_day_line": cost_line})
+                                       "per_real_day_line": cost_line,
+                                       **{key: lines for key, lines in notes.items() if lines}})
         return await self._run("status", person, {}, act)
 
     async def where(self, person: Person) -> Outcome:

@@ -8,16 +8,19 @@ from typing import Any
 
 from townbot.llm.budget import CALL_OUTCOMES, EMBEDDING_PURPOSES
 from townbot.llm.offline import OFFLINE_LABEL
+from townbot.llm.port import LanguageModel
 from townbot.llm.settings import ModelSettings
+from townbot.llm.watching import ANSWERED, defaulted_share, share_lines
 from townbot.wording import plural, text_table
 
 COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "repaired", "fallbacks", "failed", "cached",
-           "budget")
+           "budget", "answered")
 
 
 def _tally(entry: dict[str, float], row: dict[str, Any]) -> None:
     outcome = row["outcome"]
     entry["calls"] += outcome in CALL_OUTCOMES
+    entry["answered"] += outcome in ANSWERED  # asked of the model: the defaulted share's base
     entry["prompt_tokens"] += row["prompt_tokens"]
     entry["completion_tokens"] += row["completion_tokens"]
     entry["repaired"] += outcome == "repaired"
@@ -61,6 +64,7 @@ def summarise(rows: list[dict[str, Any]], settings: ModelSettings | None = None,
             "prompt_tokens_per_agent_day": total_prompt / per,
             "cache_hits": sum(p["cached"] for p in purposes.values()),
             "fallbacks": sum(p["fallbacks"] for p in purposes.values()),
+            "answered": sum(p["answered"] for p in asks.values()),
             "budget_defaults": sum(p["budget"] for p in purposes.values()),
             "estimated": any(row["estimated"] for row in rows),
             "offline": bool(rows) and all(row["model"] == OFFLINE_LABEL for row in rows),
@@ -158,6 +162,8 @@ def usage_totals(summary: dict[str, Any]) -> list[str]:
         extras.append(f"answered by defaults under the budget: {summary['budget_defaults']:.0f}")
     lines.append("; ".join(extras))
     lines.append(_price_line(summary))
+    if summary["fallbacks"] or not summary["offline"]:  # a model's share, even when none
+        lines += share_lines(int(summary["fallbacks"]), int(summary["answered"]), summary["offline"])
     return lines
 
 
@@ -174,3 +180,15 @@ def town_line(summary: dict[str, Any]) -> str:
     return (f"town totals (all runs): {plural(int(summary['calls']), 'call')}, "
             f"{summary['prompt_tokens']:.0f} prompt and {summary['completion_tokens']:.0f} completion "
             f"tokens{mark} over {summary['agent_days']:.1f} agent-days; {_price_line(summary)}")
+
+
+def model_notes(model: LanguageModel, day: int) -> dict[str, list[str]]:
+    """What the status read-outs say of the model this session: the share of answers from
+    defaults (with a warning above WARN_SHARE), and each budget cap's use and what is left."""
+    report = model.report()
+    # The offline model's few defaults are its design, not news (and not a model to judge).
+    answers = [] if model.label == OFFLINE_LABEL else share_lines(*defaulted_share(report))
+    budget = report.budget.caps_used(day) if report.budget is not None else []
+    if report.budget is not None:
+        budget.append(report.budget.status(day))
+    return {"answers": answers, "budget": budget}

@@ -37,23 +37,6 @@ def closest(name: str, options: list[str]) -> str:
     return f" (did you mean {' or '.join(repr(m) for m in matches)}?)" if matches else ""
 
 
-class StrictLoader(yaml.SafeLoader):
-    """YAML's safe loader, except that a key written twice in one mapping is an error (plain
-    PyYAML lets the last one win silently: `age: 36` then `age: 99` gives 99)."""
-
-
-class FastStrictLoader(getattr(yaml, "CSafeLoader", StrictLoader)):  # type: ignore[misc]
-    """StrictLoader over libyaml's parser, when PyYAML was built with it: the world and its 25
-    personas load in a tenth of the time. See `parse_yaml` for when it is used."""
-
-
-# Where libyaml and PyYAML's own parser disagree, libyaml reads documents that PyYAML refuses: a
-# tab between tokens, '?' inside a flow collection (found by comparing the two on thousands of
-# mutated world and persona files). A document with either, or with a carriage return to be
-# safe, is read by PyYAML alone, so the answer stays PyYAML's.
-PYYAML_ONLY = ("\t", "?", "\r")
-
-
 class MarkedProblem(yaml.YAMLError):
     """A document that parses but cannot be read as written; the message says why in full."""
 
@@ -61,6 +44,50 @@ class MarkedProblem(yaml.YAMLError):
         super().__init__(problem)
         self.problem = problem
         self.problem_mark = mark
+
+
+class SharedValue(MarkedProblem):
+    pass
+
+
+# The shipped world is 29 KB. PyYAML's own parser (used for a text with a tab, '?' or a carriage
+# return) reads about 150 KB a second on a loaded machine, libyaml ten times as much.
+MAX_DATA_FILE_BYTES = 256_000
+
+
+def refuse_sharing(event: yaml.Event) -> None:
+    """Anchors (`&name`) and aliases (`*name`) are refused where the parser meets them: seven
+    nested aliases in 300 bytes expand to a billion values, and no town file needs them."""
+    if isinstance(event, yaml.AliasEvent):
+        raise SharedValue(f"uses the YAML alias '*{event.anchor}'; anchors and aliases are not "
+                          "allowed in town files, write the value out in full", event.start_mark)
+    if getattr(event, "anchor", None):
+        raise SharedValue(f"uses the YAML anchor '&{event.anchor}'; anchors and aliases are not "
+                          "allowed in town files, write the value out in full", event.start_mark)
+
+
+class StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader, except that a key written twice in one mapping is an error (plain
+    PyYAML lets the last one win silently: `age: 36` then `age: 99` gives 99), and anchors and
+    aliases are refused as they are composed."""
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
+        refuse_sharing(self.peek_event())
+        return super().compose_node(parent, index)
+
+
+class FastStrictLoader(getattr(yaml, "CSafeLoader", StrictLoader)):  # type: ignore[misc]
+    """StrictLoader over libyaml's parser, when PyYAML was built with it: the world and its 25
+    personas load in a tenth of the time. See `parse_yaml` for when it is used. libyaml composes
+    in C, so `parse_yaml` looks at its events first when the text could hold an anchor or an
+    alias."""
+
+
+# Where libyaml and PyYAML's own parser disagree, libyaml reads documents that PyYAML refuses: a
+# tab between tokens, '?' inside a flow collection (found by comparing the two on thousands of
+# mutated world and persona files). A document with either, or with a carriage return to be
+# safe, is read by PyYAML alone, so the answer stays PyYAML's.
+PYYAML_ONLY = ("\t", "?", "\r")
 
 
 class DuplicateKey(MarkedProblem):
@@ -158,6 +185,16 @@ def _plain_value(loader: FastStrictLoader, node: yaml.Node, seen: set[int]) -> o
     raise NotPlain
 
 
+def _refuse_sharing_by_libyaml(text: str) -> None:
+    """libyaml's events for `text`, read only to refuse an anchor or alias before composing."""
+    loader = FastStrictLoader(text)
+    try:
+        while loader.check_event():
+            refuse_sharing(loader.get_event())
+    finally:
+        loader.dispose()
+
+
 def _load_by_libyaml(text: str) -> object:
     """`yaml.load(text, Loader=FastStrictLoader)`, with a plain document's values built by
     `_plain_value` from libyaml's nodes; the loader's construction decides the rest."""
@@ -178,7 +215,15 @@ def parse_yaml(text: str) -> object:
     """The document in `text`, read safely (no Python objects) and strictly (no key twice), as
     PyYAML's own parser reads it: by libyaml when the text has none of the characters where the
     two differ; anything libyaml refuses is read again by PyYAML, whose answer or error counts
-    (libyaml also refuses a little that PyYAML reads, e.g. an escaped lone surrogate)."""
+    (libyaml also refuses a little that PyYAML reads, e.g. an escaped lone surrogate). Anchors
+    and aliases are refused before anything is composed."""
+    if "&" in text or "*" in text:
+        try:
+            _refuse_sharing_by_libyaml(text)
+        except SharedValue:
+            raise
+        except yaml.YAMLError:
+            pass  # PyYAML's own composer refuses what libyaml could not read this far
     if not any(character in text for character in PYYAML_ONLY):
         try:
             return _load_by_libyaml(text)
@@ -188,16 +233,20 @@ def parse_yaml(text: str) -> object:
 
 
 def read_text(path: Path) -> str:
-    """A data file's text, or one DataError line when it is missing, unreadable, binary or not
-    UTF-8."""
+    """A data file's text, or one DataError line when it is missing, unreadable, too large,
+    binary or not UTF-8."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as file:  # never more than the limit and one byte, however big
+            data = file.read(MAX_DATA_FILE_BYTES + 1)
     except FileNotFoundError as error:
         raise DataError(str(path), "", "file not found") from error
     except IsADirectoryError as error:
         raise DataError(str(path), "", "is a folder, not a file") from error
     except OSError as error:
         raise DataError(str(path), "", f"cannot be read ({error.strerror})") from error
+    if len(data) > MAX_DATA_FILE_BYTES:
+        raise DataError(str(path), "", f"is larger than a town file may be ({MAX_DATA_FILE_BYTES:,} "
+                        "bytes); trim it")
     if b"\x00" in data:
         raise DataError(str(path), "", "is a binary file, not YAML text; give a text file")
     try:

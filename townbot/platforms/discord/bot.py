@@ -71,6 +71,8 @@ class TownBotBehaviour:
     hub: Hub
     tree: app_commands.CommandTree
     closing: bool
+    gateway_closed: bool
+    _town_closing: asyncio.Future[None] | None
     commands_synced: bool
     sync_problem: str | None
 
@@ -79,6 +81,8 @@ class TownBotBehaviour:
         self.tree = command_tree(self)  # type: ignore[arg-type]
         self.tree.error(self.command_failed)
         self.closing = False
+        self.gateway_closed = False
+        self._town_closing: asyncio.Future[None] | None = None
         self.commands_synced = not sync  # False: sync on (re)connect until it works
         self.sync_problem = None
 
@@ -181,11 +185,24 @@ class TownBotBehaviour:
 
     async def close(self) -> None:
         """Stop taking interactions, close the gateway, finish or roll back the ticks and let
-        posts under way finish, then close the databases: within `Hub.SHUTDOWN` seconds."""
+        posts under way finish, then close the databases: within `Hub.SHUTDOWN` seconds. A
+        second call (a second signal) waits for the first instead of closing twice."""
+        if self._town_closing is None:
+            self._town_closing = asyncio.ensure_future(self._close_town_bot())
+        await asyncio.shield(self._town_closing)
+
+    async def _close_town_bot(self) -> None:
         self.closing = True
+        self.gateway_closed = True  # before the socket closes: see is_closed
         await self._close_gateway()
         await self.hub.close()
         await super().close()  # type: ignore[misc]
+
+    def is_closed(self) -> bool:
+        """Closed, for discord.py's connection loop, from the moment our shutdown closes the
+        gateway: that loop takes a gateway closed with code 1000 by a client that is not
+        closed yet for a dropped connection, logs an ERROR and connects again 1.5 s later."""
+        return getattr(self, "gateway_closed", False) or super().is_closed()  # type: ignore[misc]
 
     async def _close_gateway(self) -> None:
         sockets: list[Any] = []

@@ -160,6 +160,8 @@ class Status:
     skipped: int  # ticks skipped while one was still running
     model: str
     cost: str = ""  # calls, tokens and money per real day at this speed
+    answers: tuple[str, ...] = ()  # the share of answers from defaults, and a warning
+    budget: tuple[str, ...] = ()  # each cap: used and left
 
 
 def status_card(status: Status) -> discord.Embed:
@@ -176,6 +178,11 @@ def status_card(status: Status) -> discord.Embed:
     if status.cost:
         card.add_field(name="Cost", value=status.cost.removeprefix("per real day at "),
                        inline=False)
+    if status.answers:
+        card.add_field(name="Model answers", inline=False, value=clip("\n".join(status.answers),
+                                                                      FIELD))
+    if status.budget:
+        card.add_field(name="Budget", inline=False, value=clip("\n".join(status.budget), FIELD))
     card.set_footer(text=f"model: {status.model}")
     return card
 

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from townbot.platforms.arguments import STOP_SIGNALS, say_stopping, signal_name
+
 NETWORK = ("error: cannot reach Discord ({detail}); check the network connection, a proxy or "
            "firewall, and https://discordstatus.com, then start again")
 BAD_TOKEN = ("error: Discord refused DISCORD_TOKEN; reset the token in the Developer Portal "
@@ -106,7 +108,9 @@ def _guarded(args: argparse.Namespace, *, dry_run: bool = False, sync_only: bool
     except (ConfigError, SettingsError, DataError, StoreError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP before the bot was serving
+        signum = getattr(stop, "signum", signal.SIGINT)
+        print(f"stopped by {signal_name(signum)}", file=sys.stderr)
         return 0
 
 
@@ -181,9 +185,28 @@ async def _serve(config: Any, files: Any, settings: Any,
         count, ids = shards
         bot = ShardedTownBot(hub, shard_count=count, shard_ids=ids, sync=0 in ids)
     loop = asyncio.get_running_loop()
-    for stop in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(stop, lambda: asyncio.ensure_future(bot.close()))
+    closing: list[asyncio.Future[None]] = []
 
+    def stop(signum: int) -> None:
+        """The first signal closes the bot once; any later one is one line, never a second
+        close running beside the first (which left two database threads waiting forever)."""
+        if closing:
+            say_stopping(signum)
+            return
+        logging.getLogger(__name__).info("%s: shutting down", signal_name(signum))
+        closing.append(asyncio.ensure_future(bot.close()))
+    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        return await _serve_until_closed(bot, hub, config, files)
+    finally:
+        for signum, handler in previous.items():  # not the default (a kill), which the
+            loop.remove_signal_handler(signum)  # loop would leave when it closes
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+
+
+async def _serve_until_closed(bot: Any, hub: Any, config: Any, files: Any) -> int:
     async def work() -> None:
         async with bot:
             await bot.start(config.token)

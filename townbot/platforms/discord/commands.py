@@ -190,7 +190,9 @@ class TownGroup(app_commands.Group):
                 residents=len(engine.minds), people=len(engine.people),
                 waiting=await town.store.backlog(),
                 skipped=hub_of(interaction).scheduler.skipped[town.key], model=engine.model.label,
-                cost=outcome.data.get("per_real_day_line", "")))
+                cost=outcome.data.get("per_real_day_line", ""),
+                answers=tuple(outcome.data.get("answers", ())),
+                budget=tuple(outcome.data.get("budget", ()))))
             problem = getattr(interaction.client, "sync_problem", None)
             note = f"Commands: not synced: {problem}" if problem and person.moderator else ""
             return Reply(note, card)

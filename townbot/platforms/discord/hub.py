@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -10,6 +11,7 @@ from typing import Any
 
 from townbot.llm.port import ServerUnavailable
 from townbot.llm.settings import ModelSettings
+from townbot.llm.watching import AnswersUnusable
 from townbot.platforms.discord.config import DiscordConfig
 from townbot.platforms.discord.outlet import WebhookOutlet
 from townbot.platforms.discord.pacing import GLOBAL_WINDOWS, Pacer
@@ -255,6 +257,10 @@ class Hub:
         return town is not None and await town.notify(text)
 
 
+# Who pauses a town whose model gives too many unusable answers, in the audit log.
+MODEL_WATCH = Person("townbot:model-watch", "townbot's model watch", moderator=True)
+
+
 async def tick_town(town: GuildTown, metrics: TownMetrics | None = None) -> None:
     """The scheduled job: one tick, then post what happened and speak words that arrived.
     While the model server is down the town waits (each due tick first checks whether the
@@ -273,6 +279,12 @@ async def tick_town(town: GuildTown, metrics: TownMetrics | None = None) -> None
         town.server_down = True
         await town.notify(f"The town is waiting for its language-model server: {error}. It goes "
                           "on by itself once the server answers again.")
+        return
+    except AnswersUnusable as error:  # the server answers, but not usably: a person decides
+        with contextlib.suppress(TownError):  # already paused by a moderator meanwhile
+            await town.service.pause(MODEL_WATCH)
+        await town.notify(f"The town is paused: {error}. A moderator resumes it with /mod resume "
+                          "once the model is changed.")
         return
     if metrics is not None:
         metrics.tick_done(town.guild_id, time.monotonic() - began, await town.store.backlog())

@@ -31,6 +31,7 @@ class TownScheduler:
         self.scheduler.add_listener(self._skipped, EVENT_JOB_MAX_INSTANCES | EVENT_JOB_MISSED)
         self.skipped: Counter[str] = Counter()  # job id -> ticks skipped because one was running
         self._running: dict[str, asyncio.Task[object]] = {}
+        self._cancelled: set[asyncio.Task[object]] = set()  # ticks a stop cut short
 
     def start(self) -> None:
         """Call from inside the running event loop: the scheduler binds to it."""
@@ -45,8 +46,13 @@ class TownScheduler:
             self._running[key] = task
             try:
                 await tick()
+            except asyncio.CancelledError:
+                if task in self._cancelled:  # our own shutdown, already logged as a warning:
+                    return  # not an ERROR and a traceback from APScheduler's executor
+                raise
             finally:
                 self._running.pop(key, None)
+                self._cancelled.discard(task)
 
         self.scheduler.add_job(run, self._trigger(seconds), id=key, name=f"tick {key}",
                                max_instances=1, coalesce=True,
@@ -88,7 +94,7 @@ class TownScheduler:
         self.remove(key)
         running = self._running.get(key)
         if running is not None:
-            await _finish_or_cancel([running], grace)
+            await self._finish_or_cancel([running], grace)
 
     def _skipped(self, event: JobSubmissionEvent) -> None:
         self.skipped[event.job_id] += 1
@@ -102,18 +108,19 @@ class TownScheduler:
         if not self.scheduler.running:
             return
         self.scheduler.pause()
-        await _finish_or_cancel(list(self._running.values()), grace)
+        await self._finish_or_cancel(list(self._running.values()), grace)
         self.scheduler.shutdown(wait=False)
         await asyncio.sleep(0)  # let the scheduler's own shutdown callback run in this loop
 
 
-async def _finish_or_cancel(ticks: list[asyncio.Task[object]], grace: float) -> None:
-    if not ticks:
-        return
-    _, late = await asyncio.wait(ticks, timeout=grace)
-    if late:
-        log.warning("%d ticks did not finish in %.0f s and are cancelled (nothing of them is "
-                    "committed)", len(late), grace)
-        for task in late:
-            task.cancel()
-        await asyncio.gather(*late, return_exceptions=True)
+    async def _finish_or_cancel(self, ticks: list[asyncio.Task[object]], grace: float) -> None:
+        if not ticks:
+            return
+        _, late = await asyncio.wait(ticks, timeout=grace)
+        if late:
+            log.warning("%d ticks did not finish in %.0f s and are cancelled (nothing of them is "
+                        "committed)", len(late), grace)
+            for task in late:
+                self._cancelled.add(task)
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
