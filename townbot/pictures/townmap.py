@@ -114,12 +114,15 @@ class MapPainter:
             self._bases[focus] = (self._draw_base(region, scale), region, scale)
         return self._bases[focus]
 
-    def draw(self, moment: Moment, focus: str | None = None) -> MapPicture:
+    def draw(self, moment: Moment, focus: str | None = None, people: bool = True) -> MapPicture:
+        """The moment's map; without `people` they are placed (in `positions`) but not drawn,
+        for a page that draws them itself."""
         if focus is not None and focus not in self.layout.sectors:
             raise KeyError(f"no sector called {focus}")
         base, region, scale = self.view(focus)
         picture = MapPicture(base.copy(), {}, region, scale)
         pen = ImageDraw.Draw(picture.image)
+        people_pen = pen if people else None
         self._caption(pen, picture, moment.time, focus)
         for path, state in sorted(moment.troubles.items()):
             self._trouble(pen, picture, path, state)
@@ -131,10 +134,10 @@ class MapPainter:
             elif person.sector is not None and person.arena is not None and \
                     self.world.has_arena(person.sector, person.arena):
                 groups[(person.sector, person.arena)].append(person)
-        for (sector, arena), people in sorted(groups.items()):
+        for (sector, arena), crowd in sorted(groups.items()):
             if focus in (None, sector):
-                self._arena_people(pen, picture, sector, arena, people)
-        self._walkers(pen, picture, walkers, moment.time)
+                self._arena_people(people_pen, picture, sector, arena, crowd)
+        self._walkers(people_pen, picture, walkers, moment.time)
         return picture
 
     # --- the buildings ----------------------------------------------------------------------
@@ -243,7 +246,7 @@ class MapPainter:
         pen.text((box[0] + 2, box[3] - face.size - 3), text, fill=TROUBLE, font=face)
         picture.highlighted.append(path)
 
-    def _arena_people(self, pen: ImageDraw.ImageDraw, picture: MapPicture, sector: str, arena: str,
+    def _arena_people(self, pen: ImageDraw.ImageDraw | None, picture: MapPicture, sector: str, arena: str,
                       people: list[Whereabouts]) -> None:
         left, top, right, bottom = self._cell(picture, sector, arena)
         radius, label = marker_size(picture.scale), font(label_size(picture.scale))
@@ -261,7 +264,7 @@ class MapPainter:
             picture.positions[person.name] = Marker(person.name, x, y, sector, arena, None,
                                                     person.visitor)
 
-    def _walkers(self, pen: ImageDraw.ImageDraw, picture: MapPicture, walkers: list[Whereabouts],
+    def _walkers(self, pen: ImageDraw.ImageDraw | None, picture: MapPicture, walkers: list[Whereabouts],
                  time: datetime) -> None:
         radius, label = marker_size(picture.scale), font(label_size(picture.scale))
         taken: dict[tuple[int, int], int] = defaultdict(int)
@@ -280,7 +283,7 @@ class MapPainter:
             y += crowd * (2 * radius + 2)  # walkers at one spot queue up
             colour = VISITOR if person.visitor else colour_of(person.name)
             path = [(x, y)] + [picture.to_pixels(*p) for p in rest]
-            if len(path) > 1:
+            if len(path) > 1 and pen is not None:
                 pen.line(path, fill=colour, width=max(1, round(picture.scale / 28)))
             self._person(pen, picture, person, x, y, radius, person.name.split()[0], label,
                          hollow=True)
@@ -288,9 +291,11 @@ class MapPainter:
                                                     person.visitor)
 
     @staticmethod
-    def _person(pen: ImageDraw.ImageDraw, picture: MapPicture, person: Whereabouts, x: float,
-                y: float, radius: float, text: str, label: ImageFont.ImageFont | ImageFont.FreeTypeFont,
-                hollow: bool = False) -> None:
+    def _person(pen: ImageDraw.ImageDraw | None, picture: MapPicture, person: Whereabouts,
+                x: float, y: float, radius: float, text: str,
+                label: ImageFont.ImageFont | ImageFont.FreeTypeFont, hollow: bool = False) -> None:
+        if pen is None:
+            return  # placed only
         colour = VISITOR if person.visitor else colour_of(person.name)
         inside = font(max(8, round(radius * 0.95)))
         if person.visitor:
