@@ -86,6 +86,65 @@ async def test_bad_requests_are_refused_with_the_reason(client):
     assert (await client.post("/api/town")).status == 405  # nothing can be changed
 
 
+@pytest.mark.parametrize("tick", ["--5", "²", "5" * 5000, "1e3", " 3"])
+async def test_a_tick_that_is_not_a_number_is_a_400_with_one_line(client, tick):
+    for path in ("/api/moment", "/map.png", "/api/events", "/resident/Klaus%20Mueller"):
+        response = await client.get(path, params={"tick": tick})
+        reason = await response.text()
+        assert response.status == 400 and "use a tick number such as 0" in reason
+        assert "\n" not in reason.strip() and len(reason) < 200 and "Traceback" not in reason
+
+
+async def test_every_answer_says_what_a_browser_may_do_with_it(client):
+    for path in ("/", "/api/town", "/static/app.js", "/resident/Nobody", "/api/moment?tick=x"):
+        headers = (await client.get(path)).headers
+        assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+        assert "script-src 'self'" in headers["Content-Security-Policy"]
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert headers["Referrer-Policy"] == "no-referrer"
+    icon = await client.get("/static/favicon.svg")
+    assert icon.status == 200 and icon.content_type == "image/svg+xml"
+    assert 'rel=icon href="static/favicon.svg"' in await (await client.get("/")).text()
+    for vendored in ("leaflet.js", "leaflet.css"):
+        assert (await client.get(f"/static/{vendored}")).status == 200
+    assert (await client.get("/static/LEAFLET-LICENSE")).status == 404  # only what pages use
+
+
+async def test_a_moment_gives_each_person_a_look_of_their_own(client):
+    moment = await (await client.get("/api/moment")).json()
+    people = {p["name"]: p for p in moment["people"]}
+    residents = [p for p in people.values() if not p["visitor"]]
+    assert len({p["colour"] for p in residents}) == len(residents) == 25
+    assert len({p["initials"] for p in people.values()}) == 26
+    assert people["Maria Lopez"]["initials"] != people["Mei Lin"]["initials"]
+    assert moment["night"] is False and isinstance(moment["speech"], list)
+    bare = await client.get("/map.png?people=0")
+    assert bare.status == 200 and await bare.read() != await (await client.get("/map.png")).read()
+    assert (await client.get("/map.png?people=maybe")).status == 400
+    areas = (await (await client.get("/api/town")).json())["areas"]
+    assert areas["hobbs-cafe"]["name"] == "Hobbs Cafe" and len(areas["hobbs-cafe"]["box"]) == 4
+
+
+async def test_a_visitor_who_arrived_is_no_longer_walking(client):
+    moments = [await (await client.get(f"/api/moment?tick={t}")).json() for t in (9, 18)]
+    walking, arrived = ({p["name"]: p for p in m["people"]}["Ada"] for m in moments)
+    assert walking["walking_to"] == "Hobbs Cafe" and walking["action"].startswith("walking")
+    assert arrived["place"] == "Hobbs Cafe: cafe" and "walking" not in arrived["action"]
+
+
+async def test_the_feed_runs_newest_first_by_game_time(client):
+    events = await (await client.get("/api/events")).json()
+    assert [e["time"] for e in events] == sorted((e["time"] for e in events), reverse=True)
+
+
+async def test_a_resident_page_can_show_a_moment_of_the_replay(client):
+    page = await (await client.get("/resident/Isabella%20Rodriguez?tick=0")).text()
+    assert "As at 2023-02-13 07:00 in the replay" in page and "kitchen" in page
+    assert "2023-02-13 09:" not in page  # nothing remembered after that moment
+    now = await (await client.get("/resident/Isabella%20Rodriguez")).text()
+    assert "id=as-of" not in now
+
+
 async def test_serving_never_changes_the_database(world, morning_db):
     before = digest(morning_db)
     town = await WebTown.open(world, morning_db)
