@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from PIL import Image
+from PIL import Image, ImageSequence, ImageStat
 from towns import STOVE, busy_morning
 
 from townbot.cli import main
 from townbot.pictures.layout import CLEARANCE, plan_town
-from townbot.pictures.townmap import MapPainter
+from townbot.pictures.markers import identities
+from townbot.pictures.townmap import MapPainter, drawable
 from townbot.store.database import Store
 from townbot.town.history import Moment, Walk, Whereabouts, load_history
 from townbot.world.errors import DataError
@@ -141,13 +142,43 @@ def test_the_same_moment_draws_the_same_picture(world, day_db):
     assert MapPainter(world).draw(moment).png() == first
 
 
-def test_an_animation_has_a_frame_per_tick_of_the_span(day_db, tmp_path):
+def test_an_animation_moves_walkers_between_the_ticks_of_the_span(day_db, tmp_path):
     out = tmp_path / "party.gif"
     code, output = run_cli("map", "--db", str(day_db), "--from", "2023-02-13 17:00", "--to",
                            "2023-02-13 18:00", "--out", str(out))
     assert code == 0, output
-    with Image.open(out) as image:
-        assert image.format == "GIF" and image.n_frames == 7
+    with Image.open(out) as image:  # six ticks of four frames, and the last tick
+        assert image.format == "GIF" and image.n_frames == 25
+        assert sum(image.info["duration"] for _ in ImageSequence.Iterator(image)) >= 2400
+
+
+def test_each_person_has_their_own_colour_and_initials(world):
+    marks = identities(list(world.personas), ["Ada", "Ava 🎉"])
+    residents = [marks[name] for name in world.personas]
+    assert len({m.colour for m in residents}) == len(residents) == 25
+    assert len({m.initials for m in marks.values()}) == 27
+    assert (marks["Maria Lopez"].initials, marks["Mei Lin"].initials) == ("MLo", "MLi")
+    assert drawable("Ava 🎉 the 👩‍🍳 cook") == "Ava the cook"
+
+
+def test_a_crowded_room_lists_names_in_a_key_and_a_close_up_says_what_people_do(world):
+    cafe = {name: Whereabouts(name, False, "Hobbs Cafe", "cafe", "dancing at the party", "💃")
+            for name in list(world.personas)[:14]}
+    moment = Moment(datetime(2023, 2, 14, 17, 30), cafe)
+    painter = MapPainter(world)
+    whole = painter.draw(moment)
+    assert sorted(whole.unnamed) == sorted(cafe)  # no name cut: all of them in the key
+    assert whole.image.height > painter.draw(Moment(moment.time, {})).image.height
+    close = painter.draw(moment, "Hobbs Cafe")
+    assert close.unnamed == [] and len(close.positions) == 14
+    assert len({round(m.y) for m in close.positions.values()}) >= 7  # a line each, in columns
+
+
+def test_the_map_is_darker_at_night(world):
+    def brightness(hour: int) -> float:
+        image = MapPainter(world).draw(Moment(datetime(2023, 2, 13, hour, 0), {})).image
+        return sum(ImageStat.Stat(image.convert("L")).mean)
+    assert brightness(23) < 0.75 * brightness(12)
 
 
 # --- visitors, walkers, trouble ----------------------------------------------------------------

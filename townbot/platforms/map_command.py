@@ -1,4 +1,5 @@
-"""`townbot map`: draw any moment of a town's history as a PNG, or a span as a GIF.
+"""`townbot map`: draw any moment of a town's history as a PNG, or a span as a GIF whose
+frames between ticks show walkers on their way.
 
 Read-only: the database is opened so that it cannot be changed, and a missing one is never
 created.
@@ -9,12 +10,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from townbot.store.database import Store, StoreError
 
-FRAME_MS = 250  # one tick per quarter second: a game day in about 36 s
+FRAME_MS = 100
+STEPS_PER_TICK = 4  # frames from one tick to the next: walkers move along the streets between
 
 
 def run_map(args: argparse.Namespace) -> int:
@@ -78,11 +80,21 @@ async def draw_to_file(args: argparse.Namespace) -> int:
     times = [start]
     while times[-1] + step <= end:
         times.append(times[-1] + step)
-    data = animate([painter.draw(history.at(t), area) for t in times], FRAME_MS)
+    frames = in_between(times, STEPS_PER_TICK)
+    data = animate([painter.draw(history.at(t), area) for t in frames], FRAME_MS)
     Path(args.out).write_bytes(data)
     print(f"wrote {args.out}: {world.town} from {start:%Y-%m-%d %H:%M} to {times[-1]:%H:%M}, "
-          f"{len(times)} frames, {len(data) // 1024} KiB")
+          f"{len(frames)} frames ({STEPS_PER_TICK} a tick), {len(data) // 1024} KiB")
     return 0
+
+
+def in_between(times: list[datetime], steps: int) -> list[datetime]:
+    """The times with `steps - 1` evenly spaced moments between each two, so that a walker is
+    drawn part of the way along (a moment between ticks replays as far as its walks go)."""
+    frames = []
+    for earlier, later in zip(times, times[1:], strict=False):
+        frames += [earlier + (later - earlier) * part / steps for part in range(steps)]
+    return frames + times[-1:]
 
 
 def resolve_area(area: str | None, sectors: list[str]) -> str | None:
