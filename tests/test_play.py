@@ -102,7 +102,8 @@ def test_a_piped_session_from_the_command_line(tmp_path):
     lines = done.stdout.splitlines()
     assert "offline model" in lines[0]
     assert any(line.startswith("> You are Alex") for line in lines)
-    assert any(line.startswith("> Sam Moore:") and "mayor" in line for line in lines)
+    answers = [line for line in lines if "Sam Moore" in line and "mayor" in line]
+    assert len(answers) == 1 and 'Sam Moore: "' in answers[0]  # the answer once, as said
     assert any(line.startswith("07:50 #") for line in lines), "six ticks: 07:00 to 07:50"
 
 
@@ -119,3 +120,18 @@ async def test_the_running_clock_lets_slow_talks_carry_over_and_a_typed_tick_wai
     await console.run_clock(limit=1)
     await run(console, "/wait 1")
     assert asked == [{"carry_after": 0.0025}, {"carry_after": None}]
+
+
+async def test_a_conversation_block_is_shown_among_the_ticks_other_events_in_time_order(console):
+    from townbot.world.events import TownEvent
+
+    tick = [TownEvent("2023-02-13 17:40", "hobbs-cafe", "action", "Isabella Rodriguez",
+                      "is wiping the counter"),
+            TownEvent("2023-02-13 17:31", "hobbs-cafe", "speech", "Maria Lopez", "Hello!"),
+            TownEvent("2023-02-13 17:37", "hobbs-cafe", "speech", "Klaus Mueller", "Hi, Maria."),
+            TownEvent("2023-02-13 17:30", "johnson-park", "action", "Sam Moore", "is walking")]
+    start = console.out.tell()
+    console.show(tick)
+    console.out.seek(start)
+    clocks = [line.split()[0] for line in console.out.read().splitlines()]
+    assert clocks == ["17:30", "17:31", "17:37", "17:40"]
