@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import io
 import json
+import shutil
 from datetime import datetime
 from pathlib import Path
 
@@ -250,3 +251,25 @@ def test_map_never_creates_a_database(tmp_path):
 def test_a_png_name_is_asked_for_one_moment(day_db, tmp_path):
     code, output = run_cli("map", "--db", str(day_db), "--out", str(tmp_path / "x.gif"))
     assert code == 2 and "*.png" in output
+
+
+def test_a_video_needs_ffmpeg_and_says_so_without_it(day_db, tmp_path, monkeypatch):
+    from townbot.platforms import map_command
+
+    monkeypatch.setattr(map_command.shutil, "which", lambda name: None)
+    out = tmp_path / "party.mp4"
+    code, output = run_cli("map", "--db", str(day_db), "--from", "2023-02-13 17:00", "--to",
+                           "2023-02-13 17:20", "--out", str(out))
+    assert code == 2 and "needs ffmpeg, which is not installed here" in output
+    assert "name the file *.gif" in output and not out.exists()
+
+
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg is not installed")
+@pytest.mark.parametrize("suffix", ["mp4", "webm"])
+def test_with_ffmpeg_an_animation_can_be_a_video(day_db, tmp_path, suffix):
+    out = tmp_path / f"party.{suffix}"
+    code, output = run_cli("map", "--db", str(day_db), "--from", "2023-02-13 17:00", "--to",
+                           "2023-02-13 17:20", "--out", str(out))
+    assert code == 0, output
+    head = out.read_bytes()[:64]
+    assert b"ftyp" in head if suffix == "mp4" else head.startswith(b"\x1a\x45\xdf\xa3")

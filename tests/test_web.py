@@ -444,11 +444,11 @@ def test_the_feed_and_the_map_work_after_zooming(browser, screen):
 
 
 def speech_tick(world, db: Path) -> tuple[int, str]:
-    """A tick of the party town in which someone spoke, and who."""
+    """A tick of the party town before its last in which someone spoke, and who."""
     async def find() -> tuple[int, str]:
         town = await WebTown.open(world, db)
         try:
-            for tick in range(town.tick_count() - 1, 0, -1):
+            for tick in range(town.tick_count() - 2, 0, -1):  # in the replay
                 lines = town.speech_at(tick)
                 if lines:
                     return tick, lines[-1]["actor"]

@@ -361,24 +361,26 @@ class MapPainter:
             x, y = picture.to_pixels(*point)
             if 0 <= x < picture.image.width and HEADER <= y < picture.image.height:
                 spots[(round(x), round(y))].append((person, x, y, rest))  # else off a close-up
+        placed = []
         for together in spots.values():
             for place, (person, x, y, rest) in enumerate(together):
                 # walkers at one spot stand side by side, their names in the key
                 x += (place - (len(together) - 1) / 2) * (2 * radius + 2)
-                self._walker(pen, picture, person, marks[person.name], (x, y), rest,
-                             drawable(person.name.split()[0]) if len(together) == 1 else "",
-                             radius, label)
+                placed.append((person, x, y, rest, len(together) == 1))
+                path = [(x, y)] + [picture.to_pixels(*p) for p in rest]
+                if len(path) > 1 and pen is not None:  # every route first: none crosses a face
+                    pen.line(path, fill=marks[person.name].colour,
+                             width=max(1, round(picture.scale / 28)))
+        for person, x, y, _, alone in placed:
+            self._walker(pen, picture, person, marks[person.name], (x, y),
+                         drawable(person.name.split()[0]) if alone else "", radius, label)
 
     def _walker(self, pen: ImageDraw.ImageDraw | None, picture: MapPicture, person: Whereabouts,
-                mark: Identity, point: tuple[float, float], rest: list[tuple[int, int]],
-                name: str, radius: float, label: ImageFont.ImageFont | ImageFont.FreeTypeFont
-                ) -> None:
+                mark: Identity, point: tuple[float, float], name: str, radius: float,
+                label: ImageFont.ImageFont | ImageFont.FreeTypeFont) -> None:
         x, y = point
         walk = person.walk
         assert walk is not None
-        path = [(x, y)] + [picture.to_pixels(*p) for p in rest]
-        if len(path) > 1 and pen is not None:
-            pen.line(path, fill=mark.colour, width=max(1, round(picture.scale / 28)))
         self._person(pen, person, mark, x, y, radius, name, label, hollow=True)
         if not name:
             picture.unnamed.append(person.name)

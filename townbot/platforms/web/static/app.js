@@ -273,9 +273,20 @@ async function showEvents(tick) {
   }));
 }
 
+// Each area's full name on hover or tap, where the drawn name had to be shortened.
+let areaNames = null;
+function nameAreas() {
+  if (areaNames !== null || town === null) return;
+  areaNames = L.layerGroup(Object.values(town.areas).map(({name, box: [left, top, right, bottom]}) =>
+    L.rectangle(L.latLngBounds(at(left, bottom), at(right, top)),
+                {stroke: false, fillOpacity: 0, className: "area-box"})
+      .bindTooltip(plain(name), {sticky: true, className: "who"}))).addTo(map);
+}
+
 async function poll() {
   try {
     town = await getJson("api/town");
+    nameAreas();
     const last = town.ticks - 1;
     slider.max = String(last);
     if (following && shown !== last) {
