@@ -20,7 +20,7 @@ from towns import STOVE, busy_morning
 from townbot.cli import main
 from townbot.pictures.layout import CLEARANCE, plan_town
 from townbot.pictures.markers import identities
-from townbot.pictures.townmap import MapPainter, drawable
+from townbot.pictures.townmap import MapPainter, abbreviate, drawable
 from townbot.store.database import Store
 from townbot.town.history import Moment, Walk, Whereabouts, load_history
 from townbot.world.errors import DataError
@@ -273,3 +273,18 @@ def test_with_ffmpeg_an_animation_can_be_a_video(day_db, tmp_path, suffix):
     assert code == 0, output
     head = out.read_bytes()[:64]
     assert b"ftyp" in head if suffix == "mp4" else head.startswith(b"\x1a\x45\xdf\xa3")
+
+
+def test_a_long_place_name_is_shortened_the_same_way_everywhere():
+    from PIL import ImageFont
+
+    face = ImageFont.load_default(size=9)
+    given = frozenset({"Isabella", "Maria"})
+    whole = "Isabella Rodriguez's apartment"
+    assert abbreviate(whole, face, 500, given) == whole  # room enough: untouched
+    assert abbreviate(whole, face, face.getlength("Isabella Rodriguez's apt."), given) == \
+        "Isabella Rodriguez's apt."
+    assert abbreviate(whole, face, face.getlength("I. Rodriguez's apt."), given) == \
+        "I. Rodriguez's apt."
+    assert abbreviate("Maria Lopez's room", face, face.getlength("M. Lopez's rm"), given) == \
+        "M. Lopez's rm"

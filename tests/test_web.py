@@ -471,6 +471,18 @@ def test_a_speech_bubble_shows_who_is_talking(browser, world, party_db):
     page.close()
 
 
+def test_the_map_darkens_at_night(browser):
+    page = screen_page(browser, DESKTOP)
+    open_town(page, browser[2].url)
+    assert not page.evaluate("document.getElementById('map').classList.contains('night')")
+    move_slider(page, 96)  # 23:00 on the first day
+    assert page.text_content("#clock") == "2023-02-13 23:00"
+    assert page.evaluate("document.getElementById('map').classList.contains('night')")
+    filtered = page.eval_on_selector(".town-picture", "m => getComputedStyle(m).filter")
+    assert "brightness" in filtered
+    page.close()
+
+
 def test_the_map_renders_with_everyone_on_it(browser_page):
     page, server, _ = browser_page
     open_town(page, server.url)

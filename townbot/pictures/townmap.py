@@ -91,6 +91,29 @@ def fit(text: str, face: ImageFont.FreeTypeFont | ImageFont.ImageFont, width: fl
     return text + "…" if text else ""
 
 
+# Shorter words a place's name takes, always the same, when the whole name does not fit.
+SHORT_WORDS = (("family's house", "family"), ("apartment", "apt."), ("College", "Coll."),
+               ("Supply Store", "Supply"), ("common room", "common rm"), ("bathroom", "bath"),
+               ("Market and Pharmacy", "Market"), ("room", "rm"))
+
+
+def abbreviate(name: str, face: ImageFont.FreeTypeFont | ImageFont.ImageFont, width: float,
+               given_names: frozenset[str] = frozenset()) -> str:
+    """A place's name that fits `width`, shortened the same way everywhere: first its usual
+    short words, then people's given names to initials ("I. Rodriguez's apt."), and only then
+    cut with an ellipsis."""
+    if face.getlength(name) <= width:
+        return name
+    for long, short in SHORT_WORDS:
+        name = name.replace(long, short)
+        if face.getlength(name) <= width:
+            return name
+    words = name.split(" ")
+    name = " ".join(f"{word[0]}." if word in given_names and index + 1 < len(words) else word
+                    for index, word in enumerate(words))
+    return fit(name, face, width)
+
+
 def drawable(text: str) -> str:
     """The text without the symbols Pillow's own font has no glyph for (emoji, joiners), which
     it would draw as empty boxes; spaces they leave are closed up."""
@@ -190,6 +213,7 @@ class MapPainter:
         def at(x: float, y: float) -> tuple[float, float]:
             return (x - region.left) * scale, (y - region.top) * scale + HEADER
 
+        given = frozenset(name.split()[0] for name in self.world.personas)
         for _name, start, end in self.layout.streets:
             pen.line([at(*start), at(*end)], fill=STREET, width=max(3, round(0.26 * scale)))
         for plan in self.layout.sectors.values():
@@ -204,14 +228,15 @@ class MapPainter:
             while size > 9 and font(size).getlength(plan.name) > room:
                 size -= 1  # a long name gets a smaller face before it is cut
             pen.text((box[0] + scale * 0.08, box[1] + scale * 0.06),
-                     fit(plan.name, font(size), room), fill=INK, font=font(size))
+                     abbreviate(plan.name, font(size), room, given), fill=INK, font=font(size))
             light = tuple(min(255, c + (255 - c) // 2) for c in fill)
             label = font(max(8, round(scale * 0.15)))
             for arena, cell in plan.arenas.items():
                 cell_box = [*at(cell.left, cell.top), *at(cell.right, cell.bottom)]
                 pen.rectangle(cell_box, fill=light, outline=(170, 170, 170))
                 pen.text((cell_box[0] + 2, cell_box[1] + 1),
-                         fit(arena, label, cell_box[2] - cell_box[0] - 4), fill=FAINT, font=label)
+                         abbreviate(arena, label, cell_box[2] - cell_box[0] - 4, given),
+                         fill=FAINT, font=label)
             pen.ellipse([door[0] - 2, door[1] - 2, door[0] + 2, door[1] + 2], fill=INK)
         doors = [at(*plan.entrance) for plan in self.layout.sectors.values()]
         for name, start, end in self.layout.streets:  # over the doors' paths, clear of doors
