@@ -160,6 +160,8 @@ def test_each_person_has_their_own_colour_and_initials(world):
     assert len({m.initials for m in marks.values()}) == 27
     assert (marks["Maria Lopez"].initials, marks["Mei Lin"].initials) == ("MLo", "MLi")
     assert drawable("Ava 🎉 the 👩‍🍳 cook") == "Ava the cook"
+    assert identities([], ["🎉Bo Lee", "🎉"])["🎉Bo Lee"].initials == "BL"
+    assert identities([], ["🎉"])["🎉"].initials == "?"
 
 
 def test_a_crowded_room_lists_names_in_a_key_and_a_close_up_says_what_people_do(world):

@@ -62,7 +62,9 @@ def unique_initials(names: list[str]) -> dict[str, str]:
 
 
 def _initials(name: str, letters: int) -> str:
-    words = [w for w in name.split() if w[:1].isalnum()] or [name or "?"]
+    # letters and digits only: an emoji or a quote mark makes no initial
+    words = ["".join(c for c in word if c.isalnum()) for word in name.split()]
+    words = [word for word in words if word] or ["?"]
     if len(words) == 1:
         word = words[0]
         return (word[:1].upper() + word[1:1 + letters].lower()) or "?"
