@@ -8,17 +8,19 @@ import contextlib
 import hashlib
 import io
 import json
+import shutil
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 import yaml
-from PIL import Image
+from PIL import Image, ImageSequence, ImageStat
 from towns import STOVE, busy_morning
 
 from townbot.cli import main
 from townbot.pictures.layout import CLEARANCE, plan_town
-from townbot.pictures.townmap import MapPainter
+from townbot.pictures.markers import identities
+from townbot.pictures.townmap import MapPainter, abbreviate, drawable
 from townbot.store.database import Store
 from townbot.town.history import Moment, Walk, Whereabouts, load_history
 from townbot.world.errors import DataError
@@ -141,13 +143,45 @@ def test_the_same_moment_draws_the_same_picture(world, day_db):
     assert MapPainter(world).draw(moment).png() == first
 
 
-def test_an_animation_has_a_frame_per_tick_of_the_span(day_db, tmp_path):
+def test_an_animation_moves_walkers_between_the_ticks_of_the_span(day_db, tmp_path):
     out = tmp_path / "party.gif"
     code, output = run_cli("map", "--db", str(day_db), "--from", "2023-02-13 17:00", "--to",
                            "2023-02-13 18:00", "--out", str(out))
     assert code == 0, output
-    with Image.open(out) as image:
-        assert image.format == "GIF" and image.n_frames == 7
+    with Image.open(out) as image:  # six ticks of four frames, and the last tick
+        assert image.format == "GIF" and image.n_frames == 25
+        assert sum(image.info["duration"] for _ in ImageSequence.Iterator(image)) >= 2400
+
+
+def test_each_person_has_their_own_colour_and_initials(world):
+    marks = identities(list(world.personas), ["Ada", "Ava 🎉"])
+    residents = [marks[name] for name in world.personas]
+    assert len({m.colour for m in residents}) == len(residents) == 25
+    assert len({m.initials for m in marks.values()}) == 27
+    assert (marks["Maria Lopez"].initials, marks["Mei Lin"].initials) == ("MLo", "MLi")
+    assert drawable("Ava 🎉 the 👩‍🍳 cook") == "Ava the cook"
+    assert identities([], ["🎉Bo Lee", "🎉"])["🎉Bo Lee"].initials == "BL"
+    assert identities([], ["🎉"])["🎉"].initials == "?"
+
+
+def test_a_crowded_room_lists_names_in_a_key_and_a_close_up_says_what_people_do(world):
+    cafe = {name: Whereabouts(name, False, "Hobbs Cafe", "cafe", "dancing at the party", "💃")
+            for name in list(world.personas)[:14]}
+    moment = Moment(datetime(2023, 2, 14, 17, 30), cafe)
+    painter = MapPainter(world)
+    whole = painter.draw(moment)
+    assert sorted(whole.unnamed) == sorted(cafe)  # no name cut: all of them in the key
+    assert whole.image.height > painter.draw(Moment(moment.time, {})).image.height
+    close = painter.draw(moment, "Hobbs Cafe")
+    assert close.unnamed == [] and len(close.positions) == 14
+    assert len({round(m.y) for m in close.positions.values()}) >= 7  # a line each, in columns
+
+
+def test_the_map_is_darker_at_night(world):
+    def brightness(hour: int) -> float:
+        image = MapPainter(world).draw(Moment(datetime(2023, 2, 13, hour, 0), {})).image
+        return sum(ImageStat.Stat(image.convert("L")).mean)
+    assert brightness(23) < 0.75 * brightness(12)
 
 
 # --- visitors, walkers, trouble ----------------------------------------------------------------
@@ -219,3 +253,40 @@ def test_map_never_creates_a_database(tmp_path):
 def test_a_png_name_is_asked_for_one_moment(day_db, tmp_path):
     code, output = run_cli("map", "--db", str(day_db), "--out", str(tmp_path / "x.gif"))
     assert code == 2 and "*.png" in output
+
+
+def test_a_video_needs_ffmpeg_and_says_so_without_it(day_db, tmp_path, monkeypatch):
+    from townbot.platforms import map_command
+
+    monkeypatch.setattr(map_command.shutil, "which", lambda name: None)
+    out = tmp_path / "party.mp4"
+    code, output = run_cli("map", "--db", str(day_db), "--from", "2023-02-13 17:00", "--to",
+                           "2023-02-13 17:20", "--out", str(out))
+    assert code == 2 and "needs ffmpeg, which is not installed here" in output
+    assert "name the file *.gif" in output and not out.exists()
+
+
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg is not installed")
+@pytest.mark.parametrize("suffix", ["mp4", "webm"])
+def test_with_ffmpeg_an_animation_can_be_a_video(day_db, tmp_path, suffix):
+    out = tmp_path / f"party.{suffix}"
+    code, output = run_cli("map", "--db", str(day_db), "--from", "2023-02-13 17:00", "--to",
+                           "2023-02-13 17:20", "--out", str(out))
+    assert code == 0, output
+    head = out.read_bytes()[:64]
+    assert b"ftyp" in head if suffix == "mp4" else head.startswith(b"\x1a\x45\xdf\xa3")
+
+
+def test_a_long_place_name_is_shortened_the_same_way_everywhere():
+    from PIL import ImageFont
+
+    face = ImageFont.load_default(size=9)
+    given = frozenset({"Isabella", "Maria"})
+    whole = "Isabella Rodriguez's apartment"
+    assert abbreviate(whole, face, 500, given) == whole  # room enough: untouched
+    assert abbreviate(whole, face, face.getlength("Isabella Rodriguez's apt."), given) == \
+        "Isabella Rodriguez's apt."
+    assert abbreviate(whole, face, face.getlength("I. Rodriguez's apt."), given) == \
+        "I. Rodriguez's apt."
+    assert abbreviate("Maria Lopez's room", face, face.getlength("M. Lopez's rm"), given) == \
+        "M. Lopez's rm"

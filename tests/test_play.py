@@ -102,7 +102,8 @@ def test_a_piped_session_from_the_command_line(tmp_path):
     lines = done.stdout.splitlines()
     assert "offline model" in lines[0]
     assert any(line.startswith("> You are Alex") for line in lines)
-    assert any(line.startswith("> Sam Moore:") and "mayor" in line for line in lines)
+    answers = [line for line in lines if "Sam Moore" in line and "mayor" in line]
+    assert len(answers) == 1 and 'Sam Moore: "' in answers[0]  # the answer once, as said
     assert any(line.startswith("07:50 #") for line in lines), "six ticks: 07:00 to 07:50"
 
 
@@ -136,3 +137,18 @@ async def test_wait_stays_within_the_ticks_of_the_session(console):
         "! all 12 ticks of --ticks have passed; /quit to leave"
     console.tick_limit = None
     assert "wait 1 to 1000 ticks" in await run(console, "/wait 1001")
+
+
+async def test_a_conversation_block_is_shown_among_the_ticks_other_events_in_time_order(console):
+    from townbot.world.events import TownEvent
+
+    tick = [TownEvent("2023-02-13 17:40", "hobbs-cafe", "action", "Isabella Rodriguez",
+                      "is wiping the counter"),
+            TownEvent("2023-02-13 17:31", "hobbs-cafe", "speech", "Maria Lopez", "Hello!"),
+            TownEvent("2023-02-13 17:37", "hobbs-cafe", "speech", "Klaus Mueller", "Hi, Maria."),
+            TownEvent("2023-02-13 17:30", "johnson-park", "action", "Sam Moore", "is walking")]
+    start = console.out.tell()
+    console.show(tick)
+    console.out.seek(start)
+    clocks = [line.split()[0] for line in console.out.read().splitlines()]
+    assert clocks == ["17:30", "17:31", "17:37", "17:40"]

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
 
 from townbot.platforms.terminal import BASIC_COLOURS, RICH_COLOURS, Palette, Screen
@@ -108,3 +109,22 @@ def test_ctrl_c_ends_sim_after_the_tick_under_way_with_one_line(tmp_path):
                               "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0 and "from Mon Feb 13 07:00" not in resumed.stdout, \
         "the ticks before Ctrl-C were kept"
+
+
+@pytest.mark.parametrize("columns", [80, 100, 140])
+def test_where_keeps_who_and_what_on_a_narrow_terminal(columns):
+    rows = [["🎨", "Isabella Rodriguez", "getting ready for the Valentine's Day party at Hobbs "
+             "Cafe and decorating the counter", "Isabella Rodriguez's apartment: kitchen"],
+            ["🚶", "Klaus Mueller", "walking to Oak Hill College", "on the way"]]
+    out = io.StringIO()
+    screen = Screen(out, styled=True, channels=["park"])
+    screen.console.width = columns
+    screen.table(["", "who", "doing", "where"], rows, wrap=[2], shorten=[3])
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in out.getvalue().splitlines()]
+    assert all(len(line) <= columns for line in lines)
+    text = "\n".join(lines)
+    assert "Isabella Rodriguez" in text and "Klaus Mueller" in text  # who: never cut
+    cells = text.split()
+    assert all(word in cells for word in "getting ready for the Valentine's Day party at Hobbs "
+               "Cafe and decorating the counter".split())  # what: wrapped, never lost
+    assert "getting" in lines[1] and lines[1].count("Isabella Rodriguez") == 2  # place: shortened

@@ -86,6 +86,65 @@ async def test_bad_requests_are_refused_with_the_reason(client):
     assert (await client.post("/api/town")).status == 405  # nothing can be changed
 
 
+@pytest.mark.parametrize("tick", ["--5", "²", "5" * 5000, "1e3", " 3"])
+async def test_a_tick_that_is_not_a_number_is_a_400_with_one_line(client, tick):
+    for path in ("/api/moment", "/map.png", "/api/events", "/resident/Klaus%20Mueller"):
+        response = await client.get(path, params={"tick": tick})
+        reason = await response.text()
+        assert response.status == 400 and "use a tick number such as 0" in reason
+        assert "\n" not in reason.strip() and len(reason) < 200 and "Traceback" not in reason
+
+
+async def test_every_answer_says_what_a_browser_may_do_with_it(client):
+    for path in ("/", "/api/town", "/static/app.js", "/resident/Nobody", "/api/moment?tick=x"):
+        headers = (await client.get(path)).headers
+        assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+        assert "script-src 'self'" in headers["Content-Security-Policy"]
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert headers["Referrer-Policy"] == "no-referrer"
+    icon = await client.get("/static/favicon.svg")
+    assert icon.status == 200 and icon.content_type == "image/svg+xml"
+    assert 'rel=icon href="static/favicon.svg"' in await (await client.get("/")).text()
+    for vendored in ("leaflet.js", "leaflet.css"):
+        assert (await client.get(f"/static/{vendored}")).status == 200
+    assert (await client.get("/static/LEAFLET-LICENSE")).status == 404  # only what pages use
+
+
+async def test_a_moment_gives_each_person_a_look_of_their_own(client):
+    moment = await (await client.get("/api/moment")).json()
+    people = {p["name"]: p for p in moment["people"]}
+    residents = [p for p in people.values() if not p["visitor"]]
+    assert len({p["colour"] for p in residents}) == len(residents) == 25
+    assert len({p["initials"] for p in people.values()}) == 26
+    assert people["Maria Lopez"]["initials"] != people["Mei Lin"]["initials"]
+    assert moment["night"] is False and isinstance(moment["speech"], list)
+    bare = await client.get("/map.png?people=0")
+    assert bare.status == 200 and await bare.read() != await (await client.get("/map.png")).read()
+    assert (await client.get("/map.png?people=maybe")).status == 400
+    areas = (await (await client.get("/api/town")).json())["areas"]
+    assert areas["hobbs-cafe"]["name"] == "Hobbs Cafe" and len(areas["hobbs-cafe"]["box"]) == 4
+
+
+async def test_a_visitor_who_arrived_is_no_longer_walking(client):
+    moments = [await (await client.get(f"/api/moment?tick={t}")).json() for t in (9, 18)]
+    walking, arrived = ({p["name"]: p for p in m["people"]}["Ada"] for m in moments)
+    assert walking["walking_to"] == "Hobbs Cafe" and walking["action"].startswith("walking")
+    assert arrived["place"] == "Hobbs Cafe: cafe" and "walking" not in arrived["action"]
+
+
+async def test_the_feed_runs_newest_first_by_game_time(client):
+    events = await (await client.get("/api/events")).json()
+    assert [e["time"] for e in events] == sorted((e["time"] for e in events), reverse=True)
+
+
+async def test_a_resident_page_can_show_a_moment_of_the_replay(client):
+    page = await (await client.get("/resident/Isabella%20Rodriguez?tick=0")).text()
+    assert "As at 2023-02-13 07:00 in the replay" in page and "kitchen" in page
+    assert "2023-02-13 09:" not in page  # nothing remembered after that moment
+    now = await (await client.get("/resident/Isabella%20Rodriguez")).text()
+    assert "id=as-of" not in now
+
+
 async def test_serving_never_changes_the_database(world, morning_db):
     before = digest(morning_db)
     town = await WebTown.open(world, morning_db)
@@ -176,6 +235,8 @@ def chromium_path() -> str | None:
 
 
 BROWSER_TOKEN = "a-token-the-browser-keeps-from-page-to-page"
+PHONE, DESKTOP = {"width": 390, "height": 844}, {"width": 1440, "height": 900}
+SCREENS = pytest.mark.parametrize("screen", [PHONE, DESKTOP], ids=["phone", "desktop"])
 
 
 class ServerThread:
@@ -217,7 +278,19 @@ class ServerThread:
 
 
 @pytest.fixture(scope="module")
-def browser_page(world, morning_db, tmp_path_factory):
+def party_db(tmp_path_factory) -> Path:
+    """The Valentine's Day party at Hobbs Cafe, 17:20 on the second day (offline model)."""
+    from townbot.cli import main
+
+    db = tmp_path_factory.mktemp("party") / "party.db"
+    assert main(["sim", "--days", "1", "--db", str(db), "--scenario", "valentines-party",
+                 "--quiet"]) == 0
+    assert main(["sim", "--hours", "10.5", "--db", str(db), "--quiet"]) == 0
+    return db
+
+
+@pytest.fixture(scope="module")
+def browser(world, morning_db, party_db, tmp_path_factory):
     executable = chromium_path()
     if executable is None:
         pytest.skip("no Chromium installed (apt-get install chromium, or set TOWNBOT_CHROMIUM): "
@@ -225,43 +298,208 @@ def browser_page(world, morning_db, tmp_path_factory):
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     db = tmp_path_factory.mktemp("browser") / "town.db"
     shutil.copy(morning_db, db)
-    with ServerThread(world, db) as server, sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable,
-                                             args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        page.set_default_timeout(60_000)  # a loaded 2-core machine is slow, never wrong
-        yield page, server, db
-        browser.close()
+    with ServerThread(world, db) as server, ServerThread(world, party_db) as party, \
+            sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable,
+                                              args=["--no-sandbox", "--disable-gpu"])
+        yield chromium, server, party, db
+        chromium.close()
+
+
+@pytest.fixture
+def browser_page(browser):
+    """A desktop page on the busy morning."""
+    chromium, server, _, db = browser
+    page = chromium.new_page(viewport=DESKTOP)
+    page.set_default_timeout(60_000)  # a loaded 2-core machine is slow, never wrong
+    yield page, server, db
+    page.close()
+
+
+def screen_page(browser, screen: dict):
+    page = browser[0].new_page(viewport=screen, has_touch=screen is PHONE,
+                               is_mobile=screen is PHONE)
+    page.set_default_timeout(60_000)
+    return page
 
 
 def open_town(page, url: str) -> None:
     page.goto(url)
     page.wait_for_selector(".marker[data-name='Isabella Rodriguez']", state="attached")
-    page.wait_for_function("() => { const m = document.getElementById('map');"
-                           " return m.complete && m.naturalWidth > 0; }")
+    page.wait_for_function("() => { const m = document.querySelector('.town-picture');"
+                           " return m && m.complete && m.naturalWidth > 0; }")
 
 
-def marker_places(page) -> dict[str, tuple[str, str]]:
+def marker_boxes(page) -> dict[str, dict[str, float]]:
+    """Where each person's tap target is on the screen, in CSS pixels."""
     return page.eval_on_selector_all(
-        ".marker", "els => Object.fromEntries(els.map(e => [e.dataset.name,"
-                   " [e.style.left, e.style.top]]))")
+        ".marker", "els => Object.fromEntries(els.map(e => { const r = e.getBoundingClientRect();"
+                   " return [e.dataset.name, {x: r.x, y: r.y, w: r.width, h: r.height}]; }))")
+
+
+def marker_places(page) -> dict[str, tuple[float, float]]:
+    """Where the map puts each person, in the drawn town's pixels (independent of the zoom)."""
+    return {p["name"]: (p["x"], p["y"]) for p in page.evaluate("moment.people")}
+
+
+def overlapping(boxes: dict[str, dict[str, float]]) -> list[tuple[str, str]]:
+    names = sorted(boxes)
+    return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
+            if boxes[a]["x"] < boxes[b]["x"] + boxes[b]["w"] and
+            boxes[b]["x"] < boxes[a]["x"] + boxes[a]["w"] and
+            boxes[a]["y"] < boxes[b]["y"] + boxes[b]["h"] and
+            boxes[b]["y"] < boxes[a]["y"] + boxes[a]["h"]]
+
+
+def covered(page, names: list[str]) -> list[str]:
+    """Who among `names` cannot be tapped: off the map's visible part, or something else on
+    top of their target's centre."""
+    return page.evaluate(
+        """names => names.filter(name => {
+             const target = document.querySelector(`.marker[data-name="${name}"]`);
+             const r = target.getBoundingClientRect();
+             const [x, y] = [r.x + r.width / 2, r.y + r.height / 2];
+             const view = document.getElementById("map").getBoundingClientRect();
+             const top = document.elementFromPoint(x, y);
+             return x < view.left || x > view.right || y < view.top || y > view.bottom ||
+                    !(top && target.contains(top)); })""", names)
+
+
+def shown_on_map(page) -> list[str]:
+    """Who is inside the visible part of the map."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll(".marker")].filter(target => {
+             const r = target.getBoundingClientRect();
+             const view = document.getElementById("map").getBoundingClientRect();
+             return r.left >= view.left && r.right <= view.right && r.top >= view.top &&
+                    r.bottom <= view.bottom; }).map(target => target.dataset.name)""")
+
+
+def move_slider(page, tick: int) -> None:
+    page.eval_on_selector("#replay", f"s => {{ s.value = '{tick}';"
+                                     " s.dispatchEvent(new Event('input')); }")
+    page.wait_for_function(f"() => moment && moment.tick === {tick}")
+
+
+@SCREENS
+def test_the_page_fits_the_screen_and_the_map_fills_its_width(browser, screen):
+    page = screen_page(browser, screen)
+    open_town(page, browser[1].url)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= screen["width"], "the page scrolls sideways"
+    box = page.locator("#map").bounding_box()
+    share = 0.9 if screen is PHONE else 0.6
+    assert box["width"] >= share * screen["width"] and box["height"] >= 0.5 * screen["height"]
+    for control in ("#replay", "#live-button", "#area"):
+        control_box = page.locator(control).bounding_box()
+        assert control_box["height"] >= 24 and control_box["x"] + control_box["width"] <= width
+    assert page.locator("#replay").bounding_box()["width"] >= 0.5 * screen["width"]
+    page.close()
+
+
+@SCREENS
+def test_everyone_at_the_party_can_be_tapped(browser, screen):
+    page = screen_page(browser, screen)
+    open_town(page, browser[2].url)
+    at_party = [p["name"] for p in page.evaluate("moment.people") if p["sector"] == "Hobbs Cafe"]
+    assert len(at_party) >= 10, at_party
+    boxes = marker_boxes(page)
+    assert len(boxes) == 25
+    assert all(b["w"] >= 24 and b["h"] >= 24 for b in boxes.values())
+    assert overlapping(boxes) == []
+    assert covered(page, at_party) == []  # on screen and on top
+    assert covered(page, shown_on_map(page)) == []
+    for name in at_party:  # each opens their card
+        page.locator(f".marker[data-name='{name}']").click()
+        assert page.text_content("#card-name") == name
+    card = page.locator("#card").bounding_box()
+    assert card["x"] >= 0 and card["x"] + card["width"] <= screen["width"]
+    page.close()
+
+
+@SCREENS
+def test_the_feed_and_the_map_work_after_zooming(browser, screen):
+    page = screen_page(browser, screen)
+    open_town(page, browser[2].url)
+    for _ in range(2):  # as a visitor zooms: a tap, then the next when the map has moved
+        zoom = page.evaluate("map.getZoom()")
+        page.click(".leaflet-control-zoom-in")
+        page.wait_for_function(f"() => map.getZoom() > {zoom}")
+        page.wait_for_timeout(400)  # the zoom's animation
+    boxes = marker_boxes(page)
+    assert overlapping(boxes) == []
+    page.select_option("#area", "hobbs-cafe")
+    page.wait_for_function("() => [...document.querySelectorAll('#feed li')].every("
+                           "li => li.title.startsWith('#hobbs-cafe '))")
+    assert page.locator("#feed li").count() > 5
+    faded = page.eval_on_selector_all(".person.elsewhere", "els => els.map(e => e.dataset.name)")
+    at_party = {p["name"] for p in page.evaluate("moment.people") if p["sector"] == "Hobbs Cafe"}
+    assert faded and not at_party & set(faded)  # the map shows the area's people
+    page.wait_for_timeout(800)  # the flight to the cafe
+    inside = covered(page, sorted(at_party))
+    assert inside == []
+    page.locator(".marker[data-name='Isabella Rodriguez']").click()
+    assert page.text_content("#card-name") == "Isabella Rodriguez"
+    page.close()
+
+
+def speech_tick(world, db: Path) -> tuple[int, str]:
+    """A tick of the party town before its last in which someone spoke, and who."""
+    async def find() -> tuple[int, str]:
+        town = await WebTown.open(world, db)
+        try:
+            for tick in range(town.tick_count() - 2, 0, -1):  # in the replay
+                lines = town.speech_at(tick)
+                if lines:
+                    return tick, lines[-1]["actor"]
+        finally:
+            await town.close()
+        raise AssertionError("no one spoke in the party town")
+
+    with ThreadPoolExecutor(1) as reader:  # Playwright's sync API holds this thread's loop
+        return reader.submit(asyncio.run, find()).result(timeout=120)
+
+
+def test_a_speech_bubble_shows_who_is_talking(browser, world, party_db):
+    tick, speaker = speech_tick(world, party_db)
+    page = screen_page(browser, PHONE)
+    open_town(page, browser[2].url)
+    move_slider(page, tick)
+    page.wait_for_selector(f".bubble[data-name='{speaker}']")
+    assert speaker.split()[0] in page.text_content(f".bubble[data-name='{speaker}']")
+    assert page.text_content("#mode") == "replay"
+    page.close()
+
+
+def test_the_map_darkens_at_night(browser):
+    page = screen_page(browser, DESKTOP)
+    open_town(page, browser[2].url)
+    assert not page.evaluate("document.getElementById('map').classList.contains('night')")
+    move_slider(page, 96)  # 23:00 on the first day
+    assert page.text_content("#clock") == "2023-02-13 23:00"
+    assert page.evaluate("document.getElementById('map').classList.contains('night')")
+    filtered = page.eval_on_selector(".town-picture", "m => getComputedStyle(m).filter")
+    assert "brightness" in filtered
+    page.close()
 
 
 def test_the_map_renders_with_everyone_on_it(browser_page):
     page, server, _ = browser_page
     open_town(page, server.url)
-    assert page.eval_on_selector("#map", "m => m.naturalWidth") > 1000
+    assert page.eval_on_selector(".town-picture", "m => m.naturalWidth") > 1000
     places = marker_places(page)
     assert len(places) == 26 and "Ada" in places
     assert page.text_content("#clock") == "2023-02-13 10:00"
     assert page.locator("#feed li").count() > 10
+    initials = page.eval_on_selector_all(".person", "els => els.map(e => e.textContent)")
+    assert len(set(initials)) == 26  # no two people look alike
 
 
 def test_the_replay_slider_moves_the_residents(browser_page):
     page, server, _ = browser_page
     open_town(page, server.url)
     live = marker_places(page)
-    page.eval_on_selector("#replay", "s => { s.value = '0'; s.dispatchEvent(new Event('input')); }")
+    move_slider(page, 0)
     page.wait_for_function("() => document.getElementById('clock').textContent === "
                            "'2023-02-13 07:00'")
     page.wait_for_function("() => !document.querySelector(\".marker[data-name='Ada']\")")
@@ -275,13 +513,26 @@ def test_a_resident_page_opens_from_the_map(browser_page):
     page, server, _ = browser_page
     open_town(page, server.url)
     page.click(".marker[data-name='Isabella Rodriguez']")
+    assert page.text_content("#card-name") == "Isabella Rodriguez"
+    page.click("#card-link")
     page.wait_for_selector("#resident-name")
     assert page.text_content("#resident-name") == "Isabella Rodriguez"
     assert page.locator("#plan li").count() >= 3
-    assert page.url.startswith(server.url)
+    assert page.url.startswith(server.url) and page.locator("#as-of").count() == 0
     page.click("#back")
     page.wait_for_selector("#map")
     assert page.url == server.url
+
+
+def test_a_resident_page_opened_in_the_replay_shows_that_moment(browser_page):
+    page, server, _ = browser_page
+    open_town(page, server.url)
+    move_slider(page, 2)
+    page.click(".marker[data-name='Isabella Rodriguez']")
+    page.click("#card-link")
+    page.wait_for_selector("#as-of")
+    assert "2023-02-13 07:20" in page.text_content("#as-of")
+    assert page.url.startswith(server.url) and page.url.endswith("?tick=2")
 
 
 def test_the_live_map_follows_a_new_tick(browser_page, world):
@@ -298,4 +549,3 @@ def test_the_live_map_follows_a_new_tick(browser_page, world):
         writer.submit(asyncio.run, one_tick()).result(timeout=120)
     page.wait_for_function(f"() => document.getElementById('clock').textContent > '{before}'")
     assert page.text_content("#mode") == "live"
-

@@ -8,7 +8,7 @@ objects in trouble. The same inputs always give the same pixels (Pillow's own bu
 from __future__ import annotations
 
 import io
-import zlib
+import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,6 +16,7 @@ from datetime import datetime
 from PIL import Image, ImageDraw, ImageFont
 
 from townbot.pictures.layout import Box, TownLayout, plan_town
+from townbot.pictures.markers import PALETTE, Identity, identities
 from townbot.town.history import Moment, Whereabouts
 from townbot.world.model import World, split_path
 
@@ -30,8 +31,11 @@ TROUBLE = (214, 40, 40)
 VISITOR = (245, 158, 11)
 FILLS = {"home": (247, 232, 208), "business": (214, 230, 245), "public": (205, 233, 196),
          "college": (229, 221, 245)}
-PERSON_COLOURS = [(37, 99, 235), (5, 150, 105), (190, 24, 93), (124, 58, 237), (202, 138, 4),
-                  (8, 145, 178), (220, 38, 38), (77, 124, 15), (71, 85, 105), (234, 88, 12)]
+PERSON_COLOURS = PALETTE
+NIGHT = (20, 28, 60)  # laid over the town from 8 pm to 6 am
+NIGHT_SHADE = 0.45
+LIST_COLUMN = 300  # pixels a close-up gives each "name: action" line at least
+KEY_LINE = 18  # pixels per line of the key under a map whose crowds have no room for names
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class MapPicture:
     region: Box
     scale: float
     highlighted: list[str] = field(default_factory=list)  # object paths drawn as in trouble
+    unnamed: list[str] = field(default_factory=list)  # drawn without a name (listed in the key)
 
     def positions_json(self) -> dict[str, dict]:
         """The drawn positions as plain data (pixels; place or destination)."""
@@ -86,13 +91,35 @@ def fit(text: str, face: ImageFont.FreeTypeFont | ImageFont.ImageFont, width: fl
     return text + "…" if text else ""
 
 
-def initials(name: str) -> str:
-    words = name.split()
-    return (words[0][0] + words[-1][0]).upper() if len(words) > 1 else name[:2].title()
+# Shorter words a place's name takes, always the same, when the whole name does not fit.
+SHORT_WORDS = (("family's house", "family"), ("apartment", "apt."), ("College", "Coll."),
+               ("Supply Store", "Supply"), ("common room", "common rm"), ("bathroom", "bath"),
+               ("Market and Pharmacy", "Market"), ("room", "rm"))
 
 
-def colour_of(name: str) -> tuple[int, int, int]:
-    return PERSON_COLOURS[zlib.crc32(name.encode()) % len(PERSON_COLOURS)]
+def abbreviate(name: str, face: ImageFont.FreeTypeFont | ImageFont.ImageFont, width: float,
+               given_names: frozenset[str] = frozenset()) -> str:
+    """A place's name that fits `width`, shortened the same way everywhere: first its usual
+    short words, then people's given names to initials ("I. Rodriguez's apt."), and only then
+    cut with an ellipsis."""
+    if face.getlength(name) <= width:
+        return name
+    for long, short in SHORT_WORDS:
+        name = name.replace(long, short)
+        if face.getlength(name) <= width:
+            return name
+    words = name.split(" ")
+    name = " ".join(f"{word[0]}." if word in given_names and index + 1 < len(words) else word
+                    for index, word in enumerate(words))
+    return fit(name, face, width)
+
+
+def drawable(text: str) -> str:
+    """The text without the symbols Pillow's own font has no glyph for (emoji, joiners), which
+    it would draw as empty boxes; spaces they leave are closed up."""
+    kept = "".join(c for c in text if not (unicodedata.category(c) in ("So", "Cs", "Co", "Cf")
+                                          or 0xFE00 <= ord(c) <= 0xFE0F or ord(c) >= 0x1F000))
+    return " ".join(kept.split())
 
 
 class MapPainter:
@@ -101,7 +128,7 @@ class MapPainter:
     def __init__(self, world: World, layout: TownLayout | None = None) -> None:
         self.world = world
         self.layout = layout or plan_town(world)
-        self._bases: dict[str | None, tuple[Image.Image, Box, float]] = {}
+        self._bases: dict[object, tuple[Image.Image, Box, float]] = {}  # by view (and night)
 
     def view(self, focus: str | None) -> tuple[Image.Image, Box, float]:
         """The buildings of the whole town, or of one sector close up (cached)."""
@@ -114,15 +141,22 @@ class MapPainter:
             self._bases[focus] = (self._draw_base(region, scale), region, scale)
         return self._bases[focus]
 
-    def draw(self, moment: Moment, focus: str | None = None) -> MapPicture:
+    def draw(self, moment: Moment, focus: str | None = None, people: bool = True) -> MapPicture:
+        """The moment's map, darker at night; without `people` they are placed (in
+        `positions`) but not drawn, for a page that draws them itself."""
         if focus is not None and focus not in self.layout.sectors:
             raise KeyError(f"no sector called {focus}")
         base, region, scale = self.view(focus)
+        if is_night(moment.time):
+            base = self._night(focus, base)
         picture = MapPicture(base.copy(), {}, region, scale)
         pen = ImageDraw.Draw(picture.image)
+        people_pen = pen if people else None
         self._caption(pen, picture, moment.time, focus)
         for path, state in sorted(moment.troubles.items()):
             self._trouble(pen, picture, path, state)
+        marks = identities(list(self.world.personas),
+                           [p.name for p in moment.people.values() if p.visitor])
         groups: dict[tuple[str, str], list[Whereabouts]] = defaultdict(list)
         walkers = []
         for person in moment.people.values():
@@ -131,11 +165,43 @@ class MapPainter:
             elif person.sector is not None and person.arena is not None and \
                     self.world.has_arena(person.sector, person.arena):
                 groups[(person.sector, person.arena)].append(person)
-        for (sector, arena), people in sorted(groups.items()):
+        for (sector, arena), crowd in sorted(groups.items()):
             if focus in (None, sector):
-                self._arena_people(pen, picture, sector, arena, people)
-        self._walkers(pen, picture, walkers, moment.time)
+                self._arena_people(people_pen, picture, sector, arena, crowd, marks)
+        self._walkers(people_pen, picture, walkers, moment.time, marks)
+        if people and picture.unnamed:
+            self._key(picture, moment, marks)
         return picture
+
+    def _night(self, focus: str | None, base: Image.Image) -> Image.Image:
+        """The view's buildings under the night's shade (cached beside the day's)."""
+        key = ("night", focus)
+        if key not in self._bases:
+            shade = Image.new("RGB", base.size, NIGHT)
+            self._bases[key] = (Image.blend(base, shade, NIGHT_SHADE), *self._bases[focus][1:])
+        return self._bases[key][0]
+
+    def _key(self, picture: MapPicture, moment: Moment, marks: dict[str, Identity]) -> None:
+        """Under the map, who is who among the people drawn without a name (a crowd)."""
+        face, width = font(13), picture.image.width
+        entries = [(marks[name], f"{drawable(name)}: {drawable(moment.people[name].action)}")
+                   for name in sorted(picture.unnamed)]
+        column = max(240, width // 4)
+        columns = max(1, width // column)
+        rows = -(-len(entries) // columns)
+        taller = Image.new("RGB", (width, picture.image.height + rows * KEY_LINE + 8),
+                           (255, 255, 255))
+        taller.paste(picture.image, (0, 0))
+        pen = ImageDraw.Draw(taller)
+        top = picture.image.height + 4
+        for index, (mark, text) in enumerate(entries):
+            column_index, row = divmod(index, rows)
+            x, y = 8 + column_index * column, top + row * KEY_LINE + KEY_LINE / 2
+            pen.ellipse([x, y - 8, x + 16, y + 8], fill=mark.colour)
+            pen.text((x + 8, y), mark.initials, fill=(255, 255, 255),
+                     font=font(9 if len(mark.initials) <= 2 else 7), anchor="mm")
+            pen.text((x + 20, y), fit(text, face, column - 28), fill=INK, font=face, anchor="lm")
+        picture.image = taller
 
     # --- the buildings ----------------------------------------------------------------------
 
@@ -147,9 +213,9 @@ class MapPainter:
         def at(x: float, y: float) -> tuple[float, float]:
             return (x - region.left) * scale, (y - region.top) * scale + HEADER
 
-        for name, start, end in self.layout.streets:
+        given = frozenset(name.split()[0] for name in self.world.personas)
+        for _name, start, end in self.layout.streets:
             pen.line([at(*start), at(*end)], fill=STREET, width=max(3, round(0.26 * scale)))
-            self._street_name(image, name, at(*start), at(*end), scale)
         for plan in self.layout.sectors.values():
             fill = FILLS.get(plan.kind, (235, 235, 235))
             box = [*at(plan.box.left, plan.box.top), *at(plan.box.right, plan.box.bottom)]
@@ -162,15 +228,19 @@ class MapPainter:
             while size > 9 and font(size).getlength(plan.name) > room:
                 size -= 1  # a long name gets a smaller face before it is cut
             pen.text((box[0] + scale * 0.08, box[1] + scale * 0.06),
-                     fit(plan.name, font(size), room), fill=INK, font=font(size))
+                     abbreviate(plan.name, font(size), room, given), fill=INK, font=font(size))
             light = tuple(min(255, c + (255 - c) // 2) for c in fill)
             label = font(max(8, round(scale * 0.15)))
             for arena, cell in plan.arenas.items():
                 cell_box = [*at(cell.left, cell.top), *at(cell.right, cell.bottom)]
                 pen.rectangle(cell_box, fill=light, outline=(170, 170, 170))
                 pen.text((cell_box[0] + 2, cell_box[1] + 1),
-                         fit(arena, label, cell_box[2] - cell_box[0] - 4), fill=FAINT, font=label)
+                         abbreviate(arena, label, cell_box[2] - cell_box[0] - 4, given),
+                         fill=FAINT, font=label)
             pen.ellipse([door[0] - 2, door[1] - 2, door[0] + 2, door[1] + 2], fill=INK)
+        doors = [at(*plan.entrance) for plan in self.layout.sectors.values()]
+        for name, start, end in self.layout.streets:  # over the doors' paths, clear of doors
+            self._street_name(image, name, at(*start), at(*end), scale, doors)
         return image
 
     @staticmethod
@@ -181,7 +251,8 @@ class MapPainter:
 
     @staticmethod
     def _street_name(image: Image.Image, name: str, start: tuple[float, float],
-                     end: tuple[float, float], scale: float) -> None:
+                     end: tuple[float, float], scale: float,
+                     doors: list[tuple[float, float]]) -> None:
         face = font(max(8, round(scale * 0.15)))
         length = abs(end[0] - start[0]) + abs(end[1] - start[1])
         text = fit(name, face, length * 0.8)
@@ -192,9 +263,17 @@ class MapPainter:
         vertical = start[0] == end[0]
         if vertical:
             stamp = stamp.rotate(90, expand=True)
-        # a quarter of the way along, clear of the crossings at either end
-        x = start[0] + (end[0] - start[0]) * 0.25 - stamp.width / 2
-        y = start[1] + (end[1] - start[1]) * 0.25 - stamp.height / 2
+        # a quarter of the way along, clear of the crossings at either end, or further on
+        # where a door's path would cross the name
+        for share in (0.25, 0.5, 0.75, 0.375, 0.625, 0.125, 0.875):
+            x = start[0] + (end[0] - start[0]) * share - stamp.width / 2
+            y = start[1] + (end[1] - start[1]) * share - stamp.height / 2
+            if not any(x - 4 <= dx <= x + stamp.width + 4 and y - 4 <= dy <= y + stamp.height + 4
+                       for dx, dy in doors):
+                break
+        else:
+            x = start[0] + (end[0] - start[0]) * 0.25 - stamp.width / 2
+            y = start[1] + (end[1] - start[1]) * 0.25 - stamp.height / 2
         image.paste(stamp, (round(x), round(y)), stamp)
 
     # --- what changes from moment to moment -------------------------------------------------
@@ -243,28 +322,60 @@ class MapPainter:
         pen.text((box[0] + 2, box[3] - face.size - 3), text, fill=TROUBLE, font=face)
         picture.highlighted.append(path)
 
-    def _arena_people(self, pen: ImageDraw.ImageDraw, picture: MapPicture, sector: str, arena: str,
-                      people: list[Whereabouts]) -> None:
+    def _arena_people(self, pen: ImageDraw.ImageDraw | None, picture: MapPicture, sector: str,
+                      arena: str, people: list[Whereabouts], marks: dict[str, Identity]) -> None:
         left, top, right, bottom = self._cell(picture, sector, arena)
-        radius, label = marker_size(picture.scale), font(label_size(picture.scale))
         top += font(max(8, round(picture.scale * 0.15))).size + 2  # under the arena's name
+        people = sorted(people, key=lambda p: p.name)
+        if picture.scale >= 120:  # a close-up: a list of who does what
+            self._listed(pen, picture, sector, arena, people, marks, (left, top, right, bottom))
+            return
+        radius, label = marker_size(picture.scale), font(label_size(picture.scale))
         columns, step = slots(len(people), right - left, bottom - top, radius, label.size)
         slot_w = (right - left) / columns
-        for index, person in enumerate(sorted(people, key=lambda p: p.name)):
+        named = step >= 2 * radius + label.size and all(
+            label.getlength(drawable(p.name.split()[0])) <= max(slot_w - 2, 2 * radius)
+            for p in people)  # a crowd's names are all in the key, never cut
+        for index, person in enumerate(people):
             row, column = divmod(index, columns)
             x = left + slot_w * (column + 0.5)
             y = top + radius + row * step
-            detail = f": {person.action}" if picture.scale >= 120 else ""
-            name = person.name.split()[0] if not detail else person.name
-            self._person(pen, picture, person, x, y, radius,
-                         fit(name + detail, label, max(slot_w - 2, 2 * radius)), label)
+            self._person(pen, person, marks[person.name], x, y, radius,
+                         drawable(person.name.split()[0]) if named else "", label)
+            if not named:
+                picture.unnamed.append(person.name)
             picture.positions[person.name] = Marker(person.name, x, y, sector, arena, None,
                                                     person.visitor)
 
-    def _walkers(self, pen: ImageDraw.ImageDraw, picture: MapPicture, walkers: list[Whereabouts],
-                 time: datetime) -> None:
+    def _listed(self, pen: ImageDraw.ImageDraw | None, picture: MapPicture, sector: str,
+                arena: str, people: list[Whereabouts], marks: dict[str, Identity],
+                cell: tuple[float, float, float, float]) -> None:
+        """A close-up's room: each person on a line with their full name and what they do, in
+        as many columns as the room is wide; the lines close up to fit a crowd."""
+        left, top, right, bottom = cell
+        columns = max(1, min(len(people), int((right - left) // LIST_COLUMN)))
+        rows = -(-len(people) // columns)
+        line = min(36.0, max(12.0, (bottom - top - 4) / rows))
+        radius = min(marker_size(picture.scale), line / 2 - 1)
+        face = font(max(9, min(16, round(line * 0.5))))
+        width = (right - left) / columns
+        for index, person in enumerate(people):
+            column, row = divmod(index, rows)
+            x = left + column * width + radius + 4
+            y = top + 2 + row * line + line / 2
+            self._person(pen, person, marks[person.name], x, y, radius, "", face)
+            if pen is not None:
+                text = f"{drawable(person.name)}: {drawable(person.action)}"
+                pen.text((x + radius + 4, y), fit(text, face, width - 2 * radius - 12), fill=INK,
+                         font=face, anchor="lm")
+            picture.positions[person.name] = Marker(person.name, x, y, sector, arena, None,
+                                                    person.visitor)
+
+    def _walkers(self, pen: ImageDraw.ImageDraw | None, picture: MapPicture,
+                 walkers: list[Whereabouts], time: datetime, marks: dict[str, Identity]) -> None:
         radius, label = marker_size(picture.scale), font(label_size(picture.scale))
-        taken: dict[tuple[int, int], int] = defaultdict(int)
+        spots: dict[tuple[int, int], list[tuple[Whereabouts, float, float, list]]] = \
+            defaultdict(list)
         for person in sorted(walkers, key=lambda p: p.name):
             walk = person.walk
             assert walk is not None
@@ -273,26 +384,41 @@ class MapPainter:
             route = self.world.route(walk.origin, walk.sector)
             point, rest = along(route, walk.progress(time))
             x, y = picture.to_pixels(*point)
-            if not (0 <= x < picture.image.width and HEADER <= y < picture.image.height):
-                continue  # off this close-up
-            crowd = taken[(round(x), round(y))]
-            taken[(round(x), round(y))] += 1
-            y += crowd * (2 * radius + 2)  # walkers at one spot queue up
-            colour = VISITOR if person.visitor else colour_of(person.name)
-            path = [(x, y)] + [picture.to_pixels(*p) for p in rest]
-            if len(path) > 1:
-                pen.line(path, fill=colour, width=max(1, round(picture.scale / 28)))
-            self._person(pen, picture, person, x, y, radius, person.name.split()[0], label,
-                         hollow=True)
-            picture.positions[person.name] = Marker(person.name, x, y, None, None, walk.sector,
-                                                    person.visitor)
+            if 0 <= x < picture.image.width and HEADER <= y < picture.image.height:
+                spots[(round(x), round(y))].append((person, x, y, rest))  # else off a close-up
+        placed = []
+        for together in spots.values():
+            for place, (person, x, y, rest) in enumerate(together):
+                # walkers at one spot stand side by side, their names in the key
+                x += (place - (len(together) - 1) / 2) * (2 * radius + 2)
+                placed.append((person, x, y, rest, len(together) == 1))
+                path = [(x, y)] + [picture.to_pixels(*p) for p in rest]
+                if len(path) > 1 and pen is not None:  # every route first: none crosses a face
+                    pen.line(path, fill=marks[person.name].colour,
+                             width=max(1, round(picture.scale / 28)))
+        for person, x, y, _, alone in placed:
+            self._walker(pen, picture, person, marks[person.name], (x, y),
+                         drawable(person.name.split()[0]) if alone else "", radius, label)
+
+    def _walker(self, pen: ImageDraw.ImageDraw | None, picture: MapPicture, person: Whereabouts,
+                mark: Identity, point: tuple[float, float], name: str, radius: float,
+                label: ImageFont.ImageFont | ImageFont.FreeTypeFont) -> None:
+        x, y = point
+        walk = person.walk
+        assert walk is not None
+        self._person(pen, person, mark, x, y, radius, name, label, hollow=True)
+        if not name:
+            picture.unnamed.append(person.name)
+        picture.positions[person.name] = Marker(person.name, x, y, None, None, walk.sector,
+                                                person.visitor)
 
     @staticmethod
-    def _person(pen: ImageDraw.ImageDraw, picture: MapPicture, person: Whereabouts, x: float,
-                y: float, radius: float, text: str, label: ImageFont.ImageFont | ImageFont.FreeTypeFont,
-                hollow: bool = False) -> None:
-        colour = VISITOR if person.visitor else colour_of(person.name)
-        inside = font(max(8, round(radius * 0.95)))
+    def _person(pen: ImageDraw.ImageDraw | None, person: Whereabouts, mark: Identity, x: float,
+                y: float, radius: float, text: str,
+                label: ImageFont.ImageFont | ImageFont.FreeTypeFont, hollow: bool = False) -> None:
+        if pen is None:
+            return  # placed only
+        colour = mark.colour
         if person.visitor:
             pen.polygon([(x, y - radius * 1.25), (x + radius * 1.25, y), (x, y + radius * 1.25),
                          (x - radius * 1.25, y)], fill=colour, outline=INK)
@@ -304,8 +430,16 @@ class MapPainter:
                         outline=(255, 255, 255))
         ink = colour if hollow and not person.visitor else (255, 255, 255) \
             if not person.visitor else INK
-        pen.text((x, y), initials(person.name), fill=ink, font=inside, anchor="mm")
-        pen.text((x, y + radius + 1), text, fill=INK, font=label, anchor="ma")
+        letters = len(mark.initials)
+        inside = font(max(7, round(radius * (0.95 if letters <= 2 else 1.6 / letters))))
+        pen.text((x, y), mark.initials, fill=ink, font=inside, anchor="mm")
+        if text:
+            pen.text((x, y + radius + 1), text, fill=INK, font=label, anchor="ma")
+
+
+def is_night(time: datetime) -> bool:
+    """From 8 pm to 6 am the map is drawn dark."""
+    return time.hour >= 20 or time.hour < 6
 
 
 def marker_size(scale: float) -> float:

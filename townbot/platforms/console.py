@@ -89,7 +89,9 @@ class Console:
         return f"every {plural(self.seconds_per_tick, 'real second')}"
 
     def show(self, events: list[TownEvent]) -> None:
-        for event in events:
+        """The events in game-time order: a conversation comes as one block when it ends, and
+        its lines go between the tick's other events rather than stepping the clock back."""
+        for event in sorted(events, key=lambda e: e.game_time):
             self.screen.area_line(event_line(event, self._width))
 
     def say(self, text: str) -> None:
@@ -135,7 +137,8 @@ class Console:
             return True
         if outcome is not None:
             self.show(outcome.events)
-            self.screen.reply(outcome.text)
+            if not _already_shown(outcome):
+                self.screen.reply(outcome.text)
         return True
 
     def _handlers(self) -> dict[str, Callable[[str], Awaitable[Outcome | None]]]:
@@ -205,7 +208,9 @@ class Console:
     async def _where(self, arguments: str) -> None:
         outcome = await self.service.where(self.person)
         rows = [[p["emoji"], p["name"], p["action"], p["place"]] for p in outcome.data["people"]]
-        self.screen.table(["", "who", "doing", "where"], rows)
+        # on a narrow terminal the place is shortened first and what people do wraps: who
+        # does what is never lost
+        self.screen.table(["", "who", "doing", "where"], rows, wrap=[2], shorten=[3])
 
     async def _status(self, arguments: str) -> None:
         data = (await self.service.status(self.person, self.seconds_per_tick)).data
@@ -254,6 +259,14 @@ class Console:
 
 
 # --- completion -------------------------------------------------------------------------------
+
+
+def _already_shown(outcome: Outcome) -> bool:
+    """Whether the outcome's text is a resident's answer its events have just printed as their
+    line, so that the answer is not printed twice."""
+    reply, speaker = (outcome.data or {}).get("reply"), (outcome.data or {}).get("from")
+    return bool(reply) and any(e.kind == "speech" and e.actor == speaker and e.text == reply
+                               for e in outcome.events)
 
 
 def _matching(typed: str, options: Iterable[str]) -> list[str]:

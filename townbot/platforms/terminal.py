@@ -100,9 +100,12 @@ class Screen:
         self.console.print(legend)
 
     def table(self, headers: list[str], rows: list[list[str]], right: Iterable[int] = (),
-              title: str | None = None) -> None:
-        """A table: rich's on a terminal, aligned plain columns otherwise."""
-        right = frozenset(right)
+              title: str | None = None, wrap: Iterable[int] = (),
+              shorten: Iterable[int] = ()) -> None:
+        """A table: rich's on a terminal, aligned plain columns otherwise. Where a terminal is
+        too narrow, `shorten` columns are cut with an ellipsis first (down to a quarter of the
+        width) and `wrap` columns wrap; the other columns keep their whole text."""
+        right, wrap, shorten = frozenset(right), frozenset(wrap), frozenset(shorten)
         if self.console is None:
             from rich.cells import cell_len
 
@@ -114,10 +117,22 @@ class Screen:
         table = Table(title=title, title_justify="left", header_style="bold", box=None,
                       pad_edge=False, show_header=bool(headers))
         for index, header in enumerate(headers or [""] * len(rows[0] if rows else [])):
-            table.add_column(header, justify="right" if index in right else "left", no_wrap=True)
+            widest = max((cell_width(row[index]) for row in rows), default=0)
+            limit = max(12, self.console.width // 4) if index in shorten else None
+            table.add_column(header, justify="right" if index in right else "left",
+                             no_wrap=index not in wrap, overflow="ellipsis" if limit else "fold",
+                             max_width=limit,
+                             min_width=None if index in wrap or limit else widest)
         for row in rows:
             table.add_row(*row)
         self.console.print(table)
+
+
+def cell_width(text: str) -> int:
+    """Columns a text takes on a terminal (an emoji takes two)."""
+    from rich.cells import cell_len
+
+    return cell_len(text)
 
 
 class TickProgress:

@@ -152,7 +152,9 @@ class _Replay:
         for name, person in self.people.items():
             walk = person.walk
             if walk is not None and walk.arrives <= moment:
-                person = replace(person, sector=walk.sector, arena=walk.arena, walk=None)
+                # arrived: the walk's words end with it (a visitor has no next action to say so)
+                person = replace(person, sector=walk.sector, arena=walk.arena, walk=None,
+                                 action=f"just arrived at {walk.sector}", emoji="📍")
             people[name] = person
         return people
 

@@ -38,7 +38,17 @@ STATIC = resources.files("townbot.platforms.web") / "static"
 ACCESS_LOG = logging.getLogger("townbot.web.access")
 # Sent with every response, errors included: no Referer leaves a page (it would carry the
 # token), and a browser takes each file as the type it is served as.
-SAFE_HEADERS = {"Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"}
+# The page runs only its own script and style, draws only its own pictures, and no other site
+# may frame it.
+SAFE_HEADERS = {"Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff",
+                "Content-Security-Policy": "default-src 'none'; script-src 'self'; "
+                "style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+                "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+                "X-Frame-Options": "DENY"}
+STATIC_TYPES = {"app.js": "application/javascript", "style.css": "text/css",
+                "leaflet.js": "application/javascript", "leaflet.css": "text/css",
+                "favicon.svg": "image/svg+xml"}
+TICK_DIGITS = 9  # ticks of 10 game minutes: nine digits is some 19,000 game years
 
 
 def make_app(town: WebTown, token: str | None = None) -> web.Application:
@@ -204,9 +214,21 @@ def _tick(request: web.Request) -> int | None:
     text = request.query.get("tick")
     if text is None or text == "":
         return None
-    if not text.lstrip("-").isdigit():
-        raise StoreError(f"tick '{text}' is not a number; use a tick number such as 0")
+    if not re.fullmatch(r"-?[0-9]+", text, re.ASCII):
+        raise StoreError(f"tick '{text[:20]}' is not a number; use a tick number such as 0")
+    if len(text.lstrip("-")) > TICK_DIGITS:
+        raise StoreError(f"tick '{text[:20]}...' is far outside this town's history; use a tick "
+                         "number such as 0")
     return int(text)
+
+
+def _people(request: web.Request) -> bool:
+    """Whether the map draws its people (the page draws its own over it: people=0)."""
+    text = request.query.get("people", "1")
+    if text not in ("0", "1"):
+        raise StoreError(f"people '{text[:20]}' is neither 0 nor 1; use people=0 for the map "
+                         "without its people")
+    return text == "1"
 
 
 def _area(request: web.Request, town: WebTown) -> str | None:
@@ -227,15 +249,15 @@ async def index(request: web.Request) -> web.Response:
 
 async def static_file(request: web.Request) -> web.Response:
     name = request.match_info["file"]
-    types = {"app.js": "application/javascript", "style.css": "text/css"}
-    if name not in types:
+    if name not in STATIC_TYPES:
         raise web.HTTPNotFound()
-    return web.Response(text=(STATIC / name).read_text(encoding="utf-8"), content_type=types[name])
+    return web.Response(body=(STATIC / name).read_bytes(), content_type=STATIC_TYPES[name],
+                        charset="utf-8")
 
 
 async def map_png(request: web.Request) -> web.Response:
     town = town_of(request)
-    _, data = await town.picture(_tick(request), _area(request, town))
+    _, data = await town.picture(_tick(request), _area(request, town), _people(request))
     return web.Response(body=data, content_type="image/png",
                         headers={"Cache-Control": "no-cache"})
 
@@ -246,23 +268,31 @@ async def town_info(request: web.Request) -> web.Response:
     return web.json_response({
         "name": town.world.town, "start": history.town.start,
         "latest": format_game_time(history.latest), "ticks": town.tick_count(),
-        "tick_minutes": history.town.tick_minutes})
+        "tick_minutes": history.town.tick_minutes, "areas": await town.areas()})
 
 
 async def moment_info(request: web.Request) -> web.Response:
     town = town_of(request)
     tick = _tick(request)
     index, moment = town.moment(tick)
-    picture, _ = await town.picture(index, _area(request, town))
+    picture, _ = await town.picture(index, _area(request, town), people=False)
     people = []
+    marks = town.identities(moment)
     for name, marker in sorted(picture.positions_json().items()):
         person = moment.people[name]
         people.append({**marker, "name": name, "action": person.action, "emoji": person.emoji,
-                       "place": person.place})
+                       "place": person.place, "colour": marks[name].css,
+                       "initials": marks[name].initials})
     width, height = picture.image.size
     return web.json_response({"tick": index, "time": format_game_time(moment.time),
-                              "width": width, "height": height, "people": people,
-                              "troubles": moment.troubles})
+                              "night": is_night(moment.time.hour), "width": width,
+                              "height": height, "people": people, "troubles": moment.troubles,
+                              "speech": town.speech_at(index)})
+
+
+def is_night(hour: int) -> bool:
+    """Whether the map is drawn dark: from 8 pm to 6 am."""
+    return hour >= 20 or hour < 6
 
 
 async def events_info(request: web.Request) -> web.Response:
@@ -275,10 +305,14 @@ async def events_info(request: web.Request) -> web.Response:
 async def resident_page(request: web.Request) -> web.Response:
     town = town_of(request)
     name = request.match_info["name"]
+    tick = _tick(request)
     try:
         data = await town.resident(name)
     except KeyError:
         raise web.HTTPNotFound(text=f"no resident called {name}") from None
+    if tick is not None:  # opened from the replay: as the resident was at the slider's moment
+        _, moment = town.moment(tick)
+        data = town.resident_at(data, moment)
     return web.Response(text=render_resident(town.world.town, data), content_type="text/html")
 
 
@@ -289,8 +323,11 @@ def text(value: object) -> str:
 
 def render_resident(town: str, data: dict[str, Any]) -> str:
     persona, body, summary = data["persona"], data["body"], data["summary"]
-    where = (f"walking to {body['travel_sector']}" if body.get("travel_sector")
-             else f"{body['sector']}: {body['arena']}")
+    where = body.get("place") or (f"walking to {body['travel_sector']}"
+                                  if body.get("travel_sector")
+                                  else f"{body['sector']}: {body['arena']}")
+    moment = (f'<p class=as-of id=as-of>As at {escape(data["as_of"])} in the replay; '
+              f'<a href="../">back to the live town</a></p>') if data.get("as_of") else ""
     about = " ".join(summary.get(k, "") for k in ("core", "occupation", "feeling")).strip() \
         or persona.identity()
     plan = "".join(f"<li>{escape(item)}</li>" for item in data["day_plan"]) or "<li>none yet</li>"
@@ -316,10 +353,12 @@ def render_resident(town: str, data: dict[str, Any]) -> str:
     return f"""<!doctype html>
 <html lang=en><head><meta charset=utf-8><title>{name}, {escape(town)}</title>
 <meta name=viewport content="width=device-width, initial-scale=1">
-<link rel=stylesheet href="../static/style.css"></head>
+<link rel=stylesheet href="../static/style.css">
+<link rel=icon href="../static/favicon.svg" type="image/svg+xml"></head>
 <body class=resident>
 <p><a href="../" id=back>&larr; {escape(town)}</a></p>
 <h1 id=resident-name>{name}</h1>
+{moment}
 <p class=now>{escape(body.get('emoji') or '')} {escape(body.get('action') or '')}
  <span class=place>({escape(where)})</span></p>
 <section id=summary><h2>Summary</h2><p>{escape(about)}</p>

@@ -7,6 +7,7 @@ once a second, so many open pages cost one small query per second.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -14,6 +15,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from PIL import Image
+
+from townbot.pictures.markers import Identity, identities
 from townbot.pictures.townmap import MapPainter, MapPicture
 from townbot.store.database import Store, StoreError, conversations
 from townbot.text import clean_text
@@ -34,9 +38,10 @@ class WebTown:
     history: History
     painter: MapPainter
     _read_at: float = 0.0
-    _pictures: OrderedDict[tuple[int, str | None], tuple[MapPicture, bytes]] = field(
+    _pictures: OrderedDict[tuple[int, str | None, bool], tuple[MapPicture, bytes]] = field(
         default_factory=OrderedDict)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _areas: dict[str, dict[str, Any]] | None = None
 
     @classmethod
     async def open(cls, world: World, db: str | Path) -> WebTown:
@@ -85,13 +90,15 @@ class WebTown:
         index = self.tick_count() - 1 if tick is None else tick
         return index, self.history.at(self.time_of(index))
 
-    async def picture(self, tick: int | None, area: str | None) -> tuple[MapPicture, bytes]:
-        """The map of a tick (drawn off the event loop; the last few kept)."""
+    async def picture(self, tick: int | None, area: str | None,
+                      people: bool = True) -> tuple[MapPicture, bytes]:
+        """The map of a tick, with its people drawn or only placed (drawn off the event loop;
+        the last few kept)."""
         index, moment = self.moment(tick)
-        key = (index, area)
+        key = (index, area, people)
         if key not in self._pictures:
             async with self._lock:
-                picture = await asyncio.to_thread(self.painter.draw, moment, area)
+                picture = await asyncio.to_thread(self.painter.draw, moment, area, people)
                 data = await asyncio.to_thread(picture.png)
             self._pictures[key] = (picture, data)
             while len(self._pictures) > CACHED_PICTURES:
@@ -99,18 +106,62 @@ class WebTown:
         return self._pictures[key]
 
     def events_until(self, moment: datetime, channel: str | None, limit: int) -> list[dict]:
-        """The latest events up to `moment`, newest first, of one area or all."""
-        found = []
-        for event in reversed(self.history.events_between(self.history.start, moment)):
-            if channel is None or event.channel == channel:
-                found.append({"time": event.game_time, "channel": event.channel,
-                              "kind": event.kind, "actor": event.actor, "text": event.text,
-                              "emoji": event.emoji, "place": event.place})
-                if len(found) >= limit:
-                    break
-        return found
+        """The latest events up to `moment`, newest first by game time, of one area or all.
+        A conversation is written as one block when it ends, so the outbox's order is not the
+        time order; among events of one minute the later written comes first."""
+        chosen = [(event.game_time, index, event) for index, event in
+                  enumerate(self.history.events_between(self.history.start, moment))
+                  if channel is None or event.channel == channel]
+        return [{"time": event.game_time, "channel": event.channel, "kind": event.kind,
+                 "actor": event.actor, "text": event.text, "emoji": event.emoji,
+                 "place": event.place}
+                for _, _, event in heapq.nlargest(limit, chosen, key=lambda c: c[:2])]
+
+    def speech_at(self, tick: int) -> list[dict[str, str]]:
+        """The lines spoken in the tick that ends at `tick` (what the map shows as bubbles)."""
+        end = format_game_time(self.time_of(tick))
+        start = format_game_time(self.time_of(tick - 1)) if tick > 0 else end
+        # a scan rather than a bisection: a conversation's lines are written after later events
+        return [{"actor": e.actor, "text": e.text, "time": e.game_time}
+                for e in self.history.events
+                if e.kind == "speech" and (start < e.game_time <= end or e.game_time == end)]
+
+    def identities(self, moment: Moment) -> dict[str, Identity]:
+        """Everyone's colour and initials at `moment` (a resident's never change)."""
+        return identities(list(self.world.personas),
+                          [p.name for p in moment.people.values() if p.visitor])
+
+    async def areas(self) -> dict[str, dict[str, Any]]:
+        """Each area's channel, name and box on the whole-town map, in its pixels."""
+        if self._areas is None:
+            _, region, scale = await asyncio.to_thread(self.painter.view, None)
+            picture = MapPicture(Image.new("1", (1, 1)), {}, region, scale)
+            self._areas = {}
+            for name, plan in sorted(self.painter.layout.sectors.items()):
+                left, top = picture.to_pixels(plan.box.left, plan.box.top)
+                right, bottom = picture.to_pixels(plan.box.right, plan.box.bottom)
+                self._areas[self.world.sectors[name].channel] = {
+                    "name": name, "box": [round(v, 1) for v in (left, top, right, bottom)]}
+        return self._areas
 
     # --- a resident --------------------------------------------------------------------------
+
+    @staticmethod
+    def resident_at(data: dict[str, Any], moment: Moment) -> dict[str, Any]:
+        """A resident's page as it was at `moment`: where they were and what they did then,
+        and only what they had remembered, reflected and said by then. The plan is kept only
+        for the current day, so another day's moment shows none."""
+        when = format_game_time(moment.time)
+        person = moment.people[data["name"]]
+        same_day = data["day"] == moment.time.date().isoformat()
+        return {**data, "as_of": when,
+                "body": {"place": person.place, "action": person.action, "emoji": person.emoji},
+                "day": data["day"] if same_day else f"not kept for {moment.time.date()}",
+                "day_plan": data["day_plan"] if same_day else [],
+                "blocks": data["blocks"] if same_day else [],
+                "recent": [m for m in data["recent"] if m["created"] <= when],
+                "reflections": [r for r in data["reflections"] if r["created"] <= when],
+                "conversations": [t for t in data["conversations"] if t["started"] <= when]}
 
     async def resident(self, name: str) -> dict[str, Any]:
         """What a resident's page shows: summary, today's plan, memories, reflections with
