@@ -153,10 +153,20 @@ async def test_density_diffusion_attendance_and_the_planted_hallucination(small_
     assert party["end"]["share"] == 0.75
     assert party["attendance"]["invited"] == ["Maria Lopez", "Sam Moore"]
     assert party["attendance"]["came"] == ["Sam Moore"]
-    hallucinated = [(e["resident"], e["subject"]) for e in result["hallucination"]["examples"]]
+    hallucinated = [(e["resident"], e["subject"]) for e in result["hallucination"]["examples"]
+                    if e["subject"] == "party"]
     assert hallucinated == [("Klaus Mueller", "party"), ("Klaus Mueller", "party")]
-    assert result["hallucination"]["awareness"] == {"hallucinated": 2, "said_yes": 6}
-    assert result["hallucination"]["relationships"]["hallucinated"] == 0
+    awareness = result["hallucination"]["awareness"]
+    assert (awareness["hallucinated"], awareness["claims"], awareness["said_yes"]) == (2, 6, 6)
+    # Asked unguarded, the script says "Yes, I know X" of everyone: 9 of the 12 answers at the
+    # start and 6 of 12 at the end have no memory naming X. The town's guard would have
+    # answered each of those "I don't know them" without asking.
+    relationships = result["hallucination"]["relationships"]
+    assert (relationships["hallucinated"], relationships["claims"]) == (15, 24)
+    assert relationships["guarded"] == {"hallucinated": 0, "claims": 9, "share": 0.0}
+    assert result["network"]["gained"] == [["Isabella Rodriguez", "Sam Moore"],
+                                           ["Maria Lopez", "Sam Moore"]]
+    assert result["network"]["lost"] == []
 
 
 async def test_interviews_store_answers_with_retrieved_memory_ids(small_town, small_world):
@@ -165,12 +175,13 @@ async def test_interviews_store_answers_with_retrieved_memory_ids(small_town, sm
     assert len(interviews) == 4 * 25 * len(CONDITIONS)
     assert {q["category"] for q in interviews} == {"self_knowledge", "memory", "plans",
                                                   "reactions", "reflections"}
-    full = [q for q in interviews if q["condition"] == "full" and q["model_call"]]
+    full = [q for q in interviews if q["condition"] == "full"]
     assert full and all(q["memory_ids"] for q in full)
-    blank = [q for q in interviews if q["condition"] == "no_memory" and q["model_call"]]
+    blank = [q for q in interviews if q["condition"] == "no_memory"]
     assert blank and all(q["memory_ids"] == [] for q in blank)
+    # The stranger is asked about unguarded, as in the paper; the town would have answered.
     stranger = [q for q in interviews if q["question_id"] == "memory.2"]
-    assert all("I don't know them" in q["answer"] and not q["model_call"] for q in stranger)
+    assert all("I don't know them" not in q["answer"] and q["town_guard"] for q in stranger)
     assert len(result["rankings"]) == 4 * 25
     assert set(result["ratings"]) == set(CONDITIONS)
     assert result["cost"]["calls"] > 0 and "rank_answers" in result["cost"]["purposes"]

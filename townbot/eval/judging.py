@@ -18,6 +18,7 @@ import trueskill
 
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import Labels, Ranking
+from townbot.mind.answering import own_words
 from townbot.mind.memory import Memory
 from townbot.prompting import numbered, quoted, render
 from townbot.world.model import Persona
@@ -125,7 +126,8 @@ async def _label_batch(judge: LanguageModel, what: str, batch: list[LabelItem],
         schema=Labels, agent=agent,
         check=lambda a: None if len(a.labels) == size else f"give exactly {size} labels, one per item",
         default=lambda: Labels(labels=["no"] * size),
-        context={"items": [{"answer": i.answer, "subject": list(i.subject)} for i in batch]}))
+        context={"items": [{"answer": i.answer, "own_words": own_words(i.answer),
+                            "subject": list(i.subject)} for i in batch]}))
     return [label == "yes" for label in answer.labels]
 
 

@@ -148,10 +148,23 @@ class Checked:
     said_yes: bool
     backing_id: int | None  # the memory that backs a yes (or would have backed one)
     backing_text: str | None = None
+    unmet: tuple[str, ...] = ()  # people the answer claims to have met with no memory of it
+    town_guard: bool = False  # the town would have answered "I don't know them" unasked
+
+    @property
+    def claims(self) -> bool:
+        """The answer claims something: knowing the subject, or a meeting."""
+        return self.said_yes or bool(self.unmet)
 
     @property
     def hallucinated(self) -> bool:
-        return self.said_yes and self.backing_id is None
+        """A yes no memory backs, or a claimed meeting no memory backs."""
+        return (self.said_yes and self.backing_id is None) or bool(self.unmet)
+
+    @property
+    def stopped_by_guards(self) -> bool:
+        """With the town's guards on, this answer would not have been given."""
+        return self.town_guard or bool(self.unmet)
 
 
 @dataclass(frozen=True)
@@ -194,10 +207,44 @@ def network(residents: Sequence[str], knows: Mapping[tuple[str, str], bool]) -> 
     return Network(names, edges)
 
 
-def share_hallucinated(checked: Sequence[Checked]) -> tuple[int, int]:
-    """(hallucinated, affirmative answers), the paper's "1.3% (n=6) of 453"."""
-    yes = [c for c in checked if c.said_yes]
-    return sum(c.hallucinated for c in yes), len(yes)
+@dataclass(frozen=True)
+class Hallucinations:
+    """The paper's "1.3% (n=6) of 453": hallucinated answers among the answers that claim
+    something, as the model said them (unguarded) and as the town's guards would have left them."""
+
+    hallucinated: int
+    claims: int
+    said_yes: int
+    guarded_hallucinated: int  # those the guards would not have stopped
+    guarded_claims: int
+
+    @property
+    def share(self) -> float:
+        return self.hallucinated / self.claims if self.claims else 0.0
+
+    @property
+    def guarded_share(self) -> float:
+        return self.guarded_hallucinated / self.guarded_claims if self.guarded_claims else 0.0
+
+
+def count_hallucinations(checked: Sequence[Checked]) -> Hallucinations:
+    claims = [c for c in checked if c.claims]
+    kept = [c for c in claims if not c.stopped_by_guards]
+    return Hallucinations(sum(c.hallucinated for c in claims), len(claims),
+                          sum(c.said_yes for c in checked), sum(c.hallucinated for c in kept),
+                          len(kept))
+
+
+@dataclass(frozen=True)
+class NetworkChange:
+    gained: tuple[tuple[str, str], ...]
+    lost: tuple[tuple[str, str], ...]
+
+
+def network_change(start: Network, end: Network) -> NetworkChange:
+    """Pairs that know each other at the end but not at the start, and the other way round."""
+    before, after = set(start.edges), set(end.edges)
+    return NetworkChange(tuple(sorted(after - before)), tuple(sorted(before - after)))
 
 
 # --- attendance ----------------------------------------------------------------------------------

@@ -66,9 +66,12 @@ FIGURES: list[tuple[str, str, float | None, Callable[[dict[str, Any]], Any]]] = 
     ("party.invited", "invited to the party before it began", 12,
      lambda r: _attended(r, "invited")),
     ("party.came", "invited residents who came", 5, lambda r: _attended(r, "came")),
-    ("hallucinated.relationships", "hallucinated share of 'I know them' answers", 0.013,
-     lambda r: _share(_get(r, "hallucination", "relationships"))),
-    ("hallucinated.awareness", "hallucinated share of 'I know of the event' answers", 0.0,
+    ("hallucinated.relationships", "hallucinated share of relationship answers (unguarded)",
+     0.013, lambda r: _share(_get(r, "hallucination", "relationships"))),
+    ("hallucinated.relationships.guarded",
+     "hallucinated share of relationship answers (town's guards)", None,
+     lambda r: _share(_get(r, "hallucination", "relationships", "guarded"))),
+    ("hallucinated.awareness", "hallucinated share of event answers (unguarded)", 0.0,
      lambda r: _share(_get(r, "hallucination", "awareness"))),
     ("cost.calls", "model calls of the evaluation", None, lambda r: _get(r, "cost", "calls")),
     ("cost.tokens", "prompt + completion tokens of the evaluation", None,
@@ -76,10 +79,11 @@ FIGURES: list[tuple[str, str, float | None, Callable[[dict[str, Any]], Any]]] = 
 ]
 
 
-def _share(entry: dict[str, int] | None) -> float | None:
+def _share(entry: dict[str, Any] | None) -> float | None:
+    """Hallucinated answers over the answers that claim something (a yes, or a meeting)."""
     if not entry:
         return None
-    return round(entry["hallucinated"] / entry["said_yes"], 4) if entry["said_yes"] else 0.0
+    return round(entry["hallucinated"] / entry["claims"], 4) if entry["claims"] else 0.0
 
 
 def figures(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

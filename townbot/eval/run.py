@@ -122,7 +122,8 @@ async def aware_of(moment: TownMoment, interviewer: Interviewer, judge: Language
                                           event.patterns, measures.SOURCES)
         checked.append(measures.Checked(record.resident, event.key, record.answer, said_yes,
                                         backing.id if backing else None,
-                                        backing.text if backing else None))
+                                        backing.text if backing else None,
+                                        record.unmet_claims, record.town_guard))
     return checked
 
 
@@ -142,8 +143,8 @@ async def relationships(moment: TownMoment, interviewer: Interviewer, judge: Lan
         in_summary = all(p.search(view.summary) for p in patterns)
         backing_id = backing.id if backing else (-1 if in_summary else None)
         text = backing.text if backing else ("(the resident's summary)" if in_summary else None)
-        checked.append(measures.Checked(a, b, record.answer, said_yes and record.model_call,
-                                        backing_id, text))
+        checked.append(measures.Checked(a, b, record.answer, said_yes, backing_id, text,
+                                        record.unmet_claims, record.town_guard))
     return checked
 
 
@@ -153,12 +154,26 @@ def heard_dict(heard: measures.Heard) -> dict[str, Any]:
             "memory": heard.text}
 
 
+def checked_dict(checked: measures.Checked) -> dict[str, Any]:
+    return {**dataclasses.asdict(checked), "unmet": list(checked.unmet),
+            "hallucinated": checked.hallucinated}
+
+
 def awareness_dict(checked: list[measures.Checked]) -> dict[str, Any]:
     summary = measures.awareness(checked)
     return {"share": round(summary.share, 3), "knowing": len(summary.residents),
             "asked": summary.asked, "said_yes": summary.said_yes,
             "hallucinated": summary.hallucinated, "residents": list(summary.residents),
-            "answers": [dataclasses.asdict(c) for c in checked]}
+            "answers": [checked_dict(c) for c in checked]}
+
+
+def hallucination_dict(checked: list[measures.Checked]) -> dict[str, Any]:
+    counted = measures.count_hallucinations(checked)
+    return {"hallucinated": counted.hallucinated, "claims": counted.claims,
+            "said_yes": counted.said_yes, "share": round(counted.share, 4),
+            "guarded": {"hallucinated": counted.guarded_hallucinated,
+                        "claims": counted.guarded_claims,
+                        "share": round(counted.guarded_share, 4)}}
 
 
 async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: LanguageModel,
@@ -168,6 +183,7 @@ async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
     result: dict[str, Any] = {"events": {}, "network": {"residents": people}}
     checked_all: list[measures.Checked] = []
     relation_checks: list[measures.Checked] = []
+    graphs: dict[str, measures.Network] = {}
     for moment in (snapshot.start, snapshot.end):
         interviewer = Interviewer(model, moment, people, options.retrieval_count)
         note(f"  end-to-end at the {moment.label} ({format_game_time(moment.now)}): awareness "
@@ -181,10 +197,14 @@ async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
         relation_checks += pairs
         graph = measures.network(people, {(c.resident, c.subject): c.said_yes and not c.hallucinated
                                           for c in pairs})
+        graphs[moment.label] = graph
         result["network"][moment.label] = {
             "density": round(graph.density, 3), "edges": [list(e) for e in graph.edges],
             "said_yes": sum(c.said_yes for c in pairs),
             "hallucinated": sum(c.hallucinated for c in pairs)}
+    change = measures.network_change(graphs["start"], graphs["end"])
+    result["network"]["gained"] = [list(e) for e in change.gained]
+    result["network"]["lost"] = [list(e) for e in change.lost]
     memories = snapshot.end.memories()
     for key, event in events.items():
         heard = measures.diffusion(memories, event)
@@ -202,14 +222,12 @@ async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
                                        "present": {n: [[format_game_time(a), format_game_time(b)]
                                                        for a, b in spans]
                                                    for n, spans in where.intervals.items()}}
-    aware_h, aware_yes = measures.share_hallucinated(checked_all)
-    rel_h, rel_yes = measures.share_hallucinated(relation_checks)
+    everything = checked_all + relation_checks
     result["hallucination"] = {
-        "awareness": {"hallucinated": aware_h, "said_yes": aware_yes},
-        "relationships": {"hallucinated": rel_h, "said_yes": rel_yes},
-        "share": round((aware_h + rel_h) / (aware_yes + rel_yes), 4) if aware_yes + rel_yes else 0.0,
-        "examples": [dataclasses.asdict(c) for c in checked_all + relation_checks
-                     if c.hallucinated][:10]}
+        "awareness": hallucination_dict(checked_all),
+        "relationships": hallucination_dict(relation_checks),
+        **hallucination_dict(everything),
+        "examples": [checked_dict(c) for c in everything if c.hallucinated][:10]}
     return result
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from townbot.eval.measures import describe_status, event_status, tracked_events
 from townbot.mind import dialogue
-from townbot.mind.answering import Ablation, answer_as, plan_lines
+from townbot.mind.answering import Ablation, answer_as, todays_plan
 from townbot.mind.retrieval import retrieve
 from townbot.prompting import NAME_LIMIT, quoted, quoted_name
 from townbot.store.database import AuditEntry, VisitorRow
@@ -446,14 +446,24 @@ class TownService:
             reply = await answer_as(self.engine.model, mind.persona, mind.summary_text,
                                     mind.stream, asked, self.engine.clock.now, asker=asker,
                                     access=access or Ablation(), remember=remember,
-                                    plan=plan_lines(mind.state.planning.blocks),
-                                    people=list(self.engine.minds))
+                                    **self.interview_moment(who))
             if remember:
                 await self.engine.remember_interview(who, asker, asked, reply)
             return Outcome(f"{who}: {reply}", data={"answer": reply, "resident": who})
         return await self._run("interview", person, {"resident": resident, "question": question,
                                                      "as": as_persona, "remember": remember},
                                act)
+
+    def interview_moment(self, resident: str) -> dict[str, Any]:
+        """What an interview of `resident` knows of the moment besides the time: what they are
+        doing now, today's plan (None before today's is made), the town's people and whether
+        the interview guards are on (a town setting)."""
+        planning = self.engine.minds[resident].state.planning
+        now = self.engine.clock.now
+        return {"doing": self.engine.bodies[resident].action,
+                "plan": todays_plan(planning.day, planning.blocks, now),
+                "people": list(self.engine.minds),
+                "guarded": self.engine.settings.interview_guards}
 
     def parse_object_command(self, text: str) -> tuple[str, str]:
         """'<Sector: arena: object> is burning' -> (path, state)."""
