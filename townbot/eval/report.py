@@ -19,10 +19,25 @@ REPORT_FORMAT = "townbot-eval/1"
 PAPER_TRUESKILL = {"full": (29.89, 0.72), "no_reflection": (26.88, 0.69),
                    "no_reflection_planning": (25.64, 0.68), "human": (22.95, 0.69),
                    "no_memory": (21.21, 0.70)}
+OFFLINE_CAVEAT = "offline: measures the mechanics, not believability"
 OFFLINE_JUDGE_NOTE = ("The judge was the offline model: its rankings follow a fixed word-overlap "
                       "rule and its yes/no labels a keyword rule. They are not a language model's "
                       "judgement, so the ratings show only that the pipeline runs; configure "
                       "TOWNBOT_JUDGE_MODEL (or a chat model) for a real one.")
+
+
+def caveat(settings: dict[str, Any]) -> str | None:
+    """The offline caveat, when the residents' model or the judge is the offline one."""
+    offline = settings["model"] == "offline model" or settings["judge_kind"] != "language model"
+    return OFFLINE_CAVEAT if offline else None
+
+
+def headline(settings: dict[str, Any]) -> str:
+    """Who answered and who judged, in one line: the console, report.md and every picture
+    carry it, so no figure travels without it."""
+    line = f"model: {settings['model']}; judge: {settings['judge']} ({settings['judge_kind']})"
+    warning = caveat(settings)
+    return f"{line} - {warning}" if warning else line
 
 
 def townbot_version() -> str:
@@ -102,6 +117,7 @@ def build_report(runs: list[dict[str, Any]], settings: dict[str, Any],
                  simulation: dict[str, Any] | None, wall_seconds: float) -> dict[str, Any]:
     return {"format": REPORT_FORMAT, "townbot_version": townbot_version(),
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "headline": headline(settings), "caveat": caveat(settings),
             "settings": settings, "simulation": simulation, "figures": figures(runs),
             "paper": {"trueskill": {c: {"mu": m, "sigma": s}
                                     for c, (m, s) in PAPER_TRUESKILL.items()}},
@@ -114,11 +130,13 @@ def build_report(runs: list[dict[str, Any]], settings: dict[str, Any],
 
 
 def draw(report: dict[str, Any], folder: Path) -> dict[str, str]:
-    """The pictures of the first run (network, spread, attendance) and the ratings of all."""
+    """The pictures of the first run (network, spread, attendance) and the ratings of all; each
+    picture's title carries the headline (model, judge, and the offline caveat)."""
     pictures: dict[str, str] = {}
     runs = report["runs"]
     if not runs:
         return pictures
+    note = report["headline"]
     first = runs[0]
     names = _get(first, "network", "residents") or []
     for moment in ("start", "end"):
@@ -127,7 +145,7 @@ def draw(report: dict[str, Any], folder: Path) -> dict[str, str]:
             path = eval_plots.network(names, [tuple(e) for e in graph["edges"]],
                                       f"Who knows whom at the {moment} (density "
                                       f"{graph['density']:.3f})",
-                                      folder / f"network-{moment}.png")
+                                      folder / f"network-{moment}.png", note)
             pictures[f"network_{moment}"] = path.name
     start, end = parse_game_time(first["town"]["start"]), parse_game_time(first["town"]["now"])
     series = {e["title"]: [parse_game_time(h["time"]) for h in e.get("diffusion", [])]
@@ -135,7 +153,7 @@ def draw(report: dict[str, Any], folder: Path) -> dict[str, str]:
     if series:
         total = first["town"]["residents"]
         pictures["diffusion"] = eval_plots.diffusion(series, total, start, end,
-                                                     folder / "diffusion.png").name
+                                                     folder / "diffusion.png", note).name
     came = _get(first, "events", "party", "attendance")
     if came and came["present"]:
         window = (parse_game_time(came["starts"]), parse_game_time(came["ends"]))
@@ -147,17 +165,17 @@ def draw(report: dict[str, Any], folder: Path) -> dict[str, str]:
         if spans:
             pictures["attendance"] = eval_plots.attendance(
                 spans, window, came["invited"], came["place"], day,
-                folder / "attendance.png").name
+                folder / "attendance.png", note).name
     conditions = [c for c in ("full", "no_reflection", "no_reflection_planning", "no_memory")
                   if report["figures"][f"trueskill.{c}.mu"]["mean"] is not None]
     if conditions:
         ours = [(report["figures"][f"trueskill.{c}.mu"]["mean"],
-                 statistics.fmean(_get(r, "ratings", c, "sigma") or 0 for r in runs))
-                for c in conditions]
+                 min(_get(r, "ratings", c, "low") for r in runs),
+                 max(_get(r, "ratings", c, "high") for r in runs)) for c in conditions]
         pictures["trueskill"] = eval_plots.trueskill(
             [CONDITIONS[c][0].replace(", ", ",\n") for c in conditions], ours,
             [PAPER_TRUESKILL[c][0] for c in conditions], folder / "trueskill.png",
-            f"mean of {len(runs)} run(s)").name
+            f"mean of {len(runs)} run(s)", note).name
     return pictures
 
 
@@ -176,7 +194,7 @@ def _fmt(value: Any) -> str:
 
 def markdown(report: dict[str, Any]) -> str:
     settings, runs = report["settings"], report["runs"]
-    lines = ["# townbot evaluation", "",
+    lines = ["# townbot evaluation", "", f"**{report['headline']}**", "",
              f"townbot {report['townbot_version']}, {report['created']}; format "
              f"`{report['format']}` (docs/evaluation.md).", "",
              f"- model: {settings['model']}; embedder: {settings['embedding_model']}",
@@ -202,15 +220,95 @@ def markdown(report: dict[str, Any]) -> str:
             else _fmt(mean)
         lines.append(f"| {figure['label']} | {_fmt(figure['paper'])} | {ours} | "
                      f"{', '.join(_fmt(v) for v in figure['values'])} |")
-    lines += _categories(runs) + _pictures(report) + _spread(runs) + _cost(report)
+    lines += _ratings(runs) + _counts(runs) + _categories(runs) + _pictures(report)
+    lines += _spread(runs) + _cost(report)
     lines += ["", "## Notes", "",
               "- The paper's human-author condition (mu 22.95) has no counterpart here.",
               "- The start is the town as founded: persona seed memories and the thoughts seeded "
               "before the first tick. Interviews at the start use the persona's own description "
               "as the summary and no plan.",
               "- A 'yes' counts only when a memory of the resident backs it; an unbacked 'yes' is "
-              "a hallucination (the paper's check). Answers and memory ids are in report.json."]
+              "a hallucination (the paper's check), and so is an answer claiming a meeting or "
+              "talk the resident has no memory of. The model is asked without the town's "
+              "interview guards, as in the paper; the figure with the guards is beside it. "
+              "Answers and memory ids are in report.json."]
     return "\n".join(lines) + "\n"
+
+
+def _ratings(runs: list[dict[str, Any]]) -> list[str]:
+    """Each run's TrueSkill with its 95% interval over match orders, which conditions the
+    judge's rankings cannot tell apart, and how often two conditions answered alike."""
+    lines: list[str] = []
+    for run in runs:
+        ratings = run.get("ratings")
+        if not ratings:
+            continue
+        orders = next(iter(ratings.values()))["orders"]
+        lines += ["", f"## TrueSkill, seed {run['seed']}: the mean of {orders} match orders", "",
+                  "Conditions whose 95% intervals overlap are not told apart by these rankings.",
+                  "", "| condition | mu | 95% of orders | sigma | mean rank | matches | "
+                  "not told apart from |", "|---|---|---|---|---|---|---|"]
+        apart = run.get("not_told_apart", {})
+        for condition, r in sorted(ratings.items(), key=lambda kv: -kv[1]["mu"]):
+            lines.append(f"| {CONDITIONS[condition][0]} | {r['mu']:.2f} | {r['low']:.2f} to "
+                         f"{r['high']:.2f} | {r['sigma']:.2f} | {r['mean_rank']:.2f} | "
+                         f"{r['matches']} | "
+                         f"{', '.join(CONDITIONS[c][0] for c in apart.get(condition, [])) or '—'} |")
+        same = run.get("identical_answers", [])
+        if same:
+            lines += ["", "Identical answers (word for word) between two conditions:", "",
+                      "| conditions | identical | share |", "|---|---|---|"]
+            lines += [f"| {' / '.join(CONDITIONS[c][0] for c in pair['conditions'])} | "
+                      f"{pair['identical']} of {pair['of']} | {pair['share']:.3f} |"
+                      for pair in same]
+    return lines
+
+
+def _counts(runs: list[dict[str, Any]]) -> list[str]:
+    """Each share with the counts behind it, and the pairs density gained and lost."""
+    lines = ["", "## The shares with their counts", ""]
+    for run in runs:
+        lines.append(f"**Seed {run['seed']}**")
+        lines.append("")
+        for event in run.get("events", {}).values():
+            for moment in ("start", "end"):
+                aware = event.get(moment)
+                if aware:
+                    lines.append(f"- {event['title']} at the {moment}: {aware['knowing']} of "
+                                 f"{aware['asked']} residents know (share {aware['share']:.3f});"
+                                 f" {aware['hallucinated']} of {aware['said_yes']} yeses "
+                                 "unbacked by a memory")
+        network = run.get("network", {})
+        for moment in ("start", "end"):
+            graph = network.get(moment)
+            if graph:
+                count = len(network["residents"])
+                lines.append(f"- density at the {moment}: {len(graph['edges'])} of "
+                             f"{count * (count - 1) // 2} pairs know each other "
+                             f"({graph['density']:.3f})")
+        if "lost" in network:
+            lines.append(f"- pairs gained from start to end: {len(network['gained'])}"
+                         + _pairs(network["gained"]) + f"; pairs lost: {len(network['lost'])}"
+                         + _pairs(network["lost"]))
+        hallucination = run.get("hallucination")
+        for key, title in (("relationships", "relationship answers"),
+                           ("awareness", "event answers")):
+            entry = (hallucination or {}).get(key)
+            if entry:
+                guarded = entry["guarded"]
+                lines.append(f"- {title}: {entry['hallucinated']} of {entry['claims']} claims "
+                             f"unbacked, asked unguarded as in the paper; with the town's "
+                             f"guards on, {guarded['hallucinated']} of {guarded['claims']}")
+        lines.append("")
+    return lines
+
+
+def _pairs(pairs: list[list[str]], shown: int = 6) -> str:
+    if not pairs:
+        return ""
+    named = ", ".join(f"{a} - {b}" for a, b in pairs[:shown])
+    more = f" and {len(pairs) - shown} more" if len(pairs) > shown else ""
+    return f" ({named}{more})"
 
 
 def _categories(runs: list[dict[str, Any]]) -> list[str]:

@@ -12,8 +12,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from townbot.eval import measures
+from townbot.eval.conditions import MATCH_ORDERS
 from townbot.eval.interviews import CATEGORIES, CONDITIONS, AnswerRecord, Interviewer, fill, load_questions
-from townbot.eval.judging import LabelItem, Ranked, label_answers, memory_digest, rank_answers, rate
+from townbot.eval.judging import (
+    LabelItem,
+    Ranked,
+    label_answers,
+    memory_digest,
+    not_told_apart,
+    rank_answers,
+    rate,
+)
 from townbot.eval.snapshot import TownMoment, TownSnapshot
 from townbot.llm.metering import CollectedUsage
 from townbot.llm.port import LanguageModel
@@ -31,6 +40,7 @@ class EvalOptions:
     conditions: tuple[str, ...] = tuple(CONDITIONS)
     retrieval_count: int = 10
     rankings: bool = True  # the interviews and ranking (section 6); off: end-to-end only
+    orders: int = MATCH_ORDERS  # random match orders the ratings are averaged over
 
 
 def note(text: str) -> None:
@@ -82,16 +92,33 @@ async def controlled(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
                          random.Random(f"{options.seed}:{name}:{qid}"), qid,
                          next(iter(by.values())).category)
             for (name, qid), by in grouped.items()])
-    ratings = rate(rankings, options.conditions, options.seed)
+    note(f"  rating: {len(rankings)} rankings in {options.orders} random match orders")
+    ratings = rate(rankings, options.conditions, options.seed, options.orders)
     categories = {cat: rate([r for r in rankings if r.category == cat], options.conditions,
-                            options.seed) for cat in CATEGORIES}
+                            options.seed, options.orders) for cat in CATEGORIES}
     return {"interviews": [a.to_dict() for a in answers],
             "rankings": [dataclasses.asdict(r) for r in rankings],
             "judge_failures": sum(not r.order for r in rankings),
             "ratings": {c: dataclasses.asdict(r) for c, r in ratings.items()},
+            "not_told_apart": not_told_apart(ratings),
+            "identical_answers": identical_answers(grouped, options.conditions),
             "categories": {cat: {c: dataclasses.asdict(r) for c, r in rs.items()}
                            for cat, rs in categories.items()},
             "pattern": category_pattern(categories)}
+
+
+def identical_answers(grouped: dict[tuple[str, str], dict[str, AnswerRecord]],
+                      conditions: Sequence[str]) -> list[dict[str, Any]]:
+    """For each pair of conditions, how many questions they answered word for word alike: a
+    judge cannot tell apart answers that are the same."""
+    pairs = []
+    for i, first in enumerate(conditions):
+        for second in conditions[i + 1:]:
+            both = [by for by in grouped.values() if first in by and second in by]
+            same = sum(by[first].answer == by[second].answer for by in both)
+            pairs.append({"conditions": [first, second], "identical": same, "of": len(both),
+                          "share": round(same / len(both), 3) if both else 0.0})
+    return pairs
 
 
 def category_pattern(categories: dict[str, dict[str, Any]]) -> dict[str, Any]:
