@@ -253,7 +253,7 @@ def _ratings(runs: list[dict[str, Any]]) -> list[str]:
             lines.append(f"| {CONDITIONS[condition][0]} | {r['mu']:.2f} | {r['low']:.2f} to "
                          f"{r['high']:.2f} | {r['sigma']:.2f} | {r['mean_rank']:.2f} | "
                          f"{r['matches']} | "
-                         f"{', '.join(CONDITIONS[c][0] for c in apart.get(condition, [])) or '—'} |")
+                         f"{'; '.join(CONDITIONS[c][0] for c in apart.get(condition, [])) or '—'} |")
         same = run.get("identical_answers", [])
         if same:
             lines += ["", "Identical answers (word for word) between two conditions:", "",
@@ -363,7 +363,9 @@ def _cost(report: dict[str, Any]) -> list[str]:
     lines = ["## What the evaluation cost", "",
              f"{total['calls']} model calls, {total['prompt_tokens']} prompt and "
              f"{total['completion_tokens']} completion tokens, {total['embedding_tokens']} "
-             f"embedding tokens over {len(report['runs'])} run(s).", "",
+             f"embedding tokens over {len(report['runs'])} run(s); "
+             f"{sum(r['cost']['fallbacks'] for r in report['runs'])} answers were defaults "
+             "(the model's reply refused, or the call failed).", "",
              "| purpose | calls | prompt tokens | completion tokens |", "|---|---|---|---|"]
     purposes: dict[str, list[int]] = {}
     for run in report["runs"]:
