@@ -20,7 +20,6 @@ from local_server import PROXY_VARIABLES, serving
 from scripted import ScriptedModel
 
 from townbot.cli import main
-from townbot.eval import measures
 from townbot.eval.interviews import CONDITIONS, load_questions
 from townbot.eval.judging import Ranked, not_told_apart, rank_answers, rate
 from townbot.eval.report import build_report, write_report
@@ -34,6 +33,7 @@ from townbot.llm.stack import build_model_stack
 from townbot.mind.memory import Memory
 from townbot.mind.state import MindState, PlanState
 from townbot.store.database import Store, TickChanges
+from townbot.town import news
 from townbot.town.body import Body
 from townbot.world.clock import format_game_time
 from townbot.world.events import TownEvent
@@ -229,7 +229,7 @@ async def test_the_judge_sees_shuffled_letters_and_they_map_back(world):
 
 
 def test_event_status_from_memories_and_plans():
-    event = measures.tracked_events()["party"]
+    event = news.tracked_events()["party"]
     memories = {
         "Isabella Rodriguez": [Memory(0, "thought", PARTY, START, START, 8)],
         "Sam Moore": [Memory(3, "conversation",
@@ -238,11 +238,11 @@ def test_event_status_from_memories_and_plans():
                              START, 6)],
         "Klaus Mueller": [Memory(0, "observation", "Klaus Mueller is reading", START, START, 2)]}
     plans = {"Sam Moore": ["attend the Valentine's Day party at Hobbs Cafe"], "Klaus Mueller": []}
-    status = measures.event_status(event, memories, plans)
+    status = news.event_status(event, memories, plans)
     assert [(h.resident, h.teller, h.memory_id) for h in status.heard] == [
         ("Isabella Rodriguez", None, 0), ("Sam Moore", "Isabella Rodriguez", 3)]
     assert status.planning == ("Sam Moore",)
-    text = measures.describe_status(status, START)
+    text = news.describe_status(status, START)
     assert "2 know of it" in text and "heard from Isabella Rodriguez" in text
 
 

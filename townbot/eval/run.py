@@ -28,6 +28,7 @@ from townbot.llm.metering import CollectedUsage
 from townbot.llm.port import LanguageModel
 from townbot.llm.settings import ModelSettings
 from townbot.store.database import StoreError
+from townbot.town import news
 from townbot.town.usage import summarise
 from townbot.world.clock import format_game_time
 
@@ -138,7 +139,7 @@ def category_pattern(categories: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 async def aware_of(moment: TownMoment, interviewer: Interviewer, judge: LanguageModel,
-                   event: measures.TrackedEvent) -> list[measures.Checked]:
+                   event: news.TrackedEvent) -> list[measures.Checked]:
     names = sorted(moment.residents)
     records = await gather([interviewer.ask(n, event.question) for n in names])
     labels = await label_answers(judge, f"of {event.title}", [
@@ -146,7 +147,7 @@ async def aware_of(moment: TownMoment, interviewer: Interviewer, judge: Language
     checked = []
     for record, said_yes in zip(records, labels, strict=True):
         backing = measures.backing_memory(moment.residents[record.resident].memories,
-                                          event.patterns, measures.SOURCES)
+                                          event.patterns, news.SOURCES)
         checked.append(measures.Checked(record.resident, event.key, record.answer, said_yes,
                                         backing.id if backing else None,
                                         backing.text if backing else None,
@@ -175,7 +176,7 @@ async def relationships(moment: TownMoment, interviewer: Interviewer, judge: Lan
     return checked
 
 
-def heard_dict(heard: measures.Heard) -> dict[str, Any]:
+def heard_dict(heard: news.Heard) -> dict[str, Any]:
     return {"resident": heard.resident, "time": format_game_time(heard.time),
             "teller": heard.teller, "how": heard.how, "memory_id": heard.memory_id,
             "memory": heard.text}
@@ -206,7 +207,7 @@ def hallucination_dict(checked: list[measures.Checked]) -> dict[str, Any]:
 async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: LanguageModel,
                      options: EvalOptions) -> dict[str, Any]:
     people = snapshot.residents
-    events = measures.tracked_events()
+    events = news.tracked_events()
     result: dict[str, Any] = {"events": {}, "network": {"residents": people}}
     checked_all: list[measures.Checked] = []
     relation_checks: list[measures.Checked] = []
@@ -234,7 +235,7 @@ async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
     result["network"]["lost"] = [list(e) for e in change.lost]
     memories = snapshot.end.memories()
     for key, event in events.items():
-        heard = measures.diffusion(memories, event)
+        heard = news.diffusion(memories, event)
         entry = result["events"][key]
         entry["diffusion"] = [heard_dict(h) for h in heard]
         if event.place and event.window and event.place in snapshot.world.sectors:

@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from townbot.eval.measures import describe_status, event_status, tracked_events
 from townbot.mind import dialogue
 from townbot.mind.answering import Ablation, answer_as, todays_plan
 from townbot.mind.retrieval import retrieve
@@ -29,6 +28,7 @@ from townbot.town.body import Body
 from townbot.town.engine import Engine
 from townbot.town.launch import PROJECT_ROOT
 from townbot.town.lookalikes import resembled
+from townbot.town.news import describe_status, event_status, tracked_events
 from townbot.town.scenarios import load_scenario, scenario_names
 from townbot.wording import plural
 from townbot.world.clock import clock_face, format_game_time, minute_of_day
