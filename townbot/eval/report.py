@@ -316,8 +316,9 @@ def _categories(runs: list[dict[str, Any]]) -> list[str]:
         return []
     conditions = list(runs[0]["ratings"])
     lines = ["", "## Believability by question category", "",
-             "TrueSkill mu per category (mean over runs); the last column names the condition "
-             "that loses most against the full architecture.", "",
+             f"TrueSkill mu per category (each the mean of {_category_orders(runs[0])} match "
+             "orders, then of the runs); the last column names the condition that loses most "
+             "against the full architecture.", "",
              "| category | " + " | ".join(CONDITIONS[c][0] for c in conditions)
              + " | loses most |", "|---" * (len(conditions) + 2) + "|"]
     for category in CATEGORIES:
@@ -327,6 +328,11 @@ def _categories(runs: list[dict[str, Any]]) -> list[str]:
         lines.append(f"| {category} | " + " | ".join(f"{m:.2f}" for m in mus)
                      + f" | {CONDITIONS[worst][0] if worst else '—'} |")
     return lines
+
+
+def _category_orders(run: dict[str, Any]) -> int:
+    ratings = next(iter(run["categories"].values()))
+    return next(iter(ratings.values())).get("orders", 1) if ratings else 0
 
 
 def _pictures(report: dict[str, Any]) -> list[str]:
