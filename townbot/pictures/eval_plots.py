@@ -5,6 +5,7 @@ error bars beside the paper's. Each function takes plain data and writes one fil
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -28,7 +29,9 @@ def _save(figure: Figure, path: Path) -> Path:
 
 def _title(axes, title: str, note: str) -> None:  # noqa: ANN001 (matplotlib's Axes)
     """The picture's title, and under it who answered and judged (a picture travels alone)."""
-    axes.set_title(f"{title}\n{note}" if note else title, fontsize=10 if not note else 9)
+    width = int(axes.figure.get_figwidth() * 14)  # characters a line of 9-point text holds
+    lines = [title, *textwrap.wrap(note, width)] if note else [title]
+    axes.set_title("\n".join(lines), fontsize=9 if note else 10)
 
 
 def network(names: Sequence[str], edges: Sequence[tuple[str, str]], title: str,
