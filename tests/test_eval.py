@@ -264,7 +264,7 @@ def test_cli_writes_report_json_markdown_and_pictures(small_town, small_world, t
                                    "--end-to-end-only", "--seeds", "1,2")
     assert code == 0, stderr
     report = json.loads((out / "report.json").read_text())
-    assert report["format"] == "townbot-eval/1"
+    assert report["format"] == "townbot-eval/2"
     assert [r["seed"] for r in report["runs"]] == [1, 2]
     assert report["settings"]["judge_kind"] == "offline rule"
     markdown = (out / "report.md").read_text()

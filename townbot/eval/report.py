@@ -1,4 +1,4 @@
-"""The evaluation's report: report.json (format `townbot-eval/1`, documented in
+"""The evaluation's report: report.json (format `townbot-eval/2`, documented in
 docs/evaluation.md), report.md with the pictures, and the comparison of two reports."""
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from townbot.eval.interviews import CATEGORIES, CONDITIONS
 from townbot.pictures import eval_plots
 from townbot.world.clock import parse_game_time
 
-REPORT_FORMAT = "townbot-eval/1"
+REPORT_FORMAT = "townbot-eval/2"
+# Formats `compare` reads: their figures and settings have the same shape.
+READABLE_FORMATS = ("townbot-eval/1", REPORT_FORMAT)
 PAPER_TRUESKILL = {"full": (29.89, 0.72), "no_reflection": (26.88, 0.69),
                    "no_reflection_planning": (25.64, 0.68), "human": (22.95, 0.69),
                    "no_memory": (21.21, 0.70)}
@@ -409,9 +411,10 @@ def load_report(path: Path) -> dict[str, Any]:
                          "one (written by townbot eval)") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"{file} is not JSON ({error.msg} at line {error.lineno})") from None
-    if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in READABLE_FORMATS:
         found = data.get("format") if isinstance(data, dict) else None
-        raise ValueError(f"{file} is not a {REPORT_FORMAT} report (format: {found!r})")
+        raise ValueError(f"{file} is not a townbot eval report (format: {found!r}; expected "
+                         f"{' or '.join(READABLE_FORMATS)})")
     return data
 
 
