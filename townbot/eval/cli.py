@@ -134,7 +134,7 @@ async def _evaluate_all(args: argparse.Namespace, settings: ModelSettings) -> in
         "judge_kind": "offline rule" if judging.offline else "language model",
         "conditions": list(args.conditions), "seeds": [r["seed"] for r in runs],
         "max_calls": args.max_calls, "retrieval_count": EvalOptions().retrieval_count,
-        "orders": args.orders,
+        "orders": args.orders, "interview_guards": "off (as in the paper; on in a town)",
         "rankings": not args.end_to_end_only},
         {"days": args.days, "scenario": args.scenario, "wall_seconds": round(sim_seconds, 1)}
         if simulating else None, time.perf_counter() - started)

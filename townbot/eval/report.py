@@ -204,7 +204,9 @@ def markdown(report: dict[str, Any]) -> str:
              f"- conditions: {', '.join(settings['conditions'])}; retrieval: "
              f"{settings['retrieval_count']} memories per answer",
              f"- seeds: {', '.join(str(s) for s in settings['seeds'])}; call cap: "
-             f"{settings['max_calls'] or 'none'}"]
+             f"{settings['max_calls'] or 'none'}",
+             "- interview guards: off, as in the paper (on in a town by default); hallucination "
+             "is given unguarded and as the town's guards would have left it"]
     if report["simulation"]:
         sim = report["simulation"]
         lines.append(f"- simulated first: {sim['days']} game days, scenario "
