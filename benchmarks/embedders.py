@@ -5,7 +5,7 @@ tests/retrieval_set.json (questions that paraphrase one memory each, without its
 
 prints, per embedder, the mean reciprocal rank of the right memory among all memories (1.0:
 always first), how often it comes first, texts embedded per second (CPU, one thread) and the
-size on disk of what it needs installed. README's table comes from this.
+size on disk of what it needs installed. The table in docs/models.md comes from this.
 """
 
 from __future__ import annotations

@@ -531,7 +531,7 @@ def main() -> int:
     print(f"(the host: 3 million additions in a Python loop took {probe_before:.0f} ms CPU before "
           f"the run and {host_probe():.0f} ms after it, under {sys.executable}, Python "
           f"{platform.python_version()}: an interpreter built with profile-guided optimisation "
-          "runs the town faster, see README's Benchmarks)")
+          "runs the town faster, see docs/benchmarks.md)")
     return 0
 
 

@@ -30,7 +30,7 @@ def samples(server) -> dict[str, dict[str, Any]]:
         "say": {"text": "Hello!"}, "whisper": {"resident": "Klaus", "text": "You feel hungry"},
         "interview": {"resident": "Klaus", "question": "What are you working on?"},
         "mod memories": {"resident": "Klaus", "query": "research"}, "help": {},
-        "mod events": {},
+        "mod events": {}, "town web": {}, "mod web": {"action": "rotate"},
     }
 
 

@@ -69,7 +69,8 @@ async def test_the_map_links_to_the_web_page_when_it_is_served(fake, tmp_path):
     server = await connect(fake, tmp_path, web_port=8080, web_url="https://town.example.org")
     try:
         exchange = await server.slash("town map")
+        token = await server.town.engine.store.web_token(server.town.engine.town.id)
     finally:
         await server.bot.close()
-    assert f"<https://town.example.org/town/{server.guild}/>" in exchange.text
+    assert token and f"<https://town.example.org/town/{server.guild}/{token}/>" in exchange.text
     assert len(exchange.attachments) == 1

@@ -16,6 +16,7 @@ COMMANDS = (
     "`/town status`: the clock, the speed and how many people are here\n"
     "`/town profile`: a resident's card: who they are, where, their day\n"
     "`/town map`: the map of the town now, or one area close up\n"
+    "`/town web`: the link to the town's web page, for this server's people only\n"
     "`/interview`: ask a resident anything; a thread opens for more questions\n"
     "`/whisper`: be a resident's inner voice: they take it as their own thought\n"
     "`/object set`: change a thing, e.g. set the cafe's stove burning\n"
@@ -25,7 +26,8 @@ MODERATION = (
     "`/mod pause, /mod resume, /mod speed`: the town's clock\n"
     "`/mod announce, /mod seed, /mod scenario`: news in #town-hall, an idea planted in a "
     "resident, a prepared event\n"
-    "`/mod takeover, /mod memories`: speak as a resident; see what a resident recalls")
+    "`/mod takeover, /mod memories`: speak as a resident; see what a resident recalls\n"
+    "`/mod web`: a new link to the web page (the old one stops working), or none")
 
 
 def fields(card: dict) -> dict[str, str]:

@@ -109,10 +109,14 @@ def test_sim_with_a_bad_setting_stops_before_touching_the_database(tmp_path, mon
     assert not db.exists()
 
 
-def readme_examples() -> list[str]:
-    """The indented code blocks of README's "Language models" section."""
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Language models", 1)[1].split("\n## ", 1)[0]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def recipes(page: str, first: str, last: str) -> list[str]:
+    """The indented code blocks of a page between two headings: README's "Use a real model",
+    docs/models.md's "Servers" and its walk-through."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    section = text.split(first, 1)[1].split(last, 1)[0]
     blocks, current = [], []
     for line in section.splitlines():
         if line.startswith("    ") or (current and not line.strip()):
@@ -120,24 +124,31 @@ def readme_examples() -> list[str]:
         elif current:
             blocks.append("\n".join(current).strip())
             current = []
-    return blocks
+    return blocks + ["\n".join(current).strip()] if current else blocks
 
 
-def test_every_readme_example_gives_working_settings(tmp_path):
-    examples = readme_examples()
-    assert len(examples) == 7, "OpenAI, Ollama, vLLM, llama-server, LM Studio, the walk-through's two"
-    for block in examples:
+@pytest.mark.parametrize(("page", "first", "last", "count", "what"), [
+    ("README.md", "## Use a real model", "### What a day costs", 5,
+     "OpenAI, Ollama, vLLM, llama-server, llama-cpp-python"),
+    ("docs/models.md", "## Servers", "## What townbot checks", 6,
+     "OpenAI, Ollama, vLLM, llama-server, LM Studio, the walk-through"),
+])
+def test_every_recipe_gives_working_settings(tmp_path, page, first, last, count, what):
+    examples = recipes(page, first, last)
+    named = [block for block in examples if block.startswith("[llm]") or "TOWNBOT_" in block]
+    assert len(named) == count, what
+    for block in named:
         if block.startswith("[llm]"):
             settings = load_settings({}, write_config(tmp_path, block))
         else:
             env = dict(re.findall(r"\b((?:TOWNBOT|OPENAI)_[A-Z_]+)=(\S+)", block))
-            settings = load_settings(env, NO_FILE) if env else None
-        assert settings is None or not settings.offline, f"example names no model:\n{block}"
+            settings = load_settings(env, NO_FILE)
+        assert not settings.offline, f"{page}: the example names no model:\n{block}"
 
 
-def test_the_readme_table_documents_every_setting():
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    table = text.split("## Language models", 1)[1].split("**OpenAI**", 1)[0]
+def test_the_configuration_table_documents_every_setting():
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    table = text.split("## Language models", 1)[1].split("## Discord", 1)[0]
     for key, variables in setting_names():
         assert f"`{key}`" in table, key
         for variable in variables.split(" / "):

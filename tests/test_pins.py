@@ -66,12 +66,13 @@ def test_a_term_equal_for_every_candidate_counts_one_half():
         {"a": (0.5, 0.5), "b": (0.5, 0.5)}
 
 
-# --- the service's rules, as README states them ---------------------------------------------
+# --- the service's rules, as docs/rules.md states them ---------------------------------------
 
 
 def test_moderator_only_use_cases_are_the_documented_ones():
     assert set(service_module.MODERATOR_ONLY) == {"seed", "scenario", "announce", "pause", "resume",
-                                             "speed", "memories", "takeover", "event_status"}
+                                             "speed", "memories", "takeover", "event_status",
+                                             "web_rotate", "web_close"}
 
 
 def test_default_rate_limits_are_the_documented_ones():

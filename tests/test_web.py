@@ -119,23 +119,31 @@ async def test_trouble_shows_in_the_moment(client):
 
 # --- beside the bot ------------------------------------------------------------------------------
 
-async def test_townbot_run_serves_each_servers_town_at_its_own_address(world, morning_db):
+async def test_townbot_run_serves_each_servers_town_at_its_own_address(world, morning_db,
+                                                                       tmp_path):
     from aiohttp import ClientSession
 
     from townbot.platforms.web.cli import serve_beside
+    from townbot.store.database import Store
 
-    stop = await serve_beside(world, lambda guild: morning_db if guild == 123 else None,
-                              "127.0.0.1", 0)
+    db = tmp_path / "town.db"
+    shutil.copy(morning_db, db)
+    store = await Store.open(db)
+    await store.set_web_token((await store.town()).id, "a-token-for-server-123")
+    await store.close()
+    stop = await serve_beside(world, lambda guild: db if guild == 123 else None, "127.0.0.1", 0)
     host, port = stop.addresses[0][:2]
+    town = "/town/123/a-token-for-server-123"
     try:
         async with ClientSession(f"http://{host}:{port}") as session:
-            async with session.get("/town/123/api/town") as response:
+            async with session.get(f"{town}/api/town") as response:
                 assert response.status == 200 and (await response.json())["ticks"] == 19
-            async with session.get("/town/123/resident/Klaus%20Mueller") as response:
+            async with session.get(f"{town}/resident/Klaus%20Mueller") as response:
                 assert response.status == 200
-            async with session.get("/town/123", allow_redirects=False) as response:
-                assert response.status == 302 and response.headers["Location"] == "/town/123/"
-            for missing in ("/town/5/api/town", "/town/abc/", "/"):
+            async with session.get(town, allow_redirects=False) as response:
+                assert response.status == 302 and response.headers["Location"] == f"{town}/"
+            for missing in ("/town/5/a-token-for-server-123/api/town", "/town/abc/x/",
+                            "/town/123/api/town", "/town/123/", "/"):
                 async with session.get(missing) as response:
                     assert response.status == 404
     finally:
@@ -147,8 +155,9 @@ def test_web_settings_of_townbot_run_are_checked():
 
     config = load_config({"TOWNBOT_WEB_PORT": "8080", "TOWNBOT_WEB_URL": "https://t.example/"},
                          dotenv=Path("/nonexistent/.env"))
-    assert config.web_port == 8080 and config.web_link(42) == "https://t.example/town/42/"
-    assert load_config({}, dotenv=Path("/nonexistent/.env")).web_link(42) is None
+    assert config.web_port == 8080
+    assert config.web_link(42, "secret") == "https://t.example/town/42/secret/"
+    assert load_config({}, dotenv=Path("/nonexistent/.env")).web_link(42, "secret") is None
     with pytest.raises(ConfigError, match="TOWNBOT_WEB_PORT='http' is not a port"):
         load_config({"TOWNBOT_WEB_PORT": "http"}, dotenv=Path("/nonexistent/.env"))
     with pytest.raises(ConfigError, match="TOWNBOT_WEB_URL='town' is not a URL"):
@@ -166,8 +175,12 @@ def chromium_path() -> str | None:
     return None
 
 
+BROWSER_TOKEN = "a-token-the-browser-keeps-from-page-to-page"
+
+
 class ServerThread:
-    """The web page on 127.0.0.1 in its own thread and event loop, as `townbot web` runs it."""
+    """The web page on 127.0.0.1 in its own thread and event loop, as `townbot web --token`
+    runs it: every link the pages follow must carry the token."""
 
     def __init__(self, world, db: Path) -> None:
         self.world, self.db = world, db
@@ -181,11 +194,11 @@ class ServerThread:
     async def main(self) -> None:
         from aiohttp import web
         town = await WebTown.open(self.world, self.db)
-        runner = web.AppRunner(make_app(town), access_log=None)
+        runner = web.AppRunner(make_app(town, BROWSER_TOKEN), access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
-        self.url = f"http://127.0.0.1:{runner.addresses[0][1]}/"
+        self.url = f"http://127.0.0.1:{runner.addresses[0][1]}/{BROWSER_TOKEN}/"
         self.stop = asyncio.Event()
         self.ready.set()
         await self.stop.wait()
@@ -265,8 +278,10 @@ def test_a_resident_page_opens_from_the_map(browser_page):
     page.wait_for_selector("#resident-name")
     assert page.text_content("#resident-name") == "Isabella Rodriguez"
     assert page.locator("#plan li").count() >= 3
+    assert page.url.startswith(server.url)
     page.click("#back")
     page.wait_for_selector("#map")
+    assert page.url == server.url
 
 
 def test_the_live_map_follows_a_new_tick(browser_page, world):

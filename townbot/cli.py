@@ -28,8 +28,42 @@ from townbot.platforms.web.cli import add_web_parser
 if TYPE_CHECKING:
     from townbot.llm.settings import ModelSettings
 
+DOC_PAGES = ("configuration", "models", "commands", "discord", "terminal", "map-and-web",
+             "evaluation", "rules", "reliability", "data", "benchmarks")
+READ_MORE = ("Read more: README.md (start there: set-up, hosting on Discord, real models) and the "
+             f"pages of docs/ in townbot's source: {', '.join(DOC_PAGES)}.")
+
+
+class VersionAction(argparse.Action):
+    """`--version`: the installed package's version, looked up only when asked for, so that
+    `townbot --help` and every command start without importlib.metadata."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"townbot {installed_version()}")
+        parser.exit()
+
+
+def installed_version() -> str:
+    """The version pip installed; the source's own when townbot runs from a checkout that was
+    never installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("townbot")
+    except PackageNotFoundError:
+        from townbot import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="townbot", description=__doc__)
+    parser = argparse.ArgumentParser(prog="townbot", description=__doc__, epilog=READ_MORE)
+    parser.add_argument("--version", action=VersionAction, help="print townbot's version and exit")
     commands = parser.add_subparsers(dest="command", required=True)
 
     check = commands.add_parser("check", help="validate world.yaml and personas/, then summarise")

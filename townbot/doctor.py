@@ -28,7 +28,7 @@ def add_doctor_parser(commands: argparse._SubParsersAction) -> None:
 def run_doctor(args: argparse.Namespace, settings: ModelSettings, env: dict[str, str]) -> int:
     if settings.offline:
         print("no language model configured: the town runs on the offline model. Set "
-              "TOWNBOT_CHAT_MODEL and TOWNBOT_BASE_URL (see README, 'Run with a real model') and "
+              "TOWNBOT_CHAT_MODEL and TOWNBOT_BASE_URL (see README, 'Use a real model') and "
               "run `townbot doctor` again.")
         return 0
     report = asyncio.run(_examine(settings))

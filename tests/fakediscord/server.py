@@ -745,6 +745,19 @@ def _delete(fake: FakeDiscord, channel_id: int, message_id: int, **_: Any) -> An
     return None
 
 
+@route("PATCH", r"/channels/(\d+)/messages/(\d+)")
+def _edit(fake: FakeDiscord, channel_id: int, message_id: int, *, body: Any, **_: Any) -> Any:
+    """The bot edits its own message: the fields sent change, the rest stay (its buttons)."""
+    message = fake._message(channel_id, message_id)
+    if message["author"]["id"] != str(BOT_USER_ID):
+        fake._raise(403, 50005, "Cannot edit a message authored by another user", webhook=False)
+    changes = {k: v for k, v in body.items() if k in ("content", "embeds", "components")}
+    fake._check_message(changes.get("content", message["content"]),
+                        changes.get("embeds", message["embeds"]))
+    message.update(changes, edited_timestamp=now_iso())
+    return _public(message)
+
+
 @route("PUT", r"/channels/(\d+)/messages/(\d+)/reactions/([^/]+)/@me")
 def _react(fake: FakeDiscord, channel_id: int, message_id: int, emoji: str, **_: Any) -> Any:
     message = fake._message(channel_id, message_id)

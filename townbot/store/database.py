@@ -10,7 +10,7 @@ import zlib
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import lru_cache
 from itertools import repeat
 from operator import itemgetter
@@ -1416,6 +1416,32 @@ class Store:
         for row in rows:
             row["arguments"] = json.loads(row["arguments"])
         return rows
+
+    async def web_token(self, town_id: int) -> str | None:
+        """The town's web page token (migration 12): None when none was made yet, "" when a
+        moderator closed the page."""
+        async with self.db.execute("SELECT token FROM web_links WHERE town_id = ?",
+                                   (town_id,)) as cursor:
+            row = await cursor.fetchone()
+        return None if row is None else row["token"]
+
+    async def set_web_token(self, town_id: int, token: str) -> None:
+        """Replace the town's web page token ("" closes the page); the old one stops working at
+        once, since every request reads it."""
+        async with self._writing:
+            await self.db.execute(
+                "INSERT INTO web_links (town_id, token, changed) VALUES (?, ?, ?) ON CONFLICT "
+                "(town_id) DO UPDATE SET token = excluded.token, changed = excluded.changed",
+                (town_id, token, datetime.now(UTC).isoformat(timespec="seconds")))
+
+    async def whispers(self, town_id: int) -> list[str]:
+        """The texts of the whispers the town accepted, from the audit log."""
+        async with self.db.execute(
+                "SELECT arguments FROM audit_log WHERE town_id = ? AND use_case = 'whisper' "
+                "AND outcome = 'ok' ORDER BY id", (town_id,)) as cursor:
+            rows = await cursor.fetchall()
+        texts = (json.loads(row["arguments"]).get("text") for row in rows)
+        return [text for text in texts if isinstance(text, str)]
 
     async def set_town_flags(self, town_id: int, *, paused: bool | None = None,
                              tick_seconds: float | None = None) -> None:

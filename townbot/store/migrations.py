@@ -273,4 +273,14 @@ MIGRATIONS: list[str] = [
     DROP TABLE mind_parts;
     ALTER TABLE mind_parts_by_part RENAME TO mind_parts;
     """,
+    # 12: the secret of each town's web page (see townbot.platforms.web): its pages answer only
+    # under this token, which moderators can replace. No row: none made yet; an empty token: a
+    # moderator closed the page.
+    """
+    CREATE TABLE IF NOT EXISTS web_links (
+        town_id INTEGER PRIMARY KEY REFERENCES towns(id),
+        token TEXT NOT NULL,
+        changed TEXT NOT NULL
+    );
+    """,
 ]

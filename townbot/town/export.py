@@ -1,6 +1,6 @@
 """`townbot export`: a town's state and history as JSON (stable keys) or Markdown.
 
-The JSON format is documented in README ("Export format"); change keys only with a new
+The JSON format is documented in docs/data.md ("Export format"); change keys only with a new
 `format` version.
 """
 

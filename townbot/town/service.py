@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import re
+import secrets
 import time
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
@@ -37,16 +38,17 @@ from townbot.world.events import TownEvent
 from townbot.world.model import join_path, split_path
 
 MODERATOR_ONLY = frozenset({"seed", "scenario", "announce", "pause", "resume", "speed", "memories",
-                            "takeover", "event_status"})
+                            "takeover", "event_status", "web_rotate", "web_close"})
 USE_CASES = ("join", "say", "go", "leave", "takeover", "whisper", "interview", "set", "look",
              "seed",
              "scenario", "announce", "pause", "resume", "speed", "status", "where", "profile",
-             "memories", "event_status")
+             "memories", "event_status", "web_link", "web_rotate", "web_close")
 CHANGES_THE_TOWN = frozenset({"join", "say", "go", "takeover", "whisper", "interview", "set",
                               "seed", "scenario", "announce"})
 LIMITS = {"name": NAME_LIMIT, "description": 120, "say": 500, "whisper": 300, "interview": 500,
           "state": 80, "seed": 600, "announce": 500, "query": 200}
 SPEED_RANGE = (0.0, 3600.0)  # real seconds per tick
+WEB_CLOSED = ""  # the stored token of a web page a moderator closed
 OBJECT_FORM = re.compile(r"^\s*<([^>]+)>\s*(?:is\s+)?(.+?)\s*$", re.IGNORECASE)
 
 
@@ -659,3 +661,39 @@ class TownService:
                                          "memory_id": h.memory_id} for h in s.heard],
                               "planning": list(s.planning)} for s in statuses}})
         return await self._run("event_status", moderator, {}, act)
+
+    # --- the web page's link ------------------------------------------------------------------
+
+    async def web_link(self, person: Person) -> Outcome:
+        """The secret of the town's web page, made on first use: its pages answer only under it.
+        The token travels in `data` only, never in the text the audit log keeps."""
+        async def act() -> Outcome:
+            store, town_id = self.engine.store, self.engine.town.id
+            token = await store.web_token(town_id)
+            if token == WEB_CLOSED:
+                raise TownError("a moderator has closed the town's web page; a moderator can "
+                                "open it again with a new link")
+            if token is None:
+                token = secrets.token_urlsafe(24)
+                await store.set_web_token(town_id, token)
+            return Outcome("The town's web page, for the people of this town only.",
+                           data={"token": token})
+        return await self._run("web_link", person, {}, act)
+
+    async def rotate_web_link(self, moderator: Person) -> Outcome:
+        """A new secret for the web page (opening it if it was closed): the old link stops
+        working at once."""
+        async def act() -> Outcome:
+            token = secrets.token_urlsafe(24)
+            await self.engine.store.set_web_token(self.engine.town.id, token)
+            return Outcome("The town's web page has a new link; the old one no longer works.",
+                           data={"token": token})
+        return await self._run("web_rotate", moderator, {}, act)
+
+    async def close_web_page(self, moderator: Person) -> Outcome:
+        """No link works until a moderator makes a new one."""
+        async def act() -> Outcome:
+            await self.engine.store.set_web_token(self.engine.town.id, WEB_CLOSED)
+            return Outcome("The town's web page is closed: no link opens it until a moderator "
+                           "makes a new one.")
+        return await self._run("web_close", moderator, {}, act)

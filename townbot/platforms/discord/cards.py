@@ -34,6 +34,7 @@ class Guide:
         ("/town status", "the clock, the speed and how many people are here"),
         ("/town profile", "a resident's card: who they are, where, their day"),
         ("/town map", "the map of the town now, or one area close up"),
+        ("/town web", "the link to the town's web page, for this server's people only"),
         ("/interview", "ask a resident anything; a thread opens for more questions"),
         ("/whisper", "be a resident's inner voice: they take it as their own thought"),
         ("/object set", "change a thing, e.g. set the cafe's stove burning"),
@@ -45,6 +46,7 @@ class Guide:
         ("/mod announce, /mod seed, /mod scenario", "news in #town-hall, an idea planted in "
                                                    "a resident, a prepared event"),
         ("/mod takeover, /mod memories", "speak as a resident; see what a resident recalls"),
+        ("/mod web", "a new link to the web page (the old one stops working), or none"),
     )
 
     def lines(self, entries: Sequence[tuple[str, str]]) -> str:
@@ -54,8 +56,9 @@ class Guide:
 GUIDE = Guide()
 
 
-def welcome_card(town: str, residents: int, hall: str) -> discord.Embed:
-    """Pinned in #town-hall when the town is set up."""
+def welcome_card(town: str, residents: int, hall: str, link: str | None = None) -> discord.Embed:
+    """Pinned in #town-hall when the town is set up; `link` is the town's members-only web
+    page, when it is served."""
     card = discord.Embed(
         title=f"Welcome to {town}",
         colour=COLOUR,
@@ -73,8 +76,17 @@ def welcome_card(town: str, residents: int, hall: str) -> discord.Embed:
     card.add_field(name="Commands", inline=False, value=clip(GUIDE.lines(GUIDE.everyone), FIELD))
     card.add_field(name="Moderators (Manage Server)", inline=False,
                    value=clip(GUIDE.lines(GUIDE.moderators), FIELD))
+    if link is not None:
+        card.add_field(name="The town on the web", inline=False, value=web_line(link))
     card.set_footer(text="/help shows this again at any time.")
     return card
+
+
+def web_line(link: str) -> str:
+    """The web page's link as the welcome and /town web give it (in angle brackets, so that
+    Discord shows no preview of it)."""
+    return (f"Live map, replay and every resident's page: <{link}>\nThe link is for the people "
+            "of this server only: please do not share it outside.")
 
 
 def area_note(sector: str, description: str, hours: str | None) -> str:

@@ -184,7 +184,8 @@ async def _serve(config: Any, files: Any, settings: Any,
     stop_web = await serve_beside(files.load(), lambda guild: config.database(guild)
                                   if config.allows(guild) else None, config.web_host,
                                   config.web_port)
-    logging.getLogger(__name__).info("web page at http://%s:%s/town/<server id>/",
+    logging.getLogger(__name__).info("web page at http://%s:%s/town/<server id>/<token>/ "
+                                     "(each server's members get their link from /town web)",
                                      config.web_host, config.web_port)
     try:
         return await _connect_failure(work)

@@ -18,11 +18,19 @@ import discord
 from discord import app_commands
 
 from townbot.platforms.discord.buttons import AskButton, view_of
-from townbot.platforms.discord.cards import Status, help_card, interview_card, profile_card, status_card
+from townbot.platforms.discord.cards import (
+    Status,
+    help_card,
+    interview_card,
+    profile_card,
+    status_card,
+    web_line,
+)
 from townbot.platforms.discord.respond import Reply, hub_of, refuse, run, send
 from townbot.platforms.discord.store import InterviewThread
 from townbot.platforms.discord.town import MEMORY_ACCESS, GuildTown
 from townbot.platforms.discord.townmap import FILE_LIMIT, attachment, caption, current_picture
+from townbot.platforms.discord.welcome import show_link
 from townbot.town.service import LIMITS, SPEED_RANGE, Person, TownError
 from townbot.world.model import join_path
 
@@ -41,6 +49,7 @@ Notice = app_commands.Range[str, 1, LIMITS["announce"]]
 Query = app_commands.Range[str, 1, LIMITS["query"]]
 Seconds = app_commands.Range[float, SPEED_RANGE[0], SPEED_RANGE[1]]
 Count = app_commands.Range[int, 1, 50]
+NO_WEB_PAGE = "this bot serves no web page; its owner can set TOWNBOT_WEB_PORT and TOWNBOT_WEB_URL"
 
 
 # --- autocomplete ---------------------------------------------------------------------------------
@@ -152,10 +161,22 @@ class TownGroup(app_commands.Group):
             sector = town.service.area(area)[0] if area else None
             moment, picture = await current_picture(town.service, town.engine.world,
                                                     town.engine.store.path, sector)
-            link = hub_of(interaction).config.web_link(town.guild_id)
+            link = None
+            with contextlib.suppress(TownError):  # a closed page: the map without its link
+                link = await hub_of(interaction).page_link(town, person)
             limit = interaction.guild.filesize_limit if interaction.guild else FILE_LIMIT
             return Reply(caption(moment, sector, link), file=attachment(picture, limit))
         await run(interaction, work, public=True)
+
+    @app_commands.command(description="The link to the town's web page: live map, replay, "
+                                      "residents (for this server's people only)")
+    async def web(self, interaction: discord.Interaction) -> None:
+        async def work(town: GuildTown, person: Person) -> str:
+            link = await hub_of(interaction).page_link(town, person)
+            if link is None:
+                raise TownError(NO_WEB_PAGE)
+            return web_line(link)
+        await run(interaction, work)
 
     @app_commands.command(description="The town's clock, speed and people")
     async def status(self, interaction: discord.Interaction) -> None:
@@ -254,6 +275,27 @@ class ModGroup(app_commands.Group):
         async def work(town: GuildTown, person: Person) -> str:
             return (await town.service.memories(person, resident, query, count)).text
         await run(interaction, work, moderators="/mod memories", more="ask for a smaller count")
+
+    @app_commands.command(description="The web page's link: a new one (the old stops working) "
+                                      "or none")
+    @app_commands.describe(action="rotate: a new link, the old one stops working at once; off: "
+                                  "no link opens the page until the next rotate")
+    async def web(self, interaction: discord.Interaction, action: Literal["rotate", "off"]) -> None:
+        async def work(town: GuildTown, person: Person) -> str:
+            hub = hub_of(interaction)
+            if action == "off":
+                outcome, link = await town.service.close_web_page(person), None
+            else:
+                outcome = await town.service.rotate_web_link(person)
+                link = hub.config.web_link(town.guild_id, outcome.data["token"])
+            lines = [outcome.text] + ([web_line(link)] if link else [])
+            if not hub.config.serves_web:
+                lines.append(NO_WEB_PAGE[0].upper() + NO_WEB_PAGE[1:] + ".")
+            elif not await show_link(town, link):
+                lines.append(f"The welcome pinned in #{town.engine.world.town_hall_channel} "
+                             "could not be changed; /town web gives the link that works.")
+            return "\n".join(lines)
+        await run(interaction, work, moderators="/mod web")
 
     @app_commands.command(description="Who knows of each seeded event, from whom, who plans to go")
     async def events(self, interaction: discord.Interaction) -> None:
@@ -364,4 +406,4 @@ def all_commands() -> list[app_commands.Command[Any, ..., Any] | app_commands.Gr
 
 MODERATOR_COMMANDS = frozenset({"mod pause", "mod resume", "mod speed", "mod takeover",
                                 "mod seed", "mod announce", "mod scenario", "mod memories",
-                                "mod events"})
+                                "mod events", "mod web"})

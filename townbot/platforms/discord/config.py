@@ -33,7 +33,8 @@ VARIABLES = {
                 "'discord' for Discord's default avatars (default: a picture drawn from the name)",
     WEB_PORT: "serve the towns' read-only web page on this port beside the bot (default: none)",
     WEB_HOST: "the address the web page listens on (default 127.0.0.1)",
-    WEB_URL: "the web page's address as people reach it, for the link under /town map",
+    WEB_URL: "the web page's address as people reach it, for the members-only links of "
+             "/town web, /town map and the welcome",
 }
 LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 
@@ -61,11 +62,16 @@ class DiscordConfig:
     def database(self, guild_id: int) -> Path:
         return self.data_dir / f"{guild_id}.db"
 
-    def web_link(self, guild_id: int) -> str | None:
-        """The page of a server's town, when the web page is served and its address known."""
-        if self.web_port is None or self.web_url is None:
+    @property
+    def serves_web(self) -> bool:
+        """Whether the towns' web page is served and its address known, so links can be given."""
+        return self.web_port is not None and self.web_url is not None
+
+    def web_link(self, guild_id: int, token: str) -> str | None:
+        """The page of a server's town under its token (TownService.web_link), when served."""
+        if not self.serves_web:
             return None
-        return f"{self.web_url.rstrip('/')}/town/{guild_id}/"
+        return f"{self.web_url.rstrip('/')}/town/{guild_id}/{token}/"  # type: ignore[union-attr]
 
 
 def read_dotenv(path: Path) -> dict[str, str]:

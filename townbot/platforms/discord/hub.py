@@ -70,6 +70,14 @@ class Hub:
     def person(self, member: Any) -> Person:
         return Person(f"discord:{member.id}", member.display_name, self.is_moderator(member))
 
+    async def page_link(self, town: GuildTown, person: Person) -> str | None:
+        """The members-only link to the town's web page; None when this bot serves none.
+        TownError when a moderator closed the page."""
+        if not self.config.serves_web:
+            return None
+        token = (await town.service.web_link(person)).data["token"]
+        return self.config.web_link(town.guild_id, token)
+
     def moderator_rule(self) -> str:
         role = f" or the {self.config.moderator_role} role" if self.config.moderator_role else ""
         return f"Manage Server{role}"
@@ -102,7 +110,11 @@ class Hub:
                 log.info("server %s: made %s", guild.id, ", ".join(layout.made))
             publisher = Publisher(store, outlet, engine.world.town, global_pacer=self.pacer)
             town = GuildTown(guild.id, service, store, publisher, outlet)
-            await post_welcome(town)
+            try:
+                link = await self.page_link(town, FOUNDER)
+            except TownError:
+                link = None  # a moderator closed the page
+            await post_welcome(town, link)
         except BaseException:
             await _close_quietly(engine, store)
             raise

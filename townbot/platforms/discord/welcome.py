@@ -16,12 +16,13 @@ from townbot.platforms.discord.town import GuildTown
 log = logging.getLogger(__name__)
 
 
-async def post_welcome(town: GuildTown) -> None:
+async def post_welcome(town: GuildTown, link: str | None = None) -> None:
+    """`link`: the town's members-only web page, when it is served."""
     world = town.engine.world
     done = await town.store.welcome()
     hall = world.town_hall_channel
     if _missing(town, done, hall):
-        card = welcome_card(world.town, len(world.personas), hall)
+        card = welcome_card(world.town, len(world.personas), hall, link)
         await _pin(town, hall, embed=card, view=view_of(JoinButton()))
     for sector in world.sectors.values():
         if _missing(town, done, sector.channel):
@@ -49,3 +50,22 @@ async def _pin(town: GuildTown, slug: str, **message: object) -> None:
     except discord.HTTPException as error:
         log.warning("server %s: the welcome in #%s could not be pinned: %s", town.guild_id, slug,
                     error)
+
+
+async def show_link(town: GuildTown, link: str | None) -> bool:
+    """The pinned welcome card again with the web page's new link (None: the page is closed),
+    so that the pin never offers a link that no longer works. False when it could not be
+    changed (the reason is logged); the new link is given to the moderator either way."""
+    world = town.engine.world
+    hall = world.town_hall_channel
+    channel_id, message_id = (await town.store.welcome()).get(hall, (None, None))
+    if message_id is None or town.channel(hall).id != channel_id:
+        return False  # never posted, or its channel was deleted: the next start posts it anew
+    card = welcome_card(world.town, len(world.personas), hall, link)
+    try:
+        await town.channel(hall).get_partial_message(message_id).edit(embed=card)
+    except discord.HTTPException as error:
+        log.warning("server %s: the welcome's link could not be changed: %s", town.guild_id,
+                    error)
+        return False
+    return True

@@ -1,12 +1,20 @@
 """The read-only web page of a town, on aiohttp: the live map with a replay slider, the event
 feed by area, and a page per resident. Every URL is relative, so a town's pages work at the
-root (`townbot web`) or under a prefix (`townbot run` serves each server's town at
-/town/<server id>/).
+root (`townbot web` on localhost) or under a prefix: `townbot run` serves each server's town at
+/town/<server id>/<token>/, and `townbot web --token` at /<token>/.
+
+The token is the capability: a town's pages, API, map pictures and static files answer only
+under it. A wrong, closed or missing token and a town that is not here get the same plain 404,
+so that a guess tells nothing. Relative links carry the token from page to page; the access log
+writes `<token>` in its place, and no response sends a Referer that would carry it elsewhere.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
+import secrets
 from collections.abc import Awaitable, Callable
 from html import escape
 from importlib import resources
@@ -14,75 +22,164 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+from aiohttp.abc import AbstractAccessLogger
 
 from townbot.platforms.web.town import WebTown
-from townbot.store.database import StoreError
+from townbot.store.database import Store, StoreError
 from townbot.world.clock import clock_face, format_game_time, minute_of_day, parse_game_time
 from townbot.world.model import World
 
 Finder = Callable[[web.Request], Awaitable[WebTown]]
-FINDER_KEY = web.AppKey("finder", object)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+TOWN_KEY = web.RequestKey("town", WebTown)
+REDACT_KEY = web.AppKey("redact", Callable[[str], str])
 EVENT_LIMIT = 200
 STATIC = resources.files("townbot.platforms.web") / "static"
+ACCESS_LOG = logging.getLogger("townbot.web.access")
+# Sent with every response, errors included: no Referer leaves a page (it would carry the
+# token), and a browser takes each file as the type it is served as.
+SAFE_HEADERS = {"Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"}
 
 
-def make_app(town: WebTown) -> web.Application:
-    """The pages of one town at the root. Only GET routes exist: nothing here can change it."""
+def make_app(town: WebTown, token: str | None = None) -> web.Application:
+    """The pages of one town: at the root, or under /<token>/ when a token is given. Only GET
+    routes exist: nothing here can change the town."""
     async def find(request: web.Request) -> WebTown:
+        if token is not None and not same_secret(request.match_info["token"], token):
+            raise web.HTTPNotFound()
         return town
-    return _app(find, "")
+
+    if token is None:
+        return _app(find, "", lambda path: path)
+    return _app(find, "/{token}", lambda path: re.sub(r"^/[^/]+", "/<token>", path))
 
 
 def make_towns_app(shelf: TownShelf) -> web.Application:
-    """The towns of `townbot run`, each server's at /town/<server id>/."""
+    """The towns of `townbot run`, each server's at /town/<server id>/<token>/."""
     async def find(request: web.Request) -> WebTown:
-        text = request.match_info["guild"]
-        town = await shelf.town(int(text)) if text.isdigit() else None
+        guild, token = request.match_info["guild"], request.match_info["token"]
+        town = await shelf.town(int(guild), token) if guild.isdigit() else None
         if town is None:
-            raise web.HTTPNotFound(text=f"no town is kept for server {text}")
+            raise web.HTTPNotFound()  # the same answer whether the town or the token is wrong
         return town
 
-    async def to_slash(request: web.Request) -> web.Response:
-        raise web.HTTPFound(f"/town/{request.match_info['guild']}/")
-
-    app = _app(find, "/town/{guild}")
-    app.router.add_get("/town/{guild}", to_slash)
-    return app
+    return _app(find, "/town/{guild}/{token}",
+                lambda path: re.sub(r"^(/town/[^/]+)/[^/]+", r"\1/<token>", path))
 
 
-def _app(find: Finder, prefix: str) -> web.Application:
+def _app(find: Finder, prefix: str, redact: Callable[[str], str]) -> web.Application:
+    """The town's routes under `prefix`, each answering only once `find` has found the town.
+    Routes added to the app afterwards (a health check) are not a town's and need no token."""
     app = web.Application(middlewares=[refusals])
-    app[FINDER_KEY] = find
-    app.router.add_get(prefix + "/", index)
-    app.router.add_get(prefix + "/map.png", map_png)
-    app.router.add_get(prefix + "/api/town", town_info)
-    app.router.add_get(prefix + "/api/moment", moment_info)
-    app.router.add_get(prefix + "/api/events", events_info)
-    app.router.add_get(prefix + "/resident/{name}", resident_page)
-    app.router.add_get(prefix + "/static/{file}", static_file)
+    app[REDACT_KEY] = redact
+    app.on_response_prepare.append(safe_headers)
+    routes: dict[str, Handler] = {"/": index, "/map.png": map_png, "/api/town": town_info,
+                                  "/api/moment": moment_info, "/api/events": events_info,
+                                  "/resident/{name}": resident_page, "/static/{file}": static_file}
+    for path, handler in routes.items():
+        app.router.add_get(prefix + path, gated(find, handler))
+    if prefix:
+        app.router.add_get(prefix, gated(find, to_slash))
     return app
+
+
+async def to_slash(request: web.Request) -> web.Response:
+    """The town's address typed without its last slash: the relative links need it."""
+    raise web.HTTPFound(request.path + "/")
+
+
+def gated(find: Finder, handler: Handler) -> Handler:
+    """The handler, run only for the request's town (read on from its database first)."""
+    async def answer(request: web.Request) -> web.StreamResponse:
+        town = await find(request)
+        await town.refresh()
+        request[TOWN_KEY] = town
+        return await handler(request)
+    return answer
+
+
+def same_secret(given: str, expected: str | None) -> bool:
+    """Whether a token from a URL is the town's (a closed page's "" matches nothing); compared
+    in constant time, so that the time of a refusal tells nothing about the token."""
+    return bool(expected) and secrets.compare_digest(given.encode(), expected.encode())  # type: ignore[union-attr]
+
+
+async def safe_headers(request: web.Request, response: web.StreamResponse) -> None:
+    for name, value in SAFE_HEADERS.items():
+        response.headers.setdefault(name, value)
+
+
+class AccessLog(AbstractAccessLogger):
+    """One line per request at DEBUG level, with `<token>` in place of a town's token."""
+
+    def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
+        self.logger.debug("%s %s %s %s %.3fs", request.remote, request.method,
+                          shown_path(request), response.status, time)
+
+    @property
+    def enabled(self) -> bool:
+        return self.logger.isEnabledFor(logging.DEBUG)
+
+
+def shown_path(request: web.BaseRequest) -> str:
+    """The path as a log may show it: a route of no town's (a health check) as it is, any
+    other with `<token>` in place of the token, also when nothing matched (a mistyped page
+    may still carry a real token)."""
+    if not isinstance(request, web.Request):
+        return "-"
+    resource = request.match_info.route.resource
+    if resource is not None and "{token}" not in resource.canonical:
+        return request.path
+    return request.app[REDACT_KEY](request.path)
+
+
+def runner(app: web.Application) -> web.AppRunner:
+    """The app's runner, logging requests without their tokens."""
+    return web.AppRunner(app, access_log_class=AccessLog, access_log=ACCESS_LOG)
 
 
 class TownShelf:
-    """Towns opened read-only on their first visit and kept: `database_of` says where a
-    server's town is (None: not here)."""
+    """Towns opened read-only on their first visit with the right token, and kept:
+    `database_of` says where a server's town is (None: not here)."""
 
     def __init__(self, world: World, database_of: Callable[[int], Path | None]) -> None:
         self.world, self.database_of = world, database_of
         self.towns: dict[int, WebTown] = {}
         self._lock = asyncio.Lock()
 
-    async def town(self, guild_id: int) -> WebTown | None:
+    async def town(self, guild_id: int, token: str) -> WebTown | None:
+        """The server's town when `token` opens it; None for a wrong, closed or missing token
+        and for a town that is not here alike."""
         async with self._lock:
-            if guild_id not in self.towns:
-                path = self.database_of(guild_id)
-                if path is None or not path.is_file():
-                    return None
-                try:
-                    self.towns[guild_id] = await WebTown.open(self.world, path)
-                except StoreError:
-                    return None  # no town founded in it yet
-            return self.towns[guild_id]
+            town = self.towns.get(guild_id)
+            if town is None:
+                opened = await self._open(guild_id, token)  # only for the right token
+                if opened is not None:
+                    self.towns[guild_id] = opened
+                return opened
+        return town if same_secret(token, await town.token()) else None
+
+    async def _open(self, guild_id: int, token: str) -> WebTown | None:
+        """The town's history is read only for the right token: a guess opens the database
+        just long enough to read one row."""
+        path = self.database_of(guild_id)
+        if path is None or not path.is_file():
+            return None
+        try:
+            store = await Store.open(path, read_only=True)
+        except StoreError:
+            return None  # no town founded in it yet, or made by another townbot version
+        try:
+            row = await store.town()
+            if row is not None and same_secret(token, await store.web_token(row.id)):
+                return await WebTown.load(self.world, store)
+        except StoreError:
+            pass  # a history that cannot be read: no page, as for no town
+        except BaseException:
+            await store.close()
+            raise
+        await store.close()
+        return None
 
     async def close(self) -> None:
         for town in self.towns.values():
@@ -90,11 +187,8 @@ class TownShelf:
         self.towns.clear()
 
 
-async def town_of(request: web.Request) -> WebTown:
-    """The request's town, read on from its database first."""
-    town = await request.app[FINDER_KEY](request)  # type: ignore[operator]
-    await town.refresh()
-    return town
+def town_of(request: web.Request) -> WebTown:
+    return request[TOWN_KEY]
 
 
 @web.middleware
@@ -123,7 +217,7 @@ def _area(request: web.Request, town: WebTown) -> str | None:
 
 
 async def index(request: web.Request) -> web.Response:
-    town = await town_of(request)
+    town = town_of(request)
     areas = "".join(f'<option value="{escape(s.channel)}">{escape(name)}</option>'
                     for name, s in sorted(town.world.sectors.items()))
     html = (STATIC / "index.html").read_text(encoding="utf-8")
@@ -140,14 +234,14 @@ async def static_file(request: web.Request) -> web.Response:
 
 
 async def map_png(request: web.Request) -> web.Response:
-    town = await town_of(request)
+    town = town_of(request)
     _, data = await town.picture(_tick(request), _area(request, town))
     return web.Response(body=data, content_type="image/png",
                         headers={"Cache-Control": "no-cache"})
 
 
 async def town_info(request: web.Request) -> web.Response:
-    town = await town_of(request)
+    town = town_of(request)
     history = town.history
     return web.json_response({
         "name": town.world.town, "start": history.town.start,
@@ -156,7 +250,7 @@ async def town_info(request: web.Request) -> web.Response:
 
 
 async def moment_info(request: web.Request) -> web.Response:
-    town = await town_of(request)
+    town = town_of(request)
     tick = _tick(request)
     index, moment = town.moment(tick)
     picture, _ = await town.picture(index, _area(request, town))
@@ -172,14 +266,14 @@ async def moment_info(request: web.Request) -> web.Response:
 
 
 async def events_info(request: web.Request) -> web.Response:
-    town = await town_of(request)
+    town = town_of(request)
     _, moment = town.moment(_tick(request))
     channel = request.query.get("area") or None
     return web.json_response(town.events_until(moment.time, channel, EVENT_LIMIT))
 
 
 async def resident_page(request: web.Request) -> web.Response:
-    town = await town_of(request)
+    town = town_of(request)
     name = request.match_info["name"]
     try:
         data = await town.resident(name)

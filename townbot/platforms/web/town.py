@@ -16,7 +16,9 @@ from typing import Any
 
 from townbot.pictures.townmap import MapPainter, MapPicture
 from townbot.store.database import Store, StoreError, conversations
+from townbot.text import clean_text
 from townbot.town.history import History, Moment, load_history, read_on
+from townbot.wording import inner_voice
 from townbot.world.clock import format_game_time
 from townbot.world.model import World
 
@@ -40,11 +42,19 @@ class WebTown:
     async def open(cls, world: World, db: str | Path) -> WebTown:
         store = await Store.open(db, read_only=True)
         try:
-            history = await load_history(store, world)
+            return await cls.load(world, store)
         except BaseException:
             await store.close()
             raise
-        return cls(world, store, history, MapPainter(world))
+
+    @classmethod
+    async def load(cls, world: World, store: Store) -> WebTown:
+        """The town of a store opened read-only (which the caller closes if this fails)."""
+        return cls(world, store, await load_history(store, world), MapPainter(world))
+
+    async def token(self) -> str | None:
+        """The web page's token as the town keeps it now (see TownService.web_link)."""
+        return await self.store.web_token(self.history.town.id)
 
     async def close(self) -> None:
         await self.store.close()
@@ -110,7 +120,9 @@ class WebTown:
         if name not in rows or name not in self.world.personas:
             raise KeyError(name)
         body, mind = rows[name]
-        memories = [s.memory for s in await self.store.memories(town_id, name)]
+        whispered = whisper_thoughts(name, await self.store.whispers(town_id))
+        memories = [s.memory for s in await self.store.memories(town_id, name)
+                    if not (s.memory.kind == "thought" and s.memory.text in whispered)]
         by_id = {m.id: m for m in memories}
         reflections = [{"text": m.text, "created": format_game_time(m.created),
                         "importance": m.importance,
@@ -128,3 +140,10 @@ class WebTown:
             "reflections": list(reversed(reflections)),
             "conversations": list(reversed(talks)),
         }
+
+
+def whisper_thoughts(resident: str, whispers: list[str]) -> set[str]:
+    """The memories whispers left in a resident: each whisper the town accepted became the
+    thought `inner_voice` makes of it (the audit log keeps the text, not whom it went to). The
+    page hides them: a whisper is a member's private word, taken as the resident's own."""
+    return {inner_voice(clean_text(text), resident) for text in whispers}
