@@ -31,7 +31,6 @@ from typing import Any, NamedTuple
 
 from speed import ROOT, CpuTimed, cloned_town
 
-from townbot.collector import settle_loaded
 from townbot.llm.offline import OfflineModel
 from townbot.llm.stack import build_model_stack
 from townbot.mind import dialogue, planning, reacting, reflection, retrieval, summary
@@ -104,7 +103,6 @@ def figures(values: list[float]) -> str:
 async def main(residents: int, hours: float, ticks: int, keep: Path | None,
                town: Path | None) -> None:
     pin_blas_threads()  # as the commands do
-    settle_loaded()  # as the commands do once their modules are loaded
     world = cloned_town(load_world(ROOT / "world.yaml", ROOT / "personas"), residents)
     with tempfile.TemporaryDirectory() as folder:
         db = keep or Path(folder) / "bench.db"
@@ -123,7 +121,7 @@ async def main(residents: int, hours: float, ticks: int, keep: Path | None,
         rows: dict[str, list[float]] = {"engine": [], "commit": [], "other threads": [],
                                         "retrieval": [], "the rest": []}
         # A tick is timed until the next one begins (one more runs untimed), so that what it
-        # leaves to the cycle collector, paused during a tick, is counted with it.
+        # leaves to the cycle collector is counted with it.
         mark = Mark.now()
         for index in range(ticks + 1):
             if index > 0:

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from townbot.cli import main
-from townbot.collector import YOUNG_OBJECTS
 
 
 def test_sim_says_it_is_offline_first_and_a_second_run_continues(tmp_path, capsys):
@@ -101,30 +100,6 @@ def test_an_unknown_scenario_is_refused_before_the_town_is_founded(tmp_path, cap
     assert "there is no scenario 'valentine' (did you mean 'valentines-party'" in \
         capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
-
-
-COLLECTOR_AFTER_COMMAND = """
-import gc, sys
-from townbot.cli import main
-code = main(sys.argv[1:])
-print(code, gc.isenabled(), gc.get_freeze_count() > 0, gc.get_threshold()[0])
-"""
-
-
-@pytest.mark.parametrize(("arguments", "env", "expected"), [
-    (["check"], {}, f"0 True True {YOUNG_OBJECTS}"),
-    (["usage", "--db", "missing.db"], {"TOWNBOT_TIMEOUT": "soon"}, f"2 True True {YOUNG_OBJECTS}"),
-])
-def test_a_command_loads_with_the_collector_paused_and_leaves_it_running(
-        tmp_path, arguments, env, expected) -> None:
-    """What loading made is frozen out of the cyclic collector's view, which runs again for the
-    command itself, collecting young objects after YOUNG_OBJECTS of them, also when loading
-    failed (here on a setting)."""
-    root = Path(__file__).resolve().parents[1]
-    clean = {key: value for key, value in os.environ.items() if not key.startswith("TOWNBOT_")}
-    done = subprocess.run([sys.executable, "-c", COLLECTOR_AFTER_COMMAND, *arguments], cwd=root,
-                          env={**clean, **env}, capture_output=True, text=True, check=False)
-    assert done.stdout.strip().splitlines()[-1] == expected, done.stderr
 
 
 BLAS_AFTER_COMMAND = """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -45,7 +46,7 @@ async def test_optional_asks_are_skipped_first_then_every_ask_gets_its_default()
     assert answers[-1].place == "Hobbs Cafe" and answers[0].place == "Johnson Park"
     assert "cap reached, 10 of 10 calls on game day 1" in budget.status(1)
     assert "residents follow their plans" in budget.status(1)
-    next_day = choice_ask()._replace(game_day=2)
+    next_day = dataclasses.replace(choice_ask(), game_day=2)
     assert (await model.ask(next_day)).place == "Johnson Park", "a daily cap opens again"
 
 

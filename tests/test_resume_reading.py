@@ -4,14 +4,12 @@ text holds and however raw, sparse and compressed embeddings mix in a chunk."""
 
 from __future__ import annotations
 
-import gc
 import zlib
 from datetime import datetime, timedelta
 
 import numpy as np
 import pytest
 
-from townbot.collector import collector_paused
 from townbot.llm.embedding import HashingEmbedder
 from townbot.mind.memory import Memory, MemoryStream, SparseVectors, StoredColumns, hours_since_epoch
 from townbot.store import database
@@ -198,19 +196,3 @@ def test_columns_read_by_the_store_fill_a_stream_as_its_memories_would():
         ["x"], np.array([2], np.int8), np.array([1], np.float32), np.array([0.0])))
     assert later[0].id == 3, "columns are taken only for memories as the store makes them"
 
-
-def test_the_cycle_collector_is_paused_only_while_memories_are_made():
-    assert gc.isenabled()
-    with collector_paused():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    with pytest.raises(RuntimeError), collector_paused():
-        raise RuntimeError("a failed read")
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with collector_paused():
-            pass
-        assert not gc.isenabled(), "a collector paused by someone else stays paused"
-    finally:
-        gc.enable()

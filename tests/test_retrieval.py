@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from townbot.mind.memory import MemoryStream
-from townbot.mind.retrieval import RetrievalWeights, retrieve, score_stream
+from townbot.mind.retrieval import RetrievalWeights, recall, retrieve, score_stream
 
 NOW = datetime(2023, 2, 14, 12, 0)
 QUERY = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
@@ -113,3 +113,27 @@ def test_score_stream_gives_other_kinds_no_score_and_uses_the_decay_it_is_given(
     assert total[:2].tolist() == [-np.inf, -np.inf] and np.isfinite(total[2])
     recency = score_stream(stream, QUERY, NOW, decay=0.5)[1]
     assert recency.tolist() == pytest.approx([1.0, 0.0, (0.5 - 0.25) / (1 - 0.25)])
+
+
+def test_equal_scores_at_the_edge_of_the_limit_go_to_the_older_memories():
+    stream = MemoryStream(dim=4)
+    same = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+    for index in range(50):
+        stream.add("observation", f"same {index}", NOW, 5, same)
+    stream.add("observation", "other", NOW - timedelta(hours=5), 1,
+               np.array([0.0, 1.0, 0.0, 0.0], dtype=np.float32))
+    found = retrieve(stream, same, NOW, limit=7, touch=False)
+    assert [s.memory.id for s in found] == list(range(7))
+
+
+def test_recall_of_an_empty_stream_or_an_absent_kind_is_empty():
+    stream = MemoryStream(dim=4)
+    assert recall(stream, np.ones(4, dtype=np.float32), NOW) == []
+    stream.add("plan", "wake up", NOW, 3, np.ones(4, dtype=np.float32))
+    assert recall(stream, np.ones(4, dtype=np.float32), NOW, kinds=("reflection",)) == []
+    assert [m.text for m in recall(stream, np.ones(4, dtype=np.float32), NOW)] == ["wake up"]
+
+
+def test_a_limit_of_nothing_returns_nothing_and_touches_nothing():
+    stream = stream_of(*[(f"m {n}", 5, n, ALIGNED) for n in range(100)])
+    assert retrieve(stream, QUERY, NOW, limit=0) == [] and stream.take_changes() == ([], [])

@@ -1,21 +1,18 @@
 """The `townbot` command: check, sim, play, run, sync, web, map, eval, doctor, export, usage,
-reembed."""
+reembed, backup, fork."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import io
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 # Only argument parsers are imported here, so that `townbot --help` and a mistyped command stay
 # fast: each command's module (and numpy, openai, discord...) loads in `main` once it is chosen.
-from townbot.collector import collector_paused, settle_loaded
 from townbot.doctor import add_doctor_parser
 from townbot.eval.parser import add_eval_parser
 from townbot.platforms.arguments import INTERRUPTED, add_town_files, check_scenario
@@ -88,6 +85,19 @@ def build_parser() -> argparse.ArgumentParser:
     reembed = commands.add_parser(
         "reembed", help="re-embed every memory with the configured embedding model")
     reembed.add_argument("--db", required=True, help="database file")
+
+    backup = commands.add_parser(
+        "backup", help="copy a town's database consistently, even while the town runs")
+    backup.add_argument("--db", required=True, help="the town's database file")
+    backup.add_argument("--to", required=True,
+                        help="a new file, or a folder (the copy is named after the town and time)")
+
+    fork = commands.add_parser(
+        "fork", help="start a new town from a town or a backup, at a game day's start if asked")
+    fork.add_argument("--db", required=True, help="the town (or backup) to start from")
+    fork.add_argument("--to", required=True, help="the new town's database file")
+    fork.add_argument("--at", type=int, metavar="DAY",
+                      help="start from this game day's start (a checkpoint is kept each day)")
     return parser
 
 
@@ -112,23 +122,6 @@ def user_errors() -> tuple[type[Exception], ...]:
     return DataError, StoreError, SettingsError, ModelError, TownError
 
 
-@contextmanager
-def loading() -> Iterator[None]:
-    """The command's modules load with the cyclic collector paused, and what they made is then
-    frozen out of its view (settle_loaded): modules, classes and schemas, some 80k objects, live
-    as long as the process, and every collection while a town opens and ticks would walk them
-    again (a tenth of `sim`'s CPU to its first tick). Once a process; the little garbage
-    importing leaves (about 150 kB of temporary types and functions) stays with them."""
-    if gc.get_freeze_count() or not gc.isenabled():
-        yield
-        return
-    with collector_paused():
-        try:
-            yield
-        finally:
-            settle_loaded()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -145,15 +138,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The chosen command, its modules loaded first (see `loading`)."""
+    """The chosen command, its modules loaded first."""
     # One BLAS thread for the whole process (pin_blas_threads), asked for before numpy loads too:
     # then OpenBLAS starts no worker threads, whose spinning cost ~0.08 s of `sim`'s start-up CPU.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     openblas_starts_with_one = os.environ["OPENBLAS_NUM_THREADS"] == "1" \
         and "numpy" not in sys.modules
-    with loading():
-        command = loaded_command(args, openblas_starts_with_one)
-    return command()
+    return loaded_command(args, openblas_starts_with_one)()
 
 
 def loaded_command(args: argparse.Namespace,
@@ -168,6 +159,12 @@ def loaded_command(args: argparse.Namespace,
     if args.command == "export":
         from townbot.platforms.maintenance import run_export
         return lambda: asyncio.run(run_export(args))
+    if args.command == "backup":
+        from townbot.platforms.maintenance import run_backup
+        return lambda: run_backup(args)
+    if args.command == "fork":
+        from townbot.platforms.maintenance import run_fork
+        return lambda: asyncio.run(run_fork(args))
     if args.command in ("run", "sync"):
         from townbot.platforms.discord.cli import run_command, run_sync
         return (lambda: run_command(args)) if args.command == "run" else (lambda: run_sync(args))

@@ -42,7 +42,7 @@ class Checked(Layer):
         problem = self._problem(request, first)
         if problem is None:
             return first
-        repair = request._replace(prompt=render("repair", prompt=request.prompt, problem=problem))
+        repair = dataclasses.replace(request, prompt=render("repair", prompt=request.prompt, problem=problem))
         try:
             second = await self.inner.reply(repair)
         except CallFailed as error:
@@ -50,7 +50,7 @@ class Checked(Layer):
             return self._default(request, "fallback", first)
         spent = _cost(first, second)
         if self._problem(request, second) is None:
-            return second._replace(outcome="repaired", **spent)
+            return dataclasses.replace(second, outcome="repaired", **spent)
         return self._default(request, "fallback", first, second)
 
     def _default(self, request: Ask[AnswerT], outcome: str, *spent: Reply) -> Reply[AnswerT]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
@@ -61,23 +61,21 @@ class CallContext:
 NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
 
 
-class Ask(NamedTuple, Generic[AnswerT]):
+@dataclass(frozen=True)
+class Ask(Generic[AnswerT]):
     """One question: a purpose tag, the rendered prompt, the answer's schema.
 
     `context` is the structured data the prompt was rendered from; a real model reads only the
     prompt, the offline model answers from the context. `check` returns a complaint about a
     well-formed but unusable answer (say, a place that is not among the options); `default` is
     the safe answer used when the model cannot give a usable one.
-
-    A named tuple, made in C from its fields: the mind makes one for every call, and a frozen
-    dataclass sets its ten fields one object.__setattr__ at a time (about three times the CPU).
     """
 
     purpose: str
     prompt: str
     schema: type[AnswerT]
     default: Callable[[], AnswerT]
-    context: Mapping[str, Any] = NO_CONTEXT
+    context: Mapping[str, Any] = field(default_factory=lambda: NO_CONTEXT)
     agent: str | None = None
     check: Callable[[AnswerT], str | None] | None = None
     optional: bool = False
@@ -86,12 +84,9 @@ class Ask(NamedTuple, Generic[AnswerT]):
 
     def within(self, call: CallContext) -> Ask[AnswerT]:
         """This ask with the caller's context filled in where the ask has none of its own."""
-        # Every field named (a field added and not here fails at once); _make skips __new__.
-        purpose, prompt, schema, default, context, agent, check, optional, game_day, usage = self
-        return self._make((purpose, prompt, schema, default, context,
-                           call.agent if agent is None else agent, check, optional,
-                           call.game_day if game_day is None else game_day,
-                           call.usage if usage is None else usage))
+        return replace(self, agent=call.agent if self.agent is None else self.agent,
+                       game_day=call.game_day if self.game_day is None else self.game_day,
+                       usage=call.usage if self.usage is None else self.usage)
 
 
 def usable(request: Ask[AnswerT], answer: AnswerT) -> str | None:
@@ -129,12 +124,12 @@ class ModelConfigError(ModelError):
     """
 
 
-class Reply(NamedTuple, Generic[AnswerT]):
+@dataclass(frozen=True)
+class Reply(Generic[AnswerT]):
     """One answer as the server gave it, with what it cost.
 
     `problem` says why the answer cannot be used (cut off, invalid JSON, wrong shape) and
     `problem_kind` names that class of problem for counting; `answer` is None then.
-    (A named tuple, as `Ask` is: a model makes one for every call.)
     """
 
     answer: AnswerT | None
@@ -149,9 +144,9 @@ class Reply(NamedTuple, Generic[AnswerT]):
     raw: str | None = None  # the reply's text as the server sent it (for recordings)
 
 
-class Embedded(NamedTuple):
-    """Vectors for a list of texts (unit length, in order) and what producing them cost (a
-    named tuple, as `Ask` is: a model makes one for every call)."""
+@dataclass(frozen=True)
+class Embedded:
+    """Vectors for a list of texts (unit length, in order) and what producing them cost."""
 
     vectors: np.ndarray
     model: str

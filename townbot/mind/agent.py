@@ -7,11 +7,9 @@ the world itself.
 from __future__ import annotations
 
 import asyncio
-from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from itertools import pairwise
 from typing import Protocol
 
 from townbot import wording
@@ -78,13 +76,6 @@ def starting_knowledge(persona: Persona, arenas_of: dict[str, list[str]]) -> dic
     return {sector: list(arenas_of[sector]) for sector in persona.starting_sectors()}
 
 
-def _block_starts(blocks: list[PlanBlock]) -> list[datetime] | None:
-    """The blocks' starts when each block ends by the next one's start (as plans are made), so
-    that a search by time finds the block covering it; None otherwise."""
-    ordered = all(a.start <= b.start and a.end <= b.start for a, b in pairwise(blocks))
-    return [b.start for b in blocks] if ordered else None
-
-
 class AgentMind:
     def __init__(self, persona: Persona, model: LanguageModel, stream: MemoryStream,
                  state: MindState, settings: MindSettings | None = None,
@@ -98,23 +89,11 @@ class AgentMind:
         self._clock_now = clock_now  # the engine's clock; nothing sets a mind's time from outside
         self._step_time: datetime | None = None  # without one: the time of the current step
         self._importance_by_text = {m.text: m.importance for m in stream.memories}
-        # (blocks, their count, their starts, time, the block covering it): see current_block
-        self._current: tuple[list[PlanBlock], int, list[datetime] | None, datetime,
-                             PlanBlock | None] | None = None
         self._flushing = asyncio.Lock()
 
     @property
     def now(self) -> datetime | None:
         return self._clock_now() if self._clock_now is not None else self._step_time
-
-    @property
-    def _sight_index(self) -> attention.SightIndex:
-        """Kept with the sight table so that forgetting need not scan it (made when first
-        needed: a mind that never perceives has none)."""
-        index = self.__dict__.get("_sights_indexed")
-        if index is None:
-            index = self.__dict__["_sights_indexed"] = attention.SightIndex()
-        return index
 
     @property
     def _sight_gap(self) -> timedelta:
@@ -223,8 +202,7 @@ class AgentMind:
         sights = self.state.attention.sights
         known_sights = len(sights)
         sightings = perception.sightings
-        fresh, same = attention.sort_sightings(sights, sightings, now, self._sight_gap,
-                                               self._sight_index)
+        fresh, same = attention.sort_sightings(sights, sightings, now, self._sight_gap)
         if sightings or len(sights) != known_sights:  # stamped, or some forgotten
             self.state.attention.mark()
         if fresh:
@@ -529,25 +507,8 @@ class AgentMind:
     # --- acting -----------------------------------------------------------------------------
 
     def current_block(self, now: datetime) -> PlanBlock | None:
-        """The block of today's plan that covers `now`. A step asks this three times; the answer
-        is kept until the time moves or the plan's list of blocks is replaced, and the blocks'
-        starts until the list is replaced (no block's times ever change)."""
-        blocks = self.state.planning.blocks
-        count = len(blocks)
-        kept = self._current
-        if kept is not None and kept[0] is blocks and kept[1] == count:
-            if kept[3] == now:
-                return kept[4]
-            starts = kept[2]  # the same list of blocks: the same starts
-        else:
-            starts = _block_starts(blocks)
-        if starts is None:
-            block = next((b for b in blocks if b.start <= now < b.end), None)  # b.covers(now)
-        else:  # in order without overlaps: the last block begun by now is the only candidate
-            index = bisect_right(starts, now) - 1
-            block = blocks[index] if index >= 0 and now < blocks[index].end else None
-        self._current = (blocks, count, starts, now, block)
-        return block
+        """The first block of today's plan that covers `now`."""
+        return next((block for block in self.state.planning.blocks if block.covers(now)), None)
 
     def _routine_hint(self, block: PlanBlock) -> tuple[str, str]:
         minute = minute_of_day(block.start)
@@ -628,8 +589,7 @@ class AgentMind:
     def _see(self, text: str, now: datetime) -> None:
         """Store a sight when it is new; refresh the memory of one seen lately."""
         self.state.attention.mark()
-        if attention.note(self.state.attention.sights, text, now, self._sight_gap,
-                          self._sight_index):
+        if attention.note(self.state.attention.sights, text, now, self._sight_gap):
             self.remember("observation", text)
         elif (memory := self.stream.latest_with(text)) is not None:
             self.stream.touch([memory.id], now)

@@ -1,7 +1,7 @@
 """The memory stream: everything an agent has experienced, in natural language.
 
-Arrays of embeddings, importance and access times sit beside the records so that retrieval
-scores the whole stream in a few vectorised numpy operations.
+Columns of embeddings (float32), importance, last-access hours and kind codes sit beside the
+records, so that retrieval scores the whole stream in a few numpy operations.
 """
 
 from __future__ import annotations
@@ -9,19 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from functools import lru_cache
 from operator import attrgetter
-from typing import Any
 
 import numpy as np
-
-from townbot.mind.quantised import MIN_ROWS, Int8Copy, worth_keeping
 
 EPOCH = datetime(2000, 1, 1)
 KINDS = ("observation", "reflection", "plan", "conversation", "thought")
 KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}  # stored as int8 beside the vectors
-NO_ROWS = np.zeros(0, dtype=np.intp)
-NO_ROWS.flags.writeable = False
 
 
 def kind_table(kinds: tuple[str, ...]) -> np.ndarray:
@@ -35,12 +29,7 @@ def hours_since_epoch(moment: datetime) -> float:
     return (moment - EPOCH).total_seconds() / 3600.0
 
 
-# The memories a tick adds share its moment (about 400 a tick at 100 residents): its hours are
-# kept rather than worked out again for each.
-_hours_of_moment = lru_cache(maxsize=64)(hours_since_epoch)
-
-
-@dataclass(slots=True)  # a week-long town holds tens of thousands: lighter, made faster
+@dataclass(slots=True)  # a week-long town holds tens of thousands: slots keep each small
 class Memory:
     id: int
     kind: str
@@ -99,23 +88,6 @@ class StoredColumns:
                    np.concatenate([part.accessed for part in present]))
 
 
-@dataclass(slots=True)
-class Revisions:
-    """What changed in place in a stream's rows since retrieval last caught up: the rows whose
-    last access moved (the positions of each touch, in one array a touch; a row may repeat),
-    the game hours those accesses were set to, and rows whose importance moved (memories added
-    are not listed). The stream keeps one and retrieval empties it once it has caught up."""
-
-    accessed: list[np.ndarray] = field(default_factory=list)
-    accessed_at: set[float] = field(default_factory=set)
-    importance: set[int] = field(default_factory=set)
-
-    def clear(self) -> None:
-        self.accessed.clear()
-        self.accessed_at.clear()
-        self.importance.clear()
-
-
 @dataclass
 class MemoryStream:
     """One agent's memories; ids are positions, so evidence ids stay valid forever."""
@@ -132,15 +104,6 @@ class MemoryStream:
         self._importance = np.zeros(self._capacity, dtype=np.float32)
         self._accessed = np.zeros(self._capacity, dtype=np.float64)
         self._kinds = np.zeros(self._capacity, dtype=np.int8)
-        self._int8: Int8Copy | None = None  # made when retrieval first needs it, then kept up
-        # None until retrieval first asks: nothing to record for a stream never retrieved from.
-        self._revised: Revisions | None = None
-        self.kept_for_retrieval: Any = None  # what retrieval keeps between queries (its own type)
-        # Searches kept as memories arrive (texts and times never change): ids by a part of the
-        # text, and ids by the date made, each with how many memories it has seen.
-        self._ids_containing: dict[str, tuple[tuple[int, ...], int]] = {}
-        self._ids_by_day: dict[date, list[int]] = {}
-        self._days_seen = 0
 
     def __len__(self) -> int:
         return len(self.memories)
@@ -171,10 +134,8 @@ class MemoryStream:
         self.memories.append(memory)
         self._vectors[index] = vector
         self._importance[index] = memory.importance
-        self._accessed[index] = _hours_of_moment(accessed)
+        self._accessed[index] = hours_since_epoch(accessed)
         self._kinds[index] = code
-        if self._int8 is not None:
-            self._int8.extend(index, self._vectors[index: index + 1])
         self._latest_by_text[text] = index
         self.new_ids.append(index)
         return memory
@@ -221,8 +182,6 @@ class MemoryStream:
         self._importance[start:end] = importance
         self._accessed[start:end] = list(map(hours.__getitem__, accessed))
         self._kinds[start:end] = list(map(KIND_CODES.__getitem__, kinds))
-        if self._int8 is not None:
-            self._int8.extend(start, self._vectors[start:end])
         self.memories.extend(memories)
 
     def _extend_columns(self, memories: list[Memory], vectors: tuple[np.ndarray | SparseVectors, ...],
@@ -235,8 +194,6 @@ class MemoryStream:
         self._importance[start:end] = columns.importance
         self._accessed[start:end] = columns.accessed
         self._kinds[start:end] = columns.kinds
-        if self._int8 is not None:
-            self._int8.extend(start, self._vectors[start:end])
         self.memories.extend(memories)
 
     def _fill_vectors(self, start: int, vectors: tuple[np.ndarray | SparseVectors, ...]) -> None:
@@ -255,24 +212,13 @@ class MemoryStream:
         return None if index is None else self.memories[index]
 
     def ids_containing(self, part: str) -> tuple[int, ...]:
-        """Ids of the memories whose text contains `part`, ascending: kept per part and extended
-        as memories arrive (a memory's text never changes), so that a part asked for again, as
-        a month's name is every morning, costs a look at the new memories only."""
-        ids, seen = self._ids_containing.get(part, ((), 0))
-        if seen < len(self.memories):
-            texts = map(attrgetter("text"), self.memories[seen:])
-            ids += tuple(index for index, text in enumerate(texts, seen) if part in text)
-            self._ids_containing[part] = ids, len(self.memories)
-        return ids
+        """Ids of the memories whose text contains `part`, ascending."""
+        return tuple(index for index, memory in enumerate(self.memories) if part in memory.text)
 
     def ids_created_on(self, day: date) -> tuple[int, ...]:
-        """Ids of the memories created on this date, ascending: kept by date and extended as
-        memories arrive (a memory's time never changes), so that asking every morning for
-        the day before costs a look at the new memories only."""
-        for index, memory in enumerate(self.memories[self._days_seen:], self._days_seen):
-            self._ids_by_day.setdefault(memory.created.date(), []).append(index)
-        self._days_seen = len(self.memories)
-        return tuple(self._ids_by_day.get(day, ()))
+        """Ids of the memories created on this date, ascending."""
+        return tuple(index for index, memory in enumerate(self.memories)
+                     if memory.created.date() == day)
 
     def rescore(self, index: int, importance: int) -> None:
         """Replace a provisional importance with the scored one."""
@@ -289,35 +235,13 @@ class MemoryStream:
             memories[index].importance = score
         self._importance[ids] = scores
         self.touched_ids.update(ids)
-        if self._revised is not None:
-            self._revised.importance.update(ids)
 
-    def touch(self, ids: Sequence[int], now: datetime, hours: float | None = None) -> None:
-        """Retrieval refreshes last access, which is what recency decays from (the access times
-        set in one step: a retrieval touches up to 30 memories); `hours` is
-        hours_since_epoch(now) when the caller has it."""
-        memories = self.memories
+    def touch(self, ids: Sequence[int], now: datetime) -> None:
+        """Retrieval refreshes last access, which is what recency decays from."""
         for index in ids:
-            memories[index].last_accessed = now
-        if not ids:
-            return
-        if hours is None:
-            hours = hours_since_epoch(now)
-        # The positions as an array once: numpy would make one to index with the list, and the
-        # revisions hand retrieval the same one.
-        rows = np.array(ids, dtype=np.intp)
-        self._accessed[rows] = hours
+            self.memories[index].last_accessed = now
+        self._accessed[list(ids)] = hours_since_epoch(now)
         self.touched_ids.update(ids)
-        if self._revised is not None:
-            self._revised.accessed.append(rows)
-            self._revised.accessed_at.add(hours)
-
-    def revisions(self) -> Revisions:
-        """What changed in place since retrieval last caught up (every change is recorded from
-        the first call on); retrieval clears it once it has."""
-        if self._revised is None:
-            self._revised = Revisions()
-        return self._revised
 
     def vector(self, index: int) -> np.ndarray:
         return self._vectors[index]
@@ -328,32 +252,9 @@ class MemoryStream:
         size = len(self.memories)
         return self._vectors[:size], self._importance[:size], self._accessed[:size]
 
-    def int8_copy(self) -> Int8Copy | None:
-        """The int8 copy of the vectors for retrieval's first pass, when one pays: at high
-        dimensions over many memories (made from the vectors the first time it is asked for)."""
-        if self._int8 is None and worth_keeping(self.dim) and len(self.memories) >= MIN_ROWS:
-            self._int8 = Int8Copy(self.dim)
-            self._int8.extend(0, self._vectors[: len(self.memories)])
-        return self._int8
-
     def kind_mask(self, kinds: tuple[str, ...]) -> np.ndarray:
-        """True for each stored memory of one of `kinds`: one table lookup per memory code, no
-        loop over records (faster than np.isin, which sorts)."""
+        """True for each stored memory of one of `kinds` (a lookup of each memory's kind code)."""
         return kind_table(kinds)[self._kinds[: len(self.memories)]]
-
-    def kind_rows(self, kinds: tuple[str, ...]) -> np.ndarray:
-        """Positions of the memories of one of `kinds`, ascending (read only): kept per filter
-        and extended as memories arrive, since a memory's kind never changes, so that a
-        retrieval does not look at every memory's kind again."""
-        known: dict[tuple[str, ...], tuple[np.ndarray, int]] = self.__dict__.setdefault("_kind_rows", {})
-        kinds = tuple(kinds)  # a list would do for kind_mask: let it do here too
-        rows, seen = known.get(kinds, (NO_ROWS, 0))
-        if seen < len(self.memories):
-            fresh = np.flatnonzero(kind_table(kinds)[self._kinds[seen: len(self.memories)]])
-            rows = np.concatenate([rows, fresh + seen])
-            rows.flags.writeable = False
-            known[kinds] = rows, len(self.memories)
-        return rows
 
     def take_changes(self) -> tuple[list[Memory], list[Memory]]:
         """Memories added and memories re-accessed since the last call (for the store)."""
@@ -367,12 +268,11 @@ class MemoryStream:
         """The latest `count` memories of `kinds`, oldest first."""
         if count <= 0:
             return []
-        return self._at(self.kind_rows(tuple(kinds))[-count:])
+        return self._at(np.flatnonzero(self.kind_mask(tuple(kinds)))[-count:])
 
     def by_kind(self, kind: str) -> list[Memory]:
-        """Every memory of one kind, oldest first (from the kept filter: no scan of the stream)."""
-        return self._at(self.kind_rows((kind,)))
+        """Every memory of one kind, oldest first."""
+        return self._at(np.flatnonzero(self.kind_mask((kind,))))
 
     def _at(self, rows: np.ndarray) -> list[Memory]:
-        memories = self.memories
-        return [memories[row] for row in rows.tolist()]
+        return [self.memories[row] for row in rows.tolist()]

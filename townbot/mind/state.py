@@ -19,20 +19,13 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from functools import lru_cache
-from itertools import compress, count, islice
-from operator import ne
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
-from townbot.json_parts import json_text, text_json
-from townbot.mind.plans import PlanBlock, loaded_json
+from townbot.mind.plans import PlanBlock
 from townbot.world.clock import format_game_time, parse_game_time
 
 # Set by the test suite: each commit checks that no clean part differs from its stored form.
 CHECK_UNMARKED = False
-
-# The same few tick times recur in every part, so their text is kept rather than formatted again.
-_format = lru_cache(maxsize=8192)(format_game_time)
 
 
 def _time(value: str | None) -> datetime | None:
@@ -40,41 +33,7 @@ def _time(value: str | None) -> datetime | None:
 
 
 def _text(value: datetime | None) -> str | None:
-    return _format(value) if value is not None else None
-
-
-def _json_texts(texts: list[str]) -> str:
-    """`json.dumps(texts)` of a list of texts, without json.dumps's set-up per call: a commit
-    writes a few hundred short lists and dicts of texts and game times."""
-    try:
-        return f"[{', '.join(map(text_json, texts))}]"
-    except TypeError:  # something other than a text among them
-        return json.dumps(texts)
-
-
-def _json_number(number: int) -> str:
-    """`json.dumps` of a whole number (see _json_texts)."""
-    return str(number) if type(number) is int else json.dumps(number)
-
-
-def _json_numbers(numbers: list[int]) -> str:
-    """`json.dumps` of a list of whole numbers: a list's repr when it holds only ints (the
-    same text: digits and ", "), which needs no Python call a number."""
-    if set(map(type, numbers)) <= {int}:
-        return repr(numbers)
-    return f"[{', '.join(map(_json_number, numbers))}]"
-
-
-def _json_times(times: Mapping[str, datetime]) -> str:
-    """`json.dumps` of texts -> game times as their stored text (see _json_texts): the
-    encoder's C function for each text key, without a Python call between (a resident
-    considers and talks with more people each day, to dozens of entries)."""
-    try:
-        entries = [f'{text_json(key)}: "{_format(value)}"'
-                   for key, value in times.items()]
-    except TypeError:  # a key other than a text
-        entries = [f'{json_text(key)}: "{_format(value)}"' for key, value in times.items()]
-    return "{" + ", ".join(entries) + "}"
+    return format_game_time(value) if value is not None else None
 
 
 def _times(data: Mapping[str, str]) -> dict[str, datetime]:
@@ -82,7 +41,7 @@ def _times(data: Mapping[str, str]) -> dict[str, datetime]:
 
 
 def _texts(data: Mapping[str, datetime]) -> dict[str, str]:
-    return {key: _format(value) for key, value in data.items()}
+    return {key: format_game_time(value) for key, value in data.items()}
 
 
 @dataclass
@@ -101,7 +60,7 @@ class Part:
         raise NotImplementedError
 
     def encode(self) -> str:
-        """The stored form: `json.dumps(self.to_dict())`, which a part may build faster."""
+        """The stored form."""
         return json.dumps(self.to_dict())
 
     @classmethod
@@ -114,10 +73,10 @@ class Part:
 LOG_LIMIT = 24
 
 
-class LogRow(NamedTuple):
+@dataclass(frozen=True)
+class LogRow:
     """One commit's change of a logged part, stored in the part_log table (migration 7): its
-    position `n` in the resident's log of that part, and the change as JSON. (A named tuple:
-    a frozen dataclass took several times its CPU to make, and a tick makes one a resident.)"""
+    position `n` in the resident's log of that part, and the change as JSON."""
 
     n: int
     change: str
@@ -188,32 +147,15 @@ class PlanState(Part):
                 "blocks": [b.to_dict() for b in self.blocks], "notable": self.notable,
                 "last_revision": _text(self.last_revision), "plan_log_from": self.log_from}
 
-    def encode(self) -> str:
-        """As json.dumps(to_dict()), with the blocks' JSON taken from their kept encodings (a
-        day's plan is most of a mind's bytes, and a change touches one block of it)."""
-        blocks = ", ".join([block.json() for block in self.blocks])
-        return (f'{{"day": {json.dumps(self.day.isoformat() if self.day else None)}, '
-                f'"day_plan": {json.dumps(self.day_plan)}, "blocks": [{blocks}], '
-                f'"notable": {json.dumps(self.notable)}, '
-                f'"last_revision": {json.dumps(_text(self.last_revision))}, '
-                f'"plan_log_from": {self.log_from}}}')
-
-    def _head(self) -> str:
-        """The JSON of the fields beside the blocks, kept while they hold the same values (at
-        most commits only the blocks changed)."""
-        values = (self.day, tuple(self.day_plan), tuple(self.notable), self.last_revision)
-        kept = self.__dict__.get("_head_json")
-        if kept is not None and kept[0] == values:
-            return kept[1]
-        text = json.dumps([self.day.isoformat() if self.day else None, self.day_plan,
-                           self.notable, _text(self.last_revision)])
-        self._head_json = values, text
-        return text
+    def _head(self) -> list[Any]:
+        """The fields beside the blocks, as a log row carries them (copies of the lists)."""
+        return [self.day.isoformat() if self.day else None, list(self.day_plan),
+                list(self.notable), _text(self.last_revision)]
 
     def take_log(self) -> list[LogRow] | None:
         """The log row of what changed since the last call (none if nothing did), or None when
         the whole part is to be stored instead (never stored whole, or a full log)."""
-        head, blocks = self._head(), [block.json() for block in self.blocks]
+        head, blocks = self._head(), [block.to_dict() for block in self.blocks]
         before = self.__dict__.get("_stored")
         self._stored = head, blocks
         if before == (head, blocks) and self.based:
@@ -222,16 +164,18 @@ class PlanState(Part):
             self.log_from, self.based = self.next_n, True
             return None
         old_head, old = before
-        # The first block that differs, and how many are kept at the end, found by iterators
-        # written in C rather than a Python step a block (a plan has a few dozen).
+        # The blocks that changed: those between the first and the last that differ.
         shorter = min(len(old), len(blocks))
-        start = next(compress(count(), map(ne, old, blocks)), shorter)
-        end = next(compress(count(), islice(map(ne, reversed(old), reversed(blocks)),
-                                            shorter - start)), shorter - start)
-        change = (f"[{'null' if head == old_head else head}, {start}, {len(old) - end}, "
-                  f"[{', '.join(blocks[start:len(blocks) - end])}]]")
+        start = 0
+        while start < shorter and old[start] == blocks[start]:
+            start += 1
+        end = 0  # blocks kept at the end
+        while end < shorter - start and old[-1 - end] == blocks[-1 - end]:
+            end += 1
+        change = [None if head == old_head else head, start, len(old) - end,
+                  blocks[start:len(blocks) - end]]
         self.next_n += 1
-        return [LogRow(self.next_n - 1, change)]
+        return [LogRow(self.next_n - 1, json.dumps(change))]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PlanState:
@@ -242,9 +186,7 @@ class PlanState(Part):
                    _time(data.get("last_revision")))
         plan.log_from = int(data.get("plan_log_from", 0))
         plan.next_n, plan.based = int(data.get("plan_log_next", plan.log_from)), True
-        # What is stored, as take_log compares it: a block's JSON is that of its stored dict.
-        plan._stored = plan._head(), [loaded_json(block, data)
-                                      for block, data in zip(plan.blocks, stored, strict=True)]
+        plan._stored = plan._head(), list(stored)  # as take_log compares it
         return plan
 
 
@@ -264,7 +206,7 @@ class PlaceKnowledge(Part):
 
     def to_dict(self) -> dict[str, Any]:
         return {"known": self.known, "refused": {
-            key: f"{_format(r.until)}|{r.reason}" for key, r in self.refused.items()}}
+            key: f"{format_game_time(r.until)}|{r.reason}" for key, r in self.refused.items()}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PlaceKnowledge:
@@ -356,12 +298,6 @@ class AttentionState(Part):
         return {"sights": _texts(self.sights), "last_step": self.last_step,
                 "sight_log_from": self.log_from}
 
-    def encode(self) -> str:
-        """As json.dumps(to_dict()), written out (see _json_times): stored whole, the table
-        holds a hundred sights or more."""
-        return (f'{{"sights": {_json_times(self.sights)}, "last_step": {json_text(self.last_step)}, '
-                f'"sight_log_from": {_json_number(self.log_from)}}}')
-
     def take_log(self) -> list[LogRow] | None:
         """The log rows of what changed since the last call, or None when the whole part is to
         be stored instead (never stored whole, a full log, or a step changed to None); either
@@ -380,19 +316,16 @@ class AttentionState(Part):
                 step_changed and step is None):
             self.log_from, self.based = self.next_n, True
             return None
-        # json.dumps([seen, texts, gone, step]) of each change, written out (see _json_texts):
-        # what was forgotten and the new step go with the first
-        first_gone = _json_texts(gone) if gone else "[]"
-        first_step = json_text(step) if step_changed else "null"
+        # A change is [seen, texts, gone, step]; what was forgotten and the new step go with
+        # the first.
+        first_step = step if step_changed else None
         n = self.next_n
         if not seen:  # forgotten, or a new step, nothing seen
-            rows = [LogRow(n, f'["", [], {first_gone}, {first_step}]')]
+            changes = [["", [], gone, first_step]]
         else:
-            rows = [LogRow(n, f'["{_format(seen[0][0])}", {_json_texts(seen[0][1])}, '
-                              f'{first_gone}, {first_step}]')]
-            if len(seen) > 1:  # seldom: a tick stamps with one time
-                rows += [LogRow(n + index, f'["{_format(when)}", {_json_texts(texts)}, [], null]')
-                         for index, (when, texts) in enumerate(seen[1:], 1)]
+            changes = [[format_game_time(seen[0][0]), seen[0][1], gone, first_step]]
+            changes += [[format_game_time(when), texts, [], None] for when, texts in seen[1:]]
+        rows = [LogRow(n + index, json.dumps(change)) for index, change in enumerate(changes)]
         self.next_n = n + len(rows)
         return rows
 
@@ -424,36 +357,9 @@ class MemoryQueue(Part):
     last_scored: datetime | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"pending": [[p.kind, p.text, list(p.evidence), _format(p.created)]
+        return {"pending": [[p.kind, p.text, list(p.evidence), format_game_time(p.created)]
                             for p in self.pending],
                 "unscored": self.unscored, "last_scored": _text(self.last_scored)}
-
-    def encode(self) -> str:
-        """As json.dumps(to_dict()), written out: the queue changes with nearly every memory
-        (about 80 times a tick at 100 residents)."""
-        pending = ", ".join([
-            f'[{json_text(p.kind)}, {json_text(p.text)}, '
-            f'{json.dumps(list(p.evidence)) if p.evidence else "[]"}, "{_format(p.created)}"]'
-            for p in self.pending])
-        return (f'{{"pending": [{pending}], "unscored": {self._unscored_json()}, '
-                f'"last_scored": {json_text(_text(self.last_scored))}}}')
-
-    def _unscored_json(self) -> str:
-        """`json.dumps(self.unscored)`, kept with a copy of the ids it was made from: the list
-        grows an id at a time until its memories are scored (to a hundred ids at 100
-        residents), so when it begins with the copy only the ids after it are written."""
-        unscored = self.unscored
-        kept = self.__dict__.get("_unscored")
-        if kept is not None and unscored[:len(kept[0])] == kept[0]:
-            done, text = kept
-            if len(unscored) == len(done):
-                return text
-            more = _json_numbers(unscored[len(done):])
-            text = f"{text[:-1]}, {more[1:]}" if done else more
-        else:
-            text = _json_numbers(unscored)
-        self._unscored = list(unscored), text
-        return text
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MemoryQueue:
@@ -487,9 +393,6 @@ class ReflectionState(Part):
     def to_dict(self) -> dict[str, Any]:
         return {"importance_since_reflection": self.importance_since_reflection}
 
-    def encode(self) -> str:
-        return f'{{"importance_since_reflection": {_json_number(self.importance_since_reflection)}}}'
-
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ReflectionState:
         return cls(int(data.get("importance_since_reflection", 0)))
@@ -508,12 +411,6 @@ class ReactionState(Part):
         return {"last_talked": _texts(self.last_talked),
                 "last_considered": _texts(self.last_considered),
                 "last_reaction_check": _text(self.last_reaction_check)}
-
-    def encode(self) -> str:
-        """As json.dumps(to_dict()), written out (see _json_times)."""
-        return (f'{{"last_talked": {_json_times(self.last_talked)}, '
-                f'"last_considered": {_json_times(self.last_considered)}, '
-                f'"last_reaction_check": {json_text(_text(self.last_reaction_check))}}}')
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ReactionState:

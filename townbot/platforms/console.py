@@ -210,7 +210,8 @@ class Console:
                 ["speed", f"one tick ({data['tick_minutes']} game minutes) {self.pace()}"],
                 ["people", f"{plural(data['residents'], 'resident')}, "
                            f"{plural(data['visitors'], 'visitor')}"],
-                ["model", data["model"]]]
+                ["model", data["model"]],
+                ["cost", data["per_real_day_line"]]]
         self.screen.table([], rows)
 
     async def _speed(self, arguments: str) -> Outcome:
@@ -442,7 +443,10 @@ async def run_play(args: argparse.Namespace, open_town: Callable[..., Awaitable]
 
 async def _play(engine: Engine, args: argparse.Namespace, stop: asyncio.Event) -> bool:
     """The session on an open town; True when Ctrl-C ended it."""
-    console = Console(TownService(engine), person_for(args), styled=sys.stdout.isatty(),
+    from townbot.llm.settings import load_settings  # read once already, to open the town
+
+    console = Console(TownService(engine, model_settings=load_settings()), person_for(args),
+                      styled=sys.stdout.isatty(),
                       seconds_per_tick=max(0.0, args.speed))
     console.say(f"{engine.world.town}, {engine.clock.now:%A %B %d %H:%M}: "
                 f"{plural(len(engine.minds), 'resident')}. One tick ({engine.clock.tick_minutes} "

@@ -13,6 +13,7 @@ from townbot.llm.port import LanguageModel
 from townbot.llm.settings import ModelSettings
 from townbot.platforms.arguments import INTERRUPTED
 from townbot.platforms.terminal import Interrupts, Screen, TickProgress
+from townbot.town.costs import real_day_cost, real_day_line
 from townbot.town.engine import Engine
 from townbot.town.launch import TownFiles, open_engine
 from townbot.town.transcript import by_area, in_time_order
@@ -150,6 +151,9 @@ async def _run(engine: Engine, args: argparse.Namespace, settings: ModelSettings
     run = summarise([r for r in rows if r["id"] > last_earlier], settings, engine.clock.tick_minutes)
     town = summarise(rows, settings, engine.clock.tick_minutes) if last_earlier else None
     show_usage(screen, run, town)
+    minutes, seconds = engine.clock.tick_minutes, engine.town.tick_seconds
+    cost = real_day_cost(run, engine.clock.tick - tick_before, minutes, seconds)
+    screen.line(real_day_line(cost, minutes, seconds) + " (the town's speed on Discord and play)")
     for note in session_notes(engine.model, engine.clock.day_number, settings.offline):
         screen.line(note)
     return 0

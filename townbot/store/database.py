@@ -1284,6 +1284,12 @@ class Store:
             row = await cursor.fetchone()
         return row[0] or 0
 
+    async def usage_rows_since(self, town_id: int, tick: int) -> list[dict[str, Any]]:
+        """The usage records of ticks after `tick` (a recent span, without a town's history)."""
+        async with self.db.execute("SELECT * FROM llm_usage WHERE town_id = ? AND tick > ? "
+                                   "ORDER BY id", (town_id, tick)) as cursor:
+            return [dict(row) for row in await cursor.fetchall()]
+
     async def usage_rows(self, town_id: int) -> list[dict[str, Any]]:
         async with self.db.execute("SELECT * FROM llm_usage WHERE town_id = ? ORDER BY id",
                                    (town_id,)) as cursor:

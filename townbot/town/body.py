@@ -5,11 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, fields
 from datetime import datetime
-from itertools import compress, count
-from operator import itemgetter, ne
 from typing import Any
 
-from townbot.json_parts import json_text
 from townbot.world.clock import format_game_time, parse_game_time
 
 
@@ -31,12 +28,9 @@ class Body:
     visitor: str | None = None  # a person's one-line description; None for residents
 
     def __post_init__(self) -> None:
-        # The fields' values last written, compared at each commit: cheaper than marking the
-        # body at every assignment (a tick sets a body's fields several times, mostly anew).
-        self._written: tuple[Any, ...] | None = None
-        # Each field's '"name": value' as last written: a commit encodes only the fields that
-        # changed (mostly the action and its emoji) and joins the rest as they were.
-        self._pieces: list[str] | None = None
+        # The fields as last written, compared at each commit: a body changes in many places
+        # during a tick, so comparing once beats marking it at every assignment.
+        self._written: dict[str, Any] | None = None
 
     @property
     def walking(self) -> bool:
@@ -64,34 +58,18 @@ class Body:
         return {name: self.__dict__[name] for name in FIELDS}
 
     def take_change(self) -> str | None:
-        """The stored form (JSON) if a field changed since the last call (or since loading).
-        It is json.dumps(to_dict()) written out: most bodies change at every tick, and
-        json.dumps's set-up cost more than the few texts it writes; only the fields that
-        changed are encoded again."""
-        values, written = _field_values(self.__dict__), self._written
-        if values == written:
+        """The stored form (JSON) if a field changed since the last call (or since loading)."""
+        values = self.to_dict()
+        if values == self._written:
             return None
         self._written = values
-        pieces = self._pieces
-        if pieces is None or written is None:
-            pieces = self._pieces = list(map(_piece, _KEYS, values))
-        else:
-            for index in compress(count(), map(ne, values, written)):
-                pieces[index] = _piece(_KEYS[index], values[index])
-        return "{" + ", ".join(pieces) + "}"
+        return json.dumps(values)
 
     @classmethod
     def from_dict(cls, data: dict) -> Body:
         body = cls(**{k: v for k, v in data.items() if k in FIELDS})
-        body._written = _field_values(body.__dict__)  # as stored
+        body._written = body.to_dict()  # as stored
         return body
 
 
-def _piece(key: str, value: Any) -> str:
-    """One field as json.dumps writes it in a dict: its key (with ": ") and its value."""
-    return key + json_text(value)
-
-
 FIELDS = tuple(f.name for f in fields(Body))
-_field_values = itemgetter(*FIELDS)  # a body's fields' values, in order, from its __dict__
-_KEYS = [f"{json.dumps(name)}: " for name in FIELDS]

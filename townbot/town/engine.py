@@ -14,14 +14,15 @@ they were spoken at, by the first tick that finds it finished.
 from __future__ import annotations
 
 import asyncio
+import logging
+import sqlite3
 from collections.abc import AsyncIterator, Coroutine, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any
 
-from townbot.collector import collector_paused
 from townbot.llm.port import CallContext, LanguageModel
 from townbot.llm.stack import WithContext
 from townbot.mind import dialogue
@@ -30,6 +31,7 @@ from townbot.mind.memory import MemoryStream, StoredColumns
 from townbot.mind.settings import MindSettings
 from townbot.mind.state import MindState, PlaceKnowledge
 from townbot.prompting import quoted
+from townbot.store.checkpoints import save_checkpoint
 from townbot.store.database import (
     ConversationRecord,
     MemoryChunk,
@@ -50,34 +52,6 @@ from townbot.world.model import World, join_path
 MISHAP_QUIET_TICKS = 12  # after trouble with an object it stays calm for two game hours
 # Asked twice for every object in use at every tick, of the same few states.
 _alarming = lru_cache(maxsize=4096)(is_alarming)
-T = TypeVar("T")
-
-
-async def gathered(coroutines: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
-    """asyncio.gather's results, or its failure, with fewer callbacks when most of the tasks
-    finish in their first step, as most minds' steps do with a model that answers at once.
-
-    Each coroutine is a task of its own, started in order as gather starts them. After one
-    pass of the event loop every task has taken its first step (this task's next step was
-    scheduled after theirs); those done are read directly instead of each signalling a
-    gathering future, and the others are gathered. If a task has failed already, all are
-    gathered, so the failure raised is gather's. Cancelled meanwhile: the tasks are too."""
-    loop = asyncio.get_running_loop()
-    tasks = [loop.create_task(coroutine) for coroutine in coroutines]
-    if not tasks:
-        return []
-    try:
-        await asyncio.sleep(0)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        raise
-    if any(task.done() and (task.cancelled() or task.exception() is not None) for task in tasks):
-        return await asyncio.gather(*tasks)
-    pending = [task for task in tasks if not task.done()]
-    if pending:
-        await asyncio.gather(*pending)
-    return [task.result() for task in tasks]
 
 
 @dataclass
@@ -204,6 +178,7 @@ class Engine:
             objects)
         engine = cls._assemble(world, store, model, town, bodies, states, objects, {}, settings)
         await engine._plant_seed_memories()
+        await engine._keep_day_start(0)
         return engine
 
     @classmethod
@@ -331,8 +306,8 @@ class Engine:
         view = TownView(self)
         skipped = self.controlled().keys() | self.talking()  # taken over, or still talking
         thinking = [name for name in sorted(self.minds) if name not in skipped]
-        intents = await gathered(self.minds[name].think(perceptions[name], view)
-                                 for name in thinking)
+        intents = await asyncio.gather(*(self.minds[name].think(perceptions[name], view)
+                                         for name in thinking))
         for intent in intents:
             self._apply(intent, events)
         deadline = None if carry_after is None else began + carry_after
@@ -430,7 +405,7 @@ class Engine:
         follow_ups = []
         for talk in ended:
             follow_ups += self._record_conversation(talk, talk.lines.result(), events)
-        await gathered(follow_ups)
+        await asyncio.gather(*follow_ups)
 
     def shown(self, name: str) -> str:
         """A person's name as minds know it (see perception.shown)."""
@@ -601,6 +576,18 @@ class Engine:
         self._changed_objects, self._conversations = {}, []
         self._departed = []
         self.clock.tick = next_tick
+        if changes.compact:
+            await self._keep_day_start(next_tick)
+
+    async def _keep_day_start(self, tick: int) -> None:
+        """A checkpoint of the town as a game day starts, for `townbot fork --at DAY`. The
+        tick is committed already: a checkpoint that cannot be written is only logged."""
+        try:
+            await save_checkpoint(self.store, self.town.id, self.clock.day_number, tick,
+                                  format_game_time(self.clock.now))
+        except (sqlite3.Error, StoreError) as error:
+            logging.getLogger(__name__).warning("day %d's checkpoint was not kept: %s",
+                                                self.clock.day_number, error)
 
     def _visitor_rows(self) -> list[VisitorRow]:
         rows = []
@@ -799,8 +786,7 @@ class SavedTown:
                              "use the persona folder the town was founded with or a new --db")
         bodies = {n: Body.from_dict(b) for n, (b, _) in rows.items() if n in world.personas}
         states = {n: MindState.from_dict(m) for n, (_, m) in rows.items() if n in world.personas}
-        with collector_paused():
-            streams = await cls._streams(store, town, bodies)
+        streams = await cls._streams(store, town, bodies)
         return cls(bodies, states, streams, await store.objects(town.id),
                    await store.visitors(town.id))
 

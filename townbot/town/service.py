@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from townbot.llm.settings import ModelSettings
 from townbot.mind import dialogue
 from townbot.mind.answering import Ablation, answer_as, todays_plan
 from townbot.mind.retrieval import retrieve
@@ -26,6 +27,7 @@ from townbot.prompting import NAME_LIMIT, quoted, quoted_name
 from townbot.store.database import AuditEntry, VisitorRow
 from townbot.text import clean_text
 from townbot.town.body import Body
+from townbot.town.costs import real_day_line, recent_cost
 from townbot.town.engine import Engine
 from townbot.town.launch import PROJECT_ROOT
 from townbot.town.lookalikes import resembled
@@ -137,8 +139,10 @@ class TownService:
     def __init__(self, engine: Engine, *, scenarios: Path | None = None,
                  permissions: dict[str, str] | None = None,
                  rates: dict[str, RateLimit] | None = None,
-                 now: Callable[[], float] = time.monotonic) -> None:
+                 now: Callable[[], float] = time.monotonic,
+                 model_settings: ModelSettings | None = None) -> None:
         self.engine = engine
+        self.model_settings = model_settings  # prices, for the cost per real day
         self.scenarios = scenarios or PROJECT_ROOT / "scenarios"
         self.permissions = {case: ("moderator" if case in MODERATOR_ONLY else "everyone")
                             for case in USE_CASES}
@@ -585,12 +589,19 @@ class TownService:
                     f"{engine.clock.tick}, {plural(len(engine.minds), 'resident')}, "
                     f"{plural(visitors, 'person', 'people')} visiting, one tick "
                     f"({engine.clock.tick_minutes} game minutes) {pace}; model: {engine.model.label}")
+            # What a real day costs at this pace, from the last game days' recorded usage.
+            cost = await recent_cost(engine.store, engine.town.id, engine.clock.tick,
+                                     engine.clock.tick_minutes, seconds, self.model_settings)
+            cost_line = real_day_line(cost, engine.clock.tick_minutes, seconds)
+            text += "\n" + cost_line
             return Outcome(text, data={"paused": self.paused, "tick": engine.clock.tick,
                                        "time": format_game_time(engine.clock.now),
                                        "town": engine.world.town, "residents": len(engine.minds),
                                        "visitors": visitors, "tick_seconds": seconds,
                                        "tick_minutes": engine.clock.tick_minutes,
-                                       "model": engine.model.label})
+                                       "model": engine.model.label,
+                                       "per_real_day": cost.as_dict() if cost else None,
+                                       "per_real_day_line": cost_line})
         return await self._run("status", person, {}, act)
 
     async def where(self, person: Person) -> Outcome:

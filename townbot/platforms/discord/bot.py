@@ -43,6 +43,7 @@ class TownTree(app_commands.CommandTree):
             with contextlib.suppress(discord.HTTPException):
                 await interaction.response.send_message(CLOSING, ephemeral=True)
             return False
+        await self.client.hub.seen(interaction.guild_id, wait=False)  # type: ignore[attr-defined]
         return True
 
 
@@ -160,8 +161,16 @@ class TownBotBehaviour:
             else:
                 await interaction.response.send_message(text, ephemeral=True)
 
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        """A button pressed or a form sent is someone being there too (commands count in
+        TownTree.interaction_check, before they run)."""
+        if interaction.type in (discord.InteractionType.component,
+                                discord.InteractionType.modal_submit):
+            await self.hub.seen(interaction.guild_id, wait=False)
+
     async def on_message(self, message: discord.Message) -> None:
         if not self.closing:
+            await self.hub.seen_message(message)
             await handle_message(self.hub, message)
 
     async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:

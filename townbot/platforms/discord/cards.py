@@ -121,6 +121,7 @@ class Status:
     waiting: int  # outbox events not yet posted
     skipped: int  # ticks skipped while one was still running
     model: str
+    cost: str = ""  # calls, tokens and money per real day at this speed
 
 
 def status_card(status: Status) -> discord.Embed:
@@ -134,6 +135,9 @@ def status_card(status: Status) -> discord.Embed:
                                          f"{status.skipped} ticks skipped")
     visitors = "1 visitor" if status.people == 1 else f"{status.people} visitors"
     card.add_field(name="People", value=f"{status.residents} residents, {visitors}")
+    if status.cost:
+        card.add_field(name="Cost", value=status.cost.removeprefix("per real day at "),
+                       inline=False)
     card.set_footer(text=f"model: {status.model}")
     return card
 

@@ -90,6 +90,8 @@ def _guarded(args: argparse.Namespace, *, dry_run: bool = False, sync_only: bool
         settings = load_settings(config.env)
         files = TownFiles(args.world, args.personas)
         world = files.load()
+        from townbot.platforms.discord.upkeep import load_upkeep
+        load_upkeep(config.env)  # a running-long setting that cannot work stops here too
         if dry_run:
             from townbot.platforms.discord.dryrun import dry_run as print_plan
             return print_plan(config, settings, world, sys.stdout)
@@ -120,16 +122,20 @@ class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
-def _logging(level: int = logging.INFO) -> None:
+def _logging(level: int = logging.INFO, kind: str = "text") -> None:
     """Our INFO lines; discord.py's own only from WARNING (its start-up chatter would bury the
-    one line that matters when the start fails); no voice, so no warning about it."""
+    one line that matters when the start fails); no voice, so no warning about it. `kind`:
+    text, or json (one object a line; TOWNBOT_LOG_FORMAT)."""
     import discord
+
+    from townbot.platforms.log_format import formatter
     discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
     root = logging.getLogger()
     if not any(isinstance(h, _Stderr) for h in root.handlers):
-        handler = _Stderr()
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        root.addHandler(handler)
+        root.addHandler(_Stderr())
+    for handler in root.handlers:
+        if isinstance(handler, _Stderr):
+            handler.setFormatter(formatter(kind))
     root.setLevel(level)
     for chatty in ("discord", "apscheduler"):
         logging.getLogger(chatty).setLevel(logging.WARNING)
@@ -163,9 +169,12 @@ async def _serve(config: Any, files: Any, settings: Any,
     from townbot.platforms.discord.bot import ShardedTownBot, TownBot
     from townbot.platforms.discord.hub import Hub
     from townbot.platforms.discord.scheduler import TownScheduler
+    from townbot.platforms.discord.upkeep import load_upkeep, use_api_base
 
-    _logging()
-    hub = Hub(config, TownScheduler(), files=files, settings=settings)
+    upkeep = load_upkeep(config.env)
+    _logging(kind=upkeep.log_format)
+    use_api_base(upkeep.api_base)
+    hub = Hub(config, TownScheduler(), files=files, settings=settings, upkeep=upkeep)
     if shards is None:
         bot: Any = TownBot(hub)
     else:
@@ -183,7 +192,8 @@ async def _serve(config: Any, files: Any, settings: Any,
     from townbot.platforms.web.cli import serve_beside
     stop_web = await serve_beside(files.load(), lambda guild: config.database(guild)
                                   if config.allows(guild) else None, config.web_host,
-                                  config.web_port)
+                                  config.web_port, on_visit=hub.seen, metrics=hub.metrics,
+                                  health=hub.health)
     logging.getLogger(__name__).info("web page at http://%s:%s/town/<server id>/<token>/ "
                                      "(each server's members get their link from /town web)",
                                      config.web_host, config.web_port)

@@ -189,7 +189,8 @@ class TownGroup(app_commands.Group):
                 seconds_per_tick=engine.town.tick_seconds, tick_minutes=engine.clock.tick_minutes,
                 residents=len(engine.minds), people=len(engine.people),
                 waiting=await town.store.backlog(),
-                skipped=hub_of(interaction).scheduler.skipped[town.key], model=engine.model.label))
+                skipped=hub_of(interaction).scheduler.skipped[town.key], model=engine.model.label,
+                cost=outcome.data.get("per_real_day_line", "")))
             problem = getattr(interaction.client, "sync_problem", None)
             note = f"Commands: not synced: {problem}" if problem and person.moderator else ""
             return Reply(note, card)

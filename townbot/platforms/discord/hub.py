@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from townbot.llm.port import ServerUnavailable
@@ -18,9 +19,14 @@ from townbot.platforms.discord.setup import GuildLike, channel_plan
 from townbot.platforms.discord.speech import deliver_arrivals
 from townbot.platforms.discord.store import DiscordStore
 from townbot.platforms.discord.town import GuildTown
+from townbot.platforms.discord.upkeep import Upkeep
 from townbot.platforms.discord.welcome import post_welcome
+from townbot.platforms.metrics import TownMetrics
+from townbot.store.backup import backup_database, prune_backups
+from townbot.store.errors import StoreError
 from townbot.town.engine import Engine
 from townbot.town.launch import TownFiles, open_engine
+from townbot.town.rest import WOKE, Rest
 from townbot.town.service import Person, TownError, TownService
 
 log = logging.getLogger(__name__)
@@ -29,12 +35,17 @@ log = logging.getLogger(__name__)
 TICK_GRACE, POST_GRACE, USE_CASE_GRACE = 6.0, 1.5, 1.0
 
 FOUNDER = Person("discord:townbot", "townbot", moderator=True)  # settings made at founding
+UPKEEP_KEY, BACKUP_KEY = "upkeep", "backups"  # the scheduler's hub-wide jobs
+UPKEEP_SECONDS = 60.0  # how often idle towns are looked for
 
 
 class Hub:
     def __init__(self, config: DiscordConfig, scheduler: TownScheduler, *,
-                 files: TownFiles | None = None, settings: ModelSettings | None = None) -> None:
+                 files: TownFiles | None = None, settings: ModelSettings | None = None,
+                 upkeep: Upkeep | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.config = config
+        self.upkeep = upkeep or Upkeep()
+        self.clock = clock  # real seconds, for rest
         self.scheduler = scheduler
         self.files = files or TownFiles()
         self.settings = settings
@@ -43,6 +54,9 @@ class Hub:
         # Discord's 50 requests per second are per bot: one pacer for every town's posts.
         self.pacer = Pacer(GLOBAL_WINDOWS, time.monotonic)
         self._opening: dict[int, asyncio.Lock] = {}
+        self.metrics = TownMetrics(lambda: self.towns)
+        self.notices: set[asyncio.Task[bool]] = set()  # wake-up notices being posted
+        self.closing = False
 
     # --- who and where ------------------------------------------------------------------------
 
@@ -99,7 +113,7 @@ class Hub:
         engine = await open_engine(self.files, str(path), settings=self.settings)
         store = None
         try:
-            service = TownService(engine)
+            service = TownService(engine, model_settings=self.settings)
             if founding and self.config.tick_seconds is not None:
                 await service.speed(FOUNDER, self.config.tick_seconds)
             store = await DiscordStore.open(path, engine.town.id)
@@ -119,9 +133,83 @@ class Hub:
             await _close_quietly(engine, store)
             raise
         town.publisher.start()
-        self.scheduler.add(town.key, lambda: tick_town(town), engine.town.tick_seconds,
+        town.rest = Rest(self.upkeep.rest, self.clock)
+        self.scheduler.add(town.key, lambda: tick_town(town, self.metrics), engine.town.tick_seconds,
                            paused=service.paused)
+        self._start_upkeep()
         return town
+
+    # --- rest and backups -------------------------------------------------------------------
+
+    def _start_upkeep(self) -> None:
+        """The hub-wide jobs, added with the first town."""
+        if self.scheduler.interval(UPKEEP_KEY) is None and self.upkeep.rest.after:
+            self.scheduler.add(UPKEEP_KEY, self.rest_round, UPKEEP_SECONDS)
+        folder = self.upkeep.backup_dir
+        if folder is not None and self.scheduler.interval(BACKUP_KEY) is None:
+            folder.mkdir(parents=True, exist_ok=True)
+            self.scheduler.add(BACKUP_KEY, self.backup_round, self.upkeep.backup_every_hours * 3600)
+
+    async def seen(self, guild_id: int | None, *, wait: bool = True) -> None:
+        """Someone's activity in a server's town (a command, a message in its channels, its
+        web page): a resting town wakes at once, and #town-hall says so; `wait=False` posts
+        that notice in the background (a command must be answered within 3 s)."""
+        town = self.towns.get(guild_id) if guild_id is not None else None
+        if town is None or town.rest is None or not town.rest.seen() or town.service.paused:
+            return
+        log.info("server %s: someone is here; the town wakes", town.guild_id)
+        self._tick_every(town, town.engine.town.tick_seconds)
+        if wait:
+            await town.notify(WOKE)
+            return
+        notice = asyncio.create_task(town.notify(WOKE))
+        self.notices.add(notice)
+        notice.add_done_callback(self.notices.discard)
+
+    async def seen_message(self, message: Any) -> None:
+        """A person's message in one of a town's channels (or their threads) is activity."""
+        if message.author.bot or message.webhook_id is not None or message.guild is None:
+            return
+        town = self.towns.get(message.guild.id)
+        channel = getattr(message.channel, "parent_id", None) or message.channel.id
+        if town is not None and town.slug_of(channel) is not None:
+            await self.seen(message.guild.id)
+
+    async def rest_round(self) -> None:
+        """Towns alone for TOWNBOT_IDLE_AFTER begin to rest; #town-hall says so."""
+        for town in list(self.towns.values()):
+            if town.rest is None:
+                continue
+            if town.service.paused:  # spends nothing; its rest counts from its resumption
+                town.rest.seen()
+                continue
+            if town.rest.due():
+                log.info("server %s: nobody is here; the town rests (%s)", town.guild_id,
+                         town.rest.settings.describe())
+                self._tick_every(town, town.rest.interval(town.engine.town.tick_seconds))
+                await town.notify(town.rest.fell_asleep_notice())
+
+    def _tick_every(self, town: GuildTown, seconds: float | None) -> None:
+        if seconds is None:
+            self.scheduler.pause(town.key)
+            return
+        self.scheduler.set_interval(town.key, seconds)
+        if self.scheduler.is_paused(town.key):
+            self.scheduler.resume(town.key)
+
+    async def backup_round(self) -> None:
+        """A backup of every open town into TOWNBOT_BACKUP_DIR, keeping the newest few."""
+        folder = self.upkeep.backup_dir
+        assert folder is not None
+        for guild_id in list(self.towns):
+            path = self.config.database(guild_id)
+            try:
+                made = await asyncio.to_thread(backup_database, path, folder)
+                await asyncio.to_thread(prune_backups, folder, path.stem, self.upkeep.backup_keep)
+            except (StoreError, OSError) as error:
+                log.error("server %s: the scheduled backup failed: %s", guild_id, error)
+                continue
+            log.info("server %s: backed up to %s (%.1f MB)", guild_id, made.path, made.bytes / 1e6)
 
     async def close_town(self, guild_id: int) -> bool:
         """Stop one town for good in this run: no ticks, no posts, no retries; files closed."""
@@ -136,9 +224,27 @@ class Hub:
     async def close(self) -> None:
         """Shutdown: no new ticks, ticks under way finished or cancelled (rolled back), posts
         under way finished, use cases under way committed: at most about 9 s in all."""
-        await self.scheduler.shutdown(TICK_GRACE)
+        self.closing = True
+        await asyncio.gather(self.scheduler.shutdown(TICK_GRACE), self._drop_notices())
         towns = [self.towns.pop(guild_id) for guild_id in list(self.towns)]
         await asyncio.gather(*(town.close(POST_GRACE, USE_CASE_GRACE) for town in towns))
+
+    async def _drop_notices(self) -> None:
+        """Wake-up notices under way get the posts' grace (beside the ticks' own), then are
+        dropped: they only inform."""
+        if self.notices:
+            _, late = await asyncio.wait(self.notices, timeout=POST_GRACE)
+            for notice in late:
+                notice.cancel()
+
+    def health(self) -> dict[str, Any]:
+        """For /healthz: ok while serving, with the towns open, waiting for their model
+        server, resting, and those that could not open."""
+        towns = self.towns.values()
+        return {"status": "closing" if self.closing else "ok", "towns": len(self.towns),
+                "waiting_for_model": sorted(t.guild_id for t in towns if t.server_down),
+                "resting": sorted(t.guild_id for t in towns if t.rest and t.rest.resting),
+                "could_not_open": sorted(self.failures)}
 
     async def notify_town_hall(self, guild_id: int, text: str) -> bool:
         """Post a notice in a server's #town-hall now, under the town's name (for moderators:
@@ -148,7 +254,7 @@ class Hub:
         return town is not None and await town.notify(text)
 
 
-async def tick_town(town: GuildTown) -> None:
+async def tick_town(town: GuildTown, metrics: TownMetrics | None = None) -> None:
     """The scheduled job: one tick, then post what happened and speak words that arrived.
     While the model server is down the town waits (each due tick first checks whether the
     server answers again), and #town-hall is told when it stops and when it goes on."""
@@ -159,6 +265,7 @@ async def tick_town(town: GuildTown) -> None:
             return
         town.server_down = False
         await town.notify("The language-model server answers again; the town goes on.")
+    began = time.monotonic()
     try:
         await town.service.tick(interval=town.engine.town.tick_seconds)
     except ServerUnavailable as error:
@@ -166,6 +273,8 @@ async def tick_town(town: GuildTown) -> None:
         await town.notify(f"The town is waiting for its language-model server: {error}. It goes "
                           "on by itself once the server answers again.")
         return
+    if metrics is not None:
+        metrics.tick_done(town.guild_id, time.monotonic() - began, await town.store.backlog())
     town.publisher.wake()
     await deliver_arrivals(town)
 

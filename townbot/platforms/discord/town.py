@@ -18,6 +18,7 @@ from townbot.platforms.discord.publisher import Publisher, classify
 from townbot.platforms.discord.store import DiscordStore
 from townbot.town.body import Body
 from townbot.town.engine import Engine
+from townbot.town.rest import Rest
 from townbot.town.service import Person, TownService
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,7 @@ class GuildTown:
     outlet: WebhookOutlet
     hinted: set[str] = field(default_factory=set)  # people told how to join (once per run)
     server_down: bool = False  # the model server failed too often: ticks wait for it
+    rest: Rest | None = None  # when it last saw someone; set by the hub
 
     @property
     def engine(self) -> Engine:

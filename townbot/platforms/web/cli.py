@@ -95,15 +95,20 @@ def is_loopback(host: str) -> bool:
         return False  # a host name: it may well be reachable from elsewhere
 
 
-async def serve_beside(world: Any, database_of: Any, host: str, port: int) -> Any:
+async def serve_beside(world: Any, database_of: Any, host: str, port: int, *,
+                       on_visit: Any = None, metrics: Any = None, health: Any = None) -> Any:
     """The towns' pages beside the bot (`townbot run` with TOWNBOT_WEB_PORT), each server's
-    at /town/<server id>/<token>/; returns a callable that stops serving."""
+    at /town/<server id>/<token>/, with /healthz and /metrics (web/operations.py); returns a
+    callable that stops serving."""
     from aiohttp import web
 
+    from townbot.platforms.web.operations import add_operations
     from townbot.platforms.web.site import TownShelf, make_towns_app, runner
 
     shelf = TownShelf(world, database_of)
-    app_runner = runner(make_towns_app(shelf))
+    app = make_towns_app(shelf)
+    add_operations(app, metrics, health, on_visit)
+    app_runner = runner(app)
     await app_runner.setup()
     try:
         await web.TCPSite(app_runner, host, port).start()
