@@ -10,7 +10,15 @@ from datetime import datetime
 import pytest
 from scripted import ScriptedModel
 
-from townbot.mind.answering import Ablation, answer_as, interview_as, plan_lines, self_knowledge
+from townbot.mind.answering import (
+    Ablation,
+    answer_as,
+    claimed_meetings,
+    interview_as,
+    plan_lines,
+    self_knowledge,
+    unmet_claims,
+)
 from townbot.mind.memory import MemoryStream
 from townbot.mind.plans import PlanBlock
 
@@ -124,3 +132,34 @@ async def test_a_person_known_only_through_a_hidden_kind_is_unknown_under_that_a
                              people=people, access=Ablation(observations=False))
     assert known == "Jane is a neighbour of mine." and len(model.asked("answer")) == 1
     assert "I don't know them" in hidden
+
+
+PEOPLE = ["Tom Moreno", "John Lin", "Sam Moore", "Jane Moreno"]
+
+
+@pytest.mark.parametrize(("answer", "claimed"), [
+    ("This morning I had a long conversation with Tom Moreno about the election.", ["Tom Moreno"]),
+    ("Yes, I know Sam well - we talked at the cafe yesterday.", ["Sam Moore"]),
+    ("I talked with Ana Ruiz at the market.", ["Ana Ruiz"]),
+    ("I met Tom.", ["Tom Moreno"]),
+    ("I have never met Tom Moreno.", []),
+    ("I'd like to talk to Sam about the garden.", []),
+    ("Tom Moreno is my neighbour; I know him well.", []),
+    ('Sam told everyone "I talked with Tom Moreno yesterday".', []),
+])
+def test_claimed_meetings_are_the_speakers_own_past_claims(answer, claimed):
+    assert claimed_meetings(answer, PEOPLE, "John Lin") == claimed
+
+
+async def test_a_claim_is_backed_by_a_memory_of_meeting_not_by_a_mention(world):
+    model = ScriptedModel()
+    stream = await stream_of_every_kind(model)  # Sam talked with Jane about the fence
+    kinds = Ablation().kinds()
+    assert unmet_claims("I chatted with Jane Moreno yesterday.", PEOPLE, "Sam Moore", stream,
+                        kinds) == []
+    vector = (await model.embed(["Sam Moore knows Tom Moreno from the pub"]))[0]
+    stream.add("observation", "Sam Moore knows Tom Moreno from the pub", NOON, 3, vector)
+    assert unmet_claims("I spoke with Tom Moreno this morning.", PEOPLE, "Sam Moore", stream,
+                        kinds) == ["Tom Moreno"]
+    assert unmet_claims("I chatted with Jane Moreno.", PEOPLE, "Sam Moore", stream,
+                        Ablation(observations=False).kinds()) == ["Jane Moreno"]

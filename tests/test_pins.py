@@ -157,7 +157,7 @@ async def test_a_paused_town_refuses_exactly_the_use_cases_that_change_it(engine
 
 def test_the_answer_prompt_tells_the_resident_to_admit_being_simulated():
     from townbot.prompting import render
-    text = render("answer", summary="S", now="N", first_name="Klaus", plan="P", context="C",
+    text = render("answer", summary="S", moment="N", first_name="Klaus", context="C",
                   asker="A", question='"Are you real?"')
     flat = " ".join(text.split())
     assert "You are Klaus." in flat  # the prompt speaks to the resident: answers in the first person

@@ -120,7 +120,8 @@ async def _evaluate_all(args: argparse.Namespace, settings: ModelSettings) -> in
             judge = await _model(judging, seed, budget, usage)
             await model.prepare()
             runs.append(await evaluate(snapshot, model, judge, settings, EvalOptions(
-                seed=seed, conditions=args.conditions, rankings=not args.end_to_end_only),
+                seed=seed, conditions=args.conditions, rankings=not args.end_to_end_only,
+                orders=args.orders),
                 usage))
         finally:
             await model.close()
@@ -133,10 +134,12 @@ async def _evaluate_all(args: argparse.Namespace, settings: ModelSettings) -> in
         "judge_kind": "offline rule" if judging.offline else "language model",
         "conditions": list(args.conditions), "seeds": [r["seed"] for r in runs],
         "max_calls": args.max_calls, "retrieval_count": EvalOptions().retrieval_count,
+        "orders": args.orders, "interview_guards": "off (as in the paper; on in a town)",
         "rankings": not args.end_to_end_only},
         {"days": args.days, "scenario": args.scenario, "wall_seconds": round(sim_seconds, 1)}
         if simulating else None, time.perf_counter() - started)
     path = write_report(report, out)
+    print(report["headline"])
     for figure in report["figures"].values():
         if figure["mean"] is not None:
             paper = "" if figure["paper"] is None else f" (paper {figure['paper']})"

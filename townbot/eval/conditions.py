@@ -12,3 +12,7 @@ CONDITION_SWITCHES: dict[str, tuple[str, dict[str, bool]]] = {
     "no_memory": ("no observation, no reflection, no planning",
                   {"observations": False, "reflections": False, "plans": False}),
 }
+
+# TrueSkill depends on the order matches are played in: each rating is the mean over this many
+# random orders of the same rankings, with the interval that holds 95% of them.
+MATCH_ORDERS = 100

@@ -1,6 +1,10 @@
 """Interviews (paper 6.1): the 25 questions of questions.yaml put to a resident under each of
 the paper's conditions, and the end-to-end questions, through the mind's own `interview_as`.
 
+The model is asked without the town's interview guards, as the paper asked it: every answer is
+the model's own words. Each record says what the guards would have done (answered "I don't know
+them" instead, or refused a claimed meeting no memory backs), so both figures can be reported.
+
 Nothing is remembered and no access time moves: the streams here are copies read from a
 read-only database, and retrieval is asked not to touch them anyway.
 """
@@ -20,7 +24,14 @@ import yaml
 from townbot.eval.conditions import CONDITION_SWITCHES
 from townbot.eval.snapshot import ResidentView, TownMoment
 from townbot.llm.port import LanguageModel
-from townbot.mind.answering import Ablation, SelfKnowledge, interview_as, self_knowledge
+from townbot.mind.answering import (
+    Ablation,
+    SelfKnowledge,
+    interview_as,
+    self_knowledge,
+    unknown_person,
+    unmet_claims,
+)
 from townbot.mind.memory import Memory
 
 QUESTIONS_FILE = Path(__file__).with_name("questions.yaml")
@@ -96,11 +107,15 @@ class AnswerRecord:
     moment: str
     answer: str
     memory_ids: tuple[int, ...]
-    model_call: bool  # False when "I don't know them" was answered without the model
+    # What the town's guards would have done: answered "I don't know them" without asking...
+    town_guard: bool
+    # ... or refused the answer for claiming meetings with these people that no memory backs.
+    unmet_claims: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         data = asdict(self)
         data["memory_ids"] = list(self.memory_ids)
+        data["unmet_claims"] = list(self.unmet_claims)
         return data
 
 
@@ -129,9 +144,14 @@ class Interviewer:
                   question_id: str = "", category: str = "") -> AnswerRecord:
         view = self.moment.residents[name]
         knowledge = await self._self_knowledge(name, condition)
+        access = CONDITIONS[condition][1]
         answered = await interview_as(
             self.model, view.persona, knowledge, view.stream, question, self.moment.now,
-            asker=INTERVIEWER, access=CONDITIONS[condition][1], count=self.count,
-            people=self.people)
+            asker=INTERVIEWER, access=access, count=self.count, people=self.people,
+            doing=view.doing, guarded=False)
+        kinds = access.kinds()
+        guard = unknown_person(question, self.people, view.persona, knowledge.summary,
+                               view.stream, kinds) is not None
+        unmet = unmet_claims(answered.text, self.people, name, view.stream, kinds)
         return AnswerRecord(name, question_id, category, question, condition, self.moment.label,
-                            answered.text, answered.memory_ids, answered.unknown_person is None)
+                            answered.text, answered.memory_ids, guard, tuple(unmet))

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import random
 import re
+import statistics
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import trueskill
 
+from townbot.eval.conditions import MATCH_ORDERS
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import Labels, Ranking
+from townbot.mind.answering import own_words
 from townbot.mind.memory import Memory
 from townbot.prompting import numbered, quoted, render
 from townbot.world.model import Persona
@@ -71,31 +75,68 @@ async def rank_answers(judge: LanguageModel, persona: Persona, digest: list[str]
 
 @dataclass(frozen=True)
 class Rating:
-    mu: float
-    sigma: float
+    """A condition's TrueSkill over many match orders of the same rankings: TrueSkill depends
+    on the order matches are played in, so one order's figure is one draw among many."""
+
+    mu: float  # mean over the orders
+    sigma: float  # mean over the orders
+    low: float  # the 2.5th percentile of mu over the orders
+    high: float  # the 97.5th percentile: [low, high] holds 95% of the orders' mu
     mean_rank: float  # 1 = always judged the most believable
     matches: int
+    orders: int
+
+    def overlaps(self, other: Rating) -> bool:
+        return self.low <= other.high and other.low <= self.high
 
 
-def rate(rankings: Sequence[Ranked], conditions: Sequence[str], seed: int) -> dict[str, Rating]:
-    """TrueSkill from rankings, the paper's way: each ranking is one free-for-all match among
-    the conditions. The library's default environment (mu 25, sigma 25/3); matches are played
-    in an order shuffled with the seed, since TrueSkill depends on order."""
-    env = trueskill.TrueSkill()
+def _play(played: Sequence[Ranked], conditions: Sequence[str],
+          env: trueskill.TrueSkill) -> dict[str, trueskill.Rating]:
+    """One pass over the rankings, each a free-for-all match among the conditions."""
     ratings = {c: env.create_rating() for c in conditions}
-    played = [r for r in rankings if r.order]
-    random.Random(seed).shuffle(played)
-    ranks: dict[str, list[int]] = {c: [] for c in conditions}
     for ranked in played:
         teams = [(ratings[c],) for c in ranked.order]
         for condition, (new,) in zip(ranked.order, env.rate(teams, ranks=range(len(teams))),
                                      strict=True):
             ratings[condition] = new
+    return ratings
+
+
+def rate(rankings: Sequence[Ranked], conditions: Sequence[str], seed: int,
+         orders: int = MATCH_ORDERS) -> dict[str, Rating]:
+    """TrueSkill from rankings, the paper's way (the library's default environment: mu 25,
+    sigma 25/3), played in `orders` random orders shuffled with the seed; each condition's mu
+    is the mean over the orders, with the interval that holds 95% of them."""
+    env = trueskill.TrueSkill()
+    played = [r for r in rankings if r.order]
+    rng = random.Random(seed)
+    mus: dict[str, list[float]] = {c: [] for c in conditions}
+    sigmas: dict[str, list[float]] = {c: [] for c in conditions}
+    for _ in range(max(1, orders) if played else 1):
+        shuffled = list(played)
+        rng.shuffle(shuffled)
+        for condition, rating in _play(shuffled, conditions, env).items():
+            mus[condition].append(rating.mu)
+            sigmas[condition].append(rating.sigma)
+    ranks: dict[str, list[int]] = {c: [] for c in conditions}
+    for ranked in played:
         for place, condition in enumerate(ranked.order, 1):
             ranks[condition].append(place)
-    return {c: Rating(round(ratings[c].mu, 2), round(ratings[c].sigma, 2),
-                      round(sum(ranks[c]) / len(ranks[c]), 2) if ranks[c] else 0.0, len(ranks[c]))
-            for c in conditions}
+    result = {}
+    for c in conditions:
+        low, high = np.percentile(mus[c], [2.5, 97.5])
+        result[c] = Rating(round(statistics.fmean(mus[c]), 2),
+                           round(statistics.fmean(sigmas[c]), 2), round(float(low), 2),
+                           round(float(high), 2),
+                           round(statistics.fmean(ranks[c]), 2) if ranks[c] else 0.0,
+                           len(ranks[c]), len(mus[c]))
+    return result
+
+
+def not_told_apart(ratings: dict[str, Rating]) -> dict[str, list[str]]:
+    """For each condition, the others whose 95% intervals overlap its own."""
+    return {c: [o for o in ratings if o != c and r.overlaps(ratings[o])]
+            for c, r in ratings.items()}
 
 
 @dataclass(frozen=True)
@@ -125,7 +166,8 @@ async def _label_batch(judge: LanguageModel, what: str, batch: list[LabelItem],
         schema=Labels, agent=agent,
         check=lambda a: None if len(a.labels) == size else f"give exactly {size} labels, one per item",
         default=lambda: Labels(labels=["no"] * size),
-        context={"items": [{"answer": i.answer, "subject": list(i.subject)} for i in batch]}))
+        context={"items": [{"answer": i.answer, "own_words": own_words(i.answer),
+                            "subject": list(i.subject)} for i in batch]}))
     return [label == "yes" for label in answer.labels]
 
 

@@ -1,8 +1,9 @@
-"""The paper's end-to-end measures (section 7.1), as pure functions of memories, plans, labelled
-answers and town events: who knows of an event and from whom they heard it, whether a "yes" is
-backed by a memory (the hallucination check), network density, and who came to a gathering.
+"""The paper's end-to-end measures (section 7.1), as pure functions of memories, labelled
+answers and town events: whether a "yes" is backed by a memory (the hallucination check),
+network density and what it gained and lost, and who came to a gathering. Who heard of an event
+from whom lives in townbot/town/news.py, which the live `/event status` shares.
 
-No model calls and no I/O here: the runner gathers the inputs, `/event status` reuses them live.
+No model calls and no I/O here: the runner gathers the inputs.
 """
 
 from __future__ import annotations
@@ -11,112 +12,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
-from pathlib import Path
-
-import yaml
-from pydantic import BaseModel, ConfigDict
 
 from townbot.mind.memory import Memory
+from townbot.town.news import Heard, TrackedEvent
 from townbot.world.clock import parse_game_time
 from townbot.world.events import TownEvent
-
-EVENTS_FILE = Path(__file__).with_name("events.yaml")
-HEARD_FROM = re.compile(r"\(heard from ([^)]+)\)")
-TALKED_WITH = re.compile(r"^(.+?) talked with (.+?) at ")
-# Kinds that say how news arrived; a plan or reflection about an event is derived, not a source.
-SOURCES = ("conversation", "thought", "observation")
-
-
-class TrackedEvent(BaseModel):
-    """A piece of information the paper follows through the town (see events.yaml)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    key: str = ""
-    title: str
-    originator: str
-    about: tuple[str, ...]
-    question: str
-    answer_names: tuple[str, ...] = ()
-    place: str | None = None
-    starts: str | None = None
-    ends: str | None = None
-    paper: dict[str, float] = {}
-
-    @cached_property
-    def patterns(self) -> tuple[re.Pattern[str], ...]:
-        return tuple(re.compile(p, re.IGNORECASE) for p in self.about)
-
-    def mentioned_in(self, text: str) -> bool:
-        return all(p.search(text) for p in self.patterns)
-
-    @property
-    def label_patterns(self) -> tuple[str, ...]:
-        return self.answer_names or self.about
-
-    @property
-    def window(self) -> tuple[datetime, datetime] | None:
-        if self.starts is None or self.ends is None:
-            return None
-        return parse_game_time(self.starts), parse_game_time(self.ends)
-
-
-def tracked_events(path: Path = EVENTS_FILE) -> dict[str, TrackedEvent]:
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return {key: TrackedEvent.model_validate({**spec, "key": key}) for key, spec in raw.items()}
-
-
-# --- who heard, from whom ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Heard:
-    """The first memory through which a resident learned of an event."""
-
-    resident: str
-    time: datetime
-    memory_id: int
-    text: str
-    teller: str | None  # who told them; None for the originator or an unknown source
-    how: str  # "originator" | "conversation" | "observation" | "thought"
-
-
-def _teller(memory: Memory, memories: Sequence[Memory], resident: str) -> str | None:
-    """Who told it: '(heard from X)' in a takeaway, else the partner of the conversation
-    remembered at the same moment."""
-    named = HEARD_FROM.search(memory.text)
-    if named:
-        return named.group(1).strip()
-    for candidate in [memory, *memories]:
-        if candidate.kind != "conversation" or candidate.created != memory.created:
-            continue
-        talk = TALKED_WITH.match(candidate.text)
-        if talk and talk.group(1) == resident:
-            return talk.group(2)
-    return None
-
-
-def first_heard(resident: str, memories: Sequence[Memory], event: TrackedEvent,
-                before: datetime | None = None) -> Heard | None:
-    """The earliest memory of the event that says how it arrived (optionally before a time)."""
-    for memory in memories:
-        if memory.kind not in SOURCES or (before is not None and memory.created >= before):
-            continue
-        if not event.mentioned_in(memory.text):
-            continue
-        if resident == event.originator:
-            return Heard(resident, memory.created, memory.id, memory.text, None, "originator")
-        teller = _teller(memory, memories, resident) if memory.kind == "conversation" else None
-        return Heard(resident, memory.created, memory.id, memory.text, teller, memory.kind)
-    return None
-
-
-def diffusion(memories: Mapping[str, Sequence[Memory]], event: TrackedEvent,
-              before: datetime | None = None) -> list[Heard]:
-    """Everyone who has a memory of the event, in the order they learned of it."""
-    heard = [h for name in sorted(memories)
-             if (h := first_heard(name, memories[name], event, before)) is not None]
-    return sorted(heard, key=lambda h: (h.time, h.resident))
 
 
 def backing_memory(memories: Sequence[Memory], patterns: Iterable[re.Pattern[str]],
@@ -148,10 +48,23 @@ class Checked:
     said_yes: bool
     backing_id: int | None  # the memory that backs a yes (or would have backed one)
     backing_text: str | None = None
+    unmet: tuple[str, ...] = ()  # people the answer claims to have met with no memory of it
+    town_guard: bool = False  # the town would have answered "I don't know them" unasked
+
+    @property
+    def claims(self) -> bool:
+        """The answer claims something: knowing the subject, or a meeting."""
+        return self.said_yes or bool(self.unmet)
 
     @property
     def hallucinated(self) -> bool:
-        return self.said_yes and self.backing_id is None
+        """A yes no memory backs, or a claimed meeting no memory backs."""
+        return (self.said_yes and self.backing_id is None) or bool(self.unmet)
+
+    @property
+    def stopped_by_guards(self) -> bool:
+        """With the town's guards on, this answer would not have been given."""
+        return self.town_guard or bool(self.unmet)
 
 
 @dataclass(frozen=True)
@@ -194,10 +107,44 @@ def network(residents: Sequence[str], knows: Mapping[tuple[str, str], bool]) -> 
     return Network(names, edges)
 
 
-def share_hallucinated(checked: Sequence[Checked]) -> tuple[int, int]:
-    """(hallucinated, affirmative answers), the paper's "1.3% (n=6) of 453"."""
-    yes = [c for c in checked if c.said_yes]
-    return sum(c.hallucinated for c in yes), len(yes)
+@dataclass(frozen=True)
+class Hallucinations:
+    """The paper's "1.3% (n=6) of 453": hallucinated answers among the answers that claim
+    something, as the model said them (unguarded) and as the town's guards would have left them."""
+
+    hallucinated: int
+    claims: int
+    said_yes: int
+    guarded_hallucinated: int  # those the guards would not have stopped
+    guarded_claims: int
+
+    @property
+    def share(self) -> float:
+        return self.hallucinated / self.claims if self.claims else 0.0
+
+    @property
+    def guarded_share(self) -> float:
+        return self.guarded_hallucinated / self.guarded_claims if self.guarded_claims else 0.0
+
+
+def count_hallucinations(checked: Sequence[Checked]) -> Hallucinations:
+    claims = [c for c in checked if c.claims]
+    kept = [c for c in claims if not c.stopped_by_guards]
+    return Hallucinations(sum(c.hallucinated for c in claims), len(claims),
+                          sum(c.said_yes for c in checked), sum(c.hallucinated for c in kept),
+                          len(kept))
+
+
+@dataclass(frozen=True)
+class NetworkChange:
+    gained: tuple[tuple[str, str], ...]
+    lost: tuple[tuple[str, str], ...]
+
+
+def network_change(start: Network, end: Network) -> NetworkChange:
+    """Pairs that know each other at the end but not at the start, and the other way round."""
+    before, after = set(start.edges), set(end.edges)
+    return NetworkChange(tuple(sorted(after - before)), tuple(sorted(before - after)))
 
 
 # --- attendance ----------------------------------------------------------------------------------
@@ -257,33 +204,3 @@ def attendance(heard: Sequence[Heard], where: Presence, event: TrackedEvent,
                       tuple(sorted(present - set(invited))), now > start)
 
 
-# --- live status ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class EventStatus:
-    event: TrackedEvent
-    heard: tuple[Heard, ...]
-    planning: tuple[str, ...]  # residents with the event in today's plan
-
-
-def event_status(event: TrackedEvent, memories: Mapping[str, Sequence[Memory]],
-                 plans: Mapping[str, Sequence[str]]) -> EventStatus:
-    """Who knows of an event (and by which memory), from whom, and who plans for it today."""
-    planning = tuple(sorted(name for name, lines in plans.items()
-                            if any(event.mentioned_in(line) for line in lines)))
-    return EventStatus(event, tuple(diffusion(memories, event)), planning)
-
-
-def describe_status(status: EventStatus, now: datetime) -> str:
-    """A few lines for a moderator: the spread so far, who told whom, who plans to go."""
-    event, heard = status.event, status.heard
-    lines = [f"{event.title}: {len(heard)} know of it"
-             + (f"; {len(status.planning)} have it in today's plan" if status.planning else "")]
-    for h in heard:
-        source = "started it" if h.how == "originator" else \
-            f"heard from {h.teller}" if h.teller else f"by {h.how}"
-        lines.append(f"  {h.time:%a %H:%M} {h.resident} ({source}; memory #{h.memory_id})")
-    if status.planning:
-        lines.append("  plans to be there today: " + ", ".join(status.planning))
-    return "\n".join(lines)

@@ -7,7 +7,7 @@ import argparse
 import difflib
 from pathlib import Path
 
-from townbot.eval.conditions import CONDITION_SWITCHES
+from townbot.eval.conditions import CONDITION_SWITCHES, MATCH_ORDERS
 from townbot.platforms.arguments import add_town_files
 
 CONDITION_NAMES = tuple(CONDITION_SWITCHES)  # the names, in the report's order
@@ -59,6 +59,9 @@ def _add_options(parser: argparse.ArgumentParser, default_seeds: str | None) -> 
                                         "mean and spread")
     parser.add_argument("--max-calls", type=_positive,
                         help="cap on the evaluation's model calls per run (then defaults answer)")
+    parser.add_argument("--orders", type=_positive, default=MATCH_ORDERS,
+                        help="random match orders each TrueSkill rating is the mean of, with "
+                             f"its 95%% interval (default {MATCH_ORDERS})")
     parser.add_argument("--end-to-end-only", action="store_true",
                         help="skip the 25-question interviews and the judge's ranking")
     add_town_files(parser)

@@ -1,4 +1,4 @@
-"""The evaluation's report: report.json (format `townbot-eval/1`, documented in
+"""The evaluation's report: report.json (format `townbot-eval/2`, documented in
 docs/evaluation.md), report.md with the pictures, and the comparison of two reports."""
 
 from __future__ import annotations
@@ -15,14 +15,31 @@ from townbot.eval.interviews import CATEGORIES, CONDITIONS
 from townbot.pictures import eval_plots
 from townbot.world.clock import parse_game_time
 
-REPORT_FORMAT = "townbot-eval/1"
+REPORT_FORMAT = "townbot-eval/2"
+# Formats `compare` reads: their figures and settings have the same shape.
+READABLE_FORMATS = ("townbot-eval/1", REPORT_FORMAT)
 PAPER_TRUESKILL = {"full": (29.89, 0.72), "no_reflection": (26.88, 0.69),
                    "no_reflection_planning": (25.64, 0.68), "human": (22.95, 0.69),
                    "no_memory": (21.21, 0.70)}
+OFFLINE_CAVEAT = "offline: measures the mechanics, not believability"
 OFFLINE_JUDGE_NOTE = ("The judge was the offline model: its rankings follow a fixed word-overlap "
                       "rule and its yes/no labels a keyword rule. They are not a language model's "
                       "judgement, so the ratings show only that the pipeline runs; configure "
                       "TOWNBOT_JUDGE_MODEL (or a chat model) for a real one.")
+
+
+def caveat(settings: dict[str, Any]) -> str | None:
+    """The offline caveat, when the residents' model or the judge is the offline one."""
+    offline = settings["model"] == "offline model" or settings["judge_kind"] != "language model"
+    return OFFLINE_CAVEAT if offline else None
+
+
+def headline(settings: dict[str, Any]) -> str:
+    """Who answered and who judged, in one line: the console, report.md and every picture
+    carry it, so no figure travels without it."""
+    line = f"model: {settings['model']}; judge: {settings['judge']} ({settings['judge_kind']})"
+    warning = caveat(settings)
+    return f"{line} - {warning}" if warning else line
 
 
 def townbot_version() -> str:
@@ -66,9 +83,12 @@ FIGURES: list[tuple[str, str, float | None, Callable[[dict[str, Any]], Any]]] = 
     ("party.invited", "invited to the party before it began", 12,
      lambda r: _attended(r, "invited")),
     ("party.came", "invited residents who came", 5, lambda r: _attended(r, "came")),
-    ("hallucinated.relationships", "hallucinated share of 'I know them' answers", 0.013,
-     lambda r: _share(_get(r, "hallucination", "relationships"))),
-    ("hallucinated.awareness", "hallucinated share of 'I know of the event' answers", 0.0,
+    ("hallucinated.relationships", "hallucinated share of relationship answers (unguarded)",
+     0.013, lambda r: _share(_get(r, "hallucination", "relationships"))),
+    ("hallucinated.relationships.guarded",
+     "hallucinated share of relationship answers (town's guards)", None,
+     lambda r: _share(_get(r, "hallucination", "relationships", "guarded"))),
+    ("hallucinated.awareness", "hallucinated share of event answers (unguarded)", 0.0,
      lambda r: _share(_get(r, "hallucination", "awareness"))),
     ("cost.calls", "model calls of the evaluation", None, lambda r: _get(r, "cost", "calls")),
     ("cost.tokens", "prompt + completion tokens of the evaluation", None,
@@ -76,10 +96,11 @@ FIGURES: list[tuple[str, str, float | None, Callable[[dict[str, Any]], Any]]] = 
 ]
 
 
-def _share(entry: dict[str, int] | None) -> float | None:
+def _share(entry: dict[str, Any] | None) -> float | None:
+    """Hallucinated answers over the answers that claim something (a yes, or a meeting)."""
     if not entry:
         return None
-    return round(entry["hallucinated"] / entry["said_yes"], 4) if entry["said_yes"] else 0.0
+    return round(entry["hallucinated"] / entry["claims"], 4) if entry["claims"] else 0.0
 
 
 def figures(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -98,6 +119,7 @@ def build_report(runs: list[dict[str, Any]], settings: dict[str, Any],
                  simulation: dict[str, Any] | None, wall_seconds: float) -> dict[str, Any]:
     return {"format": REPORT_FORMAT, "townbot_version": townbot_version(),
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "headline": headline(settings), "caveat": caveat(settings),
             "settings": settings, "simulation": simulation, "figures": figures(runs),
             "paper": {"trueskill": {c: {"mu": m, "sigma": s}
                                     for c, (m, s) in PAPER_TRUESKILL.items()}},
@@ -110,11 +132,13 @@ def build_report(runs: list[dict[str, Any]], settings: dict[str, Any],
 
 
 def draw(report: dict[str, Any], folder: Path) -> dict[str, str]:
-    """The pictures of the first run (network, spread, attendance) and the ratings of all."""
+    """The pictures of the first run (network, spread, attendance) and the ratings of all; each
+    picture's title carries the headline (model, judge, and the offline caveat)."""
     pictures: dict[str, str] = {}
     runs = report["runs"]
     if not runs:
         return pictures
+    note = report["headline"]
     first = runs[0]
     names = _get(first, "network", "residents") or []
     for moment in ("start", "end"):
@@ -123,7 +147,7 @@ def draw(report: dict[str, Any], folder: Path) -> dict[str, str]:
             path = eval_plots.network(names, [tuple(e) for e in graph["edges"]],
                                       f"Who knows whom at the {moment} (density "
                                       f"{graph['density']:.3f})",
-                                      folder / f"network-{moment}.png")
+                                      folder / f"network-{moment}.png", note)
             pictures[f"network_{moment}"] = path.name
     start, end = parse_game_time(first["town"]["start"]), parse_game_time(first["town"]["now"])
     series = {e["title"]: [parse_game_time(h["time"]) for h in e.get("diffusion", [])]
@@ -131,7 +155,7 @@ def draw(report: dict[str, Any], folder: Path) -> dict[str, str]:
     if series:
         total = first["town"]["residents"]
         pictures["diffusion"] = eval_plots.diffusion(series, total, start, end,
-                                                     folder / "diffusion.png").name
+                                                     folder / "diffusion.png", note).name
     came = _get(first, "events", "party", "attendance")
     if came and came["present"]:
         window = (parse_game_time(came["starts"]), parse_game_time(came["ends"]))
@@ -143,17 +167,17 @@ def draw(report: dict[str, Any], folder: Path) -> dict[str, str]:
         if spans:
             pictures["attendance"] = eval_plots.attendance(
                 spans, window, came["invited"], came["place"], day,
-                folder / "attendance.png").name
+                folder / "attendance.png", note).name
     conditions = [c for c in ("full", "no_reflection", "no_reflection_planning", "no_memory")
                   if report["figures"][f"trueskill.{c}.mu"]["mean"] is not None]
     if conditions:
         ours = [(report["figures"][f"trueskill.{c}.mu"]["mean"],
-                 statistics.fmean(_get(r, "ratings", c, "sigma") or 0 for r in runs))
-                for c in conditions]
+                 min(_get(r, "ratings", c, "low") for r in runs),
+                 max(_get(r, "ratings", c, "high") for r in runs)) for c in conditions]
         pictures["trueskill"] = eval_plots.trueskill(
             [CONDITIONS[c][0].replace(", ", ",\n") for c in conditions], ours,
             [PAPER_TRUESKILL[c][0] for c in conditions], folder / "trueskill.png",
-            f"mean of {len(runs)} run(s)").name
+            f"mean of {len(runs)} run(s)", note).name
     return pictures
 
 
@@ -172,7 +196,7 @@ def _fmt(value: Any) -> str:
 
 def markdown(report: dict[str, Any]) -> str:
     settings, runs = report["settings"], report["runs"]
-    lines = ["# townbot evaluation", "",
+    lines = ["# townbot evaluation", "", f"**{report['headline']}**", "",
              f"townbot {report['townbot_version']}, {report['created']}; format "
              f"`{report['format']}` (docs/evaluation.md).", "",
              f"- model: {settings['model']}; embedder: {settings['embedding_model']}",
@@ -180,7 +204,9 @@ def markdown(report: dict[str, Any]) -> str:
              f"- conditions: {', '.join(settings['conditions'])}; retrieval: "
              f"{settings['retrieval_count']} memories per answer",
              f"- seeds: {', '.join(str(s) for s in settings['seeds'])}; call cap: "
-             f"{settings['max_calls'] or 'none'}"]
+             f"{settings['max_calls'] or 'none'}",
+             "- interview guards: off, as in the paper (on in a town by default); hallucination "
+             "is given unguarded and as the town's guards would have left it"]
     if report["simulation"]:
         sim = report["simulation"]
         lines.append(f"- simulated first: {sim['days']} game days, scenario "
@@ -198,15 +224,95 @@ def markdown(report: dict[str, Any]) -> str:
             else _fmt(mean)
         lines.append(f"| {figure['label']} | {_fmt(figure['paper'])} | {ours} | "
                      f"{', '.join(_fmt(v) for v in figure['values'])} |")
-    lines += _categories(runs) + _pictures(report) + _spread(runs) + _cost(report)
+    lines += _ratings(runs) + _counts(runs) + _categories(runs) + _pictures(report)
+    lines += _spread(runs) + _cost(report)
     lines += ["", "## Notes", "",
               "- The paper's human-author condition (mu 22.95) has no counterpart here.",
               "- The start is the town as founded: persona seed memories and the thoughts seeded "
               "before the first tick. Interviews at the start use the persona's own description "
               "as the summary and no plan.",
               "- A 'yes' counts only when a memory of the resident backs it; an unbacked 'yes' is "
-              "a hallucination (the paper's check). Answers and memory ids are in report.json."]
+              "a hallucination (the paper's check), and so is an answer claiming a meeting or "
+              "talk the resident has no memory of. The model is asked without the town's "
+              "interview guards, as in the paper; the figure with the guards is beside it. "
+              "Answers and memory ids are in report.json."]
     return "\n".join(lines) + "\n"
+
+
+def _ratings(runs: list[dict[str, Any]]) -> list[str]:
+    """Each run's TrueSkill with its 95% interval over match orders, which conditions the
+    judge's rankings cannot tell apart, and how often two conditions answered alike."""
+    lines: list[str] = []
+    for run in runs:
+        ratings = run.get("ratings")
+        if not ratings:
+            continue
+        orders = next(iter(ratings.values()))["orders"]
+        lines += ["", f"## TrueSkill, seed {run['seed']}: the mean of {orders} match orders", "",
+                  "Conditions whose 95% intervals overlap are not told apart by these rankings.",
+                  "", "| condition | mu | 95% of orders | sigma | mean rank | matches | "
+                  "not told apart from |", "|---|---|---|---|---|---|---|"]
+        apart = run.get("not_told_apart", {})
+        for condition, r in sorted(ratings.items(), key=lambda kv: -kv[1]["mu"]):
+            lines.append(f"| {CONDITIONS[condition][0]} | {r['mu']:.2f} | {r['low']:.2f} to "
+                         f"{r['high']:.2f} | {r['sigma']:.2f} | {r['mean_rank']:.2f} | "
+                         f"{r['matches']} | "
+                         f"{'; '.join(CONDITIONS[c][0] for c in apart.get(condition, [])) or '—'} |")
+        same = run.get("identical_answers", [])
+        if same:
+            lines += ["", "Identical answers (word for word) between two conditions:", "",
+                      "| conditions | identical | share |", "|---|---|---|"]
+            lines += [f"| {' / '.join(CONDITIONS[c][0] for c in pair['conditions'])} | "
+                      f"{pair['identical']} of {pair['of']} | {pair['share']:.3f} |"
+                      for pair in same]
+    return lines
+
+
+def _counts(runs: list[dict[str, Any]]) -> list[str]:
+    """Each share with the counts behind it, and the pairs density gained and lost."""
+    lines = ["", "## The shares with their counts", ""]
+    for run in runs:
+        lines.append(f"**Seed {run['seed']}**")
+        lines.append("")
+        for event in run.get("events", {}).values():
+            for moment in ("start", "end"):
+                aware = event.get(moment)
+                if aware:
+                    lines.append(f"- {event['title']} at the {moment}: {aware['knowing']} of "
+                                 f"{aware['asked']} residents know (share {aware['share']:.3f});"
+                                 f" {aware['hallucinated']} of {aware['said_yes']} yeses "
+                                 "unbacked by a memory")
+        network = run.get("network", {})
+        for moment in ("start", "end"):
+            graph = network.get(moment)
+            if graph:
+                count = len(network["residents"])
+                lines.append(f"- density at the {moment}: {len(graph['edges'])} of "
+                             f"{count * (count - 1) // 2} pairs know each other "
+                             f"({graph['density']:.3f})")
+        if "lost" in network:
+            lines.append(f"- pairs gained from start to end: {len(network['gained'])}"
+                         + _pairs(network["gained"]) + f"; pairs lost: {len(network['lost'])}"
+                         + _pairs(network["lost"]))
+        hallucination = run.get("hallucination")
+        for key, title in (("relationships", "relationship answers"),
+                           ("awareness", "event answers")):
+            entry = (hallucination or {}).get(key)
+            if entry:
+                guarded = entry["guarded"]
+                lines.append(f"- {title}: {entry['hallucinated']} of {entry['claims']} claims "
+                             f"unbacked, asked unguarded as in the paper; with the town's "
+                             f"guards on, {guarded['hallucinated']} of {guarded['claims']}")
+        lines.append("")
+    return lines
+
+
+def _pairs(pairs: list[list[str]], shown: int = 6) -> str:
+    if not pairs:
+        return ""
+    named = ", ".join(f"{a} - {b}" for a, b in pairs[:shown])
+    more = f" and {len(pairs) - shown} more" if len(pairs) > shown else ""
+    return f" ({named}{more})"
 
 
 def _categories(runs: list[dict[str, Any]]) -> list[str]:
@@ -214,8 +320,9 @@ def _categories(runs: list[dict[str, Any]]) -> list[str]:
         return []
     conditions = list(runs[0]["ratings"])
     lines = ["", "## Believability by question category", "",
-             "TrueSkill mu per category (mean over runs); the last column names the condition "
-             "that loses most against the full architecture.", "",
+             f"TrueSkill mu per category (each the mean of {_category_orders(runs[0])} match "
+             "orders, then of the runs); the last column names the condition that loses most "
+             "against the full architecture.", "",
              "| category | " + " | ".join(CONDITIONS[c][0] for c in conditions)
              + " | loses most |", "|---" * (len(conditions) + 2) + "|"]
     for category in CATEGORIES:
@@ -225,6 +332,11 @@ def _categories(runs: list[dict[str, Any]]) -> list[str]:
         lines.append(f"| {category} | " + " | ".join(f"{m:.2f}" for m in mus)
                      + f" | {CONDITIONS[worst][0] if worst else '—'} |")
     return lines
+
+
+def _category_orders(run: dict[str, Any]) -> int:
+    ratings = next(iter(run["categories"].values()))
+    return next(iter(ratings.values())).get("orders", 1) if ratings else 0
 
 
 def _pictures(report: dict[str, Any]) -> list[str]:
@@ -261,7 +373,9 @@ def _cost(report: dict[str, Any]) -> list[str]:
     lines = ["## What the evaluation cost", "",
              f"{total['calls']} model calls, {total['prompt_tokens']} prompt and "
              f"{total['completion_tokens']} completion tokens, {total['embedding_tokens']} "
-             f"embedding tokens over {len(report['runs'])} run(s).", "",
+             f"embedding tokens over {len(report['runs'])} run(s); "
+             f"{sum(r['cost']['fallbacks'] for r in report['runs'])} answers were defaults "
+             "(the model's reply refused, or the call failed).", "",
              "| purpose | calls | prompt tokens | completion tokens |", "|---|---|---|---|"]
     purposes: dict[str, list[int]] = {}
     for run in report["runs"]:
@@ -299,9 +413,10 @@ def load_report(path: Path) -> dict[str, Any]:
                          "one (written by townbot eval)") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"{file} is not JSON ({error.msg} at line {error.lineno})") from None
-    if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in READABLE_FORMATS:
         found = data.get("format") if isinstance(data, dict) else None
-        raise ValueError(f"{file} is not a {REPORT_FORMAT} report (format: {found!r})")
+        raise ValueError(f"{file} is not a townbot eval report (format: {found!r}; expected "
+                         f"{' or '.join(READABLE_FORMATS)})")
     return data
 
 

@@ -12,13 +12,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from townbot.eval import measures
+from townbot.eval.conditions import MATCH_ORDERS
 from townbot.eval.interviews import CATEGORIES, CONDITIONS, AnswerRecord, Interviewer, fill, load_questions
-from townbot.eval.judging import LabelItem, Ranked, label_answers, memory_digest, rank_answers, rate
+from townbot.eval.judging import (
+    LabelItem,
+    Ranked,
+    label_answers,
+    memory_digest,
+    not_told_apart,
+    rank_answers,
+    rate,
+)
 from townbot.eval.snapshot import TownMoment, TownSnapshot
 from townbot.llm.metering import CollectedUsage
 from townbot.llm.port import LanguageModel
 from townbot.llm.settings import ModelSettings
 from townbot.store.database import StoreError
+from townbot.town import news
 from townbot.town.usage import summarise
 from townbot.world.clock import format_game_time
 
@@ -31,6 +41,7 @@ class EvalOptions:
     conditions: tuple[str, ...] = tuple(CONDITIONS)
     retrieval_count: int = 10
     rankings: bool = True  # the interviews and ranking (section 6); off: end-to-end only
+    orders: int = MATCH_ORDERS  # random match orders the ratings are averaged over
 
 
 def note(text: str) -> None:
@@ -82,16 +93,37 @@ async def controlled(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
                          random.Random(f"{options.seed}:{name}:{qid}"), qid,
                          next(iter(by.values())).category)
             for (name, qid), by in grouped.items()])
-    ratings = rate(rankings, options.conditions, options.seed)
+    # Rating is CPU (milliseconds a match): the categories' table shows means only, which a
+    # fifth of the orders settles.
+    category_orders = max(1, options.orders // 5)
+    note(f"  rating: {len(rankings)} rankings in {options.orders} random match orders, and "
+         f"by category in {category_orders}")
+    ratings = rate(rankings, options.conditions, options.seed, options.orders)
     categories = {cat: rate([r for r in rankings if r.category == cat], options.conditions,
-                            options.seed) for cat in CATEGORIES}
+                            options.seed, category_orders) for cat in CATEGORIES}
     return {"interviews": [a.to_dict() for a in answers],
             "rankings": [dataclasses.asdict(r) for r in rankings],
             "judge_failures": sum(not r.order for r in rankings),
             "ratings": {c: dataclasses.asdict(r) for c, r in ratings.items()},
+            "not_told_apart": not_told_apart(ratings),
+            "identical_answers": identical_answers(grouped, options.conditions),
             "categories": {cat: {c: dataclasses.asdict(r) for c, r in rs.items()}
                            for cat, rs in categories.items()},
             "pattern": category_pattern(categories)}
+
+
+def identical_answers(grouped: dict[tuple[str, str], dict[str, AnswerRecord]],
+                      conditions: Sequence[str]) -> list[dict[str, Any]]:
+    """For each pair of conditions, how many questions they answered word for word alike: a
+    judge cannot tell apart answers that are the same."""
+    pairs = []
+    for i, first in enumerate(conditions):
+        for second in conditions[i + 1:]:
+            both = [by for by in grouped.values() if first in by and second in by]
+            same = sum(by[first].answer == by[second].answer for by in both)
+            pairs.append({"conditions": [first, second], "identical": same, "of": len(both),
+                          "share": round(same / len(both), 3) if both else 0.0})
+    return pairs
 
 
 def category_pattern(categories: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -111,7 +143,7 @@ def category_pattern(categories: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 async def aware_of(moment: TownMoment, interviewer: Interviewer, judge: LanguageModel,
-                   event: measures.TrackedEvent) -> list[measures.Checked]:
+                   event: news.TrackedEvent) -> list[measures.Checked]:
     names = sorted(moment.residents)
     records = await gather([interviewer.ask(n, event.question) for n in names])
     labels = await label_answers(judge, f"of {event.title}", [
@@ -119,10 +151,11 @@ async def aware_of(moment: TownMoment, interviewer: Interviewer, judge: Language
     checked = []
     for record, said_yes in zip(records, labels, strict=True):
         backing = measures.backing_memory(moment.residents[record.resident].memories,
-                                          event.patterns, measures.SOURCES)
+                                          event.patterns, news.SOURCES)
         checked.append(measures.Checked(record.resident, event.key, record.answer, said_yes,
                                         backing.id if backing else None,
-                                        backing.text if backing else None))
+                                        backing.text if backing else None,
+                                        record.unmet_claims, record.town_guard))
     return checked
 
 
@@ -142,15 +175,20 @@ async def relationships(moment: TownMoment, interviewer: Interviewer, judge: Lan
         in_summary = all(p.search(view.summary) for p in patterns)
         backing_id = backing.id if backing else (-1 if in_summary else None)
         text = backing.text if backing else ("(the resident's summary)" if in_summary else None)
-        checked.append(measures.Checked(a, b, record.answer, said_yes and record.model_call,
-                                        backing_id, text))
+        checked.append(measures.Checked(a, b, record.answer, said_yes, backing_id, text,
+                                        record.unmet_claims, record.town_guard))
     return checked
 
 
-def heard_dict(heard: measures.Heard) -> dict[str, Any]:
+def heard_dict(heard: news.Heard) -> dict[str, Any]:
     return {"resident": heard.resident, "time": format_game_time(heard.time),
             "teller": heard.teller, "how": heard.how, "memory_id": heard.memory_id,
             "memory": heard.text}
+
+
+def checked_dict(checked: measures.Checked) -> dict[str, Any]:
+    return {**dataclasses.asdict(checked), "unmet": list(checked.unmet),
+            "hallucinated": checked.hallucinated}
 
 
 def awareness_dict(checked: list[measures.Checked]) -> dict[str, Any]:
@@ -158,16 +196,26 @@ def awareness_dict(checked: list[measures.Checked]) -> dict[str, Any]:
     return {"share": round(summary.share, 3), "knowing": len(summary.residents),
             "asked": summary.asked, "said_yes": summary.said_yes,
             "hallucinated": summary.hallucinated, "residents": list(summary.residents),
-            "answers": [dataclasses.asdict(c) for c in checked]}
+            "answers": [checked_dict(c) for c in checked]}
+
+
+def hallucination_dict(checked: list[measures.Checked]) -> dict[str, Any]:
+    counted = measures.count_hallucinations(checked)
+    return {"hallucinated": counted.hallucinated, "claims": counted.claims,
+            "said_yes": counted.said_yes, "share": round(counted.share, 4),
+            "guarded": {"hallucinated": counted.guarded_hallucinated,
+                        "claims": counted.guarded_claims,
+                        "share": round(counted.guarded_share, 4)}}
 
 
 async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: LanguageModel,
                      options: EvalOptions) -> dict[str, Any]:
     people = snapshot.residents
-    events = measures.tracked_events()
+    events = news.tracked_events()
     result: dict[str, Any] = {"events": {}, "network": {"residents": people}}
     checked_all: list[measures.Checked] = []
     relation_checks: list[measures.Checked] = []
+    graphs: dict[str, measures.Network] = {}
     for moment in (snapshot.start, snapshot.end):
         interviewer = Interviewer(model, moment, people, options.retrieval_count)
         note(f"  end-to-end at the {moment.label} ({format_game_time(moment.now)}): awareness "
@@ -181,13 +229,17 @@ async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
         relation_checks += pairs
         graph = measures.network(people, {(c.resident, c.subject): c.said_yes and not c.hallucinated
                                           for c in pairs})
+        graphs[moment.label] = graph
         result["network"][moment.label] = {
             "density": round(graph.density, 3), "edges": [list(e) for e in graph.edges],
             "said_yes": sum(c.said_yes for c in pairs),
             "hallucinated": sum(c.hallucinated for c in pairs)}
+    change = measures.network_change(graphs["start"], graphs["end"])
+    result["network"]["gained"] = [list(e) for e in change.gained]
+    result["network"]["lost"] = [list(e) for e in change.lost]
     memories = snapshot.end.memories()
     for key, event in events.items():
-        heard = measures.diffusion(memories, event)
+        heard = news.diffusion(memories, event)
         entry = result["events"][key]
         entry["diffusion"] = [heard_dict(h) for h in heard]
         if event.place and event.window and event.place in snapshot.world.sectors:
@@ -202,14 +254,12 @@ async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
                                        "present": {n: [[format_game_time(a), format_game_time(b)]
                                                        for a, b in spans]
                                                    for n, spans in where.intervals.items()}}
-    aware_h, aware_yes = measures.share_hallucinated(checked_all)
-    rel_h, rel_yes = measures.share_hallucinated(relation_checks)
+    everything = checked_all + relation_checks
     result["hallucination"] = {
-        "awareness": {"hallucinated": aware_h, "said_yes": aware_yes},
-        "relationships": {"hallucinated": rel_h, "said_yes": rel_yes},
-        "share": round((aware_h + rel_h) / (aware_yes + rel_yes), 4) if aware_yes + rel_yes else 0.0,
-        "examples": [dataclasses.asdict(c) for c in checked_all + relation_checks
-                     if c.hallucinated][:10]}
+        "awareness": hallucination_dict(checked_all),
+        "relationships": hallucination_dict(relation_checks),
+        **hallucination_dict(everything),
+        "examples": [checked_dict(c) for c in everything if c.hallucinated][:10]}
     return result
 
 

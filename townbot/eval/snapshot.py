@@ -1,19 +1,20 @@
 """A town read for evaluation: opened read-only, so nothing an evaluation does can change it.
 
 The evaluation looks at two moments. The end is the town as stored: every memory, the cached
-summary and today's plan. The start is the town as founded: each resident's persona seed
-memories and the thoughts seeded at the town's start time (a scenario loaded before the first
-tick), with the persona's own description as summary and no plan yet. `townbot eval run`
+summary, today's plan (none when the plan held is another day's: before waking) and what each
+resident is doing. The start is the town as founded: each resident's persona seed memories and
+the thoughts seeded at the town's start time (a scenario loaded before the first tick), with the
+persona's own description as summary and no plan yet. `townbot eval run`
 loads its scenario before the first tick, so both rules describe the same moment there.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 
-from townbot.mind.answering import plan_lines
+from townbot.mind.answering import todays_plan
 from townbot.mind.memory import Memory, MemoryStream
 from townbot.mind.plans import PlanBlock
 from townbot.mind.summary import render_summary
@@ -30,8 +31,9 @@ class ResidentView:
     persona: Persona
     stream: MemoryStream
     summary: str
-    plan: tuple[str, ...]
+    plan: tuple[str, ...] | None  # today's plan lines; None when today is not planned yet
     plan_activities: tuple[str, ...]  # today's broad strokes and blocks, for /event-like checks
+    doing: str | None = None  # what the resident is doing at the moment, e.g. "sleeping"
 
     @property
     def memories(self) -> list[Memory]:
@@ -111,18 +113,19 @@ async def read_town(path: str | Path, world: World) -> TownSnapshot:
         if item.agent in by_agent:
             by_agent[item.agent].append((item.memory, item.vector))
     start, end = {}, {}
-    for name, (_, mind) in rows.items():
+    for name, (body, mind) in rows.items():
         persona = world.personas[name]
         everything = by_agent[name]
         founding = [(m, v) for m, v in everything if _is_founding(m, persona, start_time)]
         start[name] = ResidentView(persona, _stream(founding, town.embedding_dim),
-                                   render_summary(persona, None), (), ())
+                                   render_summary(persona, None), None, ())
         blocks = [PlanBlock.from_dict(b) for b in mind.get("blocks", [])]
-        today = mind.get("day") == clock.now.date().isoformat()
-        plan = plan_lines(blocks) if today else ()
-        activities = tuple(mind.get("day_plan", [])) + tuple(b.activity for b in blocks) \
-            if today else ()
+        day = date.fromisoformat(mind["day"]) if mind.get("day") else None
+        plan = todays_plan(day, blocks, clock.now)
+        activities = () if plan is None else \
+            tuple(mind.get("day_plan", [])) + tuple(b.activity for b in blocks)
         end[name] = ResidentView(persona, _stream(everything, town.embedding_dim),
-                                 render_summary(persona, mind.get("summary")), plan, activities)
+                                 render_summary(persona, mind.get("summary")), plan, activities,
+                                 body.get("action"))
     return TownSnapshot(str(path), town, world, TownMoment("start", start_time, start),
                         TownMoment("end", clock.now, end), events, talks, usage)

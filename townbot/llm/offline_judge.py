@@ -2,7 +2,8 @@
 
 Not a language model's judgement: answers are ranked by how many of the resident's own
 remembered words they use (grounded specificity), and an answer is labelled "yes" when it names
-the subject asked about and does not say it does not know. Deterministic, for offline runs and
+the subject asked about and the resident's own words (`own_words`: the answer without the lines
+it quotes of others) do not say it does not know. Deterministic, for offline runs and
 tests; the evaluation report says so.
 """
 
@@ -37,9 +38,11 @@ def rank(context: Mapping[str, Any]) -> Ranking:
 
 
 def label(context: Mapping[str, Any]) -> Labels:
-    """Yes when the answer mentions every subject pattern and expresses no doubt."""
+    """Yes when the answer mentions every subject pattern and the resident's own words express
+    no doubt (a quoted "I don't know" of someone else's is not the resident's)."""
     labels = []
     for item in context["items"]:
         named = all(re.search(p, item["answer"], re.IGNORECASE) for p in item["subject"])
-        labels.append("yes" if named and not DOUBT.search(item["answer"]) else "no")
+        own = item.get("own_words", item["answer"])
+        labels.append("yes" if named and not DOUBT.search(own) else "no")
     return Labels(labels=labels)

@@ -1,9 +1,14 @@
 """Answering as the agent (paper 6.1's interviews): a reply in the agent's voice from retrieval,
 its summary and today's plan, optionally to an interviewer persona, under the paper's ablations.
 
-It writes no memory and leaves last-access times alone unless asked to remember. A question
-about a person the agent has no memory of is answered "I don't know them" without asking the
-model, so the answer can never be a guess.
+It writes no memory and leaves last-access times alone unless asked to remember. An answer
+knows its moment: the date and time, what the agent is doing right now, and today's plan (or
+that today is not planned yet, before waking), so yesterday's plan is never recited as today's.
+
+Two guards, on in a town (`MindSettings.interview_guards`) and off in the evaluation, which
+measures what the model says unguarded as the paper did: a question about a person the agent
+has no memory of is answered "I don't know them" without asking the model, and an answer that
+claims a meeting or talk the agent has no memory of is refused, repaired once, then defaulted.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import Answer
@@ -30,6 +35,25 @@ GOVERNED = {"observations": ("observation", "conversation", "thought"),
 # Someone unnamed in the town list but asked about by full name ("Who is Kane Martinez?").
 ASKED_ABOUT = re.compile(r"\b(?i:who is|who's|know of|know|about|think of|met)\s+"
                          r"([A-Z][a-z]+(?: [A-Z][a-z]+)+)")
+# A sentence that says the speaker and someone met or talked (past tense: a claim, not a wish).
+CLAIMED = re.compile(r"\b(?:met|talked|spoke|chatted|ran into|bumped into|caught up|"
+                     r"had (?:a|an|our|some)\b[\w\s,']{0,30}?\b(?:conversation|chat|talk))\b",
+                     re.IGNORECASE)
+# ... unless it is denied or only hoped for ("I've never met her", "I'd like to talk to him").
+NOT_A_CLAIM = re.compile(r"\b(?:never|not|no|haven't|hasn't|didn't|don't|can't|would|could|"
+                         r"should|might|hope|want|wish|like to|plan|going to|will)\b|'d\b",
+                         re.IGNORECASE)
+# The person a claim names when nobody in the town has that name ("I talked with Ana Ruiz").
+CLAIMED_WITH = re.compile(r"\b(?:met|(?:talked|spoke|chatted|conversation|caught up) (?:with|to)|"
+                          r"ran into|bumped into)\s+([A-Z][a-z]+ [A-Z][a-z]+)")
+# What a memory of meeting someone says (beside a memory of the kind "conversation").
+MET_WORDS = re.compile(r"\b(?:talk|talked|talks|chat|chatted|spoke|speak|met|meet|meets|"
+                       r"conversation|told|tells|said|says|asked|asks|invited|visited|helped)\b",
+                       re.IGNORECASE)
+# Words of others an answer repeats: in quotation marks, or a recalled transcript's lines
+# ("Sam: I am running for mayor."), which run to the end of the answer.
+QUOTED = re.compile(r'"[^"]*"|\u201c[^\u201d]*\u201d|\b[A-Z][a-z]+: .*$', re.DOTALL)
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(frozen=True)
@@ -56,10 +80,12 @@ class Ablation:
 
 @dataclass(frozen=True)
 class SelfKnowledge:
-    """What the agent knows about itself under an ablation: the summary and today's plan."""
+    """What the agent knows about itself under an ablation: the summary and today's plan
+    (None: today is not planned yet; empty: no plan in mind, as under the no-planning
+    ablation)."""
 
     summary: str
-    plan: tuple[str, ...] = ()
+    plan: tuple[str, ...] | None = ()
 
 
 @dataclass(frozen=True)
@@ -75,14 +101,23 @@ def plan_lines(blocks: Sequence[PlanBlock]) -> tuple[str, ...]:
                  f"{b.activity}" + (f" ({b.sector})" if b.sector else "") for b in blocks)
 
 
+def todays_plan(day: date | None, blocks: Sequence[PlanBlock], now: datetime
+                ) -> tuple[str, ...] | None:
+    """The plan lines of `now`'s day, or None when the plan held is another day's (before
+    waking, the plan in mind is still yesterday's)."""
+    return plan_lines(blocks) if day == now.date() else None
+
+
 async def self_knowledge(model: LanguageModel, persona: Persona, stream: MemoryStream,
                          now: datetime, access: Ablation, *, summary: str,
-                         plan: Sequence[str] = ()) -> SelfKnowledge:
-    """The summary and plan an answer may use. `summary` and `plan` are the full architecture's;
-    an ablation summarises again from the kinds it allows (one call, no access times touched)."""
+                         plan: Sequence[str] | None = ()) -> SelfKnowledge:
+    """The summary and plan an answer may use. `summary` and `plan` are the full architecture's
+    (`plan` None: not planned today yet); an ablation summarises again from the kinds it allows
+    (one call, no access times touched)."""
+    kept_plan = None if plan is None else tuple(plan)
     if access.full:
-        return SelfKnowledge(summary, tuple(plan))
-    kept_plan = tuple(plan) if access.plans else ()
+        return SelfKnowledge(summary, kept_plan)
+    kept_plan = kept_plan if access.plans else ()
     if not access.observations and not access.reflections and not access.plans:
         return SelfKnowledge(render_summary(persona, None), kept_plan)
     parts = await summarise(model, persona, stream, now, kinds=access.kinds(), touch=False)
@@ -124,41 +159,110 @@ def dont_know(person: str) -> str:
     return f"{person}? I don't know them - I can't recall ever meeting or hearing of {person}."
 
 
+def own_words(text: str) -> str:
+    """What a speaker says in its own voice: the text without the lines it quotes of others
+    (in quotation marks, or after a speaker's name as a remembered talk gives them)."""
+    return " ".join(QUOTED.sub(" ", text).split())
+
+
+def claimed_meetings(text: str, people: Collection[str], own_name: str) -> list[str]:
+    """The people the speaker says, in its own words, it met or talked with: residents named
+    (full name, or an unambiguous first name) in a sentence that claims a meeting, and any other
+    full name such a sentence names as the partner. Denials and wishes are not claims."""
+    firsts = [p.split()[0] for p in people]
+    claimed: list[str] = []
+    for sentence in SENTENCE_END.split(own_words(text)):
+        if not CLAIMED.search(sentence) or NOT_A_CLAIM.search(sentence):
+            continue
+        named = [p for p in people if p != own_name
+                 and _mentions(p, firsts.count(p.split()[0]) == 1, sentence)]
+        others = [m for m in CLAIMED_WITH.findall(sentence)
+                  if m != own_name and m.split()[0] not in firsts]
+        claimed += [p for p in named + others if p not in claimed]
+    return claimed
+
+
+def has_met(person: str, people: Collection[str], stream: MemoryStream,
+            kinds: Collection[str]) -> bool:
+    """Whether a memory (of the allowed kinds) records meeting or talking with `person`: a
+    conversation that names them, or another memory that names them beside a word of meeting."""
+    unique = [p.split()[0] for p in people].count(person.split()[0]) <= 1
+    return any(m.kind in kinds and _mentions(person, unique, m.text)
+               and (m.kind == "conversation" or MET_WORDS.search(m.text) is not None)
+               for m in stream.memories)
+
+
+def unmet_claims(text: str, people: Collection[str], own_name: str, stream: MemoryStream,
+                 kinds: Collection[str]) -> list[str]:
+    """The meetings an answer claims that no memory backs."""
+    return [p for p in claimed_meetings(text, people, own_name)
+            if not has_met(p, people, stream, kinds)]
+
+
+def describe_moment(first_name: str, now: datetime, doing: str | None,
+                    plan: tuple[str, ...] | None) -> str:
+    """The answer prompt's moment: the time, what the agent is doing and today's plan."""
+    lines = [f"It is {now:%A %B} {now.day}, {clock_face(minute_of_day(now))}."
+             + (f" Right now {first_name} is {doing}." if doing else "")]
+    if plan is None:
+        lines.append(f"{first_name} has not planned today yet (the plan is made on waking).")
+    else:
+        lines.append(f"{first_name}'s plan for today:")
+        lines += [f"- {line}" for line in plan] or ["- (no plan in mind for today)"]
+    return "\n".join(lines)
+
+
 async def interview_as(model: LanguageModel, persona: Persona, knowledge: SelfKnowledge,
                        stream: MemoryStream, question: str, now: datetime, *,
                        asker: str = "Someone", access: Ablation = Ablation(),
                        remember: bool = False, count: int = 10,
-                       people: Collection[str] = ()) -> Answered:
-    """Answer one question with the given self-knowledge (see `self_knowledge`)."""
+                       people: Collection[str] = (), doing: str | None = None,
+                       guarded: bool = True) -> Answered:
+    """Answer one question with the given self-knowledge (see `self_knowledge`), knowing what
+    the agent is `doing` at `now`; `guarded` switches on the two guards (module docstring)."""
     kinds = access.kinds()
-    stranger = unknown_person(question, people, persona, knowledge.summary, stream, kinds)
-    if stranger is not None:
-        return Answered(dont_know(stranger), (), stranger)
+    if guarded:
+        stranger = unknown_person(question, people, persona, knowledge.summary, stream, kinds)
+        if stranger is not None:
+            return Answered(dont_know(stranger), (), stranger)
     vector = (await model.embed([question]))[0]
     found = retrieve(stream, vector, now, limit=count, kinds=kinds, touch=remember)
     memories = [s.memory.text for s in found]
-    plan = "\n".join(f"- {line}" for line in knowledge.plan) or "- (no plan in mind for today)"
-    prompt = render("answer", summary=knowledge.summary, first_name=persona.first_name,
-                    now=f"{now:%A %B} {now.day}, {clock_face(minute_of_day(now))}", plan=plan,
+    first = persona.first_name
+    prompt = render("answer", summary=knowledge.summary, first_name=first,
+                    moment=describe_moment(first, now, doing, knowledge.plan),
                     context="\n".join(f"- {t}" for t in memories) or "- (nothing comes to mind)",
                     asker=asker, question=quoted(question))
+
+    def stays_with_what_happened(answer: Answer) -> str | None:
+        unmet = unmet_claims(answer.text, people, persona.name, stream, kinds)
+        if not unmet:
+            return None
+        return (f"{first} has no memory of meeting or talking with {' or '.join(unmet)}; answer "
+                "again from what is remembered, without claiming that meeting")
+
     answer = await model.ask(Ask(
         purpose="answer", prompt=prompt, schema=Answer, agent=persona.name,
+        check=stays_with_what_happened if guarded else None,
         default=lambda: Answer(text="I'm sorry, I can't think of an answer to that right now."),
         context={"name": persona.name, "question": question, "memories": memories,
-                 "asker": asker, "background": persona.background, "plan": list(knowledge.plan),
-                 "summary": knowledge.summary}))
+                 "asker": asker, "background": persona.background,
+                 "plan": list(knowledge.plan or ()), "planned_today": knowledge.plan is not None,
+                 "now": now, "doing": doing, "summary": knowledge.summary}))
     return Answered(answer.text, tuple(s.memory.id for s in found))
 
 
 async def answer_as(model: LanguageModel, persona: Persona, summary: str, stream: MemoryStream,
                     question: str, now: datetime, *, asker: str = "Someone",
                     access: Ablation = Ablation(), remember: bool = False,
-                    count: int = 10, plan: Sequence[str] = (),
-                    people: Collection[str] = ()) -> str:
-    """One answer as text; `summary` and `plan` are the agent's own (full architecture)."""
+                    count: int = 10, plan: Sequence[str] | None = (),
+                    people: Collection[str] = (), doing: str | None = None,
+                    guarded: bool = True) -> str:
+    """One answer as text; `summary` and `plan` are the agent's own (full architecture; `plan`
+    None when today is not planned yet)."""
     knowledge = await self_knowledge(model, persona, stream, now, access, summary=summary,
                                      plan=plan)
     answered = await interview_as(model, persona, knowledge, stream, question, now, asker=asker,
-                                  access=access, remember=remember, count=count, people=people)
+                                  access=access, remember=remember, count=count, people=people,
+                                  doing=doing, guarded=guarded)
     return answered.text

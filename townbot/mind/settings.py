@@ -39,5 +39,8 @@ class MindSettings:
     revise_interval_minutes: int = 60  # at most so often, except right after a conversation
     turn_cap: int = 8  # utterances before a conversation is wound up
     whole_conversation: bool = False  # one call per conversation (cheaper) instead of per line
+    # Interviews: "I don't know them" without a call for a person not in memory, and answers
+    # claiming a meeting not in memory refused and repaired. The evaluation asks without them.
+    interview_guards: bool = True
     retrieval_count: int = 30  # most memories per retrieval; the token budget usually stops first
     recall: RecallBudget = field(default_factory=RecallBudget)

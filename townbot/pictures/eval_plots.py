@@ -5,6 +5,7 @@ error bars beside the paper's. Each function takes plain data and writes one fil
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -26,8 +27,15 @@ def _save(figure: Figure, path: Path) -> Path:
     return path
 
 
+def _title(axes, title: str, note: str) -> None:  # noqa: ANN001 (matplotlib's Axes)
+    """The picture's title, and under it who answered and judged (a picture travels alone)."""
+    width = int(axes.figure.get_figwidth() * 14)  # characters a line of 9-point text holds
+    lines = [title, *textwrap.wrap(note, width)] if note else [title]
+    axes.set_title("\n".join(lines), fontsize=9 if note else 10)
+
+
 def network(names: Sequence[str], edges: Sequence[tuple[str, str]], title: str,
-            path: Path) -> Path:
+            path: Path, note: str = "") -> Path:
     """Residents on a circle, a line for each pair who know of each other."""
     figure, axes = plt.subplots(figsize=(6.5, 6.5))
     count = max(1, len(names))
@@ -40,7 +48,7 @@ def network(names: Sequence[str], edges: Sequence[tuple[str, str]], title: str,
         axes.scatter([x], [y], s=40, color="#d95f02", zorder=3)
         axes.annotate(name, (x * 1.08, y * 1.08), fontsize=7,
                       ha="left" if x >= 0 else "right", va="center")
-    axes.set_title(title, fontsize=10)
+    _title(axes, title, note)
     axes.set_xlim(-1.7, 1.7)
     axes.set_ylim(-1.3, 1.3)
     axes.axis("off")
@@ -48,7 +56,7 @@ def network(names: Sequence[str], edges: Sequence[tuple[str, str]], title: str,
 
 
 def diffusion(series: Mapping[str, Sequence[datetime]], total: int, start: datetime,
-              end: datetime, path: Path) -> Path:
+              end: datetime, path: Path, note: str = "") -> Path:
     """For each event, how many residents knew of it as game time went on."""
     figure, axes = plt.subplots(figsize=(7.5, 3.8))
     for title, times in series.items():
@@ -58,7 +66,7 @@ def diffusion(series: Mapping[str, Sequence[datetime]], total: int, start: datet
         axes.step(xs, [y / total for y in ys], where="post", label=title)
     axes.set_ylabel("share of residents who know")
     axes.set_ylim(0, 1)
-    axes.set_title("News spreading through the town", fontsize=10)
+    _title(axes, "News spreading through the town", note)
     axes.legend(fontsize=8, loc="upper left")
     figure.autofmt_xdate()
     return _save(figure, path)
@@ -66,7 +74,7 @@ def diffusion(series: Mapping[str, Sequence[datetime]], total: int, start: datet
 
 def attendance(spans: Mapping[str, Sequence[tuple[datetime, datetime]]],
                window: tuple[datetime, datetime], invited: Sequence[str], place: str,
-               day: tuple[datetime, datetime], path: Path) -> Path:
+               day: tuple[datetime, datetime], path: Path, note: str = "") -> Path:
     """Who was at the place on the day of the gathering; the gathering's hours shaded."""
     names = sorted(spans, key=lambda n: (n not in invited, n))
     figure, axes = plt.subplots(figsize=(7.5, max(2.5, 0.3 * len(names) + 1.2)))
@@ -81,24 +89,27 @@ def attendance(spans: Mapping[str, Sequence[tuple[datetime, datetime]]],
                                         for n in names], fontsize=7)
     axes.set_xlim(day[0], day[1])
     axes.invert_yaxis()  # the invited on top
-    axes.set_title(f"At {place} on {window[0]:%B} {window[0].day}", fontsize=10)
+    _title(axes, f"At {place} on {window[0]:%B} {window[0].day}", note)
     axes.legend(fontsize=8, loc="lower right")
     figure.autofmt_xdate()
     return _save(figure, path)
 
 
-def trueskill(labels: Sequence[str], ours: Sequence[tuple[float, float]],
-              paper: Sequence[float | None], path: Path, subtitle: str = "") -> Path:
-    """mu with sigma as error bars per condition, and the paper's mu beside it."""
-    figure, axes = plt.subplots(figsize=(7.5, 3.8))
+def trueskill(labels: Sequence[str], ours: Sequence[tuple[float, float, float]],
+              paper: Sequence[float | None], path: Path, subtitle: str = "",
+              note: str = "") -> Path:
+    """mu per condition (the mean over match orders) with its 95% interval as error bars
+    (`ours`: mu, low, high), and the paper's mu beside it."""
+    figure, axes = plt.subplots(figsize=(7.5, 4.0))
     xs = range(len(labels))
-    axes.bar([x - 0.18 for x in xs], [m for m, _ in ours], width=0.36,
-             yerr=[s for _, s in ours], capsize=4, color="#1b9e77", label="this evaluation")
+    mus = [m for m, _, _ in ours]
+    bars = [[m - low for m, low, _ in ours], [high - m for m, _, high in ours]]
+    axes.bar([x - 0.18 for x in xs], mus, width=0.36, yerr=bars, capsize=4, color="#1b9e77",
+             label="this evaluation")
     axes.bar([x + 0.18 for x in xs], [p or 0 for p in paper], width=0.36, color="#bbbbbb",
              label="the paper (Figure 8)")
     axes.set_xticks(list(xs), labels, fontsize=7)
-    axes.set_ylabel("TrueSkill mu (error bar: sigma)")
-    axes.set_title("Believability per condition" + (f" ({subtitle})" if subtitle else ""),
-                   fontsize=10)
+    axes.set_ylabel("TrueSkill mu (bar: 95% of match orders)")
+    _title(axes, "Believability per condition" + (f" ({subtitle})" if subtitle else ""), note)
     axes.legend(fontsize=8)
     return _save(figure, path)

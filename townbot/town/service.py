@@ -20,11 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from townbot.eval.measures import describe_status, event_status, tracked_events
 from townbot.llm.settings import ModelSettings
 from townbot.mind import dialogue
 from townbot.mind.agent import AgentMind
-from townbot.mind.answering import Ablation, answer_as, plan_lines
+from townbot.mind.answering import Ablation, answer_as, todays_plan
 from townbot.mind.retrieval import retrieve
 from townbot.prompting import NAME_LIMIT, quoted, quoted_name
 from townbot.store.database import AuditEntry, VisitorRow
@@ -34,6 +33,7 @@ from townbot.town.costs import real_day_line, recent_cost
 from townbot.town.engine import Engine
 from townbot.town.launch import PROJECT_ROOT
 from townbot.town.names import name_problem, taken_names
+from townbot.town.news import describe_status, event_status, tracked_events
 from townbot.town.scenarios import load_scenario, scenario_names
 from townbot.town.usage import model_notes
 from townbot.wording import plural
@@ -110,8 +110,7 @@ class Interview:
     mind: AgentMind  # its persona and memory stream
     summary: str
     now: datetime
-    plan: tuple[str, ...]
-    people: tuple[str, ...]
+    moment: dict[str, Any]  # what they are doing, today's plan, ... (interview_moment)
 
 
 TakenT = TypeVar("TakenT")
@@ -536,8 +535,7 @@ class TownService:
                 who, bounded(question, "interview"),
                 quoted(bounded(as_persona, "description"), 120) if as_persona else
                 quoted_name(person.name),  # a platform's display name is a person's text too
-                mind, mind.summary_text, self.engine.clock.now,
-                plan_lines(mind.state.planning.blocks), tuple(self.engine.minds))
+                mind, mind.summary_text, self.engine.clock.now, self.interview_moment(who))
 
         async def answer(taken: Interview) -> str:
             # The stream only grows, and retrieval reads it in one step: a tick under way
@@ -545,7 +543,7 @@ class TownService:
             return await answer_as(self.engine.model, taken.mind.persona, taken.summary,
                                    taken.mind.stream, taken.question, taken.now,
                                    asker=taken.asker, access=access or Ablation(),
-                                   remember=remember, plan=taken.plan, people=taken.people)
+                                   remember=remember, **taken.moment)
 
         async def write(taken: Interview, reply: str) -> Outcome:
             if remember:
@@ -555,6 +553,17 @@ class TownService:
         return await self._run_around_model(
             "interview", person, {"resident": resident, "question": question, "as": as_persona,
                                   "remember": remember}, read, answer, write)
+
+    def interview_moment(self, resident: str) -> dict[str, Any]:
+        """What an interview of `resident` knows of the moment besides the time: what they are
+        doing now, today's plan (None before today's is made), the town's people and whether
+        the interview guards are on (a town setting)."""
+        planning = self.engine.minds[resident].state.planning
+        now = self.engine.clock.now
+        return {"doing": self.engine.bodies[resident].action,
+                "plan": todays_plan(planning.day, planning.blocks, now),
+                "people": list(self.engine.minds),
+                "guarded": self.engine.settings.interview_guards}
 
     def parse_object_command(self, text: str) -> tuple[str, str]:
         """'<Sector: arena: object> is burning' -> (path, state)."""
