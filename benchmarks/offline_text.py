@@ -45,7 +45,7 @@ from typing import Any
 from lemminflect import getAllLemmas
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # this checkout's townbot, not an installed one
 
 import party_measures  # noqa: E402  (the party town's measures live with the tests)
 
@@ -59,7 +59,9 @@ PARTY_DAY = party_measures.PARTY_DAY
 NEWS_WORDS = {"party": re.compile(r"\b(party|Valentine)", re.IGNORECASE),
               "candidacy": re.compile(r"\b(mayor|election|candida)", re.IGNORECASE)}
 ACCEPTING = party_measures.ACCEPTING
-REPLAY = re.compile(r"\b[A-Z][a-z]+: [A-Z]|\btalked with\b")
+# A transcript inside a line: "... park. Adam: Hi Jennifer!" (a speaker's label opening a
+# sentence; "I have news, Latoya: ..." addresses the listener instead).
+REPLAY = re.compile(r"(?:^|[.!?] )[A-Z][a-z]+: [A-Z]|\btalked with\b")
 INTERVIEWED = ("Isabella Rodriguez", "Klaus Mueller", "Abigail Chen", "Sam Moore", "Tom Moreno")
 DONT_KNOW = re.compile(r"\b(don't know|do not know|not sure|no idea|can't recall|haven't heard|"
                        r"can't say)", re.IGNORECASE)
@@ -269,7 +271,7 @@ def housemates(persona: Any, world: Any) -> set[str]:
 
 
 def planned_at(plan: tuple[str, ...], minute: int, finished: bool = False) -> set[str] | None:
-    from townbot.llm.offline_social import PLAN_LINE, _minute
+    from townbot.llm.offline.social import PLAN_LINE, _minute
     for line in plan:
         match = PLAN_LINE.match(line)
         if not match:

@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from townbot.llm import offline_social as social
-from townbot.llm.offline import OfflineModel, progressive, score_importance
+from townbot.llm.offline import social, talk
+from townbot.llm.offline import OfflineModel, score_importance
+from townbot.wording import progressive
 from townbot.llm.port import Ask
 from townbot.llm.purposes import (
     DayPlan,
@@ -435,13 +436,13 @@ def test_nobody_is_told_their_own_news_and_each_listener_hears_it_once() -> None
     context = {"speaker": "Maria Lopez", "memories": [party], "already_said": [],
                "history": [("Maria Lopez", "Hi!"), ("Isabella Rodriguez", "Hello!")],
                "relationship": "Maria knows Isabella."}
-    to_host = social.utterance({**context, "partner": "Isabella Rodriguez"}, score_importance)
+    to_host = talk.utterance({**context, "partner": "Isabella Rodriguez"}, score_importance)
     assert "party" not in to_host.text
     history = [("Maria Lopez", "Hi!"), ("Ayesha Khan", "Hello!")]
-    to_friend = social.utterance({**context, "partner": "Ayesha Khan", "history": history},
+    to_friend = talk.utterance({**context, "partner": "Ayesha Khan", "history": history},
                                  score_importance)
     assert "hosting a party" in to_friend.text
-    told = social.utterance({**context, "partner": "Ayesha Khan", "history": history,
+    told = talk.utterance({**context, "partner": "Ayesha Khan", "history": history,
                              "already_said": [to_friend.text]}, score_importance)
     assert "hosting a party" not in told.text
 
@@ -449,8 +450,8 @@ def test_nobody_is_told_their_own_news_and_each_listener_hears_it_once() -> None
 def test_each_piece_of_news_in_a_line_is_remembered_on_its_own() -> None:
     line = ("Oh, I'm eating. Have you heard? Sam Moore intends to run for mayor. Have you heard? "
             "Isabella Rodriguez intends to host a Valentine's Day party on February 14, from 5 pm "
-            "until 7 pm. Well, I should get going. Good to see you, Tom!")
-    facts = social.joint_takeaways({"names": ["Tom Moreno"], "lines": [("Jane Moreno", line)]},
+            "until 7 pm. Right, back to eating for me. Good talking, Tom!")
+    facts = talk.joint_takeaways({"names": ["Tom Moreno"], "lines": [("Jane Moreno", line)]},
                                    score_importance).learned[0].facts
     assert facts == ["Sam Moore intends to run for mayor. (heard from Jane Moreno)",
                      "Isabella Rodriguez intends to host a Valentine's Day party on February 14, "

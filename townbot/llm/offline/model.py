@@ -8,7 +8,6 @@ always gives the same town.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -17,9 +16,9 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from townbot.llm import offline_judge as judge
-from townbot.llm import offline_social as social
 from townbot.llm.embedding import HashingEmbedder, keywords
+from townbot.llm.offline import judge, social, talk
+from townbot.llm.offline.words import seeded_index
 from townbot.llm.port import AnswerT, Ask, CallContext, LanguageModel
 from townbot.llm.purposes import (
     DayPlan,
@@ -30,7 +29,7 @@ from townbot.llm.purposes import (
     ScheduleBlock,
     Step,
 )
-from townbot.wording import progressive
+from townbot.wording import progressive, warm_up
 from townbot.world.clock import clock_face, parse_clock
 
 OFFLINE_LABEL = "offline model (deterministic, no network; not a language model)"
@@ -158,12 +157,6 @@ MEAL_WORDS = ("breakfast", "lunch", "dinner", "meal", "snack", "supper")
 MEAL_VERBS = ("eat", "have", "cook", "grab", "make", "prepare", "fix")
 MORNING_VERBS = ("wake", "wash", "shower", "brush", "get dressed", "freshen")
 BEDTIME_STARTS = ("go to bed", "go to sleep", "sleep", "head to bed", "turn in", "bedtime")
-
-
-def seeded_index(seed: int, *parts: object, modulo: int) -> int:
-    text = "|".join(str(p) for p in (seed, *parts))
-    digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") % max(1, modulo)
 
 
 # Words that start like a keyword but mean something else ("shower" is not a "show").
@@ -323,6 +316,7 @@ class OfflineModel(LanguageModel):
         self.embedding_dim = embedding_dim
         self._embedder = HashingEmbedder(embedding_dim)
         self.invalid_answers: Counter[str] = Counter()
+        warm_up()  # the inflection table, loaded once here rather than inside a tick
         self._responders: dict[str, Callable[[Mapping[str, Any]], BaseModel]] = {
             "importance": self._importance,
             "day_plan": self._day_plan,
@@ -335,9 +329,9 @@ class OfflineModel(LanguageModel):
             "react": self._react,
             "relationship": social.relationship,
             "revise_plan": social.plan_revision,
-            "utterance": lambda c: social.utterance(c, score_importance),
-            "conversation": lambda c: social.whole_conversation(c, score_importance),
-            "takeaways": lambda c: social.joint_takeaways(c, score_importance),
+            "utterance": lambda c: talk.utterance(c, score_importance, self.seed),
+            "conversation": lambda c: talk.whole_conversation(c, score_importance, self.seed),
+            "takeaways": lambda c: talk.joint_takeaways(c, score_importance),
             "answer": social.answer,
             "rank_answers": judge.rank,
             "label_answers": judge.label,

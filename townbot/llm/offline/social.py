@@ -12,20 +12,16 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from townbot.llm.offline.words import first_singular, third_singular
 from townbot.llm.purposes import (
     AgentSummary,
     Answer,
-    Exchange,
     Insight,
     Insights,
-    PersonTakeaways,
     PlanRevision,
     Reaction,
     ReflectionQuestions,
     Relationship,
-    Takeaways,
-    Utterance,
-    WholeConversation,
 )
 from townbot.wording import progressive
 from townbot.world.clock import clock_face
@@ -35,10 +31,6 @@ PERSON = re.compile(r"\b([A-Z][a-z]+ [A-Z][a-z]+)\b")
 PLACE_WORDS = frozenset("Cafe Park College Market Pharmacy Store Pub Hill Crown Supply Oak Day "
                         "Street Lane Road Row Alley Willows Valentine".split())
 HEARD_FROM = re.compile(r"\s*\(heard from [^)]*\)\s*$")
-SHARE_OPENERS = ("Have you heard? ", "I wanted to tell you: ", "By the way, ")
-ANSWER_OPENER = "As far as I know, "
-INFORMING = (*SHARE_OPENERS[:2], ANSWER_OPENER)  # lines that pass something on
-WHEN_QUESTION = "When is it?"
 ALARMS: list[tuple[tuple[str, ...], str, str, str]] = [
     (("burning", "fire", "smok", "on fire"), "turn off the {obj} and clear away what was burning",
      "being put out", "🧯"),
@@ -62,19 +54,6 @@ def people_in(texts: list[str], exclude: str) -> Counter[str]:
     return found
 
 
-def _plain(verb: str) -> str:
-    """'meets' -> 'meet', 'watches' -> 'watch', 'tries' -> 'try', 'is' -> 'am' (after I)."""
-    if verb == "is":
-        return "am"
-    if verb == "has":
-        return "have"
-    if verb.endswith(("ches", "shes", "sses", "xes", "zes")):
-        return verb[:-2]
-    if verb.endswith("ies") and len(verb) > 4:
-        return verb[:-3] + "y"
-    return verb[:-1] if verb.endswith("s") and not verb.endswith("ss") else verb
-
-
 # A verb joined to an earlier one about the same subject: "... and wonders who ...".
 JOINED_VERB = re.compile(r"\b(and|but|then|or) (\w+s) (?=(?:who|what|whether|how|about|to|that|"
                          r"if|when|where|why|the|a|an|my|it|for|on|in|with|at)\b)")
@@ -93,13 +72,13 @@ def first_person(text: str, speaker: str) -> str:
              (f"{speaker}'s ", "my ")]
     if about_self:  # the rest of a sentence about oneself is about oneself too
         swaps += [(" her ", " my "), (" his ", " my ")]
-        text = re.sub(r"\b(?:she|he) (\w+)", lambda m: "I " + _plain(m.group(1)), text)
-        text = JOINED_VERB.sub(lambda m: f"{m.group(1)} {_plain(m.group(2))} ", text)
+        text = re.sub(r"\b(?:she|he) (\w+)", lambda m: "I " + first_singular(m.group(1)), text)
+        text = JOINED_VERB.sub(lambda m: f"{m.group(1)} {first_singular(m.group(2))} ", text)
     for old, new in swaps:
         text = text.replace(old, new)
 
     def singular(match: re.Match[str]) -> str:
-        return "I " + _plain(match.group(1))
+        return "I " + first_singular(match.group(1))
 
     return re.sub(rf"\b{re.escape(speaker)} (\w+)", singular, text)
 
@@ -126,25 +105,9 @@ def third_person(text: str, speaker: str) -> str:
 
     converted = re.sub(r"\b(I'm|I'll|I've|[Mm]y|I)\b( \w+)?", who, text)
     if re.match(r"(I'm|I'll|I've|I)\b", text):  # "... and wonder who" -> "... and wonders who"
-        converted = PLAIN_JOINED_VERB.sub(lambda m: f"{m.group(1)} {_third(m.group(2))} ",
+        converted = PLAIN_JOINED_VERB.sub(lambda m: f"{m.group(1)} {third_singular(m.group(2))} ",
                                           converted)
     return converted
-
-
-def _third(verb: str) -> str:
-    """'wonder' -> 'wonders', 'watch' -> 'watches', 'try' -> 'tries'."""
-    if verb.endswith(("ch", "sh", "ss", "x", "z", "o")):
-        return verb + "es"
-    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
-
-
-def news_content(utterance: str) -> str:
-    for opener in SHARE_OPENERS:
-        if utterance.startswith(opener):
-            return utterance[len(opener):]
-    return utterance
 
 
 DOING = re.compile(r"^[A-Z][\w'-]+ [A-Z][\w'-]+ is (still )?\w+ing\b")
@@ -278,40 +241,6 @@ def react(context: Mapping[str, Any], chance: int) -> Reaction:
     return Reaction(react=False)
 
 
-def _shareable(context: Mapping[str, Any], speaker: str, score) -> str | None:  # noqa: ANN001
-    """The most important news not yet told to this listener and not the listener's own."""
-    said = " ".join(context["already_said"])
-    partner = context.get("partner", "")
-    heard_here = " ".join(t for s, t in context.get("history", []) if s == partner)
-    # The most important first and, among equals, news with a date (an invitation) first.
-    for memory in sorted(context["memories"],
-                         key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
-        content = HEARD_FROM.sub("", memory["text"])
-        if memory["kind"] in ("plan", "reflection") or not is_news(memory["text"], score):
-            continue
-        if partner and (content.startswith(partner) or f"(heard from {partner})" in memory["text"]):
-            continue  # nobody is told their own news, or news they just told us
-        if content[:40] in said or first_person(content, speaker)[:40] in said:
-            continue
-        if content[:40] in heard_here or third_person(content, partner)[:40] in heard_here:
-            continue  # the listener just told us this
-        if content.startswith(speaker):
-            return "I wanted to tell you: " + first_person(content, speaker)
-        return "Have you heard? " + content
-    return None
-
-
-def _reaction_to(last_text: str, asked_when: bool) -> str | None:
-    """Accept an invitation that says when; ask when, once, about one that does not."""
-    if not any(opener in last_text for opener in INFORMING):
-        return None
-    if re.search(r"\b(party|invit)", last_text, re.IGNORECASE):
-        if DATED.search(last_text) and TIME_RANGE.search(last_text):
-            return "Oh, that sounds lovely - I'd like to come!"
-        return "Sounds like fun." if asked_when else f"Oh, a party? {WHEN_QUESTION}"
-    return "Really? I hadn't heard that. Thanks for telling me!"
-
-
 def relationship(context: Mapping[str, Any]) -> Relationship:
     """What the speaker knows of the listener: how often they talked, and one fact."""
     name, partner = context["name"], context["partner"]
@@ -324,120 +253,6 @@ def relationship(context: Mapping[str, Any]) -> Relationship:
     if talks:
         known += f" They have talked {talks} time{'s' if talks > 1 else ''} lately."
     return Relationship(text=clip(known, 400))
-
-
-def utterance(context: Mapping[str, Any], score) -> Utterance:  # noqa: ANN001
-    """Greet; then answer what was asked, react to news, share news of one's own; say goodbye
-    once neither has anything new."""
-    speaker, partner = context["speaker"], context["partner"]
-    partner_first = partner.strip('"').split()[0]  # a visitor's name comes quoted
-    history: list = list(context["history"])
-    knows = "does not know" not in context.get("relationship", "") and (
-        "relationship" in context or any(partner in m["text"] for m in context["memories"]))
-    if not history:
-        opener = (f"Hi {partner_first}! How is it going?" if knows
-                  else f"Hello there, I'm {speaker.split()[0]}. I don't think we've met - "
-                       "what are you up to?")
-        return Utterance(text=opener, end=False)
-    last_speaker, last_text = history[-1]
-    parts = []
-    if last_speaker == partner and last_text.rstrip().endswith("?"):
-        parts.append(_answer_question(last_text, context, speaker))
-    elif last_speaker == partner and (reaction := _reaction_to(
-            last_text, any(s == speaker and WHEN_QUESTION in t for s, t in history))):
-        parts.append(reaction)
-    news = _shareable(context, speaker, score) if len(history) < 7 else None
-    if news and parts and news_content(news)[:40] in parts[0]:
-        news = None  # the answer already told it
-    if news:
-        parts.append(news)
-    asked_before = any(s == speaker and t.rstrip().endswith("?") for s, t in history)
-    if not parts and not asked_before and len(history) < 4:
-        return Utterance(text=f"And you, {partner_first}? What are you working on these days?",
-                         end=False)
-    partner_shared = last_speaker == partner and any(o in last_text for o in INFORMING)
-    if not parts or (not news and not partner_shared and len(history) >= 3):
-        parts.append(f"Well, I should get going. Good to see you, {partner_first}!")
-        return Utterance(text=clip(" ".join(parts), 400), end=True)
-    return Utterance(text=clip(" ".join(parts), 400), end=False)
-
-
-def _answer_question(question: str, context: Mapping[str, Any], speaker: str) -> str:
-    """Reply to a question from the remembered statement that shares most of its words."""
-    names = {w.lower() for w in (speaker + " " + context.get("partner", "")).split()}
-    last_sentence = re.split(r"[.!]\s+|\s-\s", question.strip())[-1]
-    asked = {w for w in re.findall(r"[a-z]{4,}", last_sentence.lower())} - names - {
-        "what", "when", "where", "which", "your", "about", "have", "there", "this", "that",
-        "with", "going", "doing", "today"}
-    if not asked:  # "what are you up to?"
-        doing = re.sub(r"\b(?:her|his) (?=\w)", "my ",
-                       context.get("speaker_action") or "getting on with my day")
-        return f"Oh, I'm {doing}." if not doing.startswith(("talking", "walking")) \
-            else "Not much - just out and about."
-    best, overlap = None, (0, False)
-    when = WHEN_QUESTION in question
-    for memory in context["memories"]:
-        if memory["kind"] in ("plan", "reflection") or " said to " in memory["text"]:
-            continue
-        words = set(re.findall(r"[a-z]{4,}", memory["text"].lower()))
-        shared = len({w for w in asked if any(x.startswith(w[:5]) for x in words)})
-        fit = (shared, when and DATED.search(memory["text"]) is not None)  # "when?" wants a date
-        if shared and fit > overlap:
-            best, overlap = memory["text"], fit
-    if best is None:
-        return "Good question - I honestly don't know."
-    return clip(ANSWER_OPENER + first_person(HEARD_FROM.sub("", best), speaker), 400)
-
-
-def whole_conversation(context: Mapping[str, Any], score) -> WholeConversation:  # noqa: ANN001
-    first, second = context["first"], context["second"]
-    lines: list[tuple[str, str]] = []
-    sides = {first: ("memories_a", "already_said_a", "partner_action_a"),
-             second: ("memories_b", "already_said_b", "partner_action_b")}
-    for turn in range(6):
-        speaker = (first, second)[turn % 2]
-        partner = (second, first)[turn % 2]
-        memories, said, action = sides[speaker]
-        reply = utterance({"speaker": speaker, "partner": partner, "history": lines,
-                           "memories": context[memories], "partner_action": context[action],
-                           "already_said": list(context[said]) + [t for s, t in lines
-                                                                  if s == speaker]}, score)
-        lines.append((speaker, reply.text))
-        if reply.end and turn >= 1:
-            break
-    return WholeConversation(lines=[Exchange(speaker=s, text=t) for s, t in lines])
-
-
-GOODBYE = re.compile(r"\s*Well, I should get going\..*$")
-OPENER_SPLIT = re.compile("|".join(re.escape(o) for o in INFORMING))
-
-
-def joint_takeaways(context: Mapping[str, Any], score) -> Takeaways:  # noqa: ANN001
-    """Each participant's takeaways, from the lines of the others."""
-    lines = list(context["lines"])
-    learned = []
-    for name in context["names"]:
-        partner = next((s for s, _ in lines if s != name), name)
-        learned.append(takeaways({"partner": partner, "lines": lines}, score).model_copy(
-            update={"name": name}))
-    return Takeaways(learned=learned)
-
-
-def takeaways(context: Mapping[str, Any], score) -> PersonTakeaways:  # noqa: ANN001
-    """Each piece of news the partner passed on, without the rest of the line around it."""
-    partner = context["partner"]
-    facts: list[str] = []
-    for speaker, text in context["lines"]:
-        if speaker != partner:
-            continue
-        for piece in OPENER_SPLIT.split(text)[1:]:  # what follows each opener
-            content = third_person(GOODBYE.sub("", piece).strip(), partner)
-            fact = clip(f"{content} (heard from {partner})")
-            if content and is_news(content, score) and fact not in facts:
-                facts.append(fact)
-    talk = " ".join(text for _, text in context["lines"])
-    return PersonTakeaways(name=partner, facts=facts[:5], scores=[score(f) for f in facts[:5]],
-                     importance=max(4, score(talk)))  # a talk is never mere routine
 
 
 ASKED_TIME = re.compile(r"\b(noon|midnight|(\d{1,2})(?::(\d{2}))?\s*(am|pm))\b", re.IGNORECASE)

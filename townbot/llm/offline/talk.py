@@ -1,0 +1,475 @@
+"""The offline model's conversations: each line from who the two are to each other, where they
+are, what each is doing and what the speaker already knows, in words from phrases.yaml.
+
+Strangers introduce themselves; friends greet by name and bring up something they share; at an
+event they talk about the event, and its host hosts. News is passed on only to someone who has
+not told it, is not at it and has not mentioned it; news one knew is met with where one heard
+it, never with surprise; a party with a time is accepted, one without is asked about once. A
+talk ends for a reason (back to what one was doing, off to the food), never right after the
+greeting. What follows a news opener is the news whole, so that the listener's takeaways
+(`takeaways`) are the remembered text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from townbot.llm.offline.social import (
+    DATED,
+    HEARD_FROM,
+    PERSON,
+    PLACE_WORDS,
+    TIME_RANGE,
+    clip,
+    first_person,
+    is_news,
+    third_person,
+)
+from townbot.llm.offline.words import alternatives, say
+from townbot.llm.purposes import Exchange, PersonTakeaways, Takeaways, Utterance, WholeConversation
+from townbot.wording import progressive
+
+Scorer = Callable[[str], int]
+Line = tuple[str, str]
+EVENT_WORDS = re.compile(r"\b(party|celebration|gathering|exhibition|concert|opening)\b",
+                         re.IGNORECASE)
+EVENT_NAME = re.compile(r"((?:[A-Z][\w']*\s){0,3}(?:party|celebration|exhibition|concert))")
+HOSTING = re.compile(r"^([A-Z][a-z]+ [A-Z][a-z]+) (?:intends|plans|is planning|will|hopes|is going)"
+                     r" to (?:host|throw|hold|give)\b")
+TALKED_AT = re.compile(r" talked with (?:[A-Z][\w'-]+ ?)+ at ([^:.]+)")
+IDLE = re.compile(r"^(talking|chatting|sleeping|walking|in a conversation)|\bconversation\b")
+STOP_WORDS = frozenset("intends plans hopes going about their there which would could".split())
+
+
+@cache
+def _opener_pattern() -> re.Pattern[str]:
+    """What comes before {news} in every news line, as one pattern: the listener's takeaways
+    are what follows it."""
+    heads = []
+    for bank in ("share_news", "share_own"):
+        for template in alternatives(bank):
+            head = template.split("{news}")[0]
+            heads.append(re.escape(head).replace(re.escape("{partner}"), r"[A-Z][\w'-]*"))
+    return re.compile("|".join(sorted(set(heads), key=len, reverse=True)))
+
+
+def _first(name: str) -> str:
+    return name.strip('"').split()[0]
+
+
+def news_key(text: str, said_by: str = "") -> frozenset[str]:
+    """What makes two texts the same news: the people it names (the one saying it, when it is
+    said in the first person) and its event word."""
+    names = {w for w in PERSON.findall(text) if not set(w.split()) & PLACE_WORDS}
+    if said_by and re.search(r"\b(I|I'm|I've|I'll|my)\b", text):
+        names.add(said_by)
+    events = {m.lower() for m in re.findall(r"\b(party|mayor|election|exhibition|concert)", text,
+                                            re.IGNORECASE)}
+    return frozenset(names | events)
+
+
+NEWS_EVENTS = frozenset({"party", "mayor", "election", "exhibition", "concert"})
+
+
+def same_news(a: frozenset[str], b: frozenset[str]) -> bool:
+    """About the same event, and naming the same person where both name one ("I intend to run
+    for mayor" said by Sam is Sam's candidacy)."""
+    names_a, names_b = a - NEWS_EVENTS, b - NEWS_EVENTS
+    return bool(a & b & NEWS_EVENTS) and (not names_a or not names_b or bool(names_a & names_b))
+
+
+@dataclass(frozen=True)
+class TalkView:
+    """The utterance context as the offline model reads it."""
+
+    speaker: str
+    partner: str
+    history: list[Line]
+    memories: list[dict[str, Any]]
+    speaker_action: str
+    partner_action: str
+    relationship: str
+    place: str
+    moment: str
+    already_said: list[str]
+    seed: int = 0
+
+    @classmethod
+    def of(cls, context: Mapping[str, Any], seed: int = 0) -> TalkView:
+        return cls(context["speaker"], context["partner"], list(context.get("history", [])),
+                   list(context.get("memories", [])), str(context.get("speaker_action") or ""),
+                   str(context.get("partner_action") or ""), str(context.get("relationship", "")),
+                   str(context.get("place", "")), str(context.get("moment", "")),
+                   list(context.get("already_said", [])), seed)
+
+    @property
+    def me(self) -> str:
+        return _first(self.speaker)
+
+    @property
+    def you(self) -> str:
+        return _first(self.partner)
+
+    @property
+    def turn(self) -> int:
+        return len(self.history)
+
+    @property
+    def knows_partner(self) -> bool:
+        if "does not know" in self.relationship:
+            return False
+        return bool(self.relationship) or any(self.partner in m["text"] for m in self.memories)
+
+    def say(self, bank: str, *more: object, **slots: str) -> str:
+        """One alternative of a phrase bank, chosen by who says it to whom, when, at which turn."""
+        return say(bank, self.seed, self.speaker, self.partner, self.moment, self.turn, *more,
+                   **slots)
+
+
+STEP_FRAMES = (re.compile(r"^(?:getting ready to|getting back to it:|still|wrapping up|"
+                          r"finishing off:?|continuing to|continue to|finish off:)\s*\(?"),
+               re.compile(r"\)$"))
+PAUSES = re.compile(r"^(taking a|pausing|looking over|tidying up the work|jotting|checking "
+                    r"messages|making a cup)")
+
+
+def core_activity(action: str) -> str:
+    """What someone is at, without the step's frame: 'still painting' and 'getting ready to
+    paint' are both 'painting'; '' for a pause, a talk or sleep."""
+    action = action.strip().rstrip(".")
+    for frame in STEP_FRAMES:
+        action = frame.sub("", action).strip()
+    if not action or IDLE.search(action) or PAUSES.search(action):
+        return ""
+    return progressive(action)
+
+
+def _doing(action: str) -> str:
+    """One's own action as it reads after 'I'm': 'her poem' -> 'my poem'."""
+    return re.sub(r"\b(?:her|his|their)\b", "my", core_activity(action))
+
+
+def _your(action: str) -> str:
+    """The listener's action as the speaker names it: 'painting at her easel' -> 'painting at
+    your easel'."""
+    return re.sub(r"\b(?:her|his|their|my)\b", "your", core_activity(action))
+
+
+def _event_of(text: str) -> str:
+    match = EVENT_NAME.search(text)
+    return match.group(1).strip() if match else "party"
+
+
+@dataclass(frozen=True)
+class Event:
+    """An event the speaker knows of: what, whose, and the memory that says so."""
+
+    name: str
+    host: str
+    text: str
+    timed: bool
+
+
+def _events(view: TalkView) -> list[Event]:
+    found = []
+    for memory in view.memories:
+        text = HEARD_FROM.sub("", memory["text"])
+        host = HOSTING.match(text)
+        if host and EVENT_WORDS.search(text):
+            found.append(Event(_event_of(text), host.group(1), text,
+                               bool(DATED.search(text) and TIME_RANGE.search(text))))
+    return sorted(found, key=lambda e: not e.timed)
+
+
+def _at_event(action: str) -> bool:
+    return bool(EVENT_WORDS.search(action)) and bool(re.search(r"\b(host|attend|party|guests?)\b",
+                                                               action, re.IGNORECASE))
+
+
+def _guest(view: TalkView) -> str:
+    """Someone else the speaker remembers seeing lately (for 'did you see X is here?')."""
+    for memory in view.memories:
+        for name in PERSON.findall(memory["text"]):
+            if name not in (view.speaker, view.partner) and not set(name.split()) & PLACE_WORDS:
+                return _first(name)
+    return ""
+
+
+def _knew(view: TalkView, news: str) -> tuple[bool, str]:
+    """Whether the speaker had this news already, and from whom ('' when not remembered)."""
+    key = news_key(news)
+    for memory in view.memories:
+        if memory["kind"] == "plan" or not same_news(key, news_key(memory["text"])):
+            continue
+        source = re.search(r"\(heard from ([^)]*)\)", memory["text"])
+        if source and source.group(1) != view.partner:
+            return True, _first(source.group(1))
+        talked = re.match(r"[A-Z][\w'-]+ [A-Z][\w'-]+ talked with ([A-Z][\w'-]+ [A-Z][\w'-]+)",
+                          memory["text"])
+        if talked and talked.group(1) != view.partner:
+            return True, _first(talked.group(1))
+        return True, ""
+    return False, ""
+
+
+def _partner_knows(view: TalkView, content: str) -> bool:
+    """The listener already has this news: told it, mentioned it, or is at the event."""
+    key = news_key(content)
+    if any(same_news(key, news_key(text, speaker)) for speaker, text in view.history):
+        return True  # told or mentioned in this talk, by either
+    if any(same_news(key, news_key(text, view.speaker)) for text in view.already_said):
+        return True
+    return "party" in key and _at_event(view.partner_action)
+
+
+KNOWS_THAT = re.compile(r"^[A-Z][\w'-]+ [A-Z][\w'-]+ knows that ")
+
+
+def _news_of(memory: Mapping[str, Any], score: Scorer) -> str | None:
+    """The news a memory holds, as it would be told: a fact heard or an intention, or what a
+    reflection says the speaker knows ('Arthur knows that Isabella intends to host...')."""
+    text = memory["text"]
+    if memory["kind"] == "reflection" and KNOWS_THAT.match(text):
+        rest = KNOWS_THAT.sub("", text)
+        text = rest[:1].upper() + rest[1:]
+    elif memory["kind"] in ("plan", "reflection"):
+        return None
+    return HEARD_FROM.sub("", text) if is_news(text, score) else None
+
+
+def _shareable(view: TalkView, score: Scorer) -> str | None:
+    """The most important news not yet told to this listener and not theirs: as a line."""
+    from_partner = [news_key(m["text"]) for m in view.memories
+                    if f"(heard from {view.partner})" in m["text"]]
+    for memory in sorted(view.memories,
+                         key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
+        content = _news_of(memory, score)
+        if content is None or content.startswith(view.partner):
+            continue  # nobody is told their own news
+        key = news_key(content)
+        if any(same_news(key, heard) for heard in from_partner):
+            continue  # nor news they told us
+        if any(content[:40] in said or first_person(content, view.speaker)[:40] in said
+               for said in view.already_said) or _partner_knows(view, content):
+            continue
+        if content.startswith(view.speaker):
+            return view.say("share_own", content[:20], partner=view.you,
+                            news=first_person(content, view.speaker))
+        return view.say("share_news", content[:20], partner=view.you, news=content)
+    return None
+
+
+def news_in(text: str) -> str | None:
+    """The news a line passes on (what follows its opener), or None."""
+    match = _opener_pattern().search(text)
+    return text[match.end():].strip() if match else None
+
+
+def _react_to_news(view: TalkView, news: str, asked_when: bool) -> str:
+    """Surprise at news one did not have; where one heard news one had; accept a party with a
+    time, ask once about one without."""
+    about = third_person(news, view.partner)
+    host = HOSTING.match(about)
+    knew, source = _knew(view, about)
+    if re.search(r"\bparty\b", news, re.IGNORECASE):
+        timed = bool(DATED.search(news) and TIME_RANGE.search(news))
+        if knew and (timed or any(e.timed for e in _events(view))):
+            return view.say("already_going", partner=view.you)
+        if timed:
+            return view.say("accept", partner=view.you,
+                            host=_first(host.group(1)) if host else view.you)
+        if not asked_when:
+            return view.say("ask_when", partner=view.you)
+    if knew:
+        return view.say("news_known", partner=view.you, source=source)
+    return view.say("news_new", partner=view.you)
+
+
+def _answer_when(view: TalkView) -> str | None:
+    """The dated memory of the event asked about, passed on whole."""
+    timed = [e for e in _events(view) if e.timed]
+    if not timed:
+        return None
+    text = timed[0].text
+    if text.startswith(view.speaker):
+        return view.say("share_own", partner=view.you,
+                   news=first_person(text, view.speaker))
+    return view.say("share_news", partner=view.you, news=text)
+
+
+def _opening(view: TalkView) -> str:
+    doing = _doing(view.speaker_action)
+    you_doing = _your(view.partner_action)
+    if _at_event(view.speaker_action) and _at_event(view.partner_action):
+        return _party_line(view, opening=True)
+    if not view.knows_partner:
+        return view.say("greet_stranger", me=view.me, doing=doing)
+    line = view.say("greet_friend", partner=view.you)
+    shared = [TALKED_AT.search(m["text"]) for m in view.memories
+              if m["kind"] == "conversation" and view.partner in m["text"]]
+    places = [m.group(1) for m in shared if m]
+    pick = len(line) % 3
+    if places and pick == 0:
+        return f"{line} {view.say('shared_memory', place=places[0])}"
+    if you_doing and pick == 1:
+        return f"{line} {view.say('ask_about_work', doing=you_doing)}"
+    return line
+
+
+def _party_line(view: TalkView, opening: bool = False) -> str:
+    events = _events(view)
+    hosting = bool(re.search(r"\bhost", view.speaker_action))
+    host = view.me if hosting else (_first(events[0].host) if events else "")
+    guest = _guest(view)
+    if hosting and opening:
+        return view.say("host_talk", partner=view.you, guest=guest)
+    if opening and host and host == view.you:
+        return view.say("thank_host", host=host)
+    bank = "party_talk" if opening else "party_reply"
+    return view.say(bank, partner=view.you, host=host or "our host", guest=guest)
+
+
+def _first_reply(view: TalkView, last: str) -> str:
+    """The answer to an opener: an introduction to a stranger, how one is to a friend."""
+    doing = _doing(view.speaker_action) or "getting on with my day"
+    if not view.knows_partner or re.search(r"\bI'm [A-Z]|\bmeet you|introduced|we've met",
+                                           last):
+        return view.say("introduce_back", partner=view.you, me=view.me,
+                   doing=doing)
+    if last.rstrip().endswith("?") and re.search(r"\b(going|busy|enjoying|next|new)\b.*\?$", last):
+        answer = view.say("answer_work")
+    else:
+        answer = view.say("how_i_am", partner=view.you, doing=doing)
+    own = _events(view)
+    if own and not _at_event(view.partner_action):
+        event = own[0]
+        if event.host == view.speaker:
+            answer += " " + view.say("mention_own_event", event=event.name)
+        elif event.timed:
+            place = next((w for w in ("Hobbs Cafe",) if w in event.text), "")
+            answer += " " + view.say("mention_event", host=_first(event.host),
+                                event=event.name, place=place)
+    return answer
+
+
+def _farewell(view: TalkView) -> str:
+    if _at_event(view.speaker_action):
+        events = _events(view)
+        host = _first(events[0].host) if events else ""
+        if host == view.me:
+            host = ""
+        return view.say("farewell_party", partner=view.you, guest=_guest(view),
+                   host=host)
+    doing = _doing(view.speaker_action)
+    if not doing:
+        return view.say("farewell_reply", partner=view.you)
+    return view.say("farewell_back_to", partner=view.you, doing=doing)
+
+
+def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utterance:
+    """The next line: an opener fitting the two; then a reply to the last line, news of one's
+    own, a question back; a farewell with its reason once nothing new is left."""
+    view = TalkView.of(context, seed)
+    if not view.history:
+        return Utterance(text=clip(_opening(view), 400), end=False)
+    last_speaker, last = view.history[-1]
+    mine = [t for s, t in view.history if s == view.speaker]
+    parts: list[str] = []
+    heard = news_in(last) if last_speaker == view.partner else None
+    asked_when = any(re.search(r"\bwhen is it|what time", t, re.IGNORECASE) for t in mine)
+    if heard:
+        parts.append(_react_to_news(view, heard, asked_when))
+    elif re.search(r"\bwhen is it|what time does it start", last, re.IGNORECASE):
+        answer = _answer_when(view)
+        parts.append(answer or view.say("dont_know", partner=view.you))
+    elif view.turn == 1:
+        parts.append(_party_line(view) if _at_event(view.speaker_action)
+                     and _at_event(view.partner_action) else _first_reply(view, last))
+    elif last.rstrip().endswith("?") and _at_event(view.speaker_action):
+        parts.append(_party_line(view))
+    elif last.rstrip().endswith("?"):
+        doing = _doing(view.speaker_action) or "getting on with my day"
+        if re.search(r"\b(you|your)\b", last):
+            parts.append(view.say("how_i_am", partner=view.you, doing=doing))
+    news = _shareable(view, score) if view.turn < 7 else None
+    if news and not any(news_in(news) == news_in(p) for p in parts if news_in(p)):
+        parts.append(news)
+    partner_shared = heard is not None
+    if not parts and view.turn < 3 and not any(t.rstrip().endswith("?") for t in mine):
+        you_doing = _your(view.partner_action)
+        parts.append(view.say("ask_about_work", doing=you_doing) if you_doing
+                     else view.say("ask_back", partner=view.you))
+        return Utterance(text=clip(" ".join(parts), 400), end=False)
+    if not parts or (not news and not partner_shared and view.turn >= 3) or view.turn >= 8:
+        parts.append(_farewell(view))
+        return Utterance(text=clip(" ".join(parts), 400), end=True)
+    return Utterance(text=clip(" ".join(parts), 400), end=False)
+
+
+def whole_conversation(context: Mapping[str, Any], score: Scorer,
+                       seed: int = 0) -> WholeConversation:
+    """The cheaper setting's whole exchange, line by line as above."""
+    first, second = context["first"], context["second"]
+    lines: list[Line] = []
+    sides = {first: ("memories_a", "already_said_a", "partner_action_a", "partner_action_b"),
+             second: ("memories_b", "already_said_b", "partner_action_b", "partner_action_a")}
+    for turn in range(8):
+        speaker = (first, second)[turn % 2]
+        partner = (second, first)[turn % 2]
+        memories, said, partner_action, own_action = sides[speaker]
+        reply = utterance({"speaker": speaker, "partner": partner, "history": lines,
+                           "memories": context[memories],
+                           "partner_action": context.get(partner_action, ""),
+                           "speaker_action": context.get(own_action, ""),
+                           "place": context.get("place", ""), "moment": context.get("moment", ""),
+                           "already_said": list(context[said]) + [t for s, t in lines
+                                                                  if s == speaker]},
+                          score, seed)
+        lines.append((speaker, reply.text))
+        if reply.end and turn >= 1:
+            break
+    return WholeConversation(lines=[Exchange(speaker=s, text=t) for s, t in lines])
+
+
+def joint_takeaways(context: Mapping[str, Any], score: Scorer) -> Takeaways:
+    """Each participant's takeaways, from the lines of the others."""
+    lines = list(context["lines"])
+    learned = []
+    for name in context["names"]:
+        partner = next((s for s, _ in lines if s != name), name)
+        learned.append(takeaways({"partner": partner, "lines": lines}, score).model_copy(
+            update={"name": name}))
+    return Takeaways(learned=learned)
+
+
+def takeaways(context: Mapping[str, Any], score: Scorer) -> PersonTakeaways:
+    """Each piece of news the partner passed on: what follows a news opener, up to the end of
+    its sentence group (a farewell after it is not news)."""
+    partner = context["partner"]
+    facts: list[str] = []
+    for speaker, text in context["lines"]:
+        if speaker != partner:
+            continue
+        for piece in _opener_pattern().split(text)[1:]:
+            content = third_person(_news_only(piece), partner)
+            fact = clip(f"{content} (heard from {partner})")
+            if content and is_news(content, score) and fact not in facts:
+                facts.append(fact)
+    talk = " ".join(text for _, text in context["lines"])
+    return PersonTakeaways(name=partner, facts=facts[:5], scores=[score(f) for f in facts[:5]],
+                           importance=max(4, score(talk)))  # a talk is never mere routine
+
+
+def _news_only(piece: str) -> str:
+    """The news at the start of what followed an opener, without a farewell after it."""
+    piece = piece.strip()
+    for bank in ("farewell_back_to", "farewell_party", "farewell_reply"):
+        for template in alternatives(bank):
+            head = template.split("{")[0]
+            if len(head) > 6 and head in piece:
+                piece = piece[:piece.index(head)].strip()
+    return piece
