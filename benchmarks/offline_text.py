@@ -102,7 +102,7 @@ SKIPPED = frozenset("still just also now busy already really".split())
 NOT_BARE = frozenset("home back out up off open over down away about in on free late ready "
                      "close clear right wrong well sure glad sorry fine due set like near done "
                      "to a an the my your his her their our its".split())
-WORD = re.compile(r"[A-Za-z']+")
+WORD = re.compile(r"[A-Za-z'-]+")
 
 
 @cache
@@ -163,9 +163,11 @@ def _topics(text: str) -> set[str]:
 
 
 TIMED = re.compile(r"\b\d{1,2}(:\d\d)? ?(am|pm)\b|\bfive\b|\b5 o'clock", re.IGNORECASE)
-CLAIMS_UNAWARE = re.compile(r"\b(hadn't heard|had not heard|didn't know|first I've heard|"
-                            r"news to me)", re.IGNORECASE)
+CLAIMS_UNAWARE = re.compile(r"\b(hadn't heard|had not heard|haven't heard|didn't know|"
+                            r"don't think I know|no one's mentioned|first I've heard|news to me|"
+                            r"had no idea)", re.IGNORECASE)
 ASKS = re.compile(r"\b(when is it|what time|what party|a party\?)", re.IGNORECASE)
+INVITES = re.compile(r"\b\d{1,2} ?(am|pm)\b|\binvit|\bcome to|\bcoming to", re.IGNORECASE)
 TELLS = re.compile(r"\b(heard|tell you|news|know)\b", re.IGNORECASE)
 
 
@@ -208,7 +210,7 @@ def spoken_faults(data: dict[str, Any]) -> dict[str, Any]:
             topics = _topics(text)
             shared = topics - _topics(previous)
             for listener in listeners:
-                if "party" in shared and TELLS.search(text) and (
+                if "party" in shared and INVITES.search(text) and (
                         listener in accepted_by or (at_party_now and listener in came)):
                     invited.append(f"{speaker} -> {listener}: {text}")
                 for topic in shared & {"party", "candidacy"}:

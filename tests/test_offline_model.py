@@ -10,9 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from townbot.llm.offline import social, talk
-from townbot.llm.offline import OfflineModel, score_importance
-from townbot.wording import progressive
+from townbot.llm.offline import OfflineModel, score_importance, social, talk
 from townbot.llm.port import Ask
 from townbot.llm.purposes import (
     DayPlan,
@@ -22,6 +20,7 @@ from townbot.llm.purposes import (
     PlaceAndArea,
     PlaceChoice,
 )
+from townbot.wording import progressive
 from townbot.world.clock import parse_clock
 from townbot.world.errors import DataError
 from townbot.world.loading import load_world

@@ -64,9 +64,10 @@ def _first(name: str) -> str:
 def news_key(text: str, said_by: str = "") -> frozenset[str]:
     """What makes two texts the same news: the people it names (the one saying it, when it is
     said in the first person) and its event word."""
-    names = {w for w in PERSON.findall(text) if not set(w.split()) & PLACE_WORDS}
+    names = {w.split()[0] for w in PERSON.findall(text) if not set(w.split()) & PLACE_WORDS}
+    names |= set(re.findall(r"\b([A-Z][a-z]+)'s\b", text)) - {"Valentine"}
     if said_by and re.search(r"\b(I|I'm|I've|I'll|my)\b", text):
-        names.add(said_by)
+        names.add(_first(said_by))
     events = {m.lower() for m in re.findall(r"\b(party|mayor|election|exhibition|concert)", text,
                                             re.IGNORECASE)}
     return frozenset(names | events)
@@ -219,9 +220,11 @@ def _knew(view: TalkView, news: str) -> tuple[bool, str]:
 def _partner_knows(view: TalkView, content: str) -> bool:
     """The listener already has this news: told it, mentioned it, or is at the event."""
     key = news_key(content)
-    if any(same_news(key, news_key(text, speaker)) for speaker, text in view.history):
-        return True  # told or mentioned in this talk, by either
-    if any(same_news(key, news_key(text, view.speaker)) for text in view.already_said):
+    if any(same_news(key, news_key(text, speaker)) for speaker, text in view.history
+           if not (speaker == view.speaker and ASK_GOING.search(text))):
+        return True  # told or mentioned in this talk, by either (asking is not telling)
+    if any(same_news(key, news_key(text, view.speaker)) for text in view.already_said
+           if not ASK_GOING.search(text)):
         return True
     return "party" in key and _at_event(view.partner_action)
 
@@ -257,9 +260,13 @@ def _shareable(view: TalkView, score: Scorer) -> str | None:
                for said in view.already_said) or _partner_knows(view, content):
             continue
         if content.startswith(view.speaker):
-            return view.say("share_own", content[:20], partner=view.you,
+            line = view.say("share_own", content[:20], partner=view.you,
                             news=first_person(content, view.speaker))
-        return view.say("share_news", content[:20], partner=view.you, news=content)
+        else:
+            line = view.say("share_news", content[:20], partner=view.you, news=content)
+        told = _ask_or_share(view, line, content)
+        if told:
+            return told
     return None
 
 
@@ -349,6 +356,8 @@ def _first_reply(view: TalkView, last: str) -> str:
         event = own[0]
         if event.host == view.speaker:
             answer += " " + view.say("mention_own_event", event=event.name)
+        elif event.timed and event.host == view.partner:
+            answer += " " + view.say("mention_to_host", partner=view.you, event=event.name)
         elif event.timed:
             place = next((w for w in ("Hobbs Cafe",) if w in event.text), "")
             answer += " " + view.say("mention_event", host=_first(event.host),
@@ -370,6 +379,49 @@ def _farewell(view: TalkView) -> str:
     return view.say("farewell_back_to", partner=view.you, doing=doing)
 
 
+ASK_GOING = re.compile(r"\b(?:going to|coming to|see you at|told you about) (my|[A-Z][\w-]*'s) "
+                       r"([^?]*)\?")
+NOT_HEARD = re.compile(r"^(No - what's that|I don't think I know about|Hmm, no, I haven't heard|"
+                       r"No one's mentioned)")
+
+
+def _answer_going(view: TalkView, asked: re.Match[str]) -> str:
+    """Whether one is going to the event one is asked about, from what one remembers of it."""
+    host = view.you if asked.group(1) == "my" else asked.group(1)[:-2]
+    known = [e for e in _events(view) if _first(e.host) == host]
+    if known or any(host in m["text"] and re.search(r"\bparty\b", m["text"], re.IGNORECASE)
+                    for m in view.memories if m["kind"] != "plan"):
+        if host == view.you:
+            return view.say("mention_to_host", partner=view.you, event=asked.group(2).strip())
+        return view.say("already_going", partner=view.you)
+    return view.say("not_heard_of_it", partner=view.you)
+
+
+def _asked_about(view: TalkView) -> str:
+    """For an event: what the listener said when asked whether they are going ('' when not yet
+    asked), so that nobody is invited to what they already said they will attend."""
+    mine = [i for i, (s, t) in enumerate(view.history) if s == view.speaker and ASK_GOING.search(t)]
+    if not mine:
+        return ""
+    later = view.history[mine[-1] + 1:]
+    return later[0][1] if later else ""
+
+
+def _ask_or_share(view: TalkView, line: str, content: str) -> str | None:
+    """A timed event is first asked about ('are you going?'); told only to someone who has not
+    heard of it; everything else is told straight away."""
+    if not (re.search(r"\bparty\b", content, re.IGNORECASE) and DATED.search(content)):
+        return line
+    reply = _asked_about(view)
+    if reply == "":
+        host = HOSTING.match(content)
+        if content.startswith(view.speaker) or not host:
+            return view.say("ask_going_own", partner=view.you, event=_event_of(content))
+        return view.say("ask_going", partner=view.you, host=_first(host.group(1)),
+                        event=_event_of(content))
+    return line if NOT_HEARD.search(reply) else None
+
+
 def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utterance:
     """The next line: an opener fitting the two; then a reply to the last line, news of one's
     own, a question back; a farewell with its reason once nothing new is left."""
@@ -381,21 +433,27 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
     parts: list[str] = []
     heard = news_in(last) if last_speaker == view.partner else None
     asked_when = any(re.search(r"\bwhen is it|what time", t, re.IGNORECASE) for t in mine)
+    asked_going = ASK_GOING.search(last) if last_speaker == view.partner else None
+    asked_me = last_speaker == view.partner and last.rstrip().endswith("?")
     if heard:
         parts.append(_react_to_news(view, heard, asked_when))
+    elif asked_going:
+        parts.append(_answer_going(view, asked_going))
     elif re.search(r"\bwhen is it|what time does it start", last, re.IGNORECASE):
         answer = _answer_when(view)
         parts.append(answer or view.say("dont_know", partner=view.you))
+    elif NOT_HEARD.search(last):
+        asked_me = False  # what follows is the news itself
     elif view.turn == 1:
         parts.append(_party_line(view) if _at_event(view.speaker_action)
                      and _at_event(view.partner_action) else _first_reply(view, last))
-    elif last.rstrip().endswith("?") and _at_event(view.speaker_action):
+    elif asked_me and _at_event(view.speaker_action):
         parts.append(_party_line(view))
-    elif last.rstrip().endswith("?"):
+    elif asked_me:
         doing = _doing(view.speaker_action) or "getting on with my day"
-        if re.search(r"\b(you|your)\b", last):
-            parts.append(view.say("how_i_am", partner=view.you, doing=doing))
-    news = _shareable(view, score) if view.turn < 7 else None
+        parts.append(view.say("how_i_am", partner=view.you, doing=doing)
+                     if re.search(r"\b(you|your)\b", last) else view.say("answer_work"))
+    news = _shareable(view, score) if view.turn < 8 else None
     if news and not any(news_in(news) == news_in(p) for p in parts if news_in(p)):
         parts.append(news)
     partner_shared = heard is not None
@@ -404,7 +462,8 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
         parts.append(view.say("ask_about_work", doing=you_doing) if you_doing
                      else view.say("ask_back", partner=view.you))
         return Utterance(text=clip(" ".join(parts), 400), end=False)
-    if not parts or (not news and not partner_shared and view.turn >= 3) or view.turn >= 8:
+    if not parts or (not news and not partner_shared and not asked_me and view.turn >= 3) \
+            or view.turn >= 9:
         parts.append(_farewell(view))
         return Utterance(text=clip(" ".join(parts), 400), end=True)
     return Utterance(text=clip(" ".join(parts), 400), end=False)
