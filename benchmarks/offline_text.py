@@ -144,9 +144,9 @@ def verb_faults(text: str) -> tuple[str, ...]:
         if word in ("stilling", "justing", "alsoing", "gettinging"):
             faults.append(word)
         if word == "and" and 0 < index < len(words) - 1:
-            window = words[max(0, index - 6):index]
-            progressive = [i for i, w in enumerate(window)
-                           if w.endswith("ing") and "VERB" in getAllLemmas(w)]
+            window = words[:index]
+            progressive = [i for i, w in enumerate(window) if w.endswith("ing")
+                           and "VERB" in getAllLemmas(w) and "NOUN" not in getAllLemmas(w)]
             if progressive and "to" not in window[progressive[-1]:] \
                     and _plain_verb_here(words, index + 1):
                 faults.append(f"and {words[index + 1]}")
@@ -167,7 +167,8 @@ CLAIMS_UNAWARE = re.compile(r"\b(hadn't heard|had not heard|haven't heard|didn't
                             r"don't think I know|no one's mentioned|first I've heard|news to me|"
                             r"had no idea)", re.IGNORECASE)
 ASKS = re.compile(r"\b(when is it|what time|what party|a party\?)", re.IGNORECASE)
-INVITES = re.compile(r"\b\d{1,2} ?(am|pm)\b|\binvit|\bcome to|\bcoming to", re.IGNORECASE)
+# Telling of the party: its time, or an invitation ("are you coming?" asks, it does not invite).
+INVITES = re.compile(r"\b\d{1,2} ?(am|pm)\b|\binvit", re.IGNORECASE)
 TELLS = re.compile(r"\b(heard|tell you|news|know)\b", re.IGNORECASE)
 
 

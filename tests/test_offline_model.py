@@ -438,11 +438,20 @@ def test_nobody_is_told_their_own_news_and_each_listener_hears_it_once() -> None
     to_host = talk.utterance({**context, "partner": "Isabella Rodriguez"}, score_importance)
     assert "party" not in to_host.text
     history = [("Maria Lopez", "Hi!"), ("Ayesha Khan", "Hello!")]
-    to_friend = talk.utterance({**context, "partner": "Ayesha Khan", "history": history},
-                                 score_importance)
+    asked = talk.utterance({**context, "partner": "Ayesha Khan", "history": history},
+                           score_importance)
+    assert "Isabella's party" in asked.text and asked.text.endswith("?")  # going already?
+    going = talk.utterance({**context, "partner": "Ayesha Khan", "already_said": [asked.text],
+                            "history": [*history, ("Maria Lopez", asked.text),
+                                        ("Ayesha Khan", "Yes! I'm going - see you there.")]},
+                           score_importance)
+    assert "hosting a party" not in going.text  # never invited to what they will attend
+    history += [("Maria Lopez", asked.text), ("Ayesha Khan", "No - what's that about?")]
+    to_friend = talk.utterance({**context, "partner": "Ayesha Khan", "history": history,
+                                "already_said": [asked.text]}, score_importance)
     assert "hosting a party" in to_friend.text
     told = talk.utterance({**context, "partner": "Ayesha Khan", "history": history,
-                             "already_said": [to_friend.text]}, score_importance)
+                           "already_said": [asked.text, to_friend.text]}, score_importance)
     assert "hosting a party" not in told.text
 
 

@@ -61,6 +61,18 @@ def _is_progressive(words: list[str]) -> bool:
     return first.endswith("ing") and inflected(first, "VBG") is None  # "bring" is a verb
 
 
+OBJECT_OPENERS = frozenset("the a an my his her their some up down out".split())
+
+
+def _opens_clause(word: str, following: list[str]) -> bool:
+    """A verb after 'and' or a comma: a known clause verb, or any word the inflection table
+    knows as a verb when an object follows it ('weed and plant the beds')."""
+    if word in CLAUSE_VERBS:
+        return True
+    return bool(following) and following[0].lower() in OBJECT_OPENERS \
+        and inflected(word, "VBG") is not None
+
+
 def progressive(phrase: str) -> str:
     """Turn a plan's imperative ('open the cafe, then serve') into what follows 'X is ...'.
 
@@ -76,7 +88,7 @@ def progressive(phrase: str) -> str:
         bare = word.rstrip(",.;:")
         after_joint = index > 0 and (words[index - 1] in ("and", "then")
                                      or words[index - 1].endswith(","))
-        if index == 0 or (after_joint and bare.lower() in CLAUSE_VERBS):
+        if index == 0 or (after_joint and _opens_clause(bare.lower(), words[index + 1:index + 2])):
             words[index] = gerund(bare) + word[len(bare):]
     return " ".join(words)
 

@@ -46,6 +46,8 @@ class Voice:
     recall_tokens: int = 450  # remembered text per line's prompt
     relationship_tokens: int = 400  # statements the relationship summary is drawn from
     relationships: dict[str, str] = field(default_factory=dict)  # summarised this conversation
+    plans: tuple[str, ...] = ()  # today's plan blocks: what the speaker means to do, for the
+    # offline model (a language model reads its plans from the memories retrieved)
 
     def told_to(self, listener: str) -> list[str]:
         return list(self.told.get(listener, []))
@@ -129,6 +131,7 @@ async def next_line(model: LanguageModel, voice: Voice, partner: Voice, lines: l
         context={"speaker": voice.name, "partner": partner.name, "partner_action": partner.action,
                  "speaker_action": voice.action, "relationship": relationship,
                  "date": now.date().isoformat(), "moment": moment(now), "place": place,
+                 "plans": list(voice.plans),
                  "memories": memories, "history": list(lines), "turn": len(lines),
                  "already_said": voice.told_to(partner.name)
                  + [t for s, t in lines if s == voice.name]}))

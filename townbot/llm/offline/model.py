@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from townbot.llm.embedding import HashingEmbedder, keywords
 from townbot.llm.offline import judge, social, talk
-from townbot.llm.offline.words import seeded_index
+from townbot.llm.offline.words import alternatives, seeded_index
 from townbot.llm.port import AnswerT, Ask, CallContext, LanguageModel
 from townbot.llm.purposes import (
     DayPlan,
@@ -104,7 +104,17 @@ OBJECT_HINTS: dict[str, tuple[str, ...]] = {
     "exercis": ("track", "bench"),
     "run": ("track", "path"),
     "train": ("track", "path"),
+    "food": ("counter", "table", "kitchen"),
+    "guest": ("seating", "table", "counter"),
+    "mingl": ("seating", "table"),
+    "danc": ("seating", "floor", "stage"),
+    "listen": ("piano", "stage", "seating"),
+    "drinks": ("counter", "bar"),
+    "welcom": ("counter", "door"),
+    "host": ("counter", "seating"),
 }
+
+ODD_DEFAULTS = ("trash", "bin", "toilet", "shower", "bed", "sink", "closet")
 
 OBJECT_STATES: dict[str, str] = {
     "bed": "occupied",
@@ -145,7 +155,8 @@ EMOJI: list[tuple[tuple[str, ...], str]] = [
     (("garden", "plant", "water"), "🌱"),
     (("run", "train", "exercis", "jog", "stretch"), "🏃"),
     (("walk", "stroll"), "🚶"),
-    (("talk", "chat", "convers", "meet", "call"), "💬"),
+    (("talk", "chat", "convers", "meet", "call", "mingl", "guest", "welcom"), "💬"),
+    (("danc", "party"), "🎉"),
     (("code", "app", "program"), "💻"),
     (("stream",), "🎥"),
     (("comedy", "rehears", "perform", "act"), "🎭"),
@@ -199,9 +210,10 @@ def score_importance(text: str) -> int:
 
 
 def pick_emoji(text: str) -> str:
+    """The emoji of the first kind of activity the text names (one: a pair such as a pan and
+    a sofa reads as nonsense)."""
     words = _words(text)
-    found = [emoji for prefixes, emoji in EMOJI if _any_starts(words, prefixes)]
-    return "".join(dict.fromkeys(found[:2])) or "🙂"
+    return next((emoji for prefixes, emoji in EMOJI if _any_starts(words, prefixes)), "🙂")
 
 
 def pick_object(activity: str, objects: Sequence[str], seed: int) -> str:
@@ -209,7 +221,9 @@ def pick_object(activity: str, objects: Sequence[str], seed: int) -> str:
     if not objects:
         return ""
     stems = keywords(activity)
-    best, best_score = objects[seeded_index(seed, activity, modulo=len(objects))], 0
+    # With nothing matching, any object but one that no activity is done at by default.
+    plain = [o for o in objects if not any(w in o.lower() for w in ODD_DEFAULTS)] or list(objects)
+    best, best_score = plain[seeded_index(seed, activity, modulo=len(plain))], 0
     for name in objects:
         lowered = name.lower()
         score = sum(2 for s in stems if s and s in lowered)
@@ -252,19 +266,39 @@ def _meal_steps(activity: str) -> list[str]:
     return [f"getting {meal} ready", f"eating {meal}", f"eating {meal}", "washing the dishes"]
 
 
-def _work_steps(activity: str, resuming: bool = False) -> list[str]:
+def _work_steps(activity: str, resuming: bool, pause: str) -> list[str]:
     base = re.sub(r"^(continue to|finish off:) ", "", activity.rstrip("."))
     doing = progressive(base)
     return [
         f"getting ready to {base}"
         if not activity.startswith(("continue", "finish off")) and not resuming
-        else f"getting back to it: {doing}",
+        else f"getting back to {doing}",
         doing,
         f"still {doing}",
-        "taking a short break to stretch",
+        pause,
         doing,
-        f"wrapping up ({doing})",
+        f"finishing up {doing}",
     ]
+
+
+EVENT_ACTIVITY = re.compile(r"^(host|attend)\b.*?\b((?:[A-Z][\w']*\s){0,3}(?:party|celebration|"
+                            r"gathering|exhibition|concert|opening|reading))", re.IGNORECASE)
+
+
+def _event_steps(activity: str, count: int, key: str, seed: int) -> list[str] | None:
+    """A host's or a guest's steps at an event: the first and last in place (arriving,
+    leaving), the middle drawn from the bank in a seeded order so a crowd does not move as one."""
+    found = EVENT_ACTIVITY.match(activity)
+    if not found:
+        return None
+    bank = alternatives("host_steps" if found.group(1).lower() == "host" else "guest_steps")
+    event = found.group(2).strip()
+    first, middle, last = bank[0], bank[1:-1], bank[-1]
+    start = seeded_index(seed, key, modulo=len(middle))
+    ordered = middle[start:] + middle[:start]
+    steps = [first] + [ordered[i % len(ordered)] for i in range(max(0, count - 2))] + [last]
+    return [step.format(event=event) for step in steps[:count]] if count > 1 else [first.format(
+        event=event)]
 
 
 def is_meal(activity: str) -> bool:
@@ -274,14 +308,20 @@ def is_meal(activity: str) -> bool:
     )
 
 
-def _steps_text(activity: str, count: int, resuming: bool = False) -> list[str]:
+def _steps_text(activity: str, count: int, resuming: bool = False, key: str = "",
+                seed: int = 0) -> list[str]:
     filler = None
+    event = _event_steps(activity, count, key, seed)
+    if event is not None:
+        return event
     if activity.lower().startswith(MORNING_VERBS):
         pattern = _morning_steps()
     elif is_meal(activity):
         pattern, filler = _meal_steps(activity), "taking it easy after the meal"
     else:
-        pattern = _work_steps(activity, resuming)
+        pauses = alternatives("pause_steps")
+        pattern = _work_steps(activity, resuming,
+                              pauses[seeded_index(seed, key, modulo=len(pauses))])
     if count <= 1:
         return [progressive(activity)]
     if count <= len(pattern):
@@ -498,7 +538,7 @@ class OfflineModel(LanguageModel):
             )
         minutes = int(context["minutes"])
         sizes = _chunks(minutes, self.seed, key)
-        texts = _steps_text(activity, len(sizes), bool(context.get("resuming")))
+        texts = _steps_text(activity, len(sizes), bool(context.get("resuming")), key, self.seed)
         steps = []
         for size, text in zip(sizes, texts, strict=True):
             obj = pick_object(f"{text} {activity}", objects, self.seed)

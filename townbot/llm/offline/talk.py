@@ -38,8 +38,10 @@ Line = tuple[str, str]
 EVENT_WORDS = re.compile(r"\b(party|celebration|gathering|exhibition|concert|opening)\b",
                          re.IGNORECASE)
 EVENT_NAME = re.compile(r"((?:[A-Z][\w']*\s){0,3}(?:party|celebration|exhibition|concert))")
-HOSTING = re.compile(r"^([A-Z][a-z]+ [A-Z][a-z]+) (?:intends|plans|is planning|will|hopes|is going)"
-                     r" to (?:host|throw|hold|give)\b")
+HOSTING = re.compile(r"^([A-Z][a-z]+ [A-Z][a-z]+) (?:(?:intends|plans|is planning|will|hopes|"
+                     r"is going) to (?:host|throw|hold|give)|is hosting|is throwing|hosts)\b")
+EVENT_ACTIVITY = re.compile(r"^(?:host|attend)\b.*\b(?:party|celebration|exhibition|concert)",
+                            re.IGNORECASE)
 TALKED_AT = re.compile(r" talked with (?:[A-Z][\w'-]+ ?)+ at ([^:.]+)")
 IDLE = re.compile(r"^(talking|chatting|sleeping|walking|in a conversation)|\bconversation\b")
 STOP_WORDS = frozenset("intends plans hopes going about their there which would could".split())
@@ -98,6 +100,7 @@ class TalkView:
     moment: str
     already_said: list[str]
     seed: int = 0
+    plans: tuple[str, ...] = ()  # today's plan blocks, when the context has them
 
     @classmethod
     def of(cls, context: Mapping[str, Any], seed: int = 0) -> TalkView:
@@ -105,7 +108,12 @@ class TalkView:
                    list(context.get("memories", [])), str(context.get("speaker_action") or ""),
                    str(context.get("partner_action") or ""), str(context.get("relationship", "")),
                    str(context.get("place", "")), str(context.get("moment", "")),
-                   list(context.get("already_said", [])), seed)
+                   list(context.get("already_said", [])), seed,
+                   tuple(context.get("plans", ())))
+
+    def plans_event(self) -> str:
+        """The event today's plan has the speaker attend or host ('' when none)."""
+        return next((_event_of(p) for p in self.plans if EVENT_ACTIVITY.match(p)), "")
 
     @property
     def me(self) -> str:
@@ -284,7 +292,7 @@ def _react_to_news(view: TalkView, news: str, asked_when: bool) -> str:
     knew, source = _knew(view, about)
     if re.search(r"\bparty\b", news, re.IGNORECASE):
         timed = bool(DATED.search(news) and TIME_RANGE.search(news))
-        if knew and (timed or any(e.timed for e in _events(view))):
+        if view.plans_event() or knew and (timed or any(e.timed for e in _events(view))):
             return view.say("already_going", partner=view.you)
         if timed:
             return view.say("accept", partner=view.you,
@@ -345,8 +353,7 @@ def _first_reply(view: TalkView, last: str) -> str:
     doing = _doing(view.speaker_action) or "getting on with my day"
     if not view.knows_partner or re.search(r"\bI'm [A-Z]|\bmeet you|introduced|we've met",
                                            last):
-        return view.say("introduce_back", partner=view.you, me=view.me,
-                   doing=doing)
+        return view.say("introduce_back", partner=view.you, me=view.me, doing=doing)
     if last.rstrip().endswith("?") and re.search(r"\b(going|busy|enjoying|next|new)\b.*\?$", last):
         answer = view.say("answer_work")
     else:
@@ -361,7 +368,9 @@ def _first_reply(view: TalkView, last: str) -> str:
         elif event.timed:
             place = next((w for w in ("Hobbs Cafe",) if w in event.text), "")
             answer += " " + view.say("mention_event", host=_first(event.host),
-                                event=event.name, place=place)
+                                     event=event.name, place=place)
+    elif view.plans_event() and not _at_event(view.partner_action) and not own:
+        answer += " " + view.say("mention_event", event=view.plans_event())
     return answer
 
 
@@ -379,7 +388,7 @@ def _farewell(view: TalkView) -> str:
     return view.say("farewell_back_to", partner=view.you, doing=doing)
 
 
-ASK_GOING = re.compile(r"\b(?:going to|coming to|see you at|told you about) (my|[A-Z][\w-]*'s) "
+ASK_GOING = re.compile(r"\b(?:going to|coming to|see you at|told you about) (my|the|[A-Z][\w-]*'s) "
                        r"([^?]*)\?")
 NOT_HEARD = re.compile(r"^(No - what's that|I don't think I know about|Hmm, no, I haven't heard|"
                        r"No one's mentioned)")
@@ -387,10 +396,12 @@ NOT_HEARD = re.compile(r"^(No - what's that|I don't think I know about|Hmm, no, 
 
 def _answer_going(view: TalkView, asked: re.Match[str]) -> str:
     """Whether one is going to the event one is asked about, from what one remembers of it."""
-    host = view.you if asked.group(1) == "my" else asked.group(1)[:-2]
-    known = [e for e in _events(view) if _first(e.host) == host]
-    if known or any(host in m["text"] and re.search(r"\bparty\b", m["text"], re.IGNORECASE)
-                    for m in view.memories if m["kind"] != "plan"):
+    whose = asked.group(1)
+    host = view.you if whose == "my" else "" if whose == "the" else whose[:-2]
+    known = [e for e in _events(view) if not host or _first(e.host) == host]
+    heard = any(host in m["text"] and re.search(r"\bparty\b", m["text"], re.IGNORECASE)
+                for m in view.memories if m["kind"] != "plan")
+    if known or heard or view.plans_event():
         if host == view.you:
             return view.say("mention_to_host", partner=view.you, event=asked.group(2).strip())
         return view.say("already_going", partner=view.you)
@@ -412,13 +423,15 @@ def _ask_or_share(view: TalkView, line: str, content: str) -> str | None:
     heard of it; everything else is told straight away."""
     if not (re.search(r"\bparty\b", content, re.IGNORECASE) and DATED.search(content)):
         return line
+    if _at_event(view.speaker_action):
+        return None  # whoever is at the party with us knows of it
     reply = _asked_about(view)
     if reply == "":
         host = HOSTING.match(content)
-        if content.startswith(view.speaker) or not host:
+        if content.startswith(view.speaker):
             return view.say("ask_going_own", partner=view.you, event=_event_of(content))
-        return view.say("ask_going", partner=view.you, host=_first(host.group(1)),
-                        event=_event_of(content))
+        return view.say("ask_going", partner=view.you, event=_event_of(content),
+                        host=_first(host.group(1)) if host else "")
     return line if NOT_HEARD.search(reply) else None
 
 
