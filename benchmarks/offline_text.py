@@ -259,7 +259,7 @@ def _stem(word: str) -> str:
 
 def mentions_any(answer: str, words: set[str]) -> bool:
     stems = {_stem(w) for w in words}
-    return any(_stem(w) in stems for w in re.findall(r"[a-z]{5,}", answer.lower()))
+    return any(_stem(w) in stems for w in re.findall(r"[a-z]{3,}", answer.lower()))
 
 
 def occupation_words(persona: Any) -> set[str]:
@@ -274,16 +274,19 @@ def housemates(persona: Any, world: Any) -> set[str]:
 
 
 def planned_at(plan: tuple[str, ...], minute: int, finished: bool = False) -> set[str] | None:
+    """Content words of the plan's block at `minute` (or of the last one ended by then), None
+    when the plan does not reach that time."""
     from townbot.llm.offline.social import PLAN_LINE, _minute
+    blocks = []
     for line in plan:
         match = PLAN_LINE.match(line)
-        if not match:
-            continue
-        start = _minute(match.group(1), match.group(2), match.group(3))
-        end = _minute(match.group(4), match.group(5), match.group(6))
-        if (end == minute if finished else start <= minute < end):
-            return content_words(re.sub(r"\(.*\)$", "", match.group(7))) or {"nothing"}
-    return None
+        if match:
+            blocks.append((_minute(match.group(1), match.group(2), match.group(3)),
+                           _minute(match.group(4), match.group(5), match.group(6)),
+                           re.sub(r"\(.*\)$", "", match.group(7))))
+    chosen = [b for b in blocks if b[1] <= minute][-1:] if finished else \
+        [b for b in blocks if b[0] <= minute < b[1]]
+    return (content_words(chosen[0][2]) or {"nothing"}) if chosen else None
 
 
 REACTIONS = {"reactions.1": {"stove", "burner", "heat", "fire", "extinguisher", "water", "smoke"},
@@ -313,11 +316,12 @@ def expected_fact(qid: str, name: str, question: str, view: Any, world: Any,
         return ({asked.first_name.lower()}, False) if asked else (set(), True)
     if qid == "memory.2":
         return set(), True
-    if qid == "memory.3":
-        return ({"moore"}, False) if "candidacy" in knows[name] else (set(), True)
+    if qid == "memory.3":  # the candidate himself answers in the first person
+        return ({"moore"} if name != "Sam Moore" else {"intend", "running"}, False) \
+            if "candidacy" in knows[name] else (set(), True)
     if qid == "memory.4":
-        return ({"isabella", "rodriguez"}, False) if "party" in knows[name] \
-            or name == "Isabella Rodriguez" else (set(), True)
+        return ({"isabella", "rodriguez"} if name != "Isabella Rodriguez" else {"host"}, False) \
+            if "party" in knows[name] or name == "Isabella Rodriguez" else (set(), True)
     if qid in PLAN_TIMES:
         minute, finished = PLAN_TIMES[qid]
         found = planned_at(view.plan, minute, finished)

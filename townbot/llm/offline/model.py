@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from townbot.llm.embedding import HashingEmbedder, keywords
-from townbot.llm.offline import judge, social, talk
+from townbot.llm.offline import interview, judge, social, talk
 from townbot.llm.offline.words import alternatives, seeded_index
 from townbot.llm.port import AnswerT, Ask, CallContext, LanguageModel
 from townbot.llm.purposes import (
@@ -281,8 +281,8 @@ def _work_steps(activity: str, resuming: bool, pause: str) -> list[str]:
     ]
 
 
-EVENT_ACTIVITY = re.compile(r"^(host|attend)\b.*?\b((?:[A-Z][\w']*\s){0,3}(?:party|celebration|"
-                            r"gathering|exhibition|concert|opening|reading))", re.IGNORECASE)
+EVENT_ACTIVITY = re.compile(r"^([Hh]ost|[Aa]ttend)\b.*?\b((?:[A-Z][\w']*\s){0,3}(?:party|"
+                            r"celebration|gathering|exhibition|concert|opening|reading))")
 
 
 def _event_steps(activity: str, count: int, key: str, seed: int) -> list[str] | None:
@@ -372,7 +372,7 @@ class OfflineModel(LanguageModel):
             "utterance": lambda c: talk.utterance(c, score_importance, self.seed),
             "conversation": lambda c: talk.whole_conversation(c, score_importance, self.seed),
             "takeaways": lambda c: talk.joint_takeaways(c, score_importance),
-            "answer": social.answer,
+            "answer": lambda c: interview.answer(c, self.seed),
             "rank_answers": judge.rank,
             "label_answers": judge.label,
         }

@@ -15,7 +15,6 @@ from typing import Any
 from townbot.llm.offline.words import first_singular, third_singular
 from townbot.llm.purposes import (
     AgentSummary,
-    Answer,
     Insight,
     Insights,
     PlanRevision,
@@ -23,7 +22,6 @@ from townbot.llm.purposes import (
     ReflectionQuestions,
     Relationship,
 )
-from townbot.wording import progressive
 from townbot.world.clock import clock_face
 
 NEWS_THRESHOLD = 6
@@ -257,55 +255,6 @@ def relationship(context: Mapping[str, Any]) -> Relationship:
 
 ASKED_TIME = re.compile(r"\b(noon|midnight|(\d{1,2})(?::(\d{2}))?\s*(am|pm))\b", re.IGNORECASE)
 PLAN_LINE = re.compile(r"^(\d{1,2}):(\d{2}) (am|pm) to (\d{1,2}):(\d{2}) (am|pm): (.+)$")
-
-
-def _planned_at(question: str, plan: list[str]) -> str | None:
-    """'What will you be doing at 5 pm?' answered from today's plan lines."""
-    asked = ASKED_TIME.search(question)
-    if not asked:
-        return None
-    word = asked.group(1).lower()
-    minute = 720 if word == "noon" else 0 if word == "midnight" else \
-        _minute(asked.group(2), asked.group(3), asked.group(4))
-    for line in plan:
-        match = PLAN_LINE.match(line)
-        if match is None:
-            continue
-        start = _minute(match.group(1), match.group(2), match.group(3))
-        end = _minute(match.group(4), match.group(5), match.group(6))
-        if start <= minute < end or (end <= start and (minute >= start or minute < end)):
-            return f"At {asked.group(1)} I'll be {progressive(match.group(7))}, going by my plan for today."
-    return None
-
-
-def _on_topic(memories: list[str], question: str) -> list[str]:
-    """Retrieved memories reordered by the words they share with the question (names count
-    double), keeping retrieval's order among equals."""
-    asked = set(re.findall(r"[a-z]{4,}", question.lower())) - {"what", "your", "know", "with",
-                                                               "there", "have", "about", "will"}
-    names = {w.lower() for w in re.findall(r"\b[A-Z][a-z]+\b", question[1:])}
-
-    def overlap(text: str) -> int:
-        words = set(re.findall(r"[a-z]{4,}", text.lower()))
-        return len(asked & words) + len(names & words)
-
-    return sorted(memories, key=lambda m: -overlap(m))
-
-
-def answer(context: Mapping[str, Any]) -> Answer:
-    name, question = context["name"], context["question"]
-    if AI_QUESTION.search(question):
-        return Answer(text=f"I'm {name}, a simulated resident of Smallville: a character in a "
-                           "computer program, not a real person.")
-    planned = _planned_at(question, list(context.get("plan", [])))
-    if planned:
-        return Answer(text=clip(planned, 1200))
-    memories = _on_topic([HEARD_FROM.sub("", m) for m in context["memories"]
-                          if not m.startswith(f"{name}'s ")], question)[:2]
-    if not memories:
-        return Answer(text="I'm not sure - nothing comes to mind about that.")
-    said = " ".join(first_person(m, name).rstrip(".") + "." for m in memories)
-    return Answer(text=clip(f"From what I remember: {said}", 1200))
 
 
 MONTHS = ("January February March April May June July August September October November "

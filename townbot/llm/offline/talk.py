@@ -142,8 +142,8 @@ class TalkView:
 STEP_FRAMES = (re.compile(r"^(?:getting ready to|getting back to it:|still|wrapping up|"
                           r"finishing off:?|continuing to|continue to|finish off:)\s*\(?"),
                re.compile(r"\)$"))
-PAUSES = re.compile(r"^(taking a|pausing|looking over|tidying up the work|jotting|checking "
-                    r"messages|making a cup)")
+PAUSES = re.compile(r"^(taking a|taking it easy|pausing|looking over|tidying up the work|jotting|"
+                    r"checking messages|making a cup|washing the dishes|getting \w+ ready)")
 
 
 def core_activity(action: str) -> str:
@@ -464,8 +464,10 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
         parts.append(_party_line(view))
     elif asked_me:
         doing = _doing(view.speaker_action) or "getting on with my day"
-        parts.append(view.say("how_i_am", partner=view.you, doing=doing)
-                     if re.search(r"\b(you|your)\b", last) else view.say("answer_work"))
+        about_work = re.search(r"\b(enjoying|going with|keeping you busy|next for you|new with|"
+                               r"been going)\b", last)
+        parts.append(view.say("answer_work", partner=view.you) if about_work
+                     else view.say("how_i_am", partner=view.you, doing=doing))
     news = _shareable(view, score) if view.turn < 8 else None
     if news and not any(news_in(news) == news_in(p) for p in parts if news_in(p)):
         parts.append(news)
