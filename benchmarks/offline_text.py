@@ -155,6 +155,12 @@ def verb_faults(text: str) -> tuple[str, ...]:
 
 # --- what people said ---------------------------------------------------------------------------
 
+def _subject(text: str) -> str:
+    """Whom a piece of news is about: the first full name in it ('' for none)."""
+    found = re.search(r"\b([A-Z][a-z]+ [A-Z][a-z]+) (?:intends|hopes|has|is|will|plans)\b", text)
+    return found.group(1) if found else ""
+
+
 def _topics(text: str) -> set[str]:
     found = {name for name, pattern in NEWS_WORDS.items() if pattern.search(text)}
     if "party" in found and TIMED.search(text):
@@ -169,7 +175,10 @@ CLAIMS_UNAWARE = re.compile(r"\b(hadn't heard|had not heard|haven't heard|didn't
 ASKS = re.compile(r"\b(when is it|what time|what party|a party\?)", re.IGNORECASE)
 # Telling of the party: its time, or an invitation ("are you coming?" asks, it does not invite).
 INVITES = re.compile(r"\b\d{1,2} ?(am|pm)\b|\binvit", re.IGNORECASE)
-TELLS = re.compile(r"\b(heard|tell you|news|know)\b", re.IGNORECASE)
+# Passing news on: a line that opens like telling ("Have you heard?", "I wanted to tell you").
+TELLS = re.compile(r"\b(you heard\?|tell you|some news|news for you|my news|did you know|"
+                   r"word around town|guess what|before I forget|like to know|hear this|to share)",
+                   re.IGNORECASE)
 
 
 def _asked_known(text: str, before: set[str], now: set[str], previous: str) -> bool:
@@ -184,7 +193,7 @@ def _asked_known(text: str, before: set[str], now: set[str], previous: str) -> b
 def spoken_faults(data: dict[str, Any]) -> dict[str, Any]:
     """Walks every conversation in time order with what each resident knew so far."""
     knew: dict[str, set[str]] = defaultdict(set)  # resident -> topics heard or told
-    source: dict[tuple[str, str], str] = {}  # (resident, topic) -> who told them first
+    source: dict[tuple[str, str, str], str] = {}  # (resident, topic, whom it is about) -> teller
     accepted_by: dict[str, str] = {}  # resident -> when they accepted the party
     came = party_measures.at_party(data)
     asked_known, invited, returned, replayed, short = [], [], [], [], 0
@@ -215,12 +224,13 @@ def spoken_faults(data: dict[str, Any]) -> dict[str, Any]:
                         listener in accepted_by or (at_party_now and listener in came)):
                     invited.append(f"{speaker} -> {listener}: {text}")
                 for topic in shared & {"party", "candidacy"}:
-                    if source.get((speaker, topic)) == listener and TELLS.search(text):
+                    if source.get((speaker, topic, _subject(text))) == listener \
+                            and TELLS.search(text):
                         returned.append(f"{speaker} -> {listener}: {text}")
                 before_last[listener] = set(heard[listener])
                 for topic in topics:
                     heard[listener].add(topic)
-                    source.setdefault((listener, topic), speaker)
+                    source.setdefault((listener, topic, _subject(text)), speaker)
             heard[speaker] |= topics
             if index and ACCEPTING.search(text) and NEWS_WORDS["party"].search(previous):
                 accepted_by.setdefault(speaker, line["game_time"])
@@ -481,7 +491,7 @@ def report(data: dict[str, Any], answers: list[dict[str, Any]], ticks: int, show
     for label, key in (("asked what they knew", "asked_known"), ("invited", "invited"),
                        ("passed back", "returned"), ("replayed", "replayed")):
         for text in said[key][:3]:
-            print(f"  {label}: {text[:160]}")
+            print(f"  {label}: {text[:400]}")
     for text in faults[:5]:
         print(f"  verb form: {text}")
     repeated = Counter(u["text"] for t in data["conversations"] for u in t["utterances"])

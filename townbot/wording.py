@@ -55,10 +55,10 @@ ALREADY_GOING = frozenset("still just also now busy".split())  # "still watering
 def _is_progressive(words: list[str]) -> bool:
     """Whether a phrase already says what someone is doing: it opens with an -ing form of a
     verb, or with 'still'/'just' and one."""
-    first = words[0]
-    if first in ALREADY_GOING and len(words) > 1:
-        first = words[1]
-    return first.endswith("ing") and inflected(first, "VBG") is None  # "bring" is a verb
+    rest = list(words)
+    while len(rest) > 1 and rest[0] in ALREADY_GOING:
+        rest = rest[1:]
+    return rest[0].endswith("ing") and inflected(rest[0], "VBG") is None  # "bring" is a verb
 
 
 OBJECT_OPENERS = frozenset("the a an my his her their some up down out".split())
@@ -84,6 +84,8 @@ def progressive(phrase: str) -> str:
     bare_words = [w.lower().rstrip(",.;:") for w in words]
     if not words or _is_progressive(bare_words):
         return phrase
+    if bare_words[0] in ("keep", "continue") and len(words) > 1 and _is_progressive(bare_words[1:]):
+        return " ".join(["still", *words[1:]])  # "keep writing" -> "still writing"
     for index, word in enumerate(words):
         bare = word.rstrip(",.;:")
         after_joint = index > 0 and (words[index - 1] in ("and", "then")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from townbot.llm.embedding import HashingEmbedder, keywords
 from townbot.llm.offline import interview, judge, social, talk
-from townbot.llm.offline.words import alternatives, seeded_index
+from townbot.llm.offline.words import alternatives, banks, seeded_index
 from townbot.llm.port import AnswerT, Ask, CallContext, LanguageModel
 from townbot.llm.purposes import (
     DayPlan,
@@ -220,17 +221,22 @@ def pick_object(activity: str, objects: Sequence[str], seed: int) -> str:
     """The object whose name or hint best matches the activity's words."""
     if not objects:
         return ""
+    return _best_object(activity, tuple(objects), seed)
+
+
+@lru_cache(maxsize=4096)  # the same steps meet the same rooms all day
+def _best_object(activity: str, objects: tuple[str, ...], seed: int) -> str:
     stems = keywords(activity)
+    # Each (stem, hint key) pair that matches adds 3 to every object named like one of its hints.
+    hinted = [hints for stem_ in stems for key, hints in OBJECT_HINTS.items()
+              if stem_.startswith(key)]
     # With nothing matching, any object but one that no activity is done at by default.
     plain = [o for o in objects if not any(w in o.lower() for w in ODD_DEFAULTS)] or list(objects)
     best, best_score = plain[seeded_index(seed, activity, modulo=len(plain))], 0
     for name in objects:
         lowered = name.lower()
         score = sum(2 for s in stems if s and s in lowered)
-        for stem_ in stems:
-            for hint_key, hinted in OBJECT_HINTS.items():
-                if stem_.startswith(hint_key) and any(h in lowered for h in hinted):
-                    score += 3
+        score += sum(3 for hints in hinted if any(h in lowered for h in hints))
         if score > best_score:
             best, best_score = name, score
     return best
@@ -274,7 +280,7 @@ def _work_steps(activity: str, resuming: bool, pause: str) -> list[str]:
         if not activity.startswith(("continue", "finish off")) and not resuming
         else f"getting back to {doing}",
         doing,
-        f"still {doing}",
+        doing if doing.startswith("still ") else f"still {doing}",
         pause,
         doing,
         f"finishing up {doing}",
@@ -356,7 +362,8 @@ class OfflineModel(LanguageModel):
         self.embedding_dim = embedding_dim
         self._embedder = HashingEmbedder(embedding_dim)
         self.invalid_answers: Counter[str] = Counter()
-        warm_up()  # the inflection table, loaded once here rather than inside a tick
+        warm_up()  # the inflection table and the phrase banks, loaded here rather than in a tick
+        banks()
         self._responders: dict[str, Callable[[Mapping[str, Any]], BaseModel]] = {
             "importance": self._importance,
             "day_plan": self._day_plan,

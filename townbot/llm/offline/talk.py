@@ -139,7 +139,8 @@ class TalkView:
                    **slots)
 
 
-STEP_FRAMES = (re.compile(r"^(?:getting ready to|getting back to it:|still|wrapping up|"
+STEP_FRAMES = (re.compile(r"^(?:getting ready to|getting back to it:|getting back to|still|"
+                          r"wrapping up|finishing up|"
                           r"finishing off:?|continuing to|continue to|finish off:)\s*\(?"),
                re.compile(r"\)$"))
 PAUSES = re.compile(r"^(taking a|taking it easy|pausing|looking over|tidying up the work|jotting|"
@@ -195,8 +196,9 @@ def _events(view: TalkView) -> list[Event]:
 
 
 def _at_event(action: str) -> bool:
-    return bool(EVENT_WORDS.search(action)) and bool(re.search(r"\b(host|attend|party|guests?)\b",
-                                                               action, re.IGNORECASE))
+    """Whether an action is a host's or a guest's at an event (not getting ready for one)."""
+    return bool(re.search(r"\b(party|guests|celebration)\b", action, re.IGNORECASE)) \
+        and not re.match(r"getting ready", action)
 
 
 def _guest(view: TalkView) -> str:
@@ -391,7 +393,8 @@ def _farewell(view: TalkView) -> str:
 ASK_GOING = re.compile(r"\b(?:going to|coming to|see you at|told you about) (my|the|[A-Z][\w-]*'s) "
                        r"([^?]*)\?")
 NOT_HEARD = re.compile(r"^(No - what's that|I don't think I know about|Hmm, no, I haven't heard|"
-                       r"No one's mentioned)")
+                       r"No one's mentioned|I heard someone mention|Someone said something|"
+                       r"I've heard of the)")
 
 
 def _answer_going(view: TalkView, asked: re.Match[str]) -> str:
@@ -401,10 +404,14 @@ def _answer_going(view: TalkView, asked: re.Match[str]) -> str:
     known = [e for e in _events(view) if not host or _first(e.host) == host]
     heard = any(host in m["text"] and re.search(r"\bparty\b", m["text"], re.IGNORECASE)
                 for m in view.memories if m["kind"] != "plan")
+    event = asked.group(2).strip()
     if known or heard or view.plans_event():
         if host == view.you:
-            return view.say("mention_to_host", partner=view.you, event=asked.group(2).strip())
+            return view.say("mention_to_host", partner=view.you, event=event)
         return view.say("already_going", partner=view.you)
+    if any(event.lower() in text.lower() for text in
+           [m["text"] for m in view.memories] + [t for _, t in view.history[:-1]]):
+        return view.say("heard_vaguely", partner=view.you, event=event)
     return view.say("not_heard_of_it", partner=view.you)
 
 
@@ -419,9 +426,9 @@ def _asked_about(view: TalkView) -> str:
 
 
 def _ask_or_share(view: TalkView, line: str, content: str) -> str | None:
-    """A timed event is first asked about ('are you going?'); told only to someone who has not
-    heard of it; everything else is told straight away."""
-    if not (re.search(r"\bparty\b", content, re.IGNORECASE) and DATED.search(content)):
+    """A party is first asked about ('are you going?') and told only to someone who has not
+    heard of it (never at the party itself); other news is told straight away."""
+    if not re.search(r"\bparty\b", content, re.IGNORECASE):
         return line
     if _at_event(view.speaker_action):
         return None  # whoever is at the party with us knows of it
@@ -433,6 +440,16 @@ def _ask_or_share(view: TalkView, line: str, content: str) -> str | None:
         return view.say("ask_going", partner=view.you, event=_event_of(content),
                         host=_first(host.group(1)) if host else "")
     return line if NOT_HEARD.search(reply) else None
+
+
+def _mentions_unknown_event(view: TalkView, line: str) -> bool:
+    """The listener named an event ('I'm off to the party later') the speaker knows nothing of."""
+    named = EVENT_NAME.search(line)
+    if not named or not re.search(r"\bparty\b", line, re.IGNORECASE) or ASK_GOING.search(line):
+        return False
+    event = named.group(1).strip().lower()
+    return not (_events(view) or view.plans_event()
+                or any(event in m["text"].lower() for m in view.memories))
 
 
 def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utterance:
@@ -457,6 +474,8 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
         parts.append(answer or view.say("dont_know", partner=view.you))
     elif NOT_HEARD.search(last):
         asked_me = False  # what follows is the news itself
+    elif last_speaker == view.partner and _mentions_unknown_event(view, last) and not asked_when:
+        parts.append(view.say("ask_when", partner=view.you))
     elif view.turn == 1:
         parts.append(_party_line(view) if _at_event(view.speaker_action)
                      and _at_event(view.partner_action) else _first_reply(view, last))
@@ -472,6 +491,10 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
     if news and not any(news_in(news) == news_in(p) for p in parts if news_in(p)):
         parts.append(news)
     partner_shared = heard is not None
+    both_at_event = _at_event(view.speaker_action) and _at_event(view.partner_action)
+    if not parts and view.turn < 3 and both_at_event:
+        parts.append(_party_line(view, opening=True))
+        return Utterance(text=clip(" ".join(parts), 400), end=False)
     if not parts and view.turn < 3 and not any(t.rstrip().endswith("?") for t in mine):
         you_doing = _your(view.partner_action)
         parts.append(view.say("ask_about_work", doing=you_doing) if you_doing
