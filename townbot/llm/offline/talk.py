@@ -236,6 +236,9 @@ def _partner_knows(view: TalkView, content: str) -> bool:
     if any(same_news(key, news_key(text, view.speaker)) for text in view.already_said
            if not ASK_GOING.search(text)):
         return True
+    if any(same_news(key, news_key(m["text"])) for m in view.memories
+           if m["kind"] == "conversation" and f"talked with {view.partner}" in m["text"]):
+        return True  # it came up when we last talked
     return "party" in key and _at_event(view.partner_action)
 
 
@@ -404,7 +407,7 @@ def _answer_going(view: TalkView, asked: re.Match[str]) -> str:
     known = [e for e in _events(view) if not host or _first(e.host) == host]
     heard = any(host in m["text"] and re.search(r"\bparty\b", m["text"], re.IGNORECASE)
                 for m in view.memories if m["kind"] != "plan")
-    event = asked.group(2).strip()
+    event = re.sub(r",\s*[A-Z][\w'-]*$", "", asked.group(2).strip())  # "party, Giorgio"
     if known or heard or view.plans_event():
         if host == view.you:
             return view.say("mention_to_host", partner=view.you, event=event)
