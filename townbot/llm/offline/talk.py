@@ -231,8 +231,9 @@ def _partner_knows(view: TalkView, content: str) -> bool:
     """The listener already has this news: told it, mentioned it, or is at the event."""
     key = news_key(content)
     if any(same_news(key, news_key(text, speaker)) for speaker, text in view.history
-           if not (speaker == view.speaker and ASK_GOING.search(text))):
-        return True  # told or mentioned in this talk, by either (asking is not telling)
+           if not (speaker == view.speaker and ASK_GOING.search(text))
+           and not (text.rstrip().endswith("?") and not ASK_GOING.search(text))):
+        return True  # told or mentioned in this talk, by either (a question is not telling)
     if any(same_news(key, news_key(text, view.speaker)) for text in view.already_said
            if not ASK_GOING.search(text)):
         return True
@@ -245,16 +246,34 @@ def _partner_knows(view: TalkView, content: str) -> bool:
 KNOWS_THAT = re.compile(r"^[A-Z][\w'-]+ [A-Z][\w'-]+ knows that ")
 
 
-def _news_of(memory: Mapping[str, Any], score: Scorer) -> str | None:
-    """The news a memory holds, as it would be told: a fact heard or an intention, or what a
-    reflection says the speaker knows ('Arthur knows that Isabella intends to host...')."""
+TRANSCRIPT = re.compile(r"^([A-Z][\w'-]+ [A-Z][\w'-]+) talked with ([A-Z][\w'-]+ [A-Z][\w'-]+) at ")
+
+
+def _news_of(memory: Mapping[str, Any], score: Scorer) -> tuple[str, str] | None:
+    """The news a memory holds as it would be told, and whom it came from ('' when not said):
+    a fact heard or an intention; what a reflection says the speaker knows ('Arthur knows that
+    Isabella intends to host...'); what the other passed on in a remembered talk."""
     text = memory["text"]
+    talk = TRANSCRIPT.match(text)
+    if talk:
+        partner = talk.group(2)
+        for segment in re.split(rf"(?=\b{re.escape(partner.split()[0])}: )", text)[1:]:
+            told = news_in(segment.split(": ", 1)[1]) if ": " in segment else None
+            if told:
+                told = re.split(r"(?<=[.!?]) [A-Z][\w'-]+: ", told)[0]  # up to the next speaker
+                content = third_person(told, partner)
+                if is_news(content, score):
+                    return content, partner
+        return None
+    source = re.search(r"\(heard from ([^)]*)\)", text)
     if memory["kind"] == "reflection" and KNOWS_THAT.match(text):
         rest = KNOWS_THAT.sub("", text)
         text = rest[:1].upper() + rest[1:]
     elif memory["kind"] in ("plan", "reflection"):
         return None
-    return HEARD_FROM.sub("", text) if is_news(text, score) else None
+    if not is_news(text, score):
+        return None
+    return HEARD_FROM.sub("", text), source.group(1) if source else ""
 
 
 def _shareable(view: TalkView, score: Scorer) -> str | None:
@@ -263,12 +282,13 @@ def _shareable(view: TalkView, score: Scorer) -> str | None:
                     if f"(heard from {view.partner})" in m["text"]]
     for memory in sorted(view.memories,
                          key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
-        content = _news_of(memory, score)
-        if content is None or content.startswith(view.partner):
-            continue  # nobody is told their own news
+        found = _news_of(memory, score)
+        if found is None or found[0].startswith(view.partner) or found[1] == view.partner:
+            continue  # nobody is told their own news, or news they told us
+        content = found[0]
         key = news_key(content)
         if any(same_news(key, heard) for heard in from_partner):
-            continue  # nor news they told us
+            continue
         if any(content[:40] in said or first_person(content, view.speaker)[:40] in said
                for said in view.already_said) or _partner_knows(view, content):
             continue
@@ -445,6 +465,41 @@ def _ask_or_share(view: TalkView, line: str, content: str) -> str | None:
     return line if NOT_HEARD.search(reply) else None
 
 
+SMALL_TALK = frozenset("what when where which who whom whose how about have your you going doing "
+                       "today been keeping busy enjoying next things everything well with that this "
+                       "there here they them were will would could should from into really".split())
+
+
+def _answer_topic(view: TalkView, question: str) -> str | None:
+    """A question about something ('Who is running for mayor?') answered from the memory that
+    shares most of its words: news passed on whole, anything else said in one's own words."""
+    sentence = re.split(r"(?<=[.!])\s+", question.strip())[-1]
+    if not re.match(r"(who|what|when|where|which|why|is|are|do|does|did|has|have|can|will)\b",
+                    sentence, re.IGNORECASE):
+        return None  # "interesting, isn't it?" asks for nothing
+    asked = {w for w in re.findall(r"[a-z]{4,}", sentence.lower()) if w not in SMALL_TALK}
+    asked -= {w.lower() for w in (view.speaker + " " + view.partner).split()}
+    if not asked:
+        return None
+    best, overlap = None, 0
+    for memory in view.memories:
+        if memory["kind"] == "plan" or " talked with " in memory["text"]:
+            continue
+        words = set(re.findall(r"[a-z]{4,}", memory["text"].lower()))
+        shared = len({w for w in asked if any(x.startswith(w[:5]) for x in words)})
+        if shared > overlap:
+            best, overlap = memory, shared
+    if best is None:
+        return None
+    content = HEARD_FROM.sub("", best["text"])
+    if _partner_knows(view, content) or (_at_event(view.speaker_action)
+                                         and re.search(r"\bparty\b", content)):
+        return None
+    if content.startswith(view.speaker):
+        return view.say("share_own", partner=view.you, news=first_person(content, view.speaker))
+    return view.say("share_news", partner=view.you, news=content)
+
+
 def _mentions_unknown_event(view: TalkView, line: str) -> bool:
     """The listener named an event ('I'm off to the party later') the speaker knows nothing of."""
     named = EVENT_NAME.search(line)
@@ -479,6 +534,10 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
         asked_me = False  # what follows is the news itself
     elif last_speaker == view.partner and _mentions_unknown_event(view, last) and not asked_when:
         parts.append(view.say("ask_when", partner=view.you))
+    elif asked_me and (topic := _answer_topic(view, last)):
+        if view.turn == 1 and not view.knows_partner:
+            parts.append(_first_reply(view, last))
+        parts.append(topic)
     elif view.turn == 1:
         parts.append(_party_line(view) if _at_event(view.speaker_action)
                      and _at_event(view.partner_action) else _first_reply(view, last))
@@ -491,6 +550,8 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
         parts.append(view.say("answer_work", partner=view.you) if about_work
                      else view.say("how_i_am", partner=view.you, doing=doing))
     news = _shareable(view, score) if view.turn < 8 else None
+    if news and ASK_GOING.search(news) and any(p.rstrip().endswith("?") for p in parts):
+        news = None  # one question at a time
     if news and not any(news_in(news) == news_in(p) for p in parts if news_in(p)):
         parts.append(news)
     partner_shared = heard is not None
