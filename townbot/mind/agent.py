@@ -491,7 +491,8 @@ class AgentMind:
         told = dict(self.state.dialogue.told)
         return dialogue.Voice(self.name, self.summary_text, self.stream, action, told,
                               self.settings.recall.utterance, self.settings.recall.relationship,
-                              plans=tuple(b.activity for b in self.state.planning.blocks))
+                              plans=tuple(f"{clock_face(minute_of_day(b.start))}: {b.activity}"
+                                          for b in self.state.planning.blocks))
 
     async def after_conversation(self, partner: str, lines: list[dialogue.Line], place: str,
                                  start: datetime, end: datetime, sector: str, arena: str,

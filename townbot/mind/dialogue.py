@@ -46,7 +46,7 @@ class Voice:
     recall_tokens: int = 450  # remembered text per line's prompt
     relationship_tokens: int = 400  # statements the relationship summary is drawn from
     relationships: dict[str, str] = field(default_factory=dict)  # summarised this conversation
-    plans: tuple[str, ...] = ()  # today's plan blocks: what the speaker means to do, for the
+    plans: tuple[str, ...] = ()  # today's plan blocks ("5:00 pm: attend the party"), for the
     # offline model (a language model reads its plans from the memories retrieved)
 
     def told_to(self, listener: str) -> list[str]:

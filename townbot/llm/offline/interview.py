@@ -99,12 +99,13 @@ class InterviewView:
         return self.name.split()[0]
 
     def mine(self, text: str) -> str:
-        """A sentence about oneself in the first person, pronouns and all."""
-        said = first_person(text.strip(), self.name)
-        said = re.sub(rf"^{re.escape(self.first)} (is|has|was) ",
-                      lambda m: {"is": "I'm ", "has": "I've ", "was": "I was "}[m.group(1)], said)
-        said = re.sub(r"^(?:She|He|They) (is|are)\b", "I'm", said)
-        said = re.sub(r"^(?:She|He|They) ", "I ", said)
+        """A sentence about oneself in the first person, pronouns and all ("She is getting
+        ready ... and wants to invite as many as she can" -> "I'm getting ready ... and want
+        to invite as many as I can")."""
+        text = re.sub(r"^(?:She|He|They) ", f"{self.name} ", text.strip())
+        text = re.sub(rf"^{re.escape(self.first)} (?!{re.escape(self.name.split()[-1])})",
+                      f"{self.name} ", text)
+        said = first_person(text, self.name)
         return re.sub(r"\b(?:her|his|their)\b", "my", said)
 
 

@@ -42,6 +42,7 @@ HOSTING = re.compile(r"^([A-Z][a-z]+ [A-Z][a-z]+) (?:(?:intends|plans|is plannin
                      r"is going) to (?:host|throw|hold|give)|is hosting|is throwing|hosts)\b")
 EVENT_ACTIVITY = re.compile(r"^(?:host|attend)\b.*\b(?:party|celebration|exhibition|concert)",
                             re.IGNORECASE)
+PLAN_TIME = re.compile(r"^\d{1,2}:\d\d [ap]m: ")
 TALKED_AT = re.compile(r" talked with (?:[A-Z][\w'-]+ ?)+ at ([^:.]+)")
 IDLE = re.compile(r"^(talking|chatting|sleeping|walking|in a conversation)|\bconversation\b")
 STOP_WORDS = frozenset("intends plans hopes going about their there which would could".split())
@@ -111,9 +112,17 @@ class TalkView:
                    list(context.get("already_said", [])), seed,
                    tuple(context.get("plans", ())))
 
+    def planned_event(self) -> tuple[str, str]:
+        """The event today's plan has the speaker attend or host, and when it begins (two ''
+        when none); a plan line reads '5:00 pm: attend the Valentine's Day party'."""
+        for line in self.plans:
+            when, _, activity = line.rpartition(": ") if PLAN_TIME.match(line) else ("", "", line)
+            if EVENT_ACTIVITY.match(activity):
+                return _event_of(activity), when
+        return "", ""
+
     def plans_event(self) -> str:
-        """The event today's plan has the speaker attend or host ('' when none)."""
-        return next((_event_of(p) for p in self.plans if EVENT_ACTIVITY.match(p)), "")
+        return self.planned_event()[0]
 
     @property
     def me(self) -> str:
@@ -489,7 +498,8 @@ def _answer_topic(view: TalkView, question: str) -> str | None:
         shared = len({w for w in asked if any(x.startswith(w[:5]) for x in words)})
         if shared > overlap:
             best, overlap = memory, shared
-    if best is None:
+    if best is None or not is_news(best["text"], lambda text: 6 if EVENT_WORDS.search(text)
+                                   or re.search(r"mayor|election", text) else 2):
         return None
     content = HEARD_FROM.sub("", best["text"])
     if _partner_knows(view, content) or (_at_event(view.speaker_action)
@@ -528,7 +538,9 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
     elif asked_going:
         parts.append(_answer_going(view, asked_going))
     elif re.search(r"\bwhen is it|what time does it start", last, re.IGNORECASE):
-        answer = _answer_when(view)
+        event, when = view.planned_event()
+        answer = _answer_when(view) or (view.say("plan_time", partner=view.you, event=event,
+                                                 time=when) if when else None)
         parts.append(answer or view.say("dont_know", partner=view.you))
     elif NOT_HEARD.search(last):
         asked_me = False  # what follows is the news itself
@@ -547,8 +559,12 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
         doing = _doing(view.speaker_action) or "getting on with my day"
         about_work = re.search(r"\b(enjoying|going with|keeping you busy|next for you|new with|"
                                r"been going)\b", last)
+        about_me = re.search(r"\b(how are you|how have you been|how's everything|how are things|"
+                             r"up to|about you|and you|busy day|keeping busy)\b", last,
+                             re.IGNORECASE)
         parts.append(view.say("answer_work", partner=view.you) if about_work
-                     else view.say("how_i_am", partner=view.you, doing=doing))
+                     else view.say("how_i_am", partner=view.you, doing=doing) if about_me
+                     else view.say("agree", partner=view.you))
     news = _shareable(view, score) if view.turn < 8 else None
     if news and ASK_GOING.search(news) and any(p.rstrip().endswith("?") for p in parts):
         news = None  # one question at a time
