@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import cache
 
@@ -111,6 +112,10 @@ def inner_voice(text: str, name: str) -> str:
     thought = " ".join(text.split())
     for old, new in swaps:
         thought = thought.replace(old, new)
+    # "You want to bake" became "Isabella Rodriguez want to bake": the verb agrees with the name.
+    thought = re.sub(rf"^({re.escape(name)}) ([a-z]+)\b",
+                     lambda m: f"{m.group(1)} {inflected(m.group(2), 'VBZ') or m.group(2)}"
+                     if not m.group(2).endswith("s") else m.group(0), thought)
     return f"{name} thinks: {quoted(thought, INNER_VOICE_LIMIT)}"
 
 

@@ -49,7 +49,11 @@ KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("plan", ASKED_TIME),
     ("work", re.compile(r"\b(do for (work|a living)|your job|occupation|work as)\b", re.I)),
     ("about", re.compile(r"\b(about yourself|who are you|describe yourself)\b", re.I)),
-    ("into", re.compile(r"\b(into these days|interested in|working on|passionate)\b", re.I)),
+    ("today", re.compile(r"\b(doing today|doing now|doing right now|up to today|plans? for today|"
+                         r"on today|your day today)\b", re.I)),
+    ("feeling", re.compile(r"\b(how are you|how do you feel|how have you been)\b", re.I)),
+    ("into", re.compile(r"\b(into these days|interested in|working on|passionate|studying|"
+                        r"study)\b", re.I)),
     ("home", re.compile(r"\b(lives? with you|live with|your home|housemates?|roommates?)\b",
                         re.I)),
     ("weekday", re.compile(r"\b(weekday|typical day|normal day|usual day|routine)\b", re.I)),
@@ -246,6 +250,29 @@ def _weekday(view: InterviewView) -> str:
     return view.say("weekday", fact="; then ".join(steps[:4]) + ".")
 
 
+def _today(view: InterviewView) -> str:
+    """What one is doing now (when the context says) and what today's plan holds."""
+    now = re.sub(r"\s*\([^)]*\)$", "", view.action)
+    steps = [re.sub(r"\s*\([^)]*\)$", "", m.group(7)) for line in view.plan
+             if (m := PLAN_LINE.match(line))]
+    if not now and not steps:
+        return view.say("no_plan")
+    parts = [view.say("doing_now", doing=view.mine(progressive(now)))] if now else []
+    if steps:
+        picked = steps[:: max(1, len(steps) // 3)][:3]
+        parts.append(view.say("today_plan", fact=", ".join(view.mine(progressive(s))
+                                                             for s in picked)))
+    return " ".join(parts)
+
+
+def _feeling(view: InterviewView) -> str:
+    lately = [s for s in _sentences(view.summary) if s.startswith(("Lately", view.first + " feels"))]
+    feeling = view.mine(lately[-1]) if lately else ""
+    doing = re.sub(r"\s*\([^)]*\)$", "", view.action)
+    return view.say("feeling", feeling=feeling or "I'm well, thank you.",
+                    doing=view.mine(progressive(doing)) if doing else "getting on with my day")
+
+
 def _self(view: InterviewView, kind: str) -> str:
     background = _sentences(view.background)
     if kind == "about":
@@ -292,6 +319,10 @@ def answer(context: Mapping[str, Any], seed: int = 0) -> Answer:
                            "in a computer program, not a real person.")
     if kind == "plan":
         text = _plan_at(view, ASKED_TIME.search(view.question))  # type: ignore[arg-type]
+    elif kind == "today":
+        text = _today(view)
+    elif kind == "feeling":
+        text = _feeling(view)
     elif kind in ("about", "work", "into", "home", "weekday"):
         text = _self(view, kind)
     elif kind in ("fire", "flames", "bathroom", "fridge"):

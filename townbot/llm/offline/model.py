@@ -139,6 +139,7 @@ OBJECT_STATES: dict[str, str] = {
 
 EMOJI: list[tuple[tuple[str, ...], str]] = [
     (("sleep", "bed", "nap"), "😴"),
+    (("dish",), "🧽"),
     (("shower", "wash", "brush", "bath"), "🚿"),
     (("dress",), "👕"),
     (("breakfast", "lunch", "dinner", "eat", "meal", "snack", "cook"), "🍳"),
@@ -165,6 +166,8 @@ EMOJI: list[tuple[tuple[str, ...], str]] = [
     (("clean", "tidy", "dish"), "🧽"),
 ]
 
+ACTIVE = ("run", "jog", "sprint", "train", "exercis", "garden", "water", "weed", "walk", "hike",
+          "swim", "prune", "mow")
 MEAL_WORDS = ("breakfast", "lunch", "dinner", "meal", "snack", "supper")
 MEAL_VERBS = ("eat", "have", "cook", "grab", "make", "prepare", "fix")
 MORNING_VERBS = ("wake", "wash", "shower", "brush", "get dressed", "freshen")
@@ -325,7 +328,8 @@ def _steps_text(activity: str, count: int, resuming: bool = False, key: str = ""
     elif is_meal(activity):
         pattern, filler = _meal_steps(activity), "taking it easy after the meal"
     else:
-        pauses = alternatives("pause_steps")
+        active = _any_starts(_words(activity), ACTIVE)
+        pauses = alternatives("pause_active" if active else "pause_steps")
         pattern = _work_steps(activity, resuming,
                               pauses[seeded_index(seed, key, modulo=len(pauses))])
     if count <= 1:

@@ -153,7 +153,8 @@ STEP_FRAMES = (re.compile(r"^(?:getting ready to|getting back to it:|getting bac
                           r"finishing off:?|continuing to|continue to|finish off:)\s*\(?"),
                re.compile(r"\)$"))
 PAUSES = re.compile(r"^(taking a|taking it easy|pausing|looking over|tidying up the work|jotting|"
-                    r"checking messages|making a cup|washing the dishes|getting \w+ ready)")
+                    r"checking messages|stepping back|washing the dishes|getting \w+ ready|catching a|"
+                    r"stopping for|stretching for|wiping a brow)")
 
 
 def core_activity(action: str) -> str:
@@ -510,6 +511,22 @@ def _answer_topic(view: TalkView, question: str) -> str | None:
     return view.say("share_news", partner=view.you, news=content)
 
 
+WHATS_ON = re.compile(r"\b(what(?:'s| is) on|what's new|any news|what's happening|what is happening)",
+                      re.IGNORECASE)
+
+
+def _best_news(view: TalkView, score: Scorer) -> str | None:
+    """The most important news one has, in one's own words, for someone who asked for it."""
+    for memory in sorted(view.memories,
+                         key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
+        found = _news_of(memory, score)
+        if found and found[1] != view.partner:
+            content = found[0]
+            return first_person(content, view.speaker) if content.startswith(view.speaker) \
+                else content
+    return None
+
+
 def _mentions_unknown_event(view: TalkView, line: str) -> bool:
     """The listener named an event ('I'm off to the party later') the speaker knows nothing of."""
     named = EVENT_NAME.search(line)
@@ -562,9 +579,21 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
         about_me = re.search(r"\b(how are you|how have you been|how's everything|how are things|"
                              r"up to|about you|and you|busy day|keeping busy)\b", last,
                              re.IGNORECASE)
-        parts.append(view.say("answer_work", partner=view.you) if about_work
-                     else view.say("how_i_am", partner=view.you, doing=doing) if about_me
-                     else view.say("agree", partner=view.you))
+        someone = re.match(r"(?:Is |Where is |Have you seen )?([A-Z][a-z]+)\b", last)
+        elsewhere = someone and someone.group(1) not in (view.me, "I", "What", "Who", "How",
+                                                          "When", "Where", "Is", "Are", "Do")
+        if about_work:
+            parts.append(view.say("answer_work", partner=view.you))
+        elif about_me:
+            parts.append(view.say("how_i_am", partner=view.you, doing=doing))
+        elif WHATS_ON.search(last) and (told := _best_news(view, score)):
+            parts.append(view.say("whats_on", news=told))
+        elif elsewhere:
+            parts.append(view.say("not_here", who=someone.group(1), partner=view.you))
+        elif re.match(r"(?:\w+, )?(who|what|when|where|which|why|how)\b", last, re.IGNORECASE):
+            parts.append(view.say("unsure", partner=view.you))
+        else:
+            parts.append(view.say("agree", partner=view.you))
     news = _shareable(view, score) if view.turn < 8 else None
     if news and ASK_GOING.search(news) and any(p.rstrip().endswith("?") for p in parts):
         news = None  # one question at a time
