@@ -154,7 +154,8 @@ def reflection_questions(context: Mapping[str, Any]) -> ReflectionQuestions:
     return ReflectionQuestions(questions=questions[:3])
 
 
-REFLECTION_MARKERS = (" knows that ", " has been taking in: ", " spends a lot of time ",
+REFLECTION_MARKERS = (" knows that ", " has been taking in: ", " has been talking with ",
+                      " spends a lot of time ",
                       " keeps running into ", " and is getting to know them")
 
 
@@ -196,8 +197,12 @@ def insights(context: Mapping[str, Any], score) -> Insights:  # noqa: ANN001
         found.append(Insight(text=clip(f"{name} spends a lot of time {activity}"),
                              evidence=cited[:5]))
     if not found and lived:
-        found.append(Insight(text=clip(f"{name} has been taking in: {texts[lived[0] - 1]}"),
-                             evidence=[lived[0]]))
+        first = texts[lived[0] - 1]
+        talk = re.match(r"^[A-Z][\w'-]+ [A-Z][\w'-]+ talked with (.+?) at ([^:.]+)", first)
+        # A remembered talk is summarised, never its lines kept inside the insight.
+        seen = f"{name} has been talking with {talk.group(1)} at {talk.group(2)}" if talk \
+            else f"{name} has been taking in: {first}"
+        found.append(Insight(text=clip(seen), evidence=[lived[0]]))
     if not found:
         found.append(Insight(text=f"{name} has been thinking things over", evidence=[1]))
     return Insights(insights=[i.model_copy(update={"importance": score(i.text)})
