@@ -138,3 +138,16 @@ async def test_the_same_seed_gives_the_same_words_and_the_banks_load():
     context = {"speaker": "Maria Lopez", "partner": "Klaus Mueller", "history": [],
                "memories": [], "already_said": [], "relationship": KNOWS, "moment": "x"}
     assert first._responders["utterance"](context) == second._responders["utterance"](context)
+
+
+def test_news_from_a_remembered_talk_is_never_put_in_the_other_s_mouth():
+    remembered = {"kind": "conversation", "importance": 8, "text":
+                  "Jane Moreno talked with Hailey Johnson at Hobbs Cafe: cafe. Hailey: Good, "
+                  "thanks. Jane: I wanted to tell you: I intend to host a party at Hobbs Cafe on "
+                  "February 14, from 5 pm until 7 pm. Hailey: Count me in!"}
+    assert talk._news_of(remembered, score_importance) is None  # Jane's news, not Hailey's
+    remembered["text"] = remembered["text"].replace(
+        "Hailey: Good, thanks. Jane: I wanted to tell you: I intend",
+        "Hailey: Good, thanks. Guess what I heard: Isabella Rodriguez intends")
+    content, source = talk._news_of(remembered, score_importance)
+    assert content.startswith("Isabella Rodriguez intends to host") and source == "Hailey Johnson"

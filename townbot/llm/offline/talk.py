@@ -268,9 +268,11 @@ def _news_of(memory: Mapping[str, Any], score: Scorer) -> tuple[str, str] | None
     if talk:
         partner = talk.group(2)
         for segment in re.split(rf"(?=\b{re.escape(partner.split()[0])}: )", text)[1:]:
-            told = news_in(segment.split(": ", 1)[1]) if ": " in segment else None
+            # Their line only: up to the next speaker's label, so that news someone else
+            # told in the same talk is never put in their mouth.
+            own = re.split(r"(?<=[.!?…]) [A-Z][\w'-]+: ", segment.split(": ", 1)[-1])[0]
+            told = news_in(own)
             if told:
-                told = re.split(r"(?<=[.!?]) [A-Z][\w'-]+: ", told)[0]  # up to the next speaker
                 content = third_person(told, partner)
                 if is_news(content, score):
                     return content, partner
