@@ -446,7 +446,7 @@ def test_nobody_is_told_their_own_news_and_each_listener_hears_it_once() -> None
                                         ("Ayesha Khan", "Yes! I'm going - see you there.")]},
                            score_importance)
     assert "hosting a party" not in going.text  # never invited to what they will attend
-    history += [("Maria Lopez", asked.text), ("Ayesha Khan", "No - what's that about?")]
+    history += [("Maria Lopez", asked.text), ("Ayesha Khan", "No, Maria - what's that about?")]
     to_friend = talk.utterance({**context, "partner": "Ayesha Khan", "history": history,
                                 "already_said": [asked.text]}, score_importance)
     assert "hosting a party" in to_friend.text

@@ -52,7 +52,7 @@ def test_a_party_is_asked_about_before_it_is_told_and_a_yes_ends_the_telling():
                     [PARTY])
     assert "5 pm" not in told_yes.text
     told_no = line("Maria Lopez", "Klaus Mueller",
-                   [*history, ("Klaus Mueller", "No - what's that about?")], [PARTY])
+                   [*history, ("Klaus Mueller", "No, Maria - what's that about?")], [PARTY])
     assert "from 5 pm until 7 pm" in told_no.text
 
 
@@ -148,6 +148,17 @@ def test_news_from_a_remembered_talk_is_never_put_in_the_other_s_mouth():
     assert talk._news_of(remembered, score_importance) is None  # Jane's news, not Hailey's
     remembered["text"] = remembered["text"].replace(
         "Hailey: Good, thanks. Jane: I wanted to tell you: I intend",
-        "Hailey: Good, thanks. Guess what I heard: Isabella Rodriguez intends")
+        "Hailey: Good, thanks. Guess what I heard, Jane: Isabella Rodriguez intends")
     content, source = talk._news_of(remembered, score_importance)
     assert content.startswith("Isabella Rodriguez intends to host") and source == "Hailey Johnson"
+
+
+def test_every_phrase_bank_says_something_even_with_its_slots_unfilled():
+    from townbot.llm.offline.words import say
+
+    for bank in banks():
+        assert isinstance(say(bank, 0, "any key"), str), bank  # never a missing-slot error
+        filled = say(bank, 0, "any key", **{slot: "x" for slot in (
+            "partner", "me", "doing", "place", "news", "host", "event", "guest", "memory",
+            "source", "who", "fact", "trait", "time", "start", "end", "interest", "feeling")})
+        assert filled.strip() and "{" not in filled, bank

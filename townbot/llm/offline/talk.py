@@ -392,7 +392,7 @@ def _first_reply(view: TalkView, last: str) -> str:
                                            last):
         return view.say("introduce_back", partner=view.you, me=view.me, doing=doing)
     if last.rstrip().endswith("?") and re.search(r"\b(going|busy|enjoying|next|new)\b.*\?$", last):
-        answer = view.say("answer_work")
+        answer = view.say("answer_work", partner=view.you)
     else:
         answer = view.say("how_i_am", partner=view.you, doing=doing)
     own = _events(view)
@@ -427,9 +427,13 @@ def _farewell(view: TalkView) -> str:
 
 ASK_GOING = re.compile(r"\b(?:going to|coming to|see you at|told you about) (my|the|[A-Z][\w-]*'s) "
                        r"([^?]*)\?")
-NOT_HEARD = re.compile(r"^(No - what's that|I don't think I know about|Hmm, no, I haven't heard|"
-                       r"No one's mentioned|I heard someone mention|Someone said something|"
-                       r"I've heard of the)")
+@cache
+def _not_heard() -> re.Pattern[str]:
+    """How a line saying one has not heard (enough) of an event begins, from the banks."""
+    heads = [re.escape(t.split("{")[0].rstrip()) for bank in ("not_heard_of_it",
+                                                                    "heard_vaguely")
+             for t in alternatives(bank)]
+    return re.compile("^(" + "|".join(sorted(set(heads), key=len, reverse=True)) + ")")
 
 
 def _answer_going(view: TalkView, asked: re.Match[str]) -> str:
@@ -474,7 +478,7 @@ def _ask_or_share(view: TalkView, line: str, content: str) -> str | None:
             return view.say("ask_going_own", partner=view.you, event=_event_of(content))
         return view.say("ask_going", partner=view.you, event=_event_of(content),
                         host=_first(host.group(1)) if host else "")
-    return line if NOT_HEARD.search(reply) else None
+    return line if _not_heard().search(reply) else None
 
 
 SMALL_TALK = frozenset("what when where which who whom whose how about have your you going doing "
@@ -561,7 +565,7 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
         answer = _answer_when(view) or (view.say("plan_time", partner=view.you, event=event,
                                                  time=when) if when else None)
         parts.append(answer or view.say("dont_know", partner=view.you))
-    elif NOT_HEARD.search(last):
+    elif _not_heard().search(last):
         asked_me = False  # what follows is the news itself
     elif last_speaker == view.partner and _mentions_unknown_event(view, last) and not asked_when:
         parts.append(view.say("ask_when", partner=view.you))
@@ -581,9 +585,12 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
         about_me = re.search(r"\b(how are you|how have you been|how's everything|how are things|"
                              r"up to|about you|and you|busy day|keeping busy)\b", last,
                              re.IGNORECASE)
-        someone = re.match(r"(?:Is |Where is |Have you seen )?([A-Z][a-z]+)\b", last)
-        elsewhere = someone and someone.group(1) not in (view.me, "I", "What", "Who", "How",
-                                                          "When", "Where", "Is", "Are", "Do")
+        # "Klaus, are you around?" or "Is Arthur up yet?": someone named who is not here.
+        someone = re.match(r"(?:(?:Is|Where is|Have you seen) ([A-Z][a-z]+)\b|([A-Z][a-z]+), )",
+                           last)
+        named = (someone.group(1) or someone.group(2)) if someone else ""
+        elsewhere = bool(named) and named not in (view.me, view.you, "No", "Yes", "Well", "Oh",
+                                                  "Hi", "Hey", "So", "Sure", "Right", "Okay")
         if about_work:
             parts.append(view.say("answer_work", partner=view.you))
         elif about_me:
@@ -591,7 +598,7 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
         elif WHATS_ON.search(last) and (told := _best_news(view, score)):
             parts.append(view.say("whats_on", news=told))
         elif elsewhere:
-            parts.append(view.say("not_here", who=someone.group(1), partner=view.you))
+            parts.append(view.say("not_here", who=named, partner=view.you))
         elif re.match(r"(?:\w+, )?(who|what|when|where|which|why|how)\b", last, re.IGNORECASE):
             parts.append(view.say("unsure", partner=view.you))
         else:

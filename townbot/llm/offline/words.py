@@ -41,7 +41,16 @@ def say(bank: str, seed: int, *key: object, **slots: str) -> str:
     left empty (no other guest to name, say) are passed over."""
     given = {name for name, value in slots.items() if value}
     options = [o for o in banks()[bank] if _slots(o) <= given] or banks()[bank][:1]
-    return options[seeded_index(seed, bank, *key, modulo=len(options))].format(**slots)
+    chosen = options[seeded_index(seed, bank, *key, modulo=len(options))]
+    return " ".join(chosen.format_map(_Blank(slots)).split())
+
+
+class _Blank(dict):
+    """Slots for a phrase: one that nothing fills reads as empty rather than failing, when a
+    bank has no alternative without it."""
+
+    def __missing__(self, key: str) -> str:
+        return ""
 
 
 def alternatives(bank: str) -> list[str]:
