@@ -313,7 +313,7 @@ async def test_a_stranger_is_not_summarised_and_is_greeted_as_one(world):
                                              klaus.voice("reading"), MORNING, "x", 2, 30)
     assert not [r for r in model.asked("relationship") if r.agent == "Abigail Chen"]
     assert "Abigail does not know Klaus Mueller yet." in model.asked("utterance")[0].prompt
-    assert "I don't think we've met" in lines[0][1]
+    assert "I'm Abigail" in lines[0][1] and "Klaus" not in lines[0][1]  # introduces herself
 
 
 async def test_news_told_to_one_listener_is_still_told_to_the_next(world):

@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from townbot.llm import offline_social as social
-from townbot.llm.offline import OfflineModel, progressive, score_importance
+from townbot.llm.offline import OfflineModel, score_importance, social, talk
 from townbot.llm.port import Ask
 from townbot.llm.purposes import (
     DayPlan,
@@ -21,6 +20,7 @@ from townbot.llm.purposes import (
     PlaceAndArea,
     PlaceChoice,
 )
+from townbot.wording import progressive
 from townbot.world.clock import parse_clock
 from townbot.world.errors import DataError
 from townbot.world.loading import load_world
@@ -435,22 +435,31 @@ def test_nobody_is_told_their_own_news_and_each_listener_hears_it_once() -> None
     context = {"speaker": "Maria Lopez", "memories": [party], "already_said": [],
                "history": [("Maria Lopez", "Hi!"), ("Isabella Rodriguez", "Hello!")],
                "relationship": "Maria knows Isabella."}
-    to_host = social.utterance({**context, "partner": "Isabella Rodriguez"}, score_importance)
+    to_host = talk.utterance({**context, "partner": "Isabella Rodriguez"}, score_importance)
     assert "party" not in to_host.text
     history = [("Maria Lopez", "Hi!"), ("Ayesha Khan", "Hello!")]
-    to_friend = social.utterance({**context, "partner": "Ayesha Khan", "history": history},
-                                 score_importance)
+    asked = talk.utterance({**context, "partner": "Ayesha Khan", "history": history},
+                           score_importance)
+    assert "Isabella's party" in asked.text and asked.text.endswith("?")  # going already?
+    going = talk.utterance({**context, "partner": "Ayesha Khan", "already_said": [asked.text],
+                            "history": [*history, ("Maria Lopez", asked.text),
+                                        ("Ayesha Khan", "Yes! I'm going - see you there.")]},
+                           score_importance)
+    assert "hosting a party" not in going.text  # never invited to what they will attend
+    history += [("Maria Lopez", asked.text), ("Ayesha Khan", "No, Maria - what's that about?")]
+    to_friend = talk.utterance({**context, "partner": "Ayesha Khan", "history": history,
+                                "already_said": [asked.text]}, score_importance)
     assert "hosting a party" in to_friend.text
-    told = social.utterance({**context, "partner": "Ayesha Khan", "history": history,
-                             "already_said": [to_friend.text]}, score_importance)
+    told = talk.utterance({**context, "partner": "Ayesha Khan", "history": history,
+                           "already_said": [asked.text, to_friend.text]}, score_importance)
     assert "hosting a party" not in told.text
 
 
 def test_each_piece_of_news_in_a_line_is_remembered_on_its_own() -> None:
     line = ("Oh, I'm eating. Have you heard? Sam Moore intends to run for mayor. Have you heard? "
             "Isabella Rodriguez intends to host a Valentine's Day party on February 14, from 5 pm "
-            "until 7 pm. Well, I should get going. Good to see you, Tom!")
-    facts = social.joint_takeaways({"names": ["Tom Moreno"], "lines": [("Jane Moreno", line)]},
+            "until 7 pm. Right, back to eating for me. Good talking, Tom!")
+    facts = talk.joint_takeaways({"names": ["Tom Moreno"], "lines": [("Jane Moreno", line)]},
                                    score_importance).learned[0].facts
     assert facts == ["Sam Moore intends to run for mayor. (heard from Jane Moreno)",
                      "Isabella Rodriguez intends to host a Valentine's Day party on February 14, "

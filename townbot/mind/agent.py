@@ -468,7 +468,9 @@ class AgentMind:
         # changed in place, so the voice keeps what had been told when the talk began.
         told = dict(self.state.dialogue.told)
         return dialogue.Voice(self.name, self.summary_text, self.stream, action, told,
-                              self.settings.recall.utterance, self.settings.recall.relationship)
+                              self.settings.recall.utterance, self.settings.recall.relationship,
+                              plans=tuple(f"{clock_face(minute_of_day(b.start))}: {b.activity}"
+                                          for b in self.state.planning.blocks))
 
     async def after_conversation(self, partner: str, lines: list[dialogue.Line], place: str,
                                  start: datetime, end: datetime, sector: str, arena: str,

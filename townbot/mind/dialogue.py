@@ -46,6 +46,8 @@ class Voice:
     recall_tokens: int = 450  # remembered text per line's prompt
     relationship_tokens: int = 400  # statements the relationship summary is drawn from
     relationships: dict[str, str] = field(default_factory=dict)  # summarised this conversation
+    plans: tuple[str, ...] = ()  # today's plan blocks ("5:00 pm: attend the party"), for the
+    # offline model (a language model reads its plans from the memories retrieved)
 
     def told_to(self, listener: str) -> list[str]:
         return list(self.told.get(listener, []))
@@ -128,7 +130,8 @@ async def next_line(model: LanguageModel, voice: Voice, partner: Voice, lines: l
         default=lambda: Utterance(text="Anyway, I should get going. See you later!", end=True),
         context={"speaker": voice.name, "partner": partner.name, "partner_action": partner.action,
                  "speaker_action": voice.action, "relationship": relationship,
-                 "date": now.date().isoformat(),
+                 "date": now.date().isoformat(), "moment": moment(now), "place": place,
+                 "plans": list(voice.plans),
                  "memories": memories, "history": list(lines), "turn": len(lines),
                  "already_said": voice.told_to(partner.name)
                  + [t for s, t in lines if s == voice.name]}))
@@ -181,7 +184,7 @@ async def converse_in_one_call(model: LanguageModel, first: Voice, second: Voice
             Exchange(speaker=second.name, text=f"Hi, {first.name.split()[0]}. Good to see you.")]),
         context={"first": first.name, "second": second.name, "memories_a": memories_a,
                  "memories_b": memories_b, "partner_action_a": second.action,
-                 "partner_action_b": first.action,
+                 "partner_action_b": first.action, "moment": moment(now), "place": place,
                  "already_said_a": first.told_to(second.name),
                  "already_said_b": second.told_to(first.name)}))
     return [(line.speaker, line.text) for line in answer.lines]

@@ -12,22 +12,16 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from townbot.llm.offline.words import first_singular, third_singular
 from townbot.llm.purposes import (
     AgentSummary,
-    Answer,
-    Exchange,
     Insight,
     Insights,
-    PersonTakeaways,
     PlanRevision,
     Reaction,
     ReflectionQuestions,
     Relationship,
-    Takeaways,
-    Utterance,
-    WholeConversation,
 )
-from townbot.wording import progressive
 from townbot.world.clock import clock_face
 
 NEWS_THRESHOLD = 6
@@ -35,10 +29,6 @@ PERSON = re.compile(r"\b([A-Z][a-z]+ [A-Z][a-z]+)\b")
 PLACE_WORDS = frozenset("Cafe Park College Market Pharmacy Store Pub Hill Crown Supply Oak Day "
                         "Street Lane Road Row Alley Willows Valentine".split())
 HEARD_FROM = re.compile(r"\s*\(heard from [^)]*\)\s*$")
-SHARE_OPENERS = ("Have you heard? ", "I wanted to tell you: ", "By the way, ")
-ANSWER_OPENER = "As far as I know, "
-INFORMING = (*SHARE_OPENERS[:2], ANSWER_OPENER)  # lines that pass something on
-WHEN_QUESTION = "When is it?"
 ALARMS: list[tuple[tuple[str, ...], str, str, str]] = [
     (("burning", "fire", "smok", "on fire"), "turn off the {obj} and clear away what was burning",
      "being put out", "🧯"),
@@ -62,19 +52,6 @@ def people_in(texts: list[str], exclude: str) -> Counter[str]:
     return found
 
 
-def _plain(verb: str) -> str:
-    """'meets' -> 'meet', 'watches' -> 'watch', 'tries' -> 'try', 'is' -> 'am' (after I)."""
-    if verb == "is":
-        return "am"
-    if verb == "has":
-        return "have"
-    if verb.endswith(("ches", "shes", "sses", "xes", "zes")):
-        return verb[:-2]
-    if verb.endswith("ies") and len(verb) > 4:
-        return verb[:-3] + "y"
-    return verb[:-1] if verb.endswith("s") and not verb.endswith("ss") else verb
-
-
 # A verb joined to an earlier one about the same subject: "... and wonders who ...".
 JOINED_VERB = re.compile(r"\b(and|but|then|or) (\w+s) (?=(?:who|what|whether|how|about|to|that|"
                          r"if|when|where|why|the|a|an|my|it|for|on|in|with|at)\b)")
@@ -93,13 +70,13 @@ def first_person(text: str, speaker: str) -> str:
              (f"{speaker}'s ", "my ")]
     if about_self:  # the rest of a sentence about oneself is about oneself too
         swaps += [(" her ", " my "), (" his ", " my ")]
-        text = re.sub(r"\b(?:she|he) (\w+)", lambda m: "I " + _plain(m.group(1)), text)
-        text = JOINED_VERB.sub(lambda m: f"{m.group(1)} {_plain(m.group(2))} ", text)
+        text = re.sub(r"\b(?:she|he) (\w+)", lambda m: "I " + first_singular(m.group(1)), text)
+        text = JOINED_VERB.sub(lambda m: f"{m.group(1)} {first_singular(m.group(2))} ", text)
     for old, new in swaps:
         text = text.replace(old, new)
 
     def singular(match: re.Match[str]) -> str:
-        return "I " + _plain(match.group(1))
+        return "I " + first_singular(match.group(1))
 
     return re.sub(rf"\b{re.escape(speaker)} (\w+)", singular, text)
 
@@ -126,25 +103,9 @@ def third_person(text: str, speaker: str) -> str:
 
     converted = re.sub(r"\b(I'm|I'll|I've|[Mm]y|I)\b( \w+)?", who, text)
     if re.match(r"(I'm|I'll|I've|I)\b", text):  # "... and wonder who" -> "... and wonders who"
-        converted = PLAIN_JOINED_VERB.sub(lambda m: f"{m.group(1)} {_third(m.group(2))} ",
+        converted = PLAIN_JOINED_VERB.sub(lambda m: f"{m.group(1)} {third_singular(m.group(2))} ",
                                           converted)
     return converted
-
-
-def _third(verb: str) -> str:
-    """'wonder' -> 'wonders', 'watch' -> 'watches', 'try' -> 'tries'."""
-    if verb.endswith(("ch", "sh", "ss", "x", "z", "o")):
-        return verb + "es"
-    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
-
-
-def news_content(utterance: str) -> str:
-    for opener in SHARE_OPENERS:
-        if utterance.startswith(opener):
-            return utterance[len(opener):]
-    return utterance
 
 
 DOING = re.compile(r"^[A-Z][\w'-]+ [A-Z][\w'-]+ is (still )?\w+ing\b")
@@ -193,7 +154,8 @@ def reflection_questions(context: Mapping[str, Any]) -> ReflectionQuestions:
     return ReflectionQuestions(questions=questions[:3])
 
 
-REFLECTION_MARKERS = (" knows that ", " has been taking in: ", " spends a lot of time ",
+REFLECTION_MARKERS = (" knows that ", " has been taking in: ", " has been talking with ",
+                      " spends a lot of time ",
                       " keeps running into ", " and is getting to know them")
 
 
@@ -235,8 +197,12 @@ def insights(context: Mapping[str, Any], score) -> Insights:  # noqa: ANN001
         found.append(Insight(text=clip(f"{name} spends a lot of time {activity}"),
                              evidence=cited[:5]))
     if not found and lived:
-        found.append(Insight(text=clip(f"{name} has been taking in: {texts[lived[0] - 1]}"),
-                             evidence=[lived[0]]))
+        first = texts[lived[0] - 1]
+        talk = re.match(r"^[A-Z][\w'-]+ [A-Z][\w'-]+ talked with (.+?) at ([^:.]+)", first)
+        # A remembered talk is summarised, never its lines kept inside the insight.
+        seen = f"{name} has been talking with {talk.group(1)} at {talk.group(2)}" if talk \
+            else f"{name} has been taking in: {first}"
+        found.append(Insight(text=clip(seen), evidence=[lived[0]]))
     if not found:
         found.append(Insight(text=f"{name} has been thinking things over", evidence=[1]))
     return Insights(insights=[i.model_copy(update={"importance": score(i.text)})
@@ -278,40 +244,6 @@ def react(context: Mapping[str, Any], chance: int) -> Reaction:
     return Reaction(react=False)
 
 
-def _shareable(context: Mapping[str, Any], speaker: str, score) -> str | None:  # noqa: ANN001
-    """The most important news not yet told to this listener and not the listener's own."""
-    said = " ".join(context["already_said"])
-    partner = context.get("partner", "")
-    heard_here = " ".join(t for s, t in context.get("history", []) if s == partner)
-    # The most important first and, among equals, news with a date (an invitation) first.
-    for memory in sorted(context["memories"],
-                         key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
-        content = HEARD_FROM.sub("", memory["text"])
-        if memory["kind"] in ("plan", "reflection") or not is_news(memory["text"], score):
-            continue
-        if partner and (content.startswith(partner) or f"(heard from {partner})" in memory["text"]):
-            continue  # nobody is told their own news, or news they just told us
-        if content[:40] in said or first_person(content, speaker)[:40] in said:
-            continue
-        if content[:40] in heard_here or third_person(content, partner)[:40] in heard_here:
-            continue  # the listener just told us this
-        if content.startswith(speaker):
-            return "I wanted to tell you: " + first_person(content, speaker)
-        return "Have you heard? " + content
-    return None
-
-
-def _reaction_to(last_text: str, asked_when: bool) -> str | None:
-    """Accept an invitation that says when; ask when, once, about one that does not."""
-    if not any(opener in last_text for opener in INFORMING):
-        return None
-    if re.search(r"\b(party|invit)", last_text, re.IGNORECASE):
-        if DATED.search(last_text) and TIME_RANGE.search(last_text):
-            return "Oh, that sounds lovely - I'd like to come!"
-        return "Sounds like fun." if asked_when else f"Oh, a party? {WHEN_QUESTION}"
-    return "Really? I hadn't heard that. Thanks for telling me!"
-
-
 def relationship(context: Mapping[str, Any]) -> Relationship:
     """What the speaker knows of the listener: how often they talked, and one fact."""
     name, partner = context["name"], context["partner"]
@@ -326,171 +258,8 @@ def relationship(context: Mapping[str, Any]) -> Relationship:
     return Relationship(text=clip(known, 400))
 
 
-def utterance(context: Mapping[str, Any], score) -> Utterance:  # noqa: ANN001
-    """Greet; then answer what was asked, react to news, share news of one's own; say goodbye
-    once neither has anything new."""
-    speaker, partner = context["speaker"], context["partner"]
-    partner_first = partner.strip('"').split()[0]  # a visitor's name comes quoted
-    history: list = list(context["history"])
-    knows = "does not know" not in context.get("relationship", "") and (
-        "relationship" in context or any(partner in m["text"] for m in context["memories"]))
-    if not history:
-        opener = (f"Hi {partner_first}! How is it going?" if knows
-                  else f"Hello there, I'm {speaker.split()[0]}. I don't think we've met - "
-                       "what are you up to?")
-        return Utterance(text=opener, end=False)
-    last_speaker, last_text = history[-1]
-    parts = []
-    if last_speaker == partner and last_text.rstrip().endswith("?"):
-        parts.append(_answer_question(last_text, context, speaker))
-    elif last_speaker == partner and (reaction := _reaction_to(
-            last_text, any(s == speaker and WHEN_QUESTION in t for s, t in history))):
-        parts.append(reaction)
-    news = _shareable(context, speaker, score) if len(history) < 7 else None
-    if news and parts and news_content(news)[:40] in parts[0]:
-        news = None  # the answer already told it
-    if news:
-        parts.append(news)
-    asked_before = any(s == speaker and t.rstrip().endswith("?") for s, t in history)
-    if not parts and not asked_before and len(history) < 4:
-        return Utterance(text=f"And you, {partner_first}? What are you working on these days?",
-                         end=False)
-    partner_shared = last_speaker == partner and any(o in last_text for o in INFORMING)
-    if not parts or (not news and not partner_shared and len(history) >= 3):
-        parts.append(f"Well, I should get going. Good to see you, {partner_first}!")
-        return Utterance(text=clip(" ".join(parts), 400), end=True)
-    return Utterance(text=clip(" ".join(parts), 400), end=False)
-
-
-def _answer_question(question: str, context: Mapping[str, Any], speaker: str) -> str:
-    """Reply to a question from the remembered statement that shares most of its words."""
-    names = {w.lower() for w in (speaker + " " + context.get("partner", "")).split()}
-    last_sentence = re.split(r"[.!]\s+|\s-\s", question.strip())[-1]
-    asked = {w for w in re.findall(r"[a-z]{4,}", last_sentence.lower())} - names - {
-        "what", "when", "where", "which", "your", "about", "have", "there", "this", "that",
-        "with", "going", "doing", "today"}
-    if not asked:  # "what are you up to?"
-        doing = re.sub(r"\b(?:her|his) (?=\w)", "my ",
-                       context.get("speaker_action") or "getting on with my day")
-        return f"Oh, I'm {doing}." if not doing.startswith(("talking", "walking")) \
-            else "Not much - just out and about."
-    best, overlap = None, (0, False)
-    when = WHEN_QUESTION in question
-    for memory in context["memories"]:
-        if memory["kind"] in ("plan", "reflection") or " said to " in memory["text"]:
-            continue
-        words = set(re.findall(r"[a-z]{4,}", memory["text"].lower()))
-        shared = len({w for w in asked if any(x.startswith(w[:5]) for x in words)})
-        fit = (shared, when and DATED.search(memory["text"]) is not None)  # "when?" wants a date
-        if shared and fit > overlap:
-            best, overlap = memory["text"], fit
-    if best is None:
-        return "Good question - I honestly don't know."
-    return clip(ANSWER_OPENER + first_person(HEARD_FROM.sub("", best), speaker), 400)
-
-
-def whole_conversation(context: Mapping[str, Any], score) -> WholeConversation:  # noqa: ANN001
-    first, second = context["first"], context["second"]
-    lines: list[tuple[str, str]] = []
-    sides = {first: ("memories_a", "already_said_a", "partner_action_a"),
-             second: ("memories_b", "already_said_b", "partner_action_b")}
-    for turn in range(6):
-        speaker = (first, second)[turn % 2]
-        partner = (second, first)[turn % 2]
-        memories, said, action = sides[speaker]
-        reply = utterance({"speaker": speaker, "partner": partner, "history": lines,
-                           "memories": context[memories], "partner_action": context[action],
-                           "already_said": list(context[said]) + [t for s, t in lines
-                                                                  if s == speaker]}, score)
-        lines.append((speaker, reply.text))
-        if reply.end and turn >= 1:
-            break
-    return WholeConversation(lines=[Exchange(speaker=s, text=t) for s, t in lines])
-
-
-GOODBYE = re.compile(r"\s*Well, I should get going\..*$")
-OPENER_SPLIT = re.compile("|".join(re.escape(o) for o in INFORMING))
-
-
-def joint_takeaways(context: Mapping[str, Any], score) -> Takeaways:  # noqa: ANN001
-    """Each participant's takeaways, from the lines of the others."""
-    lines = list(context["lines"])
-    learned = []
-    for name in context["names"]:
-        partner = next((s for s, _ in lines if s != name), name)
-        learned.append(takeaways({"partner": partner, "lines": lines}, score).model_copy(
-            update={"name": name}))
-    return Takeaways(learned=learned)
-
-
-def takeaways(context: Mapping[str, Any], score) -> PersonTakeaways:  # noqa: ANN001
-    """Each piece of news the partner passed on, without the rest of the line around it."""
-    partner = context["partner"]
-    facts: list[str] = []
-    for speaker, text in context["lines"]:
-        if speaker != partner:
-            continue
-        for piece in OPENER_SPLIT.split(text)[1:]:  # what follows each opener
-            content = third_person(GOODBYE.sub("", piece).strip(), partner)
-            fact = clip(f"{content} (heard from {partner})")
-            if content and is_news(content, score) and fact not in facts:
-                facts.append(fact)
-    talk = " ".join(text for _, text in context["lines"])
-    return PersonTakeaways(name=partner, facts=facts[:5], scores=[score(f) for f in facts[:5]],
-                     importance=max(4, score(talk)))  # a talk is never mere routine
-
-
 ASKED_TIME = re.compile(r"\b(noon|midnight|(\d{1,2})(?::(\d{2}))?\s*(am|pm))\b", re.IGNORECASE)
 PLAN_LINE = re.compile(r"^(\d{1,2}):(\d{2}) (am|pm) to (\d{1,2}):(\d{2}) (am|pm): (.+)$")
-
-
-def _planned_at(question: str, plan: list[str]) -> str | None:
-    """'What will you be doing at 5 pm?' answered from today's plan lines."""
-    asked = ASKED_TIME.search(question)
-    if not asked:
-        return None
-    word = asked.group(1).lower()
-    minute = 720 if word == "noon" else 0 if word == "midnight" else \
-        _minute(asked.group(2), asked.group(3), asked.group(4))
-    for line in plan:
-        match = PLAN_LINE.match(line)
-        if match is None:
-            continue
-        start = _minute(match.group(1), match.group(2), match.group(3))
-        end = _minute(match.group(4), match.group(5), match.group(6))
-        if start <= minute < end or (end <= start and (minute >= start or minute < end)):
-            return f"At {asked.group(1)} I'll be {progressive(match.group(7))}, going by my plan for today."
-    return None
-
-
-def _on_topic(memories: list[str], question: str) -> list[str]:
-    """Retrieved memories reordered by the words they share with the question (names count
-    double), keeping retrieval's order among equals."""
-    asked = set(re.findall(r"[a-z]{4,}", question.lower())) - {"what", "your", "know", "with",
-                                                               "there", "have", "about", "will"}
-    names = {w.lower() for w in re.findall(r"\b[A-Z][a-z]+\b", question[1:])}
-
-    def overlap(text: str) -> int:
-        words = set(re.findall(r"[a-z]{4,}", text.lower()))
-        return len(asked & words) + len(names & words)
-
-    return sorted(memories, key=lambda m: -overlap(m))
-
-
-def answer(context: Mapping[str, Any]) -> Answer:
-    name, question = context["name"], context["question"]
-    if AI_QUESTION.search(question):
-        return Answer(text=f"I'm {name}, a simulated resident of Smallville: a character in a "
-                           "computer program, not a real person.")
-    planned = _planned_at(question, list(context.get("plan", [])))
-    if planned:
-        return Answer(text=clip(planned, 1200))
-    memories = _on_topic([HEARD_FROM.sub("", m) for m in context["memories"]
-                          if not m.startswith(f"{name}'s ")], question)[:2]
-    if not memories:
-        return Answer(text="I'm not sure - nothing comes to mind about that.")
-    said = " ".join(first_person(m, name).rstrip(".") + "." for m in memories)
-    return Answer(text=clip(f"From what I remember: {said}", 1200))
 
 
 MONTHS = ("January February March April May June July August September October November "

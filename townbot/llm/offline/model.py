@@ -8,18 +8,18 @@ always gives the same town.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from townbot.llm import offline_judge as judge
-from townbot.llm import offline_social as social
 from townbot.llm.embedding import HashingEmbedder, keywords
+from townbot.llm.offline import interview, judge, social, talk
+from townbot.llm.offline.words import alternatives, banks, seeded_index
 from townbot.llm.port import AnswerT, Ask, CallContext, LanguageModel
 from townbot.llm.purposes import (
     DayPlan,
@@ -30,7 +30,7 @@ from townbot.llm.purposes import (
     ScheduleBlock,
     Step,
 )
-from townbot.wording import progressive
+from townbot.wording import progressive, warm_up
 from townbot.world.clock import clock_face, parse_clock
 
 OFFLINE_LABEL = "offline model (deterministic, no network; not a language model)"
@@ -105,7 +105,17 @@ OBJECT_HINTS: dict[str, tuple[str, ...]] = {
     "exercis": ("track", "bench"),
     "run": ("track", "path"),
     "train": ("track", "path"),
+    "food": ("counter", "table", "kitchen"),
+    "guest": ("seating", "table", "counter"),
+    "mingl": ("seating", "table"),
+    "danc": ("seating", "floor", "stage"),
+    "listen": ("piano", "stage", "seating"),
+    "drinks": ("counter", "bar"),
+    "welcom": ("counter", "door"),
+    "host": ("counter", "seating"),
 }
+
+ODD_DEFAULTS = ("trash", "bin", "toilet", "shower", "bed", "sink", "closet")
 
 OBJECT_STATES: dict[str, str] = {
     "bed": "occupied",
@@ -129,6 +139,7 @@ OBJECT_STATES: dict[str, str] = {
 
 EMOJI: list[tuple[tuple[str, ...], str]] = [
     (("sleep", "bed", "nap"), "😴"),
+    (("dish",), "🧽"),
     (("shower", "wash", "brush", "bath"), "🚿"),
     (("dress",), "👕"),
     (("breakfast", "lunch", "dinner", "eat", "meal", "snack", "cook"), "🍳"),
@@ -146,7 +157,8 @@ EMOJI: list[tuple[tuple[str, ...], str]] = [
     (("garden", "plant", "water"), "🌱"),
     (("run", "train", "exercis", "jog", "stretch"), "🏃"),
     (("walk", "stroll"), "🚶"),
-    (("talk", "chat", "convers", "meet", "call"), "💬"),
+    (("talk", "chat", "convers", "meet", "call", "mingl", "guest", "welcom"), "💬"),
+    (("danc", "party"), "🎉"),
     (("code", "app", "program"), "💻"),
     (("stream",), "🎥"),
     (("comedy", "rehears", "perform", "act"), "🎭"),
@@ -154,16 +166,12 @@ EMOJI: list[tuple[tuple[str, ...], str]] = [
     (("clean", "tidy", "dish"), "🧽"),
 ]
 
+ACTIVE = ("run", "jog", "sprint", "train", "exercis", "garden", "water", "weed", "walk", "hike",
+          "swim", "prune", "mow")
 MEAL_WORDS = ("breakfast", "lunch", "dinner", "meal", "snack", "supper")
 MEAL_VERBS = ("eat", "have", "cook", "grab", "make", "prepare", "fix")
 MORNING_VERBS = ("wake", "wash", "shower", "brush", "get dressed", "freshen")
 BEDTIME_STARTS = ("go to bed", "go to sleep", "sleep", "head to bed", "turn in", "bedtime")
-
-
-def seeded_index(seed: int, *parts: object, modulo: int) -> int:
-    text = "|".join(str(p) for p in (seed, *parts))
-    digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") % max(1, modulo)
 
 
 # Words that start like a keyword but mean something else ("shower" is not a "show").
@@ -206,24 +214,32 @@ def score_importance(text: str) -> int:
 
 
 def pick_emoji(text: str) -> str:
+    """The emoji of the first kind of activity the text names (one: a pair such as a pan and
+    a sofa reads as nonsense)."""
     words = _words(text)
-    found = [emoji for prefixes, emoji in EMOJI if _any_starts(words, prefixes)]
-    return "".join(dict.fromkeys(found[:2])) or "🙂"
+    return next((emoji for prefixes, emoji in EMOJI if _any_starts(words, prefixes)), "🙂")
 
 
 def pick_object(activity: str, objects: Sequence[str], seed: int) -> str:
     """The object whose name or hint best matches the activity's words."""
     if not objects:
         return ""
+    return _best_object(activity, tuple(objects), seed)
+
+
+@lru_cache(maxsize=4096)  # the same steps meet the same rooms all day
+def _best_object(activity: str, objects: tuple[str, ...], seed: int) -> str:
     stems = keywords(activity)
-    best, best_score = objects[seeded_index(seed, activity, modulo=len(objects))], 0
+    # Each (stem, hint key) pair that matches adds 3 to every object named like one of its hints.
+    hinted = [hints for stem_ in stems for key, hints in OBJECT_HINTS.items()
+              if stem_.startswith(key)]
+    # With nothing matching, any object but one that no activity is done at by default.
+    plain = [o for o in objects if not any(w in o.lower() for w in ODD_DEFAULTS)] or list(objects)
+    best, best_score = plain[seeded_index(seed, activity, modulo=len(plain))], 0
     for name in objects:
         lowered = name.lower()
         score = sum(2 for s in stems if s and s in lowered)
-        for stem_ in stems:
-            for hint_key, hinted in OBJECT_HINTS.items():
-                if stem_.startswith(hint_key) and any(h in lowered for h in hinted):
-                    score += 3
+        score += sum(3 for hints in hinted if any(h in lowered for h in hints))
         if score > best_score:
             best, best_score = name, score
     return best
@@ -259,19 +275,39 @@ def _meal_steps(activity: str) -> list[str]:
     return [f"getting {meal} ready", f"eating {meal}", f"eating {meal}", "washing the dishes"]
 
 
-def _work_steps(activity: str, resuming: bool = False) -> list[str]:
+def _work_steps(activity: str, resuming: bool, pause: str) -> list[str]:
     base = re.sub(r"^(continue to|finish off:) ", "", activity.rstrip("."))
     doing = progressive(base)
     return [
         f"getting ready to {base}"
         if not activity.startswith(("continue", "finish off")) and not resuming
-        else f"getting back to it: {doing}",
+        else f"getting back to {doing}",
         doing,
-        f"still {doing}",
-        "taking a short break to stretch",
+        doing if doing.startswith("still ") else f"still {doing}",
+        pause,
         doing,
-        f"wrapping up ({doing})",
+        f"finishing up {doing}",
     ]
+
+
+EVENT_ACTIVITY = re.compile(r"^([Hh]ost|[Aa]ttend)\b.*?\b((?:[A-Z][\w']*\s){0,3}(?:party|"
+                            r"celebration|gathering|exhibition|concert|opening|reading))")
+
+
+def _event_steps(activity: str, count: int, key: str, seed: int) -> list[str] | None:
+    """A host's or a guest's steps at an event: the first and last in place (arriving,
+    leaving), the middle drawn from the bank in a seeded order so a crowd does not move as one."""
+    found = EVENT_ACTIVITY.match(activity)
+    if not found:
+        return None
+    bank = alternatives("host_steps" if found.group(1).lower() == "host" else "guest_steps")
+    event = found.group(2).strip()
+    first, middle, last = bank[0], bank[1:-1], bank[-1]
+    start = seeded_index(seed, key, modulo=len(middle))
+    ordered = middle[start:] + middle[:start]
+    steps = [first] + [ordered[i % len(ordered)] for i in range(max(0, count - 2))] + [last]
+    return [step.format(event=event) for step in steps[:count]] if count > 1 else [first.format(
+        event=event)]
 
 
 def is_meal(activity: str) -> bool:
@@ -281,14 +317,21 @@ def is_meal(activity: str) -> bool:
     )
 
 
-def _steps_text(activity: str, count: int, resuming: bool = False) -> list[str]:
+def _steps_text(activity: str, count: int, resuming: bool = False, key: str = "",
+                seed: int = 0) -> list[str]:
     filler = None
+    event = _event_steps(activity, count, key, seed)
+    if event is not None:
+        return event
     if activity.lower().startswith(MORNING_VERBS):
         pattern = _morning_steps()
     elif is_meal(activity):
         pattern, filler = _meal_steps(activity), "taking it easy after the meal"
     else:
-        pattern = _work_steps(activity, resuming)
+        active = _any_starts(_words(activity), ACTIVE)
+        pauses = alternatives("pause_active" if active else "pause_steps")
+        pattern = _work_steps(activity, resuming,
+                              pauses[seeded_index(seed, key, modulo=len(pauses))])
     if count <= 1:
         return [progressive(activity)]
     if count <= len(pattern):
@@ -323,6 +366,8 @@ class OfflineModel(LanguageModel):
         self.embedding_dim = embedding_dim
         self._embedder = HashingEmbedder(embedding_dim)
         self.invalid_answers: Counter[str] = Counter()
+        warm_up()  # the inflection table and the phrase banks, loaded here rather than in a tick
+        banks()
         self._responders: dict[str, Callable[[Mapping[str, Any]], BaseModel]] = {
             "importance": self._importance,
             "day_plan": self._day_plan,
@@ -335,10 +380,10 @@ class OfflineModel(LanguageModel):
             "react": self._react,
             "relationship": social.relationship,
             "revise_plan": social.plan_revision,
-            "utterance": lambda c: social.utterance(c, score_importance),
-            "conversation": lambda c: social.whole_conversation(c, score_importance),
-            "takeaways": lambda c: social.joint_takeaways(c, score_importance),
-            "answer": social.answer,
+            "utterance": lambda c: talk.utterance(c, score_importance, self.seed),
+            "conversation": lambda c: talk.whole_conversation(c, score_importance, self.seed),
+            "takeaways": lambda c: talk.joint_takeaways(c, score_importance),
+            "answer": lambda c: interview.answer(c, self.seed),
             "rank_answers": judge.rank,
             "label_answers": judge.label,
         }
@@ -504,7 +549,7 @@ class OfflineModel(LanguageModel):
             )
         minutes = int(context["minutes"])
         sizes = _chunks(minutes, self.seed, key)
-        texts = _steps_text(activity, len(sizes), bool(context.get("resuming")))
+        texts = _steps_text(activity, len(sizes), bool(context.get("resuming")), key, self.seed)
         steps = []
         for size, text in zip(sizes, texts, strict=True):
             obj = pick_object(f"{text} {activity}", objects, self.seed)

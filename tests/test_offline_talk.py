@@ -1,0 +1,164 @@
+"""The offline model's words (issue 32): conversations that fit who, where and what the speaker
+knows; interview answers by the question's kind; verb forms from the inflection table; the
+same seed, the same words."""
+
+from __future__ import annotations
+
+import pytest
+
+from townbot.llm.offline import interview, talk
+from townbot.llm.offline.model import OfflineModel, score_importance
+from townbot.llm.offline.words import alternatives, banks, base_form, third_singular
+from townbot.wording import progressive
+
+PARTY = {"text": "Isabella Rodriguez intends to host a Valentine's Day party at Hobbs Cafe on "
+                 "February 14, from 5 pm until 7 pm. (heard from Jane Moreno)",
+         "importance": 8, "kind": "conversation"}
+KNOWS = "Maria knows Klaus Mueller."
+
+
+def line(speaker: str, partner: str, history=(), memories=(), **more) -> talk.Utterance:
+    context = {"speaker": speaker, "partner": partner, "history": list(history),
+               "memories": list(memories), "already_said": [], "relationship": KNOWS,
+               "moment": "Monday February 13, 2023, 9:00 am", **more}
+    return talk.utterance(context, score_importance, seed=0)
+
+
+def test_a_stranger_introduces_herself_and_a_friend_is_greeted_by_name():
+    stranger = line("Abigail Chen", "Klaus Mueller", relationship="Abigail does not know Klaus.")
+    assert "I'm Abigail" in stranger.text and not stranger.end
+    friend = line("Maria Lopez", "Klaus Mueller")
+    assert "Klaus" in friend.text and "I'm Maria" not in friend.text
+
+
+def test_at_the_party_guests_talk_about_it_and_nobody_is_invited_to_it():
+    at_party = {"speaker_action": "trying the food at the Valentine's Day party",
+                "partner_action": "dancing with the other guests"}
+    opening = line("Maria Lopez", "Klaus Mueller", memories=[PARTY], **at_party)
+    assert opening.text in {t.format(partner="Klaus", host="Isabella", guest="")
+                            for t in alternatives("party_talk")} or "Isabella" in opening.text
+    history = [("Maria Lopez", opening.text), ("Klaus Mueller", "It really is, Maria.")]
+    later = line("Maria Lopez", "Klaus Mueller", history, [PARTY], **at_party)
+    assert "5 pm" not in later.text and "coming to" not in later.text
+
+
+def test_a_party_is_asked_about_before_it_is_told_and_a_yes_ends_the_telling():
+    history = [("Maria Lopez", "Hi Klaus!"), ("Klaus Mueller", "Good, thanks, Maria.")]
+    asked = line("Maria Lopez", "Klaus Mueller", history, [PARTY])
+    assert "Isabella's Valentine's Day party" in asked.text and asked.text.endswith("?")
+    history.append(("Maria Lopez", asked.text))
+    told_yes = line("Maria Lopez", "Klaus Mueller",
+                    [*history, ("Klaus Mueller", "I know, Maria, I'm looking forward to it.")],
+                    [PARTY])
+    assert "5 pm" not in told_yes.text
+    told_no = line("Maria Lopez", "Klaus Mueller",
+                   [*history, ("Klaus Mueller", "No, Maria - what's that about?")], [PARTY])
+    assert "from 5 pm until 7 pm" in told_no.text
+
+
+def test_news_one_knew_is_met_with_where_it_came_from_never_with_surprise():
+    heard = {"text": "Sam Moore intends to run for mayor. (heard from Tom Moreno)",
+             "importance": 8, "kind": "conversation"}
+    history = [("Klaus Mueller", "Hi Maria!"),
+               ("Maria Lopez", "Fine. Have you heard? Sam Moore intends to run for mayor.")]
+    reply = line("Klaus Mueller", "Maria Lopez", history, [heard],
+                 relationship="Klaus knows Maria.")
+    assert "Tom" in reply.text or "heard" in reply.text.lower()
+    assert "news to me" not in reply.text and "no idea" not in reply.text.lower()
+
+
+def test_a_talk_ends_for_a_reason_and_not_after_the_greeting():
+    history = [("Maria Lopez", "Hi Klaus!")]
+    second = line("Klaus Mueller", "Maria Lopez", history, speaker_action="reading a book",
+                  relationship="Klaus knows Maria.")
+    assert not second.end
+    history += [("Klaus Mueller", second.text), ("Maria Lopez", "Good to know."),
+                ("Klaus Mueller", "Interesting, Maria!")]
+    last = line("Maria Lopez", "Klaus Mueller", history, speaker_action="studying physics")
+    assert last.end and "studying physics" in last.text
+
+
+def test_the_takeaways_are_the_news_whole_after_any_opener():
+    for template in alternatives("share_news"):
+        said = template.format(partner="Tom", news="Sam Moore intends to run for mayor.")
+        facts = talk.takeaways({"partner": "Jane Moreno", "lines": [("Jane Moreno", said)]},
+                               score_importance).facts
+        assert facts == ["Sam Moore intends to run for mayor. (heard from Jane Moreno)"], said
+
+
+@pytest.mark.parametrize(("plan", "doing"), [
+    ("host the evening, pour drinks and introduce the performers",
+     "hosting the evening, pouring drinks and introducing the performers"),
+    ("teach the morning lecture", "teaching the morning lecture"),
+    ("weed and plant the vegetable beds", "weeding and planting the vegetable beds"),
+    ("jump out of bed and rush to get ready", "jumping out of bed and rushing to get ready"),
+    ("keep writing over a cup of tea", "still writing over a cup of tea"),
+    ("still watering the plants", "still watering the plants"),
+])
+def test_verb_forms_come_from_the_inflection_table(plan, doing):
+    assert progressive(plan) == doing
+
+
+def test_first_and_third_person_forms_from_the_table():
+    assert base_form("watches") == "watch" and base_form("intends") == "intend"
+    assert base_form("tries") == "try" and third_singular("wonder") == "wonders"
+
+
+def test_interviews_answer_by_the_question_s_kind():
+    context = {"name": "Klaus Mueller", "background": "Klaus Mueller is a sociology student "
+               "at Oak Hill College. He lives in the college dorm.",
+               "summary": "Name: Klaus Mueller (age 20). Innate traits: earnest, kind. "
+               "He is writing a paper on gentrification.",
+               "plan": ["8:00 am to 12:00 pm: work on his research paper (Oak Hill College)",
+                        "12:00 pm to 1:00 pm: eat lunch (Hobbs Cafe)"],
+               "memories": ["Maria Lopez is studying physics at the library",
+                            "Maria Lopez is studying physics at the library",
+                            "Sam Moore intends to run for mayor. (heard from Maria Lopez)"]}
+
+    def ask(question: str) -> str:
+        return interview.answer({**context, "question": question}, seed=0).text
+
+    assert "sociology student" in ask("What do you do for work?")
+    assert "research paper" in ask("What will you be doing at 9 am today?")
+    assert "asleep" in ask("What will you be doing at 6 am today?")
+    assert "Sam Moore" in ask("Do you know who is running for mayor?")
+    assert "physics" in ask("If you were getting Maria Lopez a birthday present, what would it be?")
+    assert "don't know" in ask("Is there a Valentine's Day party coming up?").lower() \
+        or "not that i know" in ask("Is there a Valentine's Day party coming up?").lower()
+    assert "stove" in ask("Your breakfast is on fire! What do you do?")
+    assert "talked with" not in ask("Who is Maria Lopez?")
+    answers = {ask(q) for q in ("Tell me about yourself.", "What do you do for work?",
+                                "What are you really into these days?")}
+    assert len(answers) == 3, "different questions, different answers"
+
+
+async def test_the_same_seed_gives_the_same_words_and_the_banks_load():
+    assert all(banks().values())
+    first, second = OfflineModel(seed=3), OfflineModel(seed=3)
+    context = {"speaker": "Maria Lopez", "partner": "Klaus Mueller", "history": [],
+               "memories": [], "already_said": [], "relationship": KNOWS, "moment": "x"}
+    assert first._responders["utterance"](context) == second._responders["utterance"](context)
+
+
+def test_news_from_a_remembered_talk_is_never_put_in_the_other_s_mouth():
+    remembered = {"kind": "conversation", "importance": 8, "text":
+                  "Jane Moreno talked with Hailey Johnson at Hobbs Cafe: cafe. Hailey: Good, "
+                  "thanks. Jane: I wanted to tell you: I intend to host a party at Hobbs Cafe on "
+                  "February 14, from 5 pm until 7 pm. Hailey: Count me in!"}
+    assert talk._news_of(remembered, score_importance) is None  # Jane's news, not Hailey's
+    remembered["text"] = remembered["text"].replace(
+        "Hailey: Good, thanks. Jane: I wanted to tell you: I intend",
+        "Hailey: Good, thanks. Guess what I heard, Jane: Isabella Rodriguez intends")
+    content, source = talk._news_of(remembered, score_importance)
+    assert content.startswith("Isabella Rodriguez intends to host") and source == "Hailey Johnson"
+
+
+def test_every_phrase_bank_says_something_even_with_its_slots_unfilled():
+    from townbot.llm.offline.words import say
+
+    for bank in banks():
+        assert isinstance(say(bank, 0, "any key"), str), bank  # never a missing-slot error
+        filled = say(bank, 0, "any key", **{slot: "x" for slot in (
+            "partner", "me", "doing", "place", "news", "host", "event", "guest", "memory",
+            "source", "who", "fact", "trait", "time", "start", "end", "interest", "feeling")})
+        assert filled.strip() and "{" not in filled, bank

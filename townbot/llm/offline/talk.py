@@ -1,0 +1,690 @@
+"""The offline model's conversations: each line from who the two are to each other, where they
+are, what each is doing and what the speaker already knows, in words from phrases.yaml.
+
+Strangers introduce themselves; friends greet by name and bring up something they share; at an
+event they talk about the event, and its host hosts. News is passed on only to someone who has
+not told it, is not at it and has not mentioned it; news one knew is met with where one heard
+it, never with surprise; a party with a time is accepted, one without is asked about once. A
+talk ends for a reason (back to what one was doing, off to the food), never right after the
+greeting. What follows a news opener is the news whole, so that the listener's takeaways
+(`takeaways`) are the remembered text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from townbot.llm.offline.social import (
+    DATED,
+    HEARD_FROM,
+    PERSON,
+    PLACE_WORDS,
+    TIME_RANGE,
+    clip,
+    first_person,
+    is_news,
+    third_person,
+)
+from townbot.llm.offline.words import alternatives, say
+from townbot.llm.purposes import Exchange, PersonTakeaways, Takeaways, Utterance, WholeConversation
+from townbot.wording import progressive
+
+Scorer = Callable[[str], int]
+Line = tuple[str, str]
+EVENT_WORDS = re.compile(r"\b(party|celebration|gathering|exhibition|concert|opening)\b",
+                         re.IGNORECASE)
+EVENT_NAME = re.compile(r"((?:[A-Z][\w']*\s){0,3}(?:party|celebration|exhibition|concert))")
+HOSTING = re.compile(r"^([A-Z][a-z]+ [A-Z][a-z]+) (?:(?:intends|plans|is planning|will|hopes|"
+                     r"is going) to (?:host|throw|hold|give)|is hosting|is throwing|hosts)\b")
+EVENT_ACTIVITY = re.compile(r"^(?:host|attend)\b.*\b(?:party|celebration|exhibition|concert)",
+                            re.IGNORECASE)
+PLAN_TIME = re.compile(r"^\d{1,2}:\d\d [ap]m: ")
+TALKED_AT = re.compile(r" talked with (?:[A-Z][\w'-]+ ?)+ at ([^:.]+)")
+IDLE = re.compile(r"^(talking|chatting|sleeping|walking|in a conversation)|\bconversation\b")
+STOP_WORDS = frozenset("intends plans hopes going about their there which would could".split())
+
+
+@cache
+def _opener_pattern() -> re.Pattern[str]:
+    """What comes before {news} in every news line, as one pattern: the listener's takeaways
+    are what follows it."""
+    heads = []
+    for bank in ("share_news", "share_own"):
+        for template in alternatives(bank):
+            head = template.split("{news}")[0]
+            heads.append(re.escape(head).replace(re.escape("{partner}"), r"[A-Z][\w'-]*"))
+    return re.compile("|".join(sorted(set(heads), key=len, reverse=True)))
+
+
+def _first(name: str) -> str:
+    return name.strip('"').split()[0]
+
+
+def news_key(text: str, said_by: str = "") -> frozenset[str]:
+    """What makes two texts the same news: the people it names (the one saying it, when it is
+    said in the first person) and its event word."""
+    names = {w.split()[0] for w in PERSON.findall(text) if not set(w.split()) & PLACE_WORDS}
+    names |= set(re.findall(r"\b([A-Z][a-z]+)'s\b", text)) - {"Valentine"}
+    if said_by and re.search(r"\b(I|I'm|I've|I'll|my)\b", text):
+        names.add(_first(said_by))
+    events = {m.lower() for m in re.findall(r"\b(party|mayor|election|exhibition|concert)", text,
+                                            re.IGNORECASE)}
+    return frozenset(names | events)
+
+
+NEWS_EVENTS = frozenset({"party", "mayor", "election", "exhibition", "concert"})
+
+
+def same_news(a: frozenset[str], b: frozenset[str]) -> bool:
+    """About the same event, and naming the same person where both name one ("I intend to run
+    for mayor" said by Sam is Sam's candidacy)."""
+    names_a, names_b = a - NEWS_EVENTS, b - NEWS_EVENTS
+    return bool(a & b & NEWS_EVENTS) and (not names_a or not names_b or bool(names_a & names_b))
+
+
+@dataclass(frozen=True)
+class TalkView:
+    """The utterance context as the offline model reads it."""
+
+    speaker: str
+    partner: str
+    history: list[Line]
+    memories: list[dict[str, Any]]
+    speaker_action: str
+    partner_action: str
+    relationship: str
+    place: str
+    moment: str
+    already_said: list[str]
+    seed: int = 0
+    plans: tuple[str, ...] = ()  # today's plan blocks, when the context has them
+
+    @classmethod
+    def of(cls, context: Mapping[str, Any], seed: int = 0) -> TalkView:
+        return cls(context["speaker"], context["partner"], list(context.get("history", [])),
+                   list(context.get("memories", [])), str(context.get("speaker_action") or ""),
+                   str(context.get("partner_action") or ""), str(context.get("relationship", "")),
+                   str(context.get("place", "")), str(context.get("moment", "")),
+                   list(context.get("already_said", [])), seed,
+                   tuple(context.get("plans", ())))
+
+    def planned_event(self) -> tuple[str, str]:
+        """The event today's plan has the speaker attend or host, and when it begins (two ''
+        when none); a plan line reads '5:00 pm: attend the Valentine's Day party'."""
+        for line in self.plans:
+            when, _, activity = line.rpartition(": ") if PLAN_TIME.match(line) else ("", "", line)
+            if EVENT_ACTIVITY.match(activity):
+                return _event_of(activity), when
+        return "", ""
+
+    def plans_event(self) -> str:
+        return self.planned_event()[0]
+
+    @property
+    def me(self) -> str:
+        return _first(self.speaker)
+
+    @property
+    def you(self) -> str:
+        return _first(self.partner)
+
+    @property
+    def turn(self) -> int:
+        return len(self.history)
+
+    @property
+    def knows_partner(self) -> bool:
+        if "does not know" in self.relationship:
+            return False
+        return bool(self.relationship) or any(self.partner in m["text"] for m in self.memories)
+
+    def say(self, bank: str, *more: object, **slots: str) -> str:
+        """One alternative of a phrase bank, chosen by who says it to whom, when, at which turn."""
+        return say(bank, self.seed, self.speaker, self.partner, self.moment, self.turn, *more,
+                   **slots)
+
+
+STEP_FRAMES = (re.compile(r"^(?:getting ready to|getting back to it:|getting back to|still|"
+                          r"wrapping up|finishing up|"
+                          r"finishing off:?|continuing to|continue to|finish off:)\s*\(?"),
+               re.compile(r"\)$"))
+PAUSES = re.compile(r"^(taking a|taking it easy|pausing|looking over|tidying up the work|jotting|"
+                    r"checking messages|stepping back|washing the dishes|getting \w+ ready|catching a|"
+                    r"stopping for|stretching for|wiping a brow)")
+
+
+def core_activity(action: str) -> str:
+    """What someone is at, without the step's frame: 'still painting' and 'getting ready to
+    paint' are both 'painting'; '' for a pause, a talk or sleep."""
+    action = action.strip().rstrip(".")
+    for frame in STEP_FRAMES:
+        action = frame.sub("", action).strip()
+    if not action or IDLE.search(action) or PAUSES.search(action):
+        return ""
+    return progressive(action)
+
+
+def _doing(action: str) -> str:
+    """One's own action as it reads after 'I'm': 'her poem' -> 'my poem'."""
+    return re.sub(r"\b(?:her|his|their)\b", "my", core_activity(action))
+
+
+def _your(action: str) -> str:
+    """The listener's action as the speaker names it: 'painting at her easel' -> 'painting at
+    your easel'."""
+    return re.sub(r"\b(?:her|his|their|my)\b", "your", core_activity(action))
+
+
+def _event_of(text: str) -> str:
+    match = EVENT_NAME.search(text)
+    return match.group(1).strip() if match else "party"
+
+
+@dataclass(frozen=True)
+class Event:
+    """An event the speaker knows of: what, whose, and the memory that says so."""
+
+    name: str
+    host: str
+    text: str
+    timed: bool
+
+
+def _events(view: TalkView) -> list[Event]:
+    found = []
+    for memory in view.memories:
+        text = HEARD_FROM.sub("", memory["text"])
+        host = HOSTING.match(text)
+        if host and EVENT_WORDS.search(text):
+            found.append(Event(_event_of(text), host.group(1), text,
+                               bool(DATED.search(text) and TIME_RANGE.search(text))))
+    return sorted(found, key=lambda e: not e.timed)
+
+
+def _at_event(action: str) -> bool:
+    """Whether an action is a host's or a guest's at an event (not getting ready for one)."""
+    return bool(re.search(r"\b(party|guests|celebration)\b", action, re.IGNORECASE)) \
+        and not re.match(r"getting ready", action)
+
+
+def _guest(view: TalkView) -> str:
+    """Someone else the speaker remembers seeing lately (for 'did you see X is here?')."""
+    for memory in view.memories:
+        for name in PERSON.findall(memory["text"]):
+            if name not in (view.speaker, view.partner) and not set(name.split()) & PLACE_WORDS:
+                return _first(name)
+    return ""
+
+
+def _knew(view: TalkView, news: str) -> tuple[bool, str]:
+    """Whether the speaker had this news already, and from whom ('' when not remembered)."""
+    key = news_key(news)
+    for memory in view.memories:
+        if memory["kind"] == "plan" or not same_news(key, news_key(memory["text"])):
+            continue
+        source = re.search(r"\(heard from ([^)]*)\)", memory["text"])
+        if source and source.group(1) != view.partner:
+            return True, _first(source.group(1))
+        talked = re.match(r"[A-Z][\w'-]+ [A-Z][\w'-]+ talked with ([A-Z][\w'-]+ [A-Z][\w'-]+)",
+                          memory["text"])
+        if talked and talked.group(1) != view.partner:
+            return True, _first(talked.group(1))
+        return True, ""
+    return False, ""
+
+
+def _partner_knows(view: TalkView, content: str) -> bool:
+    """The listener already has this news: told it, mentioned it, or is at the event."""
+    key = news_key(content)
+    if any(same_news(key, news_key(text, speaker)) for speaker, text in view.history
+           if not (speaker == view.speaker and ASK_GOING.search(text))
+           and not (text.rstrip().endswith("?") and not ASK_GOING.search(text))):
+        return True  # told or mentioned in this talk, by either (a question is not telling)
+    if any(same_news(key, news_key(text, view.speaker)) for text in view.already_said
+           if not ASK_GOING.search(text)):
+        return True
+    if any(same_news(key, news_key(m["text"])) for m in view.memories
+           if m["kind"] == "conversation" and f"talked with {view.partner}" in m["text"]):
+        return True  # it came up when we last talked
+    return "party" in key and _at_event(view.partner_action)
+
+
+KNOWS_THAT = re.compile(r"^[A-Z][\w'-]+ [A-Z][\w'-]+ knows that ")
+
+
+TRANSCRIPT = re.compile(r"^([A-Z][\w'-]+ [A-Z][\w'-]+) talked with ([A-Z][\w'-]+ [A-Z][\w'-]+) at ")
+
+
+def _news_of(memory: Mapping[str, Any], score: Scorer) -> tuple[str, str] | None:
+    """The news a memory holds as it would be told, and whom it came from ('' when not said):
+    a fact heard or an intention; what a reflection says the speaker knows ('Arthur knows that
+    Isabella intends to host...'); what the other passed on in a remembered talk."""
+    text = memory["text"]
+    talk = TRANSCRIPT.match(text)
+    if talk:
+        partner = talk.group(2)
+        for segment in re.split(rf"(?=\b{re.escape(partner.split()[0])}: )", text)[1:]:
+            # Their line only: up to the next speaker's label, so that news someone else
+            # told in the same talk is never put in their mouth.
+            own = re.split(r"(?<=[.!?…]) [A-Z][\w'-]+: ", segment.split(": ", 1)[-1])[0]
+            told = news_in(own)
+            if told:
+                content = third_person(told, partner)
+                if is_news(content, score):
+                    return content, partner
+        return None
+    source = re.search(r"\(heard from ([^)]*)\)", text)
+    if memory["kind"] == "reflection" and KNOWS_THAT.match(text):
+        rest = KNOWS_THAT.sub("", text)
+        text = rest[:1].upper() + rest[1:]
+    elif memory["kind"] in ("plan", "reflection"):
+        return None
+    if not is_news(text, score):
+        return None
+    return HEARD_FROM.sub("", text), source.group(1) if source else ""
+
+
+def _shareable(view: TalkView, score: Scorer) -> str | None:
+    """The most important news not yet told to this listener and not theirs: as a line."""
+    from_partner = [news_key(m["text"]) for m in view.memories
+                    if f"(heard from {view.partner})" in m["text"]]
+    for memory in sorted(view.memories,
+                         key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
+        found = _news_of(memory, score)
+        if found is None or found[0].startswith(view.partner) or found[1] == view.partner:
+            continue  # nobody is told their own news, or news they told us
+        content = found[0]
+        key = news_key(content)
+        if any(same_news(key, heard) for heard in from_partner):
+            continue
+        if any(content[:40] in said or first_person(content, view.speaker)[:40] in said
+               for said in view.already_said) or _partner_knows(view, content):
+            continue
+        if content.startswith(view.speaker):
+            line = view.say("share_own", content[:20], partner=view.you,
+                            news=first_person(content, view.speaker))
+        else:
+            line = view.say("share_news", content[:20], partner=view.you, news=content)
+        told = _ask_or_share(view, line, content)
+        if told:
+            return told
+    return None
+
+
+def news_in(text: str) -> str | None:
+    """The news a line passes on (what follows its opener), or None."""
+    match = _opener_pattern().search(text)
+    return text[match.end():].strip() if match else None
+
+
+def _react_to_news(view: TalkView, news: str, asked_when: bool) -> str:
+    """Surprise at news one did not have; where one heard news one had; accept a party with a
+    time, ask once about one without."""
+    about = third_person(news, view.partner)
+    host = HOSTING.match(about)
+    knew, source = _knew(view, about)
+    if re.search(r"\bparty\b", news, re.IGNORECASE):
+        timed = bool(DATED.search(news) and TIME_RANGE.search(news))
+        if view.plans_event() or knew and (timed or any(e.timed for e in _events(view))):
+            return view.say("already_going", partner=view.you)
+        if timed:
+            return view.say("accept", partner=view.you,
+                            host=_first(host.group(1)) if host else view.you)
+        if not asked_when:
+            return view.say("ask_when", partner=view.you)
+    if knew:
+        return view.say("news_known", partner=view.you, source=source)
+    return view.say("news_new", partner=view.you)
+
+
+def _answer_when(view: TalkView) -> str | None:
+    """The dated memory of the event asked about, passed on whole."""
+    timed = [e for e in _events(view) if e.timed]
+    if not timed:
+        return None
+    text = timed[0].text
+    if text.startswith(view.speaker):
+        return view.say("share_own", partner=view.you,
+                   news=first_person(text, view.speaker))
+    return view.say("share_news", partner=view.you, news=text)
+
+
+def _opening(view: TalkView) -> str:
+    doing = _doing(view.speaker_action)
+    you_doing = _your(view.partner_action)
+    if _at_event(view.speaker_action) and _at_event(view.partner_action):
+        return _party_line(view, opening=True)
+    if not view.knows_partner:
+        return view.say("greet_stranger", me=view.me, doing=doing)
+    line = view.say("greet_friend", partner=view.you)
+    shared = [TALKED_AT.search(m["text"]) for m in view.memories
+              if m["kind"] == "conversation" and view.partner in m["text"]]
+    places = [m.group(1) for m in shared if m]
+    pick = len(line) % 3
+    if places and pick == 0:
+        return f"{line} {view.say('shared_memory', place=places[0])}"
+    if you_doing and pick == 1:
+        return f"{line} {view.say('ask_about_work', doing=you_doing)}"
+    return line
+
+
+def _party_line(view: TalkView, opening: bool = False) -> str:
+    events = _events(view)
+    hosting = bool(re.search(r"\bhost", view.speaker_action))
+    host = view.me if hosting else (_first(events[0].host) if events else "")
+    guest = _guest(view)
+    if hosting and opening:
+        return view.say("host_talk", partner=view.you, guest=guest)
+    if opening and host and host == view.you:
+        return view.say("thank_host", host=host)
+    bank = "party_talk" if opening else "party_reply"
+    return view.say(bank, partner=view.you, host=host or "our host", guest=guest)
+
+
+def _first_reply(view: TalkView, last: str) -> str:
+    """The answer to an opener: an introduction to a stranger, how one is to a friend."""
+    doing = _doing(view.speaker_action) or "getting on with my day"
+    if not view.knows_partner or re.search(r"\bI'm [A-Z]|\bmeet you|introduced|we've met",
+                                           last):
+        return view.say("introduce_back", partner=view.you, me=view.me, doing=doing)
+    if last.rstrip().endswith("?") and re.search(r"\b(going|busy|enjoying|next|new)\b.*\?$", last):
+        answer = view.say("answer_work", partner=view.you)
+    else:
+        answer = view.say("how_i_am", partner=view.you, doing=doing)
+    own = _events(view)
+    if own and not _at_event(view.partner_action):
+        event = own[0]
+        if event.host == view.speaker:
+            answer += " " + view.say("mention_own_event", event=event.name)
+        elif event.timed and event.host == view.partner:
+            answer += " " + view.say("mention_to_host", partner=view.you, event=event.name)
+        elif event.timed:
+            place = next((w for w in ("Hobbs Cafe",) if w in event.text), "")
+            answer += " " + view.say("mention_event", host=_first(event.host),
+                                     event=event.name, place=place)
+    elif view.plans_event() and not _at_event(view.partner_action) and not own:
+        answer += " " + view.say("mention_event", event=view.plans_event())
+    return answer
+
+
+def _farewell(view: TalkView) -> str:
+    if _at_event(view.speaker_action):
+        events = _events(view)
+        host = _first(events[0].host) if events else ""
+        if host == view.me:
+            host = ""
+        return view.say("farewell_party", partner=view.you, guest=_guest(view),
+                   host=host)
+    doing = _doing(view.speaker_action)
+    if not doing:
+        return view.say("farewell_reply", partner=view.you)
+    return view.say("farewell_back_to", partner=view.you, doing=doing)
+
+
+ASK_GOING = re.compile(r"\b(?:going to|coming to|see you at|told you about) (my|the|[A-Z][\w-]*'s) "
+                       r"([^?]*)\?")
+@cache
+def _not_heard() -> re.Pattern[str]:
+    """How a line saying one has not heard (enough) of an event begins, from the banks."""
+    heads = [re.escape(t.split("{")[0].rstrip()) for bank in ("not_heard_of_it",
+                                                                    "heard_vaguely")
+             for t in alternatives(bank)]
+    return re.compile("^(" + "|".join(sorted(set(heads), key=len, reverse=True)) + ")")
+
+
+def _answer_going(view: TalkView, asked: re.Match[str]) -> str:
+    """Whether one is going to the event one is asked about, from what one remembers of it."""
+    whose = asked.group(1)
+    host = view.you if whose == "my" else "" if whose == "the" else whose[:-2]
+    known = [e for e in _events(view) if not host or _first(e.host) == host]
+    heard = any(host in m["text"] and re.search(r"\bparty\b", m["text"], re.IGNORECASE)
+                for m in view.memories if m["kind"] != "plan")
+    event = re.sub(r",\s*[A-Z][\w'-]*$", "", asked.group(2).strip())  # "party, Giorgio"
+    if known or heard or view.plans_event():
+        if host == view.you:
+            return view.say("mention_to_host", partner=view.you, event=event)
+        return view.say("already_going", partner=view.you)
+    if any(event.lower() in text.lower() for text in
+           [m["text"] for m in view.memories] + [t for _, t in view.history[:-1]]):
+        return view.say("heard_vaguely", partner=view.you, event=event)
+    return view.say("not_heard_of_it", partner=view.you)
+
+
+def _asked_about(view: TalkView) -> str:
+    """For an event: what the listener said when asked whether they are going ('' when not yet
+    asked), so that nobody is invited to what they already said they will attend."""
+    mine = [i for i, (s, t) in enumerate(view.history) if s == view.speaker and ASK_GOING.search(t)]
+    if not mine:
+        return ""
+    later = view.history[mine[-1] + 1:]
+    return later[0][1] if later else ""
+
+
+def _ask_or_share(view: TalkView, line: str, content: str) -> str | None:
+    """A party is first asked about ('are you going?') and told only to someone who has not
+    heard of it (never at the party itself); other news is told straight away."""
+    if not re.search(r"\bparty\b", content, re.IGNORECASE):
+        return line
+    if _at_event(view.speaker_action):
+        return None  # whoever is at the party with us knows of it
+    reply = _asked_about(view)
+    if reply == "":
+        host = HOSTING.match(content)
+        if content.startswith(view.speaker):
+            return view.say("ask_going_own", partner=view.you, event=_event_of(content))
+        return view.say("ask_going", partner=view.you, event=_event_of(content),
+                        host=_first(host.group(1)) if host else "")
+    return line if _not_heard().search(reply) else None
+
+
+SMALL_TALK = frozenset("what when where which who whom whose how about have your you going doing "
+                       "today been keeping busy enjoying next things everything well with that this "
+                       "there here they them were will would could should from into really".split())
+
+
+def _answer_topic(view: TalkView, question: str) -> str | None:
+    """A question about something ('Who is running for mayor?') answered from the memory that
+    shares most of its words: news passed on whole, anything else said in one's own words."""
+    sentence = re.split(r"(?<=[.!])\s+", question.strip())[-1]
+    if not re.match(r"(who|what|when|where|which|why|is|are|do|does|did|has|have|can|will)\b",
+                    sentence, re.IGNORECASE):
+        return None  # "interesting, isn't it?" asks for nothing
+    asked = {w for w in re.findall(r"[a-z]{4,}", sentence.lower()) if w not in SMALL_TALK}
+    asked -= {w.lower() for w in (view.speaker + " " + view.partner).split()}
+    if not asked:
+        return None
+    best, overlap = None, 0
+    for memory in view.memories:
+        if memory["kind"] == "plan" or " talked with " in memory["text"]:
+            continue
+        words = set(re.findall(r"[a-z]{4,}", memory["text"].lower()))
+        shared = len({w for w in asked if any(x.startswith(w[:5]) for x in words)})
+        if shared > overlap:
+            best, overlap = memory, shared
+    if best is None or not is_news(best["text"], lambda text: 6 if EVENT_WORDS.search(text)
+                                   or re.search(r"mayor|election", text) else 2):
+        return None
+    content = HEARD_FROM.sub("", best["text"])
+    if _partner_knows(view, content) or (_at_event(view.speaker_action)
+                                         and re.search(r"\bparty\b", content)):
+        return None
+    if content.startswith(view.speaker):
+        return view.say("share_own", partner=view.you, news=first_person(content, view.speaker))
+    return view.say("share_news", partner=view.you, news=content)
+
+
+WHATS_ON = re.compile(r"\b(what(?:'s| is) on|what's new|any news|what's happening|what is happening)",
+                      re.IGNORECASE)
+
+
+def _best_news(view: TalkView, score: Scorer) -> str | None:
+    """The most important news one has, in one's own words, for someone who asked for it."""
+    for memory in sorted(view.memories,
+                         key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
+        found = _news_of(memory, score)
+        if found and found[1] != view.partner:
+            content = found[0]
+            return first_person(content, view.speaker) if content.startswith(view.speaker) \
+                else content
+    return None
+
+
+def _mentions_unknown_event(view: TalkView, line: str) -> bool:
+    """The listener named an event ('I'm off to the party later') the speaker knows nothing of."""
+    named = EVENT_NAME.search(line)
+    if not named or not re.search(r"\bparty\b", line, re.IGNORECASE) or ASK_GOING.search(line):
+        return False
+    event = named.group(1).strip().lower()
+    return not (_events(view) or view.plans_event()
+                or any(event in m["text"].lower() for m in view.memories))
+
+
+def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utterance:
+    """The next line: an opener fitting the two; then a reply to the last line, news of one's
+    own, a question back; a farewell with its reason once nothing new is left."""
+    view = TalkView.of(context, seed)
+    if not view.history:
+        return Utterance(text=clip(_opening(view), 400), end=False)
+    last_speaker, last = view.history[-1]
+    mine = [t for s, t in view.history if s == view.speaker]
+    parts: list[str] = []
+    heard = news_in(last) if last_speaker == view.partner else None
+    asked_when = any(re.search(r"\bwhen is it|what time", t, re.IGNORECASE) for t in mine)
+    asked_going = ASK_GOING.search(last) if last_speaker == view.partner else None
+    asked_me = last_speaker == view.partner and last.rstrip().endswith("?")
+    if heard:
+        parts.append(_react_to_news(view, heard, asked_when))
+    elif asked_going:
+        parts.append(_answer_going(view, asked_going))
+    elif re.search(r"\bwhen is it|what time does it start", last, re.IGNORECASE):
+        event, when = view.planned_event()
+        answer = _answer_when(view) or (view.say("plan_time", partner=view.you, event=event,
+                                                 time=when) if when else None)
+        parts.append(answer or view.say("dont_know", partner=view.you))
+    elif _not_heard().search(last):
+        asked_me = False  # what follows is the news itself
+    elif last_speaker == view.partner and _mentions_unknown_event(view, last) and not asked_when:
+        parts.append(view.say("ask_when", partner=view.you))
+    elif asked_me and (topic := _answer_topic(view, last)):
+        if view.turn == 1 and not view.knows_partner:
+            parts.append(_first_reply(view, last))
+        parts.append(topic)
+    elif view.turn == 1:
+        parts.append(_party_line(view) if _at_event(view.speaker_action)
+                     and _at_event(view.partner_action) else _first_reply(view, last))
+    elif asked_me and _at_event(view.speaker_action):
+        parts.append(_party_line(view))
+    elif asked_me:
+        doing = _doing(view.speaker_action) or "getting on with my day"
+        about_work = re.search(r"\b(enjoying|going with|keeping you busy|next for you|new with|"
+                               r"been going)\b", last)
+        about_me = re.search(r"\b(how are you|how have you been|how's everything|how are things|"
+                             r"up to|about you|and you|busy day|keeping busy)\b", last,
+                             re.IGNORECASE)
+        # "Klaus, are you around?" or "Is Arthur up yet?": someone named who is not here.
+        someone = re.match(r"(?:(?:Is|Where is|Have you seen) ([A-Z][a-z]+)\b|([A-Z][a-z]+), )",
+                           last)
+        named = (someone.group(1) or someone.group(2)) if someone else ""
+        elsewhere = bool(named) and named not in (view.me, view.you, "No", "Yes", "Well", "Oh",
+                                                  "Hi", "Hey", "So", "Sure", "Right", "Okay")
+        if about_work:
+            parts.append(view.say("answer_work", partner=view.you))
+        elif about_me:
+            parts.append(view.say("how_i_am", partner=view.you, doing=doing))
+        elif WHATS_ON.search(last) and (told := _best_news(view, score)):
+            parts.append(view.say("whats_on", news=told))
+        elif elsewhere:
+            parts.append(view.say("not_here", who=named, partner=view.you))
+        elif re.match(r"(?:\w+, )?(who|what|when|where|which|why|how)\b", last, re.IGNORECASE):
+            parts.append(view.say("unsure", partner=view.you))
+        else:
+            parts.append(view.say("agree", partner=view.you))
+    news = _shareable(view, score) if view.turn < 8 else None
+    if news and ASK_GOING.search(news) and any(p.rstrip().endswith("?") for p in parts):
+        news = None  # one question at a time
+    if news and not any(news_in(news) == news_in(p) for p in parts if news_in(p)):
+        parts.append(news)
+    partner_shared = heard is not None
+    both_at_event = _at_event(view.speaker_action) and _at_event(view.partner_action)
+    if not parts and view.turn < 3 and both_at_event:
+        parts.append(_party_line(view, opening=True))
+        return Utterance(text=clip(" ".join(parts), 400), end=False)
+    if not parts and view.turn < 3 and not any(t.rstrip().endswith("?") for t in mine):
+        you_doing = _your(view.partner_action)
+        parts.append(view.say("ask_about_work", doing=you_doing) if you_doing
+                     else view.say("ask_back", partner=view.you))
+        return Utterance(text=clip(" ".join(parts), 400), end=False)
+    if not parts or (not news and not partner_shared and not asked_me and view.turn >= 3) \
+            or view.turn >= 9:
+        parts.append(_farewell(view))
+        return Utterance(text=clip(" ".join(parts), 400), end=True)
+    return Utterance(text=clip(" ".join(parts), 400), end=False)
+
+
+def whole_conversation(context: Mapping[str, Any], score: Scorer,
+                       seed: int = 0) -> WholeConversation:
+    """The cheaper setting's whole exchange, line by line as above."""
+    first, second = context["first"], context["second"]
+    lines: list[Line] = []
+    sides = {first: ("memories_a", "already_said_a", "partner_action_a", "partner_action_b"),
+             second: ("memories_b", "already_said_b", "partner_action_b", "partner_action_a")}
+    for turn in range(8):
+        speaker = (first, second)[turn % 2]
+        partner = (second, first)[turn % 2]
+        memories, said, partner_action, own_action = sides[speaker]
+        reply = utterance({"speaker": speaker, "partner": partner, "history": lines,
+                           "memories": context[memories],
+                           "partner_action": context.get(partner_action, ""),
+                           "speaker_action": context.get(own_action, ""),
+                           "place": context.get("place", ""), "moment": context.get("moment", ""),
+                           "already_said": list(context[said]) + [t for s, t in lines
+                                                                  if s == speaker]},
+                          score, seed)
+        lines.append((speaker, reply.text))
+        if reply.end and turn >= 1:
+            break
+    return WholeConversation(lines=[Exchange(speaker=s, text=t) for s, t in lines])
+
+
+def joint_takeaways(context: Mapping[str, Any], score: Scorer) -> Takeaways:
+    """Each participant's takeaways, from the lines of the others."""
+    lines = list(context["lines"])
+    learned = []
+    for name in context["names"]:
+        partner = next((s for s, _ in lines if s != name), name)
+        learned.append(takeaways({"partner": partner, "lines": lines}, score).model_copy(
+            update={"name": name}))
+    return Takeaways(learned=learned)
+
+
+def takeaways(context: Mapping[str, Any], score: Scorer) -> PersonTakeaways:
+    """Each piece of news the partner passed on: what follows a news opener, up to the end of
+    its sentence group (a farewell after it is not news)."""
+    partner = context["partner"]
+    facts: list[str] = []
+    for speaker, text in context["lines"]:
+        if speaker != partner:
+            continue
+        for piece in _opener_pattern().split(text)[1:]:
+            content = third_person(_news_only(piece), partner)
+            fact = clip(f"{content} (heard from {partner})")
+            if content and is_news(content, score) and fact not in facts:
+                facts.append(fact)
+    talk = " ".join(text for _, text in context["lines"])
+    return PersonTakeaways(name=partner, facts=facts[:5], scores=[score(f) for f in facts[:5]],
+                           importance=max(4, score(talk)))  # a talk is never mere routine
+
+
+def _news_only(piece: str) -> str:
+    """The news at the start of what followed an opener, without a farewell after it."""
+    piece = piece.strip()
+    for bank in ("farewell_back_to", "farewell_party", "farewell_reply"):
+        for template in alternatives(bank):
+            head = template.split("{")[0]
+            if len(head) > 6 and head in piece:
+                piece = piece[:piece.index(head)].strip()
+    return piece
