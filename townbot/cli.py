@@ -158,8 +158,8 @@ def stop_signals_like_ctrl_c(*, process_ends: bool) -> Iterator[None]:
     """SIGTERM and SIGHUP stop any command as Ctrl-C does (sim, play and run take them on their
     event loop; elsewhere they raise Stopped), and not silently with the default's exit 143.
     Only in the main thread (tests call `main` from others too). When the process ends with
-    the command (`process_ends`: the `townbot` program), a signal after its last line is held
-    and dropped, not a kill; otherwise (a test calling `main`) the handlers are put back."""
+    the command (`process_ends`: the `townbot` program), a signal after its last line is
+    dropped, not a kill; otherwise (a test calling `main`) the handlers are put back."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -169,9 +169,12 @@ def stop_signals_like_ctrl_c(*, process_ends: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        if process_ends:  # held, and dropped when the process exits a moment later: while
-            # Python shuts down it runs no handler, and a signal would kill it after all
-            signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        if process_ends:  # ignored while the process exits a moment later. Not blocked:
+            # a mask holds only this thread, and as Python shuts down it puts the default (a
+            # kill) back for signals it handled, which another thread (play's reader of piped
+            # lines) may then take; an ignored signal it leaves as it is.
+            for signum in STOP_SIGNALS:
+                signal.signal(signum, signal.SIG_IGN)
         else:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)  # type: ignore[arg-type]

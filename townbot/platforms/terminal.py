@@ -221,6 +221,14 @@ class Interrupts:
     def __exit__(self, *exc: object) -> None:
         if self._loop is None:
             return
-        for signum, previous in self._previous.items():
-            self._loop.remove_signal_handler(signum)
-            signal.signal(signum, previous)  # type: ignore[arg-type]
+        # The loop lets go of a signal by setting its default action (for SIGTERM and SIGHUP, a
+        # kill) before the next handler is set: held meanwhile, a signal reaches the next one.
+        # Once a signal is stopping the run, any later one is only a line.
+        after = (lambda number, frame: say_stopping(number)) if self.signum is not None else None
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            for signum, previous in self._previous.items():
+                self._loop.remove_signal_handler(signum)
+                signal.signal(signum, after or previous)  # type: ignore[arg-type]
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
