@@ -46,7 +46,9 @@ def portable_schema(schema: type[BaseModel]) -> dict[str, Any]:
         if "$ref" in node:
             return walk(definitions[node["$ref"].rsplit("/", 1)[-1]])
         out = {key: walk(value) for key, value in node.items()
-               if key not in UNPORTABLE_KEYWORDS and key != "properties"}
+               if key not in UNPORTABLE_KEYWORDS and key not in ("properties", "const")}
+        if "const" in node:  # a choice of one (a Literal of one value): an enum every grammar reads
+            out["enum"] = [node["const"]]
         if "properties" in node:
             out["properties"] = {name: walk(value) for name, value in node["properties"].items()}
             out["required"] = list(node["properties"])

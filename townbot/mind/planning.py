@@ -20,6 +20,8 @@ from townbot.llm.purposes import (
     PlanRevision,
     ScheduleBlock,
     Step,
+    decomposition_among,
+    schedule_among,
 )
 from townbot.mind.acting import places_text
 from townbot.mind.memory import Memory, MemoryStream
@@ -251,7 +253,8 @@ async def plan_hours(model: LanguageModel, persona: Persona, day: datetime, item
                     wakes=clock_face(begins if begins is not None else persona.wakes),
                     sleeps=clock_face(persona.sleeps))
     answer = await model.ask(Ask(
-        purpose="hourly_schedule", prompt=prompt, schema=HourlySchedule, agent=persona.name,
+        purpose="hourly_schedule", prompt=prompt, agent=persona.name,
+        schema=schedule_among(tuple(f"{s}: {a}" for s in places for a in known[s])),
         default=lambda: _default_schedule(persona),
         check=lambda a: _schedule_problem(a, persona, begins),
         context={"routine": routine_context(persona), "plan": items, "intentions": intentions,
@@ -320,7 +323,8 @@ async def decompose(model: LanguageModel, persona: Persona, block: PlanBlock,
         return f"unknown objects {unknown}; use names from the list" if unknown and objects else None
 
     answer = await model.ask(Ask(
-        purpose="decompose", prompt=prompt, schema=Decomposition, agent=persona.name,
+        purpose="decompose", prompt=prompt, schema=decomposition_among(tuple(objects)),
+        agent=persona.name,
         default=lambda: _default_steps(block, objects), check=problem,
         context={"activity": block.activity, "minutes": minutes, "objects": objects,
                  "agent": persona.name, "start": start.isoformat(),
