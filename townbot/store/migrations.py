@@ -273,4 +273,9 @@ MIGRATIONS: list[str] = [
     DROP TABLE mind_parts;
     ALTER TABLE mind_parts_by_part RENAME TO mind_parts;
     """,
+    # 12: the prompt tokens a server read from its prefix cache, where it reports them
+    # (usage.prompt_tokens_details.cached_tokens: OpenAI, vLLM); 0 where it does not.
+    """
+    ALTER TABLE llm_usage ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
