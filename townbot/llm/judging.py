@@ -11,8 +11,9 @@ Two steps, both applied to every reply a real model gives:
   but emoji where emoji belong, and a resident speaking of themself in the third person.
 
 An echo is judged against the situation: words the filled-in prompt brings (the stove that is
-burning, the objects in the room) are the resident's own to use, so the right action is
-accepted even when the example names it too.
+burning, the objects in the room) are the resident's own to use, and an example about the same
+thing as the situation shows an answer that may be right, so the right action is accepted even
+when the example gives it too.
 
 A refused reply gets the usual repair try and then the ask's default (see metering).
 """
@@ -275,34 +276,52 @@ def situation_words(request: Ask) -> frozenset[str]:
 
 def example_specifics(purpose: str, situation: frozenset[str],
                       ) -> list[tuple[str, frozenset[str], frozenset[str]]]:
-    """(example value, its specific words, its names) for each example value of a template:
-    words neither common nor in the situation asked about, and of those the capitalised ones
-    (the invented people and places)."""
+    """(example value, its specific words, its names) for each example value of a template.
+    Its names are its capitalised words the situation does not bring (the invented people and
+    places). Its specific words are its uncommon words, but none when the situation brings any
+    of them: an example about the same thing as the situation (a stove, when the stove is
+    burning) shows an answer that may be right here too."""
     found = []
     for value in template_examples(purpose):
-        specific: set[str] = set()
-        names: set[str] = set()
-        for match in re.finditer(r"[A-Za-z][A-Za-z']+", value):
-            word = match.group().lower()
-            if word in COMMON_WORDS or word in situation:
-                continue
-            specific.add(word)
-            if match.group()[0].isupper() and not word.startswith("i'"):
-                names.add(word)
-        if specific:
-            found.append((value, frozenset(specific), frozenset(names)))
+        words = [match.group() for match in re.finditer(r"[A-Za-z][A-Za-z']+", value)
+                 if match.group().lower() not in COMMON_WORDS]
+        lowered = {word.lower() for word in words}
+        names = {word.lower() for word in words if word[0].isupper()
+                 and not word.lower().startswith("i'")} - situation
+        specific = frozenset() if lowered & situation else frozenset(lowered)
+        if specific or names:
+            found.append((value, specific, frozenset(names)))
+    prose = template_names(purpose) - situation  # the invented person introduced in prose
+    if prose:
+        found.append(("the example's invented names", frozenset(), prose))
     return found
+
+
+@cache
+def template_names(purpose: str) -> frozenset[str]:
+    """Names a template's text gives inside a sentence (capitalised, not all capitals, not
+    first in a line or sentence): the invented people and places of its example."""
+    if not (PROMPT_DIR / f"{purpose}.txt").exists():
+        return frozenset()
+    head, rest = pieces(purpose)
+    text = "\n".join([head, *(chunk for _, chunk in rest)])
+    names = set()
+    for match in re.finditer(r"[A-Za-z][A-Za-z']+", text):
+        word, before = match.group(), text[: match.start()].rstrip(" ")
+        if word[0].isupper() and not word.isupper() and before and before[-1] not in '.!?:{["\n' \
+                and word.lower() not in COMMON_WORDS and not word.lower().startswith("i'"):
+            names.add(word.lower())
+    return frozenset(names)
 
 
 def _copy_problem(value: str, specifics: list[tuple[str, frozenset[str], frozenset[str]]],
                   ) -> str | None:
     """A reply copies an example when it names the example's invented people or places, or
-    shares two thirds of an example value's specific words (at least two), or four of them."""
+    shares two thirds of an example value's specific words (at least two)."""
     words = set(_words(value))
     for example, specific, names in specifics:
         shared = words & specific
-        if shared & names or len(shared) >= 4 or (
-                len(shared) >= 2 and 3 * len(shared) >= 2 * len(specific)):
+        if words & names or (len(shared) >= 2 and 3 * len(shared) >= 2 * len(specific)):
             return (f"copies the example from the instructions ({value[:60]!r} repeats "
                     f"{example[:60]!r}); answer for this case")
     return None
