@@ -15,7 +15,7 @@ import httpx2
 from townbot.llm.checking import Checked
 from townbot.llm.fake_server import FakeOpenAIServer
 from townbot.llm.openai_client import Backoff, OpenAIModel
-from townbot.llm.port import Ask, AnswerT, LanguageModel, Reply
+from townbot.llm.port import AnswerT, Ask, LanguageModel, Reply
 from townbot.llm.purposes import (
     ENUM_LIMIT,
     Decomposition,

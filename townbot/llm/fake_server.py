@@ -119,7 +119,8 @@ class FakeOpenAIServer:
         words = prompt.split()
         shared = 0
         for earlier in self._prompts:
-            same = next((i for i, (a, b) in enumerate(zip(words, earlier)) if a != b),
+            same = next((i for i, (a, b) in enumerate(zip(words, earlier, strict=False))
+                         if a != b),
                         min(len(words), len(earlier)))
             shared = max(shared, same)
         self._prompts.append(words)
