@@ -32,12 +32,14 @@ def purpose_of(body: dict[str, Any]) -> str | None:
 
 
 def schema_of(body: dict[str, Any]) -> dict[str, Any] | None:
-    """The answer schema a chat request carries: in response_format, or in the system message."""
+    """The answer schema a chat request carries: in response_format, or written out at the end
+    of the prompt (after "JSON schema of the answer: ")."""
     response_format = body.get("response_format") or {}
     if response_format.get("type") == "json_schema":
         return response_format["json_schema"]["schema"]
-    system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
-    return json.loads(system[system.index("{"):]) if "{" in system else None
+    marker = "JSON schema of the answer: "
+    prompt = prompt_of(body)
+    return json.loads(prompt[prompt.rindex(marker) + len(marker):]) if marker in prompt else None
 
 
 def minimal_answer(schema: dict[str, Any], name: str = "") -> Any:
