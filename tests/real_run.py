@@ -73,24 +73,26 @@ MORNING_QUESTION = "What have you been doing this morning?"
 
 
 async def scripted_morning(model: LanguageModel, db: Path,
-                           hour_done: Callable[[int], None] | None = None,
+                           tick_done: Callable[[int], None] | None = None, *,
+                           ticks: int = MORNING_TICKS, interviews: bool = True,
                            ) -> tuple[list[TownEvent], list[tuple[str, str]]]:
-    """The Lin family's morning: the town's events over MORNING_TICKS ticks (the stove set
-    burning as a user would with /set), then (resident, answer) for an interview of each."""
+    """The Lin family's morning: the town's events over `ticks` ticks (the stove set burning
+    as a user would with /set), then (resident, answer) for an interview of each (a recording
+    cut short replays its first ticks, without the interviews)."""
     world = select_residents(load_world(ROOT / "world.yaml", ROOT / "personas"), MORNING_RESIDENTS)
     store = await Store.open(db)
     try:
         engine = await Engine.open(world, store, model, seed=SEED)
         service = TownService(engine)
         events: list[TownEvent] = []
-        for tick in range(MORNING_TICKS):
+        for tick in range(ticks):
             if tick == STOVE_AT_TICK:
                 events += (await service.set_object(INTERVIEWER, STOVE, "burning")).events
             events += await engine.tick()
-            if hour_done and (tick + 1) % 6 == 0:
-                hour_done((tick + 1) // 6)
+            if tick_done:
+                tick_done(tick + 1)
         answers = []
-        for resident in sorted(world.personas):
+        for resident in sorted(world.personas) if interviews else ():
             interviewer = Person(f"script:interviewer:{resident}", INTERVIEWER.name)
             outcome = await service.interview(interviewer, resident, MORNING_QUESTION)
             answers.append((resident, outcome.text))
@@ -157,10 +159,10 @@ async def record(path: Path, talk: bool = False, morning: bool = False) -> None:
                 print(f"{name}:", *texts, sep="\n  ")
             return
         if morning:
-            def hour_done(hour: int) -> None:
-                print(f"game hour {hour} done after {time.perf_counter() - started:.0f} s",
-                      flush=True)
-            events, answers = await scripted_morning(model, db, hour_done)
+            def tick_done(tick: int) -> None:
+                print(f"tick {tick} ({tick * 10} game minutes) done after "
+                      f"{time.perf_counter() - started:.0f} s", flush=True)
+            events, answers = await scripted_morning(model, db, tick_done)
         else:
             events, answers = await scripted_run(model, db)
     finally:
