@@ -3,7 +3,8 @@
 
 A recording is JSON lines, one per reply: purpose, resident, the prompt, the answer schema's
 name, the raw text of the reply, its token counts (and the cached ones a server reported), the
-seconds it took, and why it was refused (`problem` names the kind, `why` says it), whichever
+seconds it took (waiting for a free request slot included), the wall-clock time it came, and why
+it was refused (`problem` names the kind, `why` says it), whichever
 check refused it: reading the reply, judging it, or the question's own check (an object that
 is not in the room). A call that failed is recorded too (`problem` "failed"), and a replay
 fails it again. `TOWNBOT_RECORD=path` records a run of
@@ -79,7 +80,7 @@ class ReplyRecorder(Layer):
     def _write(self, request: Ask, fields: dict[str, Any], started: float) -> None:
         line = {"purpose": request.purpose, "agent": request.agent, "prompt": request.prompt,
                 "schema": request.schema.__name__, **fields,
-                "seconds": round(time.perf_counter() - started, 2)}
+                "seconds": round(time.perf_counter() - started, 2), "at": round(time.time(), 2)}
         self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
         self._file.flush()  # a killed run keeps what it was answered
 
