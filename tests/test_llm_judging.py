@@ -151,3 +151,15 @@ def test_a_copied_step_is_refused_but_common_words_are_not():
 def test_an_emoji_field_holds_emoji_and_nothing_else(emoji: str, ok: bool):
     _, problem, _, _ = read_answer(ask("decompose", Decomposition), step(emoji=emoji))
     assert (problem is None) == ok, problem
+
+
+def test_a_schedule_place_outside_the_known_ones_is_left_to_choose_later():
+    from townbot.llm.purposes import schedule_among
+
+    reply = json.dumps({"blocks": [
+        {"start": "08:00", "minutes": 60, "activity": "have coffee", "place": "Hobbs Cafe: cafe"},
+        {"start": "09:00", "minutes": 60, "activity": "read", "place": "the moon: crater"}]})
+    answer, problem, _, mended = read_answer(
+        ask("hourly_schedule", schedule_among(("Hobbs Cafe: cafe",))), reply)
+    assert problem is None and [b.place for b in answer.blocks] == ["Hobbs Cafe: cafe", ""]
+    assert mended

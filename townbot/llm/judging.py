@@ -4,7 +4,8 @@ Two steps, both applied to every reply a real model gives:
 
 - `coerce` mends what is slightly off when the meaning is clear: a score of 11 on a 1-10
   scale becomes 10, a 20-minute step where 5, 10 or 15 are allowed becomes 15, "7" becomes 7,
-  a sixth insight where five are allowed is dropped, a line a little too long is cut at a word.
+  a sixth insight where five are allowed is dropped, a line a little too long is cut at a word,
+  a schedule block's place outside the known ones becomes none (chosen when the block begins).
 - `judge` refuses what only looks like an answer: placeholders ("...", empty text, "<place>"),
   the example's own specifics copied back (its invented people, places and things, which the
   situation asked about does not mention), a long run of the instructions echoed, anything
@@ -108,6 +109,9 @@ def _mend(data: Any, problem: dict) -> str | None:
 
 def _mended_value(problem: dict, value: Any) -> Any:
     kind, context = problem["type"], problem.get("ctx") or {}
+    if kind == "literal_error" and isinstance(value, str) and \
+            str(context.get("expected", "")).startswith("''"):
+        return ""  # a choice outside the list where none may be given (a place chosen later)
     number = _number(value)
     if kind == "literal_error" and number is not None:
         allowed = [int(a) for a in re.findall(r"-?\d+", str(context.get("expected", "")))]
@@ -203,8 +207,9 @@ def _placeholder_problem(value: str, echoes: frozenset[tuple[str, ...]]) -> str 
     return None
 
 
-# Text fields that may be empty, by purpose (a reaction that does not react).
-OPTIONAL_TEXT = {"react": ("action", "object_state")}
+# Text fields that may be empty, by purpose (a reaction that does not react, a block whose
+# place is chosen when it begins).
+OPTIONAL_TEXT = {"react": ("action", "object_state"), "hourly_schedule": ("place",)}
 
 
 def _emoji_problem(value: str) -> str | None:
