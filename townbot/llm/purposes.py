@@ -211,15 +211,22 @@ def choice_of(options: Iterable[str]) -> Any:
     return Literal[unique]  # type: ignore[valid-type]
 
 
+def _items_choosing(outer: type[BaseModel], items: str, inner: type[BaseModel], field: str,
+                    choice: Any, bounds: tuple[int, int], default: Any = ...) -> Any:
+    """`outer` whose list `items` holds `inner`s with `field` one of `choice`."""
+    item = create_model(inner.__name__, __base__=inner, **{field: (choice, default)})
+    low, high = bounds
+    return create_model(outer.__name__, __base__=outer, **{
+        items: (Annotated[list[item], Field(min_length=low, max_length=high)], ...)})
+
+
 @lru_cache(maxsize=SCHEMAS_KEPT)
 def decomposition_among(objects: tuple[str, ...]) -> type[Decomposition]:
     """Decomposition whose steps name one of `objects`."""
     choice = choice_of(objects)
     if choice is None:
         return Decomposition
-    step = create_model("Step", __base__=Step, object=(choice, ...))
-    return create_model("Decomposition", __base__=Decomposition,
-                        steps=(Annotated[list[step], Field(min_length=1, max_length=40)], ...))
+    return _items_choosing(Decomposition, "steps", Step, "object", choice, (1, 40))
 
 
 @lru_cache(maxsize=SCHEMAS_KEPT)
@@ -238,9 +245,7 @@ def schedule_among(spots: tuple[str, ...]) -> type[HourlySchedule]:
     choice = choice_of(("", *spots))
     if choice is None or not spots:
         return HourlySchedule
-    block = create_model("ScheduleBlock", __base__=ScheduleBlock, place=(choice, ""))
-    return create_model("HourlySchedule", __base__=HourlySchedule,
-                        blocks=(Annotated[list[block], Field(min_length=1, max_length=40)], ...))
+    return _items_choosing(HourlySchedule, "blocks", ScheduleBlock, "place", choice, (1, 40), "")
 
 
 @lru_cache(maxsize=SCHEMAS_KEPT)
@@ -249,9 +254,7 @@ def conversation_among(names: tuple[str, ...]) -> type[WholeConversation]:
     choice = choice_of(names)
     if choice is None:
         return WholeConversation
-    exchange = create_model("Exchange", __base__=Exchange, speaker=(choice, ...))
-    return create_model("WholeConversation", __base__=WholeConversation,
-                        lines=(Annotated[list[exchange], Field(min_length=2, max_length=16)], ...))
+    return _items_choosing(WholeConversation, "lines", Exchange, "speaker", choice, (2, 16))
 
 
 @lru_cache(maxsize=SCHEMAS_KEPT)
@@ -260,6 +263,4 @@ def takeaways_among(names: tuple[str, ...]) -> type[Takeaways]:
     choice = choice_of(names)
     if choice is None:
         return Takeaways
-    person = create_model("PersonTakeaways", __base__=PersonTakeaways, name=(choice, ...))
-    return create_model("Takeaways", __base__=Takeaways,
-                        learned=(Annotated[list[person], Field(min_length=1, max_length=2)], ...))
+    return _items_choosing(Takeaways, "learned", PersonTakeaways, "name", choice, (1, 2))
