@@ -163,3 +163,11 @@ def test_a_schedule_place_outside_the_known_ones_is_left_to_choose_later():
         ask("hourly_schedule", schedule_among(("Hobbs Cafe: cafe",))), reply)
     assert problem is None and [b.place for b in answer.blocks] == ["Hobbs Cafe: cafe", ""]
     assert mended
+
+
+def test_a_plan_kept_may_give_no_reason_as_the_prompt_shows():
+    from townbot.llm.purposes import PlanRevision
+
+    answer, problem, _, _ = read_answer(ask("revise_plan", PlanRevision),
+                                        '{"revise": false, "reason": ""}')
+    assert problem is None and answer.revise is False

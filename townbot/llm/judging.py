@@ -208,8 +208,9 @@ def _placeholder_problem(value: str, echoes: frozenset[tuple[str, ...]]) -> str 
 
 
 # Text fields that may be empty, by purpose (a reaction that does not react, a block whose
-# place is chosen when it begins).
-OPTIONAL_TEXT = {"react": ("action", "object_state"), "hourly_schedule": ("place",)}
+# place is chosen when it begins, a plan kept: the prompt's own example of it has no reason).
+OPTIONAL_TEXT = {"react": ("action", "object_state"), "hourly_schedule": ("place",),
+                 "revise_plan": ("reason",)}
 
 
 def _emoji_problem(value: str) -> str | None:
