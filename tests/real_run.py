@@ -1,6 +1,8 @@
-"""A scripted run of a small town: an interview of every resident, then one game hour; and a
+"""A scripted run of a small town: an interview of every resident, then one game hour; a
 scripted talk followed by a reflection (`--talk`), for the prompts an hour does not reach
-(takeaways of both participants in one call, a reflection's insights in one call).
+(takeaways of both participants in one call, a reflection's insights in one call); and a
+morning of the Lin family (`--morning`): three residents from 07:00 to 10:00, the kitchen
+stove set burning at 07:50, and each interviewed at the end.
 
 Run as a script against a real server to record its replies for the tests (the run's calls,
 tokens and wall time are printed; the server is not needed afterwards):
@@ -8,7 +10,9 @@ tokens and wall time are printed; the server is not needed afterwards):
     TOWNBOT_BASE_URL=http://127.0.0.1:8011/v1 TOWNBOT_CHAT_MODEL=qwen2.5-coder-0.5b \\
     TOWNBOT_STRUCTURED_OUTPUT=json_object TOWNBOT_CONCURRENCY=1 TOWNBOT_TIMEOUT=70 \\
         .venv/bin/python tests/real_run.py tests/real_replies/qwen-0.5b-hour.jsonl
-    (the same with --talk tests/real_replies/qwen-0.5b-talk.jsonl)
+    (the same with --talk tests/real_replies/qwen-0.5b-talk.jsonl, and with
+    --morning tests/real_replies/qwen-1.5b-morning.jsonl; `benchmarks/real_model.py FILE`
+    reads a recording's figures)
 
 The tests replay the file (`ReplayModel`) through the same script: the same town, seed and
 questions, so most prompts come out the same and get the very reply they got live.
@@ -20,6 +24,7 @@ import asyncio
 import os
 import sys
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -55,6 +60,42 @@ async def scripted_run(model: LanguageModel, db: Path) -> tuple[list[TownEvent],
         events: list[TownEvent] = []
         for _ in range(TICKS):
             events += await engine.tick()
+        return events, answers
+    finally:
+        await store.close()
+
+
+MORNING_RESIDENTS = "Eddy Lin, John Lin, Mei Lin"
+MORNING_TICKS = 18  # three game hours of 10-minute ticks, 07:00 to 10:00
+STOVE_AT_TICK = 5  # set burning at 07:50, when the family is about the house at breakfast
+STOVE = "Lin family's house: kitchen: stove"
+MORNING_QUESTION = "What have you been doing this morning?"
+
+
+async def scripted_morning(model: LanguageModel, db: Path,
+                           tick_done: Callable[[int], None] | None = None, *,
+                           ticks: int = MORNING_TICKS, interviews: bool = True,
+                           ) -> tuple[list[TownEvent], list[tuple[str, str]]]:
+    """The Lin family's morning: the town's events over `ticks` ticks (the stove set burning
+    as a user would with /set), then (resident, answer) for an interview of each (a recording
+    cut short replays its first ticks, without the interviews)."""
+    world = select_residents(load_world(ROOT / "world.yaml", ROOT / "personas"), MORNING_RESIDENTS)
+    store = await Store.open(db)
+    try:
+        engine = await Engine.open(world, store, model, seed=SEED)
+        service = TownService(engine)
+        events: list[TownEvent] = []
+        for tick in range(ticks):
+            if tick == STOVE_AT_TICK:
+                events += (await service.set_object(INTERVIEWER, STOVE, "burning")).events
+            events += await engine.tick()
+            if tick_done:
+                tick_done(tick + 1)
+        answers = []
+        for resident in sorted(world.personas) if interviews else ():
+            interviewer = Person(f"script:interviewer:{resident}", INTERVIEWER.name)
+            outcome = await service.interview(interviewer, resident, MORNING_QUESTION)
+            answers.append((resident, outcome.text))
         return events, answers
     finally:
         await store.close()
@@ -102,7 +143,7 @@ async def scripted_talk(model: LanguageModel) -> dict[str, list[str]]:
             for name, mind in minds.items()}
 
 
-async def record(path: Path, talk: bool = False) -> None:
+async def record(path: Path, talk: bool = False, morning: bool = False) -> None:
     from townbot.llm.settings import load_settings
     from townbot.town.launch import checked_model
 
@@ -117,7 +158,13 @@ async def record(path: Path, talk: bool = False) -> None:
             for name, texts in (await scripted_talk(model)).items():
                 print(f"{name}:", *texts, sep="\n  ")
             return
-        events, answers = await scripted_run(model, db)
+        if morning:
+            def tick_done(tick: int) -> None:
+                print(f"tick {tick} ({tick * 10} game minutes) done after "
+                      f"{time.perf_counter() - started:.0f} s", flush=True)
+            events, answers = await scripted_morning(model, db, tick_done)
+        else:
+            events, answers = await scripted_run(model, db)
     finally:
         await model.close()
     elapsed = time.perf_counter() - started
@@ -130,4 +177,5 @@ async def record(path: Path, talk: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(record(Path(sys.argv[-1]), talk="--talk" in sys.argv))
+    asyncio.run(record(Path(sys.argv[-1]), talk="--talk" in sys.argv,
+                       morning="--morning" in sys.argv))

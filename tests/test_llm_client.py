@@ -119,7 +119,7 @@ async def test_nested_schemas_are_inlined_with_every_field_required():
     await model.close()
 
 
-async def test_json_object_mode_sends_the_schema_in_the_request_and_a_system_message():
+async def test_json_object_mode_sends_the_schema_in_the_request_and_after_the_prompt():
     server = FakeOpenAIServer(replies('{"choice": "Oak Hill College"}'))
     model = metered(server.transport(), TOWNBOT_STRUCTURED_OUTPUT="json_object")
     assert (await model.ask(place_ask())).choice == "Oak Hill College"
@@ -127,9 +127,10 @@ async def test_json_object_mode_sends_the_schema_in_the_request_and_a_system_mes
     assert sent["response_format"] == {"type": "json_object", "schema": {
         "type": "object", "properties": {"choice": {"type": "string"}}, "required": ["choice"],
         "additionalProperties": False}}, "a server with grammars (llama-cpp-python) enforces it"
-    system = sent["messages"][0]
+    system, user = sent["messages"]
     assert system["role"] == "system" and "JSON schema" in system["content"]
-    assert '"choice"' in system["content"]
+    assert user["content"].startswith(place_ask().prompt), "the schema comes after the prompt"
+    assert '"choice"' in user["content"] and '"choice"' not in system["content"]
     await model.close()
 
 

@@ -111,6 +111,7 @@ async def test_a_town_from_before_packs_migrates_and_resumes_the_same(tmp_path, 
     with sqlite3.connect(tmp_path / "town.db") as raw:  # ... and no table for them
         raw.execute("DROP TABLE memory_packs")
         accesses_as_before_migration_10(raw)
+        raw.execute("ALTER TABLE llm_usage DROP COLUMN cached_tokens")  # added by migration 12
         raw.execute("PRAGMA user_version = 7")
     store = await Store.open(tmp_path / "town.db")
     assert await pack_count(store) == 0

@@ -187,6 +187,7 @@ async def test_a_town_of_schema_6_keeps_its_parts_and_logs_from_then_on(world, t
                          for part, stored in parts.items()])
         raw.execute("DROP TABLE part_log")
         accesses_as_before_migration_10(raw)
+        raw.execute("ALTER TABLE llm_usage DROP COLUMN cached_tokens")  # added by migration 12
         raw.execute("PRAGMA user_version = 6")
 
     engine = await open_engine(world, db)

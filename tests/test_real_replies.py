@@ -1,17 +1,21 @@
-"""The mind fed real replies: a recorded run of a 4-resident town against a small local model
-(Qwen2.5-Coder-0.5B-Instruct on llama-cpp-python, json_object mode; see tests/real_run.py),
-replayed through the whole model stack. The model copies examples, writes placeholders and
-talks about itself in the third person; what reaches the transcript must not."""
+"""The mind fed real replies: recorded runs against small local models on llama-cpp-python in
+json_object mode (see tests/real_run.py), replayed through the whole model stack: an hour of a
+4-resident town and a talk with Qwen2.5-Coder-0.5B-Instruct, and the Lin family's morning with
+Qwen2.5-Coder-1.5B-Instruct (tests/real_replies/qwen-1.5b-morning.jsonl). The models copy
+examples, write placeholders, words where emoji belong and talk about themselves in the third
+person; what reaches the transcript must not."""
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from real_run import scripted_run
+import regex
+from real_run import MORNING_TICKS, scripted_morning, scripted_run
 
 from townbot.llm.local_embedding import MiniLMEmbedder
 from townbot.llm.recording import ReplayModel
@@ -55,15 +59,14 @@ def test_the_replay_says_how_many_replies_were_repaired_or_defaulted(replayed):
     print(f"replayed outcomes: {outcomes}; replies found by prompt {replay.replay.exact}, "
           f"in order {replay.replay.in_order}, missing {replay.replay.missing}")
     assert outcomes == EXPECTED_OUTCOMES
-    assert replay.replay.missing == 0
 
 
-# 34 calls (recorded again when the place came with the schedule and sector and area became one
-# choice): the live run counted the same (5 ok, 1 repaired, 28 answered by defaults). The 0.5B
-# model mostly copies the prompts' examples back, which judging refuses, or names a place that
-# is closed at that hour; 16 of the 63 replies are matched in order rather than by prompt
-# (memories are scored in other batches since the recording).
-EXPECTED_OUTCOMES = {"ok": 5, "repaired": 1, "fallback": 28}
+# 34 calls. This recording was made with the prompts before they were reordered for prefix
+# caching (issue 37), so none of its replies is found by its prompt: they are given in order of
+# purpose, and 1 call finds none left (failed). Judged by the fairer echo rule (issue 34), most
+# of what the 0.5B model said is now usable (it answered the old prompts: record it again with
+# tests/real_run.py to measure the 0.5B model on today's).
+EXPECTED_OUTCOMES = {"ok": 26, "repaired": 1, "fallback": 6, "failed": 1}
 
 
 TALK_RECORDING = Path(__file__).parent / "real_replies" / "qwen-0.5b-talk.jsonl"
@@ -102,4 +105,63 @@ def test_a_replayed_talk_and_reflection_remember_only_real_text(talk_replayed):
 # one takeaways call for both (the example's facts copied back: refused, repaired, defaulted),
 # the importance of the talks (2, ok), the reflection's questions and its one insights call
 # (examples copied back: defaulted), the default insight's importance (ok).
-TALK_OUTCOMES = {"ok": 5, "fallback": 3}
+TALK_OUTCOMES = {"ok": 5}  # replies to the prompts before they were reordered (see above)
+
+
+MORNING = Path(__file__).parent / "real_replies" / "qwen-1.5b-morning.jsonl"
+MORNING_REPLAYED_TICKS = MORNING_TICKS  # the whole recorded morning, interviews included
+# 42 calls live (34 ok, 5 repaired, 3 defaulted: benchmarks/real_model.py). The replay judges
+# with today's rules, which since accept two replies the live run refused (a plan kept with no
+# reason, a schedule block left to choose its place later); the plans then differ a little, so
+# 21 of the replies are given in order of purpose rather than found by their prompt.
+MORNING_OUTCOMES = {"ok": 36, "repaired": 2, "fallback": 3}
+INVENTED = re.compile(r"Wren|Tallis|Gullrock|Odo Marsh|Skerry|Juniper")  # the examples' cast
+CLOCK_IN_TEXT = re.compile(r"\d{1,2}:\d{2}\s*[ap]m|\b\d{1,2}\s*[ap]m\b", re.IGNORECASE)
+
+
+@pytest.fixture(scope="module")
+def morning_replayed(tmp_path_factory):
+    import asyncio
+
+    replay = ReplayModel(MORNING, embedder=MiniLMEmbedder())
+    model = build_model_stack(replay)
+    events, answers = asyncio.run(scripted_morning(
+        model, tmp_path_factory.mktemp("morning") / "t.db", ticks=MORNING_REPLAYED_TICKS,
+        interviews=MORNING_REPLAYED_TICKS == MORNING_TICKS))
+    return replay, model, events, answers
+
+
+def test_a_replayed_1_5b_morning_finds_a_reply_for_every_call(morning_replayed):
+    replay, model, _, _ = morning_replayed
+    outcomes = dict(model.report().outcomes)
+    print(f"replayed outcomes: {outcomes}; by prompt {replay.replay.exact}, in order "
+          f"{replay.replay.in_order}, missing {replay.replay.missing}")
+    assert replay.replay.missing == 0
+    assert outcomes == MORNING_OUTCOMES
+
+
+def test_what_the_1_5b_model_did_reads_as_its_own(morning_replayed):
+    """No placeholder, shortcode, CJK text or copied name reaches the town, and no clock time
+    the model wrote into an activity reaches the transcript (an interview may give times)."""
+    _, _, events, answers = morning_replayed
+    activities = "\n".join(e.line().split(" ", 1)[-1] for e in events)
+    text = "\n".join([activities, *(a for _, a in answers)])
+    assert events and "..." not in text and "…" not in text and not SHORTCODE.search(text)
+    assert not regex.search(r"\p{Han}", text) and not INVENTED.search(text)
+    assert not CLOCK_IN_TEXT.search(activities), activities
+
+
+def test_the_recording_meets_the_goals_that_do_not_depend_on_its_length():
+    """What benchmarks/real_model.py prints for the recording: no accepted reply names what it
+    was not offered, no right answer to something burning is refused, and every refusal says
+    why."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        from real_model import alarm_reactions, read_calls, strangers
+    finally:
+        sys.path.pop(0)
+    calls = read_calls(MORNING)
+    accepted = [r for c in calls for r in c.replies if r.get("problem") is None]
+    assert [s for r in accepted for s in strangers(r)] == []
+    assert not [r for r, right in alarm_reactions(calls) if right and r.get("problem")]
+    assert all(r.get("why") for c in calls for r in c.replies if r.get("problem"))

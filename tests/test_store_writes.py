@@ -116,6 +116,7 @@ async def test_migration_11_puts_the_parts_of_a_kind_side_by_side(world, tmp_pat
         raw.execute("DELETE FROM mind_parts")
         raw.execute("INSERT INTO mind_parts SELECT * FROM by_agent")
         raw.execute("DROP TABLE by_agent")
+        raw.execute("ALTER TABLE llm_usage DROP COLUMN cached_tokens")  # added by migration 12
         raw.execute("PRAGMA user_version = 10")
     before = rows(db, "SELECT * FROM mind_parts ORDER BY town_id, agent, part")
     store = await Store.open(db)

@@ -85,4 +85,5 @@ def _cost(*replies: Reply) -> dict:
     """The tokens of all the replies one call needed, as keyword arguments of a Reply."""
     return {"prompt_tokens": sum(r.prompt_tokens for r in replies),
             "completion_tokens": sum(r.completion_tokens for r in replies),
-            "estimated": any(r.estimated for r in replies)}
+            "estimated": any(r.estimated for r in replies),
+            "cached_tokens": sum(r.cached_tokens for r in replies)}

@@ -32,12 +32,14 @@ def purpose_of(body: dict[str, Any]) -> str | None:
 
 
 def schema_of(body: dict[str, Any]) -> dict[str, Any] | None:
-    """The answer schema a chat request carries: in response_format, or in the system message."""
+    """The answer schema a chat request carries: in response_format, or written out at the end
+    of the prompt (after "JSON schema of the answer: ")."""
     response_format = body.get("response_format") or {}
     if response_format.get("type") == "json_schema":
         return response_format["json_schema"]["schema"]
-    system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
-    return json.loads(system[system.index("{"):]) if "{" in system else None
+    marker = "JSON schema of the answer: "
+    prompt = prompt_of(body)
+    return json.loads(prompt[prompt.rindex(marker) + len(marker):]) if marker in prompt else None
 
 
 def minimal_answer(schema: dict[str, Any], name: str = "") -> Any:
@@ -69,9 +71,11 @@ def counted_tokens(text: str) -> int:
 
 class FakeOpenAIServer:
     def __init__(self, answer: ChatResponder, *, embedding_dim: int = 32,
-                 report_usage: bool = True) -> None:
+                 report_usage: bool = True, prefix_cache: bool = False) -> None:
         self.answer = answer
         self.report_usage = report_usage
+        self.prefix_cache = prefix_cache  # report cached tokens as vLLM and OpenAI do
+        self._prompts: list[list[str]] = []
         self.embedder = HashingEmbedder(embedding_dim)
         self.chat_requests: list[dict[str, Any]] = []
         self.embedding_requests: list[dict[str, Any]] = []
@@ -107,7 +111,22 @@ class FakeOpenAIServer:
             prompt_tokens, completion_tokens = counted_tokens(prompt), counted_tokens(content)
             completion["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                                    "total_tokens": prompt_tokens + completion_tokens}
+            if self.prefix_cache:
+                completion["usage"]["prompt_tokens_details"] = {"cached_tokens": self._cached(prompt)}
         return httpx2.Response(200, json=completion)
+
+    def _cached(self, prompt: str) -> int:
+        """The words of the longest prefix this prompt shares with an earlier one (a server's
+        prefix cache, counted as this server counts tokens)."""
+        words = prompt.split()
+        shared = 0
+        for earlier in self._prompts:
+            same = next((i for i, (a, b) in enumerate(zip(words, earlier, strict=False))
+                         if a != b),
+                        min(len(words), len(earlier)))
+            shared = max(shared, same)
+        self._prompts.append(words)
+        return shared
 
     def _embeddings(self, body: dict[str, Any]) -> httpx2.Response:
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]

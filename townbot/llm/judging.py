@@ -4,10 +4,17 @@ Two steps, both applied to every reply a real model gives:
 
 - `coerce` mends what is slightly off when the meaning is clear: a score of 11 on a 1-10
   scale becomes 10, a 20-minute step where 5, 10 or 15 are allowed becomes 15, "7" becomes 7,
-  a sixth insight where five are allowed is dropped, a line a little too long is cut at a word.
+  a sixth insight where five are allowed is dropped, a line a little too long is cut at a word,
+  a schedule block's place outside the known ones becomes none (chosen when the block begins).
 - `judge` refuses what only looks like an answer: placeholders ("...", empty text, "<place>"),
-  the template's own example text copied back, the instruction echoed, words or :shortcodes:
-  where emoji belong, and a resident speaking of themself in the third person.
+  the example's own specifics copied back (its invented people, places and things, which the
+  situation asked about does not mention), a long run of the instructions echoed, anything
+  but emoji where emoji belong, and a resident speaking of themself in the third person.
+
+An echo is judged against the situation: words the filled-in prompt brings (the stove that is
+burning, the objects in the room) are the resident's own to use, and an example about the same
+thing as the situation shows an answer that may be right, so the right action is accepted even
+when the example gives it too.
 
 A refused reply gets the usual repair try and then the ask's default (see metering).
 """
@@ -15,14 +22,16 @@ A refused reply gets the usual repair try and then the ask's default (see meteri
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
+import regex
 from pydantic import BaseModel, ValidationError
 
 from townbot.llm.port import Ask
-from townbot.prompting import PROMPT_DIR, template
+from townbot.prompting import PROMPT_DIR, pieces, template
 
 PLACEHOLDER_WORDS = frozenset({
     "string", "text", "str", "action", "activity", "object", "state", "emoji", "todo", "tbd",
@@ -30,8 +39,23 @@ PLACEHOLDER_WORDS = frozenset({
 ELLIPSIS = re.compile(r"\.\.\.|…")
 ANGLE_PLACEHOLDER = re.compile(r"<[^<>]{2,80}>")
 SHORTCODE = re.compile(r":[a-z0-9_+-]+:?", re.IGNORECASE)
-TEMPLATE_FIELD = re.compile(r'"(\w+)":\s*"([^"$]{3,})"')
-ECHO_WORDS = 6  # this many consecutive words of a template's own text make an echo
+# Quoted strings, paired from the left: those not followed by a colon are example values (or
+# quoted examples in the instructions' prose), the others JSON keys.
+QUOTED = re.compile(r'"([^"]*)"(\s*:)?')
+ECHO_WORDS = 8  # this many consecutive words of a template's instructions make an echo
+# Words too common to mark a copy: an example's specifics are its other words.
+COMMON_WORDS = frozenset("""
+a an the and or but of to in on at by for with from up down out over into onto off about as is
+are was were be been am it its it's this that these those there here then than so too very just
+i me my we our you your he him his she her they them their one two some any all each no not
+will would can could should may might must do does did done have has had get got go goes going
+make makes made take takes now today tonight morning evening day time new good well back more
+am pm why how what who where when which yet also still
+""".split())
+# Emoji: code points with the Unicode Emoji property (or the parts that join them), at least
+# one of them a picture (a digit, '#' or '*' alone has the property, as a keycap's base).
+EMOJI_ONLY = regex.compile(r"[\p{Emoji}\p{Emoji_Component}\u200d\ufe0f\u20e3\s]+")
+PICTOGRAPH = regex.compile(r"\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3")
 THIRD_PERSON_VERBS = ("is", "was", "has", "had", "would", "will", "thinks", "feels", "says",
                       "likes", "loves", "remembers", "knows", "does", "did", "can", "wants")
 # Fields the whole reply is judged by when a resident speaks (first person expected).
@@ -85,6 +109,9 @@ def _mend(data: Any, problem: dict) -> str | None:
 
 def _mended_value(problem: dict, value: Any) -> Any:
     kind, context = problem["type"], problem.get("ctx") or {}
+    if kind == "literal_error" and isinstance(value, str) and \
+            str(context.get("expected", "")).startswith("''"):
+        return ""  # a choice outside the list where none may be given (a place chosen later)
     number = _number(value)
     if kind == "literal_error" and number is not None:
         allowed = [int(a) for a in re.findall(r"-?\d+", str(context.get("expected", "")))]
@@ -136,8 +163,8 @@ def _cut(text: str, limit: int) -> str:
 
 def judge(request: Ask, answer: BaseModel) -> str | None:
     """Why a well-formed answer is still not a real one, or None when it reads as one."""
-    examples = template_examples(request.purpose)
     echoes = template_phrases(request.purpose)
+    specifics: list[tuple[str, frozenset[str], frozenset[str]]] | None = None  # when needed
     for path, value in _strings(answer.model_dump()):
         field = path.rsplit(".", 1)[-1]
         if field == "emoji":
@@ -145,7 +172,11 @@ def judge(request: Ask, answer: BaseModel) -> str | None:
         elif not value.strip() and field in OPTIONAL_TEXT.get(request.purpose, ()):
             problem = None
         else:
-            problem = _placeholder_problem(value, examples, echoes)
+            problem = _placeholder_problem(value, echoes)
+            if problem is None:
+                if specifics is None:
+                    specifics = example_specifics(request.purpose, situation_words(request))
+                problem = _copy_problem(value, specifics)
         if problem:
             return f"{path} {problem}"
     return _person_problem(request, answer)
@@ -162,8 +193,7 @@ def _strings(data: Any, path: str = "") -> Iterator[tuple[str, str]]:
         yield path, data
 
 
-def _placeholder_problem(value: str, examples: frozenset[str],
-                         echoes: frozenset[tuple[str, ...]]) -> str | None:
+def _placeholder_problem(value: str, echoes: frozenset[tuple[str, ...]]) -> str | None:
     text = value.strip()
     letters = re.sub(r"[^\w]", "", ELLIPSIS.sub("", text))
     if len(letters) < 2 or text.lower().strip(".…!? ") in PLACEHOLDER_WORDS:
@@ -172,15 +202,15 @@ def _placeholder_problem(value: str, examples: frozenset[str],
         return f"is a placeholder ({value!r}); write it out in full"
     if ANGLE_PLACEHOLDER.fullmatch(text) or text.startswith("<") and text.endswith(">"):
         return f"is the template's placeholder ({value!r}); put the real value there"
-    if len(text.split()) >= 3 and text.lower() in examples:
-        return f"copies the example from the instructions ({value!r}); answer for this case"
     if _echoes(text, echoes):
         return f"repeats the instructions ({value[:60]!r}) instead of answering them"
     return None
 
 
-# Text fields that may be empty, by purpose (a reaction that does not react).
-OPTIONAL_TEXT = {"react": ("action", "object_state")}
+# Text fields that may be empty, by purpose (a reaction that does not react, a block whose
+# place is chosen when it begins, a plan kept: the prompt's own example of it has no reason).
+OPTIONAL_TEXT = {"react": ("action", "object_state"), "hourly_schedule": ("place",),
+                 "revise_plan": ("reason",)}
 
 
 def _emoji_problem(value: str) -> str | None:
@@ -189,9 +219,15 @@ def _emoji_problem(value: str) -> str | None:
         return None  # an empty emoji field takes the default emoji
     if SHORTCODE.search(text) or re.search(r"[A-Za-z]", text):
         return f"must be emoji characters like ☕ or 🛏️, not words or :shortcodes: ({value!r})"
-    if not any(ord(ch) > 0x2000 for ch in text):
-        return f"must be emoji characters like ☕ or 🛏️ ({value!r})"
+    if not is_emoji(text):
+        return f"must be emoji characters like ☕ or 🛏️, nothing else ({value!r})"
     return None
+
+
+def is_emoji(text: str) -> bool:
+    """Whether the text is emoji only (spaces between them allowed): no letters of any script,
+    no punctuation."""
+    return bool(EMOJI_ONLY.fullmatch(text)) and PICTOGRAPH.search(text) is not None
 
 
 def _person_problem(request: Ask, answer: BaseModel) -> str | None:
@@ -215,22 +251,97 @@ def _person_problem(request: Ask, answer: BaseModel) -> str | None:
 
 
 @cache
-def template_examples(purpose: str) -> frozenset[str]:
-    """The example values in a template's answer line, lower-cased (a copy is not an answer)."""
+def template_examples(purpose: str) -> tuple[str, ...]:
+    """The example values a template shows (quoted strings that are not JSON keys), without
+    those that hold a placeholder."""
+    if not (PROMPT_DIR / f"{purpose}.txt").exists():
+        return ()
+    text = template(purpose).template
+    return tuple(dict.fromkeys(value for value, key in QUOTED.findall(text)
+                               if not key and value and "$" not in value))
+
+
+@cache
+def template_words(purpose: str) -> Counter[str]:
+    """How often each word occurs in a template's own text (placeholders left out)."""
+    if not (PROMPT_DIR / f"{purpose}.txt").exists():
+        return Counter()
+    head, rest = pieces(purpose)
+    return Counter(_words(" ".join([head, *(text for _, text in rest)])))
+
+
+def situation_words(request: Ask) -> frozenset[str]:
+    """The words the filled-in values brought to a prompt: its words beyond the template's own
+    (a repair request is judged by the prompt it repairs)."""
+    prompt = request.prompt
+    repair_head = pieces("repair")[1][0][1]  # the text after the repaired prompt
+    if repair_head.strip() and repair_head in prompt:
+        prompt = prompt[: prompt.rindex(repair_head)]
+    return frozenset(Counter(_words(prompt)) - template_words(request.purpose))
+
+
+def example_specifics(purpose: str, situation: frozenset[str],
+                      ) -> list[tuple[str, frozenset[str], frozenset[str]]]:
+    """(example value, its specific words, its names) for each example value of a template.
+    Its names are its capitalised words the situation does not bring (the invented people and
+    places). Its specific words are its uncommon words, but none when the situation brings any
+    of them: an example about the same thing as the situation (a stove, when the stove is
+    burning) shows an answer that may be right here too."""
+    found = []
+    for value in template_examples(purpose):
+        words = [match.group() for match in re.finditer(r"[A-Za-z][A-Za-z']+", value)
+                 if match.group().lower() not in COMMON_WORDS]
+        lowered = {word.lower() for word in words}
+        names = {word.lower() for word in words if word[0].isupper()
+                 and not word.lower().startswith("i'")} - situation
+        specific = frozenset() if lowered & situation else frozenset(lowered)
+        if specific or names:
+            found.append((value, specific, frozenset(names)))
+    prose = template_names(purpose) - situation  # the invented person introduced in prose
+    if prose:
+        found.append(("the example's invented names", frozenset(), prose))
+    return found
+
+
+@cache
+def template_names(purpose: str) -> frozenset[str]:
+    """Names a template's text gives inside a sentence (capitalised, not all capitals, not
+    first in a line or sentence): the invented people and places of its example."""
     if not (PROMPT_DIR / f"{purpose}.txt").exists():
         return frozenset()
-    text = template(purpose).template
-    return frozenset(value.strip().lower() for _, value in TEMPLATE_FIELD.findall(text))
+    head, rest = pieces(purpose)
+    text = "\n".join([head, *(chunk for _, chunk in rest)])
+    names = set()
+    for match in re.finditer(r"[A-Za-z][A-Za-z']+", text):
+        word, before = match.group(), text[: match.start()].rstrip(" ")
+        if word[0].isupper() and not word.isupper() and before and before[-1] not in '.!?:{["\n' \
+                and word.lower() not in COMMON_WORDS and not word.lower().startswith("i'"):
+            names.add(word.lower())
+    return frozenset(names)
+
+
+def _copy_problem(value: str, specifics: list[tuple[str, frozenset[str], frozenset[str]]],
+                  ) -> str | None:
+    """A reply copies an example when it names the example's invented people or places, or
+    shares two thirds of an example value's specific words (at least two)."""
+    words = set(_words(value))
+    for example, specific, names in specifics:
+        shared = words & specific
+        if words & names or (len(shared) >= 2 and 3 * len(shared) >= 2 * len(specific)):
+            return (f"copies the example from the instructions ({value[:60]!r} repeats "
+                    f"{example[:60]!r}); answer for this case")
+    return None
 
 
 @cache
 def template_phrases(purpose: str) -> frozenset[tuple[str, ...]]:
-    """Runs of ECHO_WORDS words of a template's own instructions (its fixed text)."""
+    """Runs of ECHO_WORDS words of a template's instructions (its fixed text, without the
+    example values, which `_copy_problem` judges against the situation)."""
     if not (PROMPT_DIR / f"{purpose}.txt").exists():
         return frozenset()
-    fixed = re.split(r"\$\{?\w+\}?", template(purpose).template)
+    text = QUOTED.sub(lambda m: " | " if not m.group(2) else m.group(), template(purpose).template)
     runs: set[tuple[str, ...]] = set()
-    for chunk in fixed:
+    for chunk in re.split(r"\$\{?\w+\}?|[|{}]", text):
         words = _words(chunk)
         runs.update(tuple(words[i:i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1))
     return frozenset(runs)

@@ -95,7 +95,8 @@ class Recorded(Layer):
             model = self._models[purpose] = self.inner.model_for(purpose)
         self._send(request.usage, UsageRecord(
             purpose, request.agent, request.game_day or 1, model, reply.prompt_tokens,
-            reply.completion_tokens, reply.estimated, elapsed * 1000, reply.outcome))
+            reply.completion_tokens, reply.estimated, elapsed * 1000, reply.outcome,
+            reply.cached_tokens))
 
     async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
         call = call or CallContext()

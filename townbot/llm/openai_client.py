@@ -376,15 +376,18 @@ class OpenAIModel(LanguageModel):
         choice = completion.choices[0]
         content = choice.message.content or ""
         usage = completion.usage
+        cached = 0
         if usage is not None:
             prompt_tokens, completion_tokens, estimated = usage.prompt_tokens, usage.completion_tokens, False
+            details = getattr(usage, "prompt_tokens_details", None)  # OpenAI's and vLLM's
+            cached = int(getattr(details, "cached_tokens", None) or 0)
         else:
             prompt_tokens = estimate_tokens(" ".join(m["content"] for m in messages))
             completion_tokens, estimated = estimate_tokens(content), True
 
         def reply(answer: AnswerT | None, problem: str | None = None, kind: str | None = None) -> Reply:
             return Reply(answer, model, prompt_tokens, completion_tokens, estimated, problem, kind,
-                         requests, raw=content)
+                         requests, raw=content, cached_tokens=cached)
 
         if not content.strip():
             refusal = getattr(choice.message, "refusal", None)

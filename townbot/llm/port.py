@@ -35,6 +35,7 @@ class UsageRecord(NamedTuple):
     estimated: bool
     latency_ms: float
     outcome: str  # ok | repaired | fallback | failed | cached | skipped | over_budget
+    cached_tokens: int = 0  # prompt tokens the server read from its prefix cache, when it says
 
 
 class UsageSink(Protocol):
@@ -142,6 +143,7 @@ class Reply(Generic[AnswerT]):
     requests: int = 1
     outcome: str = "ok"  # set by the layers: ok | repaired | fallback | failed | cached | ...
     raw: str | None = None  # the reply's text as the server sent it (for recordings)
+    cached_tokens: int = 0  # of prompt_tokens, those the server had cached (when it reports it)
 
 
 @dataclass(frozen=True)

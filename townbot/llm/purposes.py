@@ -1,19 +1,25 @@
 """The answer schema of every purpose the mind asks a model for.
 
 Small integer ranges are enums (Literal) because one structured-output grammar ignores
-minimum/maximum.
+minimum/maximum. A question that picks from a list (an object in the room, a known place and
+area, a participant of a conversation) gets a schema with the list as an enum (`*_among`), so
+that a server enforcing schemas cannot name anything else; a list longer than ENUM_LIMIT keeps
+the plain schema and the question's check alone.
 """
 
 from __future__ import annotations
 
-from functools import cache
-from typing import Annotated, Literal
+from collections.abc import Iterable
+from functools import cache, lru_cache
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
 Score = Literal[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
 ChunkMinutes = Literal[5, 10, 15]
 Line = Annotated[str, Field(min_length=1, max_length=300)]
+ENUM_LIMIT = 80  # longer lists would swell every request's schema: the check refuses instead
+SCHEMAS_KEPT = 2048  # schemas made for lists of choices (each list is a town's, so they recur)
 
 
 class ImportanceScores(BaseModel):
@@ -191,3 +197,70 @@ class Labels(BaseModel):
     """purpose 'label_answers': one yes or no per numbered answer, in order."""
 
     labels: Annotated[list[Literal["yes", "no"]], Field(min_length=1, max_length=40)]
+
+
+# --- schemas whose choices are the question's own list -----------------------------------------
+
+
+def choice_of(options: Iterable[str]) -> Any:
+    """A Literal of the options (in their order, once each), or None when there are none or
+    too many to send as an enum."""
+    unique = tuple(dict.fromkeys(options))
+    if not unique or len(unique) > ENUM_LIMIT:
+        return None
+    return Literal[unique]  # type: ignore[valid-type]
+
+
+def _items_choosing(outer: type[BaseModel], items: str, inner: type[BaseModel], field: str,
+                    choice: Any, bounds: tuple[int, int], default: Any = ...) -> Any:
+    """`outer` whose list `items` holds `inner`s with `field` one of `choice`."""
+    item = create_model(inner.__name__, __base__=inner, **{field: (choice, default)})
+    low, high = bounds
+    return create_model(outer.__name__, __base__=outer, **{
+        items: (Annotated[list[item], Field(min_length=low, max_length=high)], ...)})
+
+
+@lru_cache(maxsize=SCHEMAS_KEPT)
+def decomposition_among(objects: tuple[str, ...]) -> type[Decomposition]:
+    """Decomposition whose steps name one of `objects`."""
+    choice = choice_of(objects)
+    if choice is None:
+        return Decomposition
+    return _items_choosing(Decomposition, "steps", Step, "object", choice, (1, 40))
+
+
+@lru_cache(maxsize=SCHEMAS_KEPT)
+def place_and_area_among(places: tuple[str, ...], areas: tuple[str, ...]) -> type[PlaceAndArea]:
+    """PlaceAndArea naming one of `places` and one of `areas` (which area belongs to which
+    place is still the question's check)."""
+    place, area = choice_of(places), choice_of(areas)
+    if place is None or area is None:
+        return PlaceAndArea
+    return create_model("PlaceAndArea", __base__=PlaceAndArea, place=(place, ...), area=(area, ...))
+
+
+@lru_cache(maxsize=SCHEMAS_KEPT)
+def schedule_among(spots: tuple[str, ...]) -> type[HourlySchedule]:
+    """HourlySchedule whose blocks name one of `spots` ("place: area"), or "" to choose later."""
+    choice = choice_of(("", *spots))
+    if choice is None or not spots:
+        return HourlySchedule
+    return _items_choosing(HourlySchedule, "blocks", ScheduleBlock, "place", choice, (1, 40), "")
+
+
+@lru_cache(maxsize=SCHEMAS_KEPT)
+def conversation_among(names: tuple[str, ...]) -> type[WholeConversation]:
+    """WholeConversation whose speakers are the participants."""
+    choice = choice_of(names)
+    if choice is None:
+        return WholeConversation
+    return _items_choosing(WholeConversation, "lines", Exchange, "speaker", choice, (2, 16))
+
+
+@lru_cache(maxsize=SCHEMAS_KEPT)
+def takeaways_among(names: tuple[str, ...]) -> type[Takeaways]:
+    """Takeaways with one entry per participant, each named as one of them."""
+    choice = choice_of(names)
+    if choice is None:
+        return Takeaways
+    return _items_choosing(Takeaways, "learned", PersonTakeaways, "name", choice, (1, 2))

@@ -2,7 +2,12 @@
 `ReplayModel` answers from such a file, so tests feed the mind what real models say.
 
 A recording is JSON lines, one per reply: purpose, resident, the prompt, the answer schema's
-name, the raw text of the reply and its token counts. `TOWNBOT_RECORD=path` records a run of
+name, the raw text of the reply, its token counts (and the cached ones a server reported), the
+seconds it took (waiting for a free request slot included), the wall-clock time it came, and why
+it was refused (`problem` names the kind, `why` says it), whichever
+check refused it: reading the reply, judging it, or the question's own check (an object that
+is not in the room). A call that failed is recorded too (`problem` "failed"), and a replay
+fails it again. `TOWNBOT_RECORD=path` records a run of
 `townbot sim` or `play` (the recorder sits right around the client, under the checking layer,
 so repair requests are recorded too). A replay reads each reply back through the same parsing
 and judging as a live one (townbot.llm.structured), so a replayed run meets the same flaws and
@@ -12,6 +17,7 @@ makes the same repairs.
 from __future__ import annotations
 
 import json
+import time
 from collections import defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +36,7 @@ from townbot.llm.port import (
     Layer,
     Reply,
     answer_from_reply,
+    usable,
 )
 from townbot.llm.structured import read_answer
 
@@ -52,14 +59,30 @@ class ReplyRecorder(Layer):
         self._file = path.open("a", encoding="utf-8")
 
     async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
-        reply = await self.inner.reply(request)
+        started = time.perf_counter()
+        try:
+            reply = await self.inner.reply(request)
+        except CallFailed as error:
+            self._write(request, {"raw": None, "model": self.label, "prompt_tokens": 0,
+                                  "completion_tokens": 0, "problem": "failed", "why": str(error)},
+                        started)
+            raise
+        kind, why = reply.problem_kind, reply.problem
+        if reply.answer is not None and kind is None and (why := usable(request, reply.answer)):
+            kind = "unusable"  # refused by the question's own check (the checking layer's kind)
+        self._write(request, {"raw": reply.raw, "model": reply.model,
+                              "prompt_tokens": reply.prompt_tokens,
+                              "completion_tokens": reply.completion_tokens,
+                              "cached_tokens": reply.cached_tokens, "problem": kind, "why": why},
+                    started)
+        return reply
+
+    def _write(self, request: Ask, fields: dict[str, Any], started: float) -> None:
         line = {"purpose": request.purpose, "agent": request.agent, "prompt": request.prompt,
-                "schema": request.schema.__name__, "raw": reply.raw, "model": reply.model,
-                "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-                "problem": reply.problem_kind}
+                "schema": request.schema.__name__, **fields,
+                "seconds": round(time.perf_counter() - started, 2), "at": round(time.time(), 2)}
         self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
         self._file.flush()  # a killed run keeps what it was answered
-        return reply
 
     async def close(self) -> None:
         self._file.close()
@@ -110,11 +133,14 @@ class ReplayModel(LanguageModel):
         record = self._next(request)
         if record is None:
             raise CallFailed(f"the recording has no reply left for '{request.purpose}'")
+        if record.get("problem") == "failed":
+            raise CallFailed(record.get("why") or "the recorded call failed")
         raw = record.get("raw") or ""
         answer, problem, kind, _ = read_answer(request, raw) if raw.strip() else (
             None, "it was empty", "empty", [])
         return Reply(answer, record.get("model") or self.label, int(record.get("prompt_tokens") or 0),
-                     int(record.get("completion_tokens") or 0), False, problem, kind, raw=raw)
+                     int(record.get("completion_tokens") or 0), False, problem, kind, raw=raw,
+                     cached_tokens=int(record.get("cached_tokens") or 0))
 
     async def ask(self, request: Ask[AnswerT]) -> AnswerT:
         return await answer_from_reply(self, request)

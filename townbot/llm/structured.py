@@ -46,7 +46,9 @@ def portable_schema(schema: type[BaseModel]) -> dict[str, Any]:
         if "$ref" in node:
             return walk(definitions[node["$ref"].rsplit("/", 1)[-1]])
         out = {key: walk(value) for key, value in node.items()
-               if key not in UNPORTABLE_KEYWORDS and key != "properties"}
+               if key not in UNPORTABLE_KEYWORDS and key not in ("properties", "const")}
+        if "const" in node:  # a choice of one (a Literal of one value): an enum every grammar reads
+            out["enum"] = [node["const"]]
         if "properties" in node:
             out["properties"] = {name: walk(value) for name, value in node["properties"].items()}
             out["required"] = list(node["properties"])
@@ -61,12 +63,16 @@ def schema_name(purpose: str) -> str:
 
 
 def chat_messages(request: Ask, mode: str) -> list[dict[str, str]]:
-    messages: list[dict[str, str]] = []
-    if mode != "json_schema":
-        schema = json.dumps(portable_schema(request.schema), separators=(",", ":"))
-        messages.append({"role": "system", "content": render("json_instruction", schema=schema)})
-    messages.append({"role": "user", "content": request.prompt})
-    return messages
+    """The request's messages. Outside json_schema mode the schema is written out at the end
+    of the prompt and a system message, the same for every request, says to follow it: a
+    schema that names the question's choices (the objects in a room) differs from call to
+    call, and a server's prefix cache reuses only what comes before the first difference."""
+    if mode == "json_schema":
+        return [{"role": "user", "content": request.prompt}]
+    schema = json.dumps(portable_schema(request.schema), separators=(",", ":"))
+    return [{"role": "system", "content": render("json_instruction")},
+            {"role": "user", "content": request.prompt + "\n\n" + render("answer_schema",
+                                                                           schema=schema)}]
 
 
 def response_format(request: Ask, mode: str) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from townbot.llm.port import Ask, LanguageModel
-from townbot.llm.purposes import PlaceAndArea
+from townbot.llm.purposes import PlaceAndArea, place_and_area_among
 from townbot.prompting import render
 from townbot.world.clock import clock_face
 from townbot.world.model import Persona
@@ -66,7 +66,9 @@ async def choose_place(model: LanguageModel, persona: Persona, activity: str, no
                     places=places_text(known),
                     norms=" ".join(norms[s] for s in sorted(known) if norms.get(s)) or "none")
     answer = await model.ask(Ask(
-        purpose="choose_place", prompt=prompt, schema=PlaceAndArea, agent=persona.name,
+        purpose="choose_place", prompt=prompt, agent=persona.name,
+        schema=place_and_area_among(tuple(sorted(known)),
+                                    tuple(sorted({a for arenas in known.values() for a in arenas}))),
         context={"activity": activity, "places": known, "hint": list(hint),
                  "current": list(current)},
         check=lambda a: _problem(a, known, availability),

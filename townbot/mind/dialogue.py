@@ -24,6 +24,8 @@ from townbot.llm.purposes import (
     Takeaways,
     Utterance,
     WholeConversation,
+    conversation_among,
+    takeaways_among,
 )
 from townbot.mind.memory import MemoryStream
 from townbot.mind.retrieval import recall
@@ -177,7 +179,8 @@ async def converse_in_one_call(model: LanguageModel, first: Voice, second: Voice
                     context_a="; ".join(m["text"] for m in memories_a) or "nothing in particular",
                     context_b="; ".join(m["text"] for m in memories_b) or "nothing in particular")
     answer = await model.ask(Ask(
-        purpose="conversation", prompt=prompt, schema=WholeConversation, agent=first.name,
+        purpose="conversation", prompt=prompt, agent=first.name,
+        schema=conversation_among((first.name, second.name)),
         check=lambda a: _whole_problem(a, {first.name, second.name}),
         default=lambda: WholeConversation(lines=[
             Exchange(speaker=first.name, text=f"Hello, {second.name.split()[0]}!"),
@@ -234,7 +237,8 @@ class JointTakeaways:
                         transcript=transcript(self.lines), first=first,
                         other=other.split()[0], others=more)
         return await self.model.ask(Ask(
-            purpose="takeaways", prompt=prompt, schema=Takeaways, agent=self.names[0],
+            purpose="takeaways", prompt=prompt, schema=takeaways_among(tuple(self.names)),
+            agent=self.names[0],
             check=lambda a: _takeaways_problem(a, self.names),
             default=lambda: Takeaways(learned=[PersonTakeaways(name=n) for n in self.names]),
             context={"names": self.names, "lines": self.lines}))

@@ -20,10 +20,12 @@ from townbot.llm.purposes import (
     PlanRevision,
     ScheduleBlock,
     Step,
+    decomposition_among,
+    schedule_among,
 )
 from townbot.mind.acting import places_text
 from townbot.mind.memory import Memory, MemoryStream
-from townbot.mind.plans import PlanBlock, PlanStep
+from townbot.mind.plans import PlanBlock, PlanStep, without_clock_times
 from townbot.mind.retrieval import recall
 from townbot.mind.settings import MindSettings
 from townbot.prompting import render
@@ -200,8 +202,10 @@ def blocks_from_schedule(schedule: HourlySchedule, persona: Persona, day: dateti
                          known: dict[str, list[str]] | None = None) -> list[PlanBlock]:
     """Anchor the schedule to the date. A block lasts its minutes, cut short where the next
     begins; a gap up to SMALL_GAP joins the block before it, a longer one (and the evening after
-    the last block) follows the resident's routine for that time. A block keeps the place it
-    names when that is a known area."""
+    the last block) is filled from the resident's routine for those hours, one block per routine
+    step, so no single step stretches over the rest of the day. A block keeps the place it names
+    when that is a known area; activities lose the clock times a model wrote into them."""
+    known = known or {}
     midnight = day.replace(hour=0, minute=0, second=0, microsecond=0)
     bedtime = midnight + timedelta(minutes=persona.sleeps)
     starts = [midnight + timedelta(minutes=parse_clock(b.start)) for b in schedule.blocks]
@@ -212,10 +216,10 @@ def blocks_from_schedule(schedule: HourlySchedule, persona: Persona, day: dateti
         end = min(following, starts[index] + timedelta(minutes=entry.minutes))
         if following - end <= SMALL_GAP:
             end = following
-        spans.append((starts[index], end, entry.activity, *known_spot(entry.place, known or {})))
+        spans.append((starts[index], end, without_clock_times(entry.activity),
+                      *known_spot(entry.place, known)))
         if end < following:
-            spans.append((end, following, routine_activity_at(persona, minute_of_day(end)),
-                          None, None))
+            spans += routine_spans(persona, midnight, end, following, known)
     cut = []
     for begin, end, activity, sector, arena in spans:
         begin = max(begin, start) if start else begin
@@ -224,13 +228,24 @@ def blocks_from_schedule(schedule: HourlySchedule, persona: Persona, day: dateti
     return cut
 
 
-def routine_activity_at(persona: Persona, minute: int) -> str:
-    """What the resident's routine has them do at this minute of the day."""
-    current = persona.routine[0]
-    for step in persona.routine:
-        if step.minute <= minute:
-            current = step
-    return current.activity
+def routine_spans(persona: Persona, midnight: datetime, begin: datetime, end: datetime,
+                  known: dict[str, list[str]],
+                  ) -> list[tuple[datetime, datetime, str, str | None, str | None]]:
+    """The routine's steps over [begin, end): the one under way at `begin`, then each that
+    starts before `end`, each lasting until the next (with its place when that is known)."""
+    routine = persona.routine
+    first, last = minute_of_day(begin), minute_of_day(end) if end.date() == begin.date() else 1440
+    under_way = [s for s in routine if s.minute <= first][-1:] or list(routine[:1])
+    steps = under_way + [s for s in routine if first < s.minute < last]
+    spans = []
+    for index, step in enumerate(steps):
+        since = max(begin, midnight + timedelta(minutes=step.minute))
+        until = (midnight + timedelta(minutes=steps[index + 1].minute)
+                 if index + 1 < len(steps) else end)
+        if until > since:
+            spans.append((since, until, step.activity,
+                          *known_spot(f"{step.sector}: {step.arena}", known)))
+    return spans
 
 
 async def plan_hours(model: LanguageModel, persona: Persona, day: datetime, items: list[str],
@@ -251,7 +266,8 @@ async def plan_hours(model: LanguageModel, persona: Persona, day: datetime, item
                     wakes=clock_face(begins if begins is not None else persona.wakes),
                     sleeps=clock_face(persona.sleeps))
     answer = await model.ask(Ask(
-        purpose="hourly_schedule", prompt=prompt, schema=HourlySchedule, agent=persona.name,
+        purpose="hourly_schedule", prompt=prompt, agent=persona.name,
+        schema=schedule_among(tuple(f"{s}: {a}" for s in places for a in known[s])),
         default=lambda: _default_schedule(persona),
         check=lambda a: _schedule_problem(a, persona, begins),
         context={"routine": routine_context(persona), "plan": items, "intentions": intentions,
@@ -295,8 +311,8 @@ def steps_in_block(answer: Decomposition, block: PlanBlock, objects: list[str]) 
             break
         end = min(block.end, cursor + span_of_minutes(step.minutes))
         obj = step.object if step.object in objects else (objects[0] if objects else "")
-        steps.append(PlanStep(cursor, end, as_ongoing(step.action), obj, step.object_state,
-                              step.emoji))
+        steps.append(PlanStep(cursor, end, as_ongoing(without_clock_times(step.action)), obj,
+                              step.object_state, step.emoji))
         cursor = end
     if steps:
         steps[-1].end = block.end
@@ -320,7 +336,8 @@ async def decompose(model: LanguageModel, persona: Persona, block: PlanBlock,
         return f"unknown objects {unknown}; use names from the list" if unknown and objects else None
 
     answer = await model.ask(Ask(
-        purpose="decompose", prompt=prompt, schema=Decomposition, agent=persona.name,
+        purpose="decompose", prompt=prompt, schema=decomposition_among(tuple(objects)),
+        agent=persona.name,
         default=lambda: _default_steps(block, objects), check=problem,
         context={"activity": block.activity, "minutes": minutes, "objects": objects,
                  "agent": persona.name, "start": start.isoformat(),

@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from townbot.world.clock import format_game_time, parse_game_time
+
+# A clock time a model wrote into an activity ("at 7:20 am", "from 9:00 to 10:30", "(8 pm)"),
+# with the word that leads into it: the plan holds the times, the activity says what is done.
+CLOCK_TIME = r"\d{1,2}(?::\d{2})?\s*(?:[ap]\.?\s?m\b\.?)|\d{1,2}:\d{2}\b"
+CLOCK_PHRASE = re.compile(
+    rf"\s*(?:\b(?:at|by|from|until|till|to|around|about|before|after|between|and|starting)\s+"
+    rf"|[-–]\s*)?(?:{CLOCK_TIME})", re.IGNORECASE)
+
+
+def without_clock_times(text: str) -> str:
+    """The activity without the clock times in it ("checking the news at 7:20 am" ->
+    "checking the news"); the text as it was if nothing else would be left."""
+    if not any(ch.isdigit() for ch in text):
+        return text
+    cleaned = re.sub(r"\(\s*\)", "", CLOCK_PHRASE.sub("", text))
+    cleaned = re.sub(r"\s+([,.;:!?])", r"\1", cleaned)
+    cleaned = " ".join(cleaned.split()).strip(" ,;:-–")
+    return cleaned if re.search(r"[A-Za-z]", cleaned) else text
 
 
 @dataclass

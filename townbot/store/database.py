@@ -1515,12 +1515,12 @@ def _audit_values(town_id: int, entry: AuditEntry) -> tuple[Any, ...]:
 LOG_KEYS = {"attention": "sight_log", "planning": "plan_log"}
 
 USAGE_INSERT = ("INSERT INTO llm_usage (town_id, tick, game_day, agent, purpose, model, "
-                "prompt_tokens, completion_tokens, estimated, latency_ms, outcome) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                "prompt_tokens, completion_tokens, estimated, latency_ms, outcome, cached_tokens) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
 USAGE_ROWS_INSERT = USAGE_INSERT.rsplit(" VALUES ", 1)[0] + " VALUES {rows}"  # see TickWrite.rows
-USAGE_COLUMNS = 11
+USAGE_COLUMNS = 12
 USAGE_ROWS = 500  # rows in one INSERT: well under SQLite's limit of 32766 values a statement
 
 
@@ -1536,7 +1536,7 @@ def _usage_rows(town: int, tick: int, usage: Iterable[UsageRecord]) -> list[tupl
 
 def _usage_values(u: UsageRecord) -> tuple:
     return (u.game_day, u.agent, u.purpose, u.model, u.prompt_tokens, u.completion_tokens,
-            int(u.estimated), u.latency_ms, u.outcome)
+            int(u.estimated), u.latency_ms, u.outcome, u.cached_tokens)
 
 
 # How long a usage record waits for others to join its write (or for the tick's commit to

@@ -283,4 +283,9 @@ MIGRATIONS: list[str] = [
         changed TEXT NOT NULL
     );
     """,
+    # 13: the prompt tokens a server read from its prefix cache, where it reports them
+    # (usage.prompt_tokens_details.cached_tokens: OpenAI, vLLM); 0 where it does not.
+    """
+    ALTER TABLE llm_usage ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
+    """,
 ]

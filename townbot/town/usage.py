@@ -14,7 +14,7 @@ from townbot.llm.watching import ANSWERED, defaulted_share, share_lines
 from townbot.wording import plural, text_table
 
 COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "repaired", "fallbacks", "failed", "cached",
-           "budget", "answered")
+           "budget", "answered", "cached_tokens")
 
 
 def _tally(entry: dict[str, float], row: dict[str, Any]) -> None:
@@ -23,6 +23,7 @@ def _tally(entry: dict[str, float], row: dict[str, Any]) -> None:
     entry["answered"] += outcome in ANSWERED  # asked of the model: the defaulted share's base
     entry["prompt_tokens"] += row["prompt_tokens"]
     entry["completion_tokens"] += row["completion_tokens"]
+    entry["cached_tokens"] += row.get("cached_tokens") or 0
     entry["repaired"] += outcome == "repaired"
     entry["fallbacks"] += outcome in ("fallback", "failed")  # the model gave no usable answer
     entry["failed"] += outcome == "failed"
@@ -47,7 +48,7 @@ def summarise(rows: list[dict[str, Any]], settings: ModelSettings | None = None,
     for row in rows:
         _tally(purposes[row["purpose"]], row)
     agent_days = agent_days_of(rows, tick_minutes)
-    per = max(1.0, agent_days)
+    per = agent_days or 1.0  # a run shorter than an agent-day gives its rates scaled to one
     asks = {k: v for k, v in purposes.items() if k not in EMBEDDING_PURPOSES}
     for entry in purposes.values():
         entry["calls_per_agent_day"] = entry["calls"] / per
@@ -58,6 +59,7 @@ def summarise(rows: list[dict[str, Any]], settings: ModelSettings | None = None,
     return {"purposes": {k: dict(v) for k, v in sorted(purposes.items())},
             "calls": total_calls, "prompt_tokens": total_prompt,
             "completion_tokens": sum(p["completion_tokens"] for p in asks.values()),
+            "cached_tokens": sum(p["cached_tokens"] for p in asks.values()),
             "embedding_tokens": sum(p["prompt_tokens"] for k, p in purposes.items()
                                     if k in EMBEDDING_PURPOSES),
             "agent_days": agent_days, "calls_per_agent_day": total_calls / per,
@@ -152,8 +154,11 @@ def usage_totals(summary: dict[str, Any]) -> list[str]:
              f"{summary['completion_tokens']:.0f} completion tokens{mark}; per agent per game day: "
              f"{summary['calls_per_agent_day']:.1f} calls, "
              f"{summary['prompt_tokens_per_agent_day']:.0f} prompt tokens "
-             f"over {summary['agent_days']:.1f} agent-days"]
+             f"{_days_note(summary['agent_days'])}"]
     extras = [f"cache hits: {summary['cache_hits']:.0f}"]
+    if summary.get("cached_tokens"):
+        extras.append(f"prompt tokens the server had cached: {summary['cached_tokens']:.0f} "
+                      f"({summary['cached_tokens'] / max(1, summary['prompt_tokens']):.0%})")
     if summary["embedding_tokens"]:
         extras.append(f"embedding tokens: {summary['embedding_tokens']:.0f}")
     if summary["fallbacks"]:
@@ -165,6 +170,14 @@ def usage_totals(summary: dict[str, Any]) -> list[str]:
     if summary["fallbacks"] or not summary["offline"]:  # a model's share, even when none
         lines += share_lines(int(summary["fallbacks"]), int(summary["answered"]), summary["offline"])
     return lines
+
+
+def _days_note(agent_days: float) -> str:
+    """Over how many agent-days the per-day figures were measured, and that a shorter run's
+    are its rates scaled up to a day (a morning asks more plans than a whole day averages)."""
+    if 0 < agent_days < 1:
+        return f"(scaled up from a run of {agent_days:.2f} agent-days)"
+    return f"over {agent_days:.1f} agent-days"
 
 
 def render_usage(summary: dict[str, Any], heading: str | None = None) -> str:
