@@ -58,9 +58,13 @@ def test_the_recorded_answers_reach_the_evaluation_and_their_flaws_are_counted(e
     recorded = [r["raw"] for r in residents.records if r["purpose"] == "answer"]
     assert residents.replay.in_order + residents.replay.exact >= len(recorded) > 0
     answers = [i["answer"] for i in run["interviews"]]
-    # The small model copied the prompt's example back; the check refused every copy.
-    assert not any("getting the cafe ready for tonight" in a for a in answers)
-    assert run["cost"]["fallbacks"] >= len(recorded)
+    # The small model copied back the example its prompt had when it was recorded (the cafe).
+    # Today's answer prompt has another example, so the copy check no longer knows that text:
+    # each recorded copy reaches its interview as the flawed answer it is (and would be
+    # refused again once the 0.5B run is recorded anew); every other answer was a default.
+    copies = sum("getting the cafe ready for tonight" in a for a in answers)
+    assert copies == len(recorded)
+    assert run["cost"]["fallbacks"] >= len(answers) - copies
     assert "answers were defaults" in evaluated[2].read_text()
     assert len(answers) == 4 * 25 * 4
 
