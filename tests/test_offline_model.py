@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ from townbot.llm.purposes import (
     PlaceAndArea,
     PlaceChoice,
 )
+from townbot.llm.purposes.importance import ImportanceQuestion
+from townbot.llm.purposes.insights import insights_on
 from townbot.wording import progressive
 from townbot.world.clock import parse_clock
 from townbot.world.errors import DataError
@@ -40,9 +43,13 @@ def _no_default():
 
 
 async def ask(model: OfflineModel, purpose: str, **context: Any):
-    answer = await model.ask(Ask(purpose=purpose, prompt=f"(prompt for {purpose})",
-                                 schema=SCHEMAS[purpose], default=_no_default,
-                                 context=context, agent=context.get("agent")))
+    if purpose == "importance":
+        question = ImportanceQuestion("Klaus Mueller", "a student", tuple(context["texts"]))
+        request = replace(question.ask(), default=_no_default)
+    else:
+        request = Ask(purpose=purpose, prompt=f"(prompt for {purpose})", schema=SCHEMAS[purpose],
+                      default=_no_default, context=context, agent=context.get("agent"))
+    answer = await model.ask(request)
     assert isinstance(answer, SCHEMAS[purpose])
     return answer
 
@@ -422,11 +429,10 @@ def test_first_person_stays_first_person_and_back() -> None:
 def test_reflections_do_not_nest() -> None:
     texts = ["Klaus Mueller has been taking in: Klaus Mueller is sleeping",
              "Klaus Mueller is reading a book"]
-    found = social.insights({"name": "Klaus Mueller", "question": "What is on his mind?",
-                             "texts": texts, "kinds": ["reflection", "observation"]},
-                            score_importance)
-    assert all(i.text.count("taking in") <= 1 for i in found.insights)
-    assert not any("taking in: Klaus Mueller has been" in i.text for i in found.insights)
+    found = insights_on("Klaus Mueller", "What is on his mind?", texts,
+                        ["reflection", "observation"])
+    assert all(i.text.count("taking in") <= 1 for i in found)
+    assert not any("taking in: Klaus Mueller has been" in i.text for i in found)
 
 
 def test_nobody_is_told_their_own_news_and_each_listener_hears_it_once() -> None:

@@ -20,13 +20,13 @@ from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes import (
     Exchange,
     PersonTakeaways,
-    Relationship,
     Takeaways,
     Utterance,
     WholeConversation,
     conversation_among,
     takeaways_among,
 )
+from townbot.llm.purposes.relationship import RelationshipQuestion
 from townbot.mind.memory import MemoryStream
 from townbot.mind.retrieval import recall
 from townbot.prompting import quoted, render
@@ -79,15 +79,8 @@ async def relationship_with(model: LanguageModel, voice: Voice, partner: Voice,
     if not any(partner.name in text for text in found):
         summary = f"{first} does not know {partner.name} yet."  # no call: there is nothing to sum
     else:
-        prompt = render("relationship", summary=voice.summary, first_name=first,
-                        partner=partner.name, context=bullets(found))
-        answer = await model.ask(Ask(
-            purpose="relationship", prompt=prompt, schema=Relationship, agent=voice.name,
-            optional=True,  # under a tight budget the statements themselves stand in
-            default=lambda: Relationship(text=" ".join(t for t in found
-                                                       if partner.name in t)[:400]),
-            context={"name": voice.name, "partner": partner.name, "memories": found}))
-        summary = answer.text
+        question = RelationshipQuestion(voice.name, voice.summary, partner.name, tuple(found))
+        summary = (await model.ask(question.ask(voice.name))).text
     voice.relationships[partner.name] = summary
     return summary
 

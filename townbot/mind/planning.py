@@ -17,12 +17,12 @@ from townbot.llm.purposes import (
     DayPlan,
     Decomposition,
     HourlySchedule,
-    PlanRevision,
     ScheduleBlock,
     Step,
     decomposition_among,
     schedule_among,
 )
+from townbot.llm.purposes.revise_plan import PlanRevision, RevisionQuestion
 from townbot.mind.acting import places_text
 from townbot.mind.memory import Memory, MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep, without_clock_times
@@ -281,19 +281,10 @@ async def should_revise(model: LanguageModel, persona: Persona, summary: str, no
                         places: list[str]) -> PlanRevision:
     """Whether what was just learned changes the rest of today (paper 4.3.1: the plan is
     regenerated from the moment of a reaction)."""
-    schedule = [f"{face_of(b.start)} {b.activity}" for b in rest]
-    prompt = render("revise_plan", summary=summary,
-                    moment=f"{now:%A %B} {now.day}, {clock_face(now.hour * 60 + now.minute)}",
-                    first_name=persona.first_name, action=doing, schedule=bullet_list(schedule),
-                    news=bullet_list(news))
-    return await model.ask(Ask(
-        purpose="revise_plan", prompt=prompt, schema=PlanRevision, agent=persona.name,
-        optional=True,  # under a tight budget the plan simply stands
-        default=lambda: PlanRevision(revise=False),
-        context={"name": persona.name, "date": now.date().isoformat(),
-                 "minute": now.hour * 60 + now.minute, "news": news, "places": places,
-                 "schedule": [{"start": b.start.isoformat(), "activity": b.activity}
-                              for b in rest]}))
+    question = RevisionQuestion(persona.name, summary, now, doing,
+                                tuple((minute_of_day(b.start), b.activity) for b in rest),
+                                tuple(news), tuple(places))
+    return await model.ask(question.ask(persona.name))
 
 
 def _default_steps(block: PlanBlock, objects: list[str]) -> Decomposition:

@@ -18,32 +18,24 @@ import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from townbot.llm.embedding import HashingEmbedder, keywords
-from townbot.llm.offline import interview, judge, social, talk
+from townbot.llm.offline import interview, judge, plans, talk
+from townbot.llm.offline.prefixes import any_starts, words_of
 from townbot.llm.offline.words import alternatives, banks, seeded_index
 from townbot.llm.port import AnswerT, Ask, CallContext, LanguageModel
 from townbot.llm.purposes import (
     DayPlan,
     Decomposition,
     HourlySchedule,
-    ImportanceScores,
     PlaceAndArea,
     ScheduleBlock,
     Step,
 )
+from townbot.llm.purposes.common import Question
+from townbot.llm.purposes.importance import score_importance
 from townbot.wording import progressive, warm_up
 from townbot.world.clock import clock_face, parse_clock
 
 OFFLINE_LABEL = "offline model (deterministic, no network; not a language model)"
-
-# Poignancy by keyword, most poignant first; everyday activity scores 1 or 2.
-IMPORTANCE_WORDS: list[tuple[int, tuple[str, ...]]] = [
-    (9, tuple("fire burning emergency leak injur hospital propos engag".split())),
-    (8, tuple("party valentine election mayor candida exhibition crush love married breakup".split())),
-    (6, tuple("news thesis deadline interview announce invit solo".split())),
-    (4, tuple("conversation talk chat plan perform".split())),
-    (2, tuple("eat breakfast lunch dinner coffee read walk brush shower dress wash snack tea".split())),
-    (1, tuple("sleep idle empty made off clean closed stocked tidy".split())),
-]
 
 OBJECT_HINTS: dict[str, tuple[str, ...]] = {
     "sleep": ("bed",),
@@ -174,50 +166,12 @@ MORNING_VERBS = ("wake", "wash", "shower", "brush", "get dressed", "freshen")
 BEDTIME_STARTS = ("go to bed", "go to sleep", "sleep", "head to bed", "turn in", "bedtime")
 
 
-# Words that start like a keyword but mean something else ("shower" is not a "show").
-FALSE_FRIENDS: dict[str, frozenset[str]] = {
-    "show": frozenset({"shower", "showers", "showering"}),
-    "plan": frozenset({"plant", "plants", "planted", "planting", "planet"}),
-    "off": frozenset({"office", "offices", "offer", "offers", "offered", "offering"}),
-    "read": frozenset({"ready", "readying", "already"}),
-    "tea": frozenset({"teach", "teaching", "teacher", "team", "tear", "tears"}),
-    "act": frozenset({"actual", "actually"}),
-    "bar": frozenset({"barely"}),
-    "eat": frozenset(),
-}
-
-
-WORD = re.compile(r"[a-z]+")
-
-
-def _words(text: str) -> list[str]:
-    return WORD.findall(text.lower())
-
-
-def _any_starts(words: list[str], prefixes: tuple[str, ...]) -> bool:
-    """Whether a word starts with one of `prefixes` without being that prefix's false friend."""
-    for word in words:
-        # str.startswith tries every prefix at C speed: most words start with none of them.
-        if word.startswith(prefixes) and any(
-                word.startswith(prefix) and word not in FALSE_FRIENDS.get(prefix, ())
-                for prefix in prefixes):
-            return True
-    return False
-
-
-def score_importance(text: str) -> int:
-    words = _words(text)
-    for score, prefixes in IMPORTANCE_WORDS:
-        if _any_starts(words, prefixes):
-            return score
-    return 2
-
 
 def pick_emoji(text: str) -> str:
     """The emoji of the first kind of activity the text names (one: a pair such as a pan and
     a sofa reads as nonsense)."""
-    words = _words(text)
-    return next((emoji for prefixes, emoji in EMOJI if _any_starts(words, prefixes)), "🙂")
+    words = words_of(text)
+    return next((emoji for prefixes, emoji in EMOJI if any_starts(words, prefixes)), "🙂")
 
 
 def pick_object(activity: str, objects: Sequence[str], seed: int) -> str:
@@ -328,7 +282,7 @@ def _steps_text(activity: str, count: int, resuming: bool = False, key: str = ""
     elif is_meal(activity):
         pattern, filler = _meal_steps(activity), "taking it easy after the meal"
     else:
-        active = _any_starts(_words(activity), ACTIVE)
+        active = any_starts(words_of(activity), ACTIVE)
         pauses = alternatives("pause_active" if active else "pause_steps")
         pattern = _work_steps(activity, resuming,
                               pauses[seeded_index(seed, key, modulo=len(pauses))])
@@ -369,17 +323,10 @@ class OfflineModel(LanguageModel):
         warm_up()  # the inflection table and the phrase banks, loaded here rather than in a tick
         banks()
         self._responders: dict[str, Callable[[Mapping[str, Any]], BaseModel]] = {
-            "importance": self._importance,
             "day_plan": self._day_plan,
             "hourly_schedule": self._hourly_schedule,
             "choose_place": self._choose_place,
             "decompose": self._decompose,
-            "summary": social.summary,
-            "reflection_questions": social.reflection_questions,
-            "insights": lambda c: social.insights_for_questions(c, score_importance),
-            "react": self._react,
-            "relationship": social.relationship,
-            "revise_plan": social.plan_revision,
             "utterance": lambda c: talk.utterance(c, score_importance, self.seed),
             "conversation": lambda c: talk.whole_conversation(c, score_importance, self.seed),
             "takeaways": lambda c: talk.joint_takeaways(c, score_importance),
@@ -393,11 +340,13 @@ class OfflineModel(LanguageModel):
         self._responders[purpose] = responder
 
     async def ask(self, request: Ask[AnswerT]) -> AnswerT:
+        question = request.context
         responder = self._responders.get(request.purpose)
-        if responder is None:
+        if not isinstance(question, Question) and responder is None:
             return request.default()
         try:
-            answer = responder(request.context)
+            answer = question.offline(self.seed) if isinstance(question, Question) \
+                else responder(question)
             return request.schema.model_validate(answer.model_dump())
         except ValidationError:
             # A pattern produced something the schema refuses: use the safe answer, counted.
@@ -407,21 +356,13 @@ class OfflineModel(LanguageModel):
     async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
         return self._embedder.embed(list(texts))
 
-    def _importance(self, context: Mapping[str, Any]) -> ImportanceScores:
-        return ImportanceScores(scores=[score_importance(t) for t in context["texts"]])
-
-    def _react(self, context: Mapping[str, Any]) -> BaseModel:
-        chance = seeded_index(self.seed, context["name"], context["subject"], context["day"],
-                              context["status"], modulo=100)
-        return social.react(context, chance)
-
     @staticmethod
     def _with_appointments(context: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The routine with today's appointments from memory cut in."""
         routine = [dict(step) for step in context["routine"]]
         if not context.get("date"):
             return routine
-        found = social.appointments(list(context.get("intentions", [])), context.get("date", ""),
+        found = plans.appointments(list(context.get("intentions", [])), context.get("date", ""),
                                     context.get("name", ""), list(context.get("places", [])))
         if not found or not context.get("date"):
             return routine

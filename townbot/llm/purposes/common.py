@@ -71,3 +71,8 @@ def items_choosing(outer: type[BaseModel], items: str, inner: type[BaseModel], f
     low, high = bounds
     return create_model(outer.__name__, __base__=outer, **{
         items: (Annotated[list[item], Field(min_length=low, max_length=high)], ...)})
+
+
+def bulleted(lines: Iterable[str], empty: str = "- (nothing)") -> str:
+    """One "- line" a line, or `empty` when there are none."""
+    return "\n".join([f"- {line}" for line in lines]) or empty
