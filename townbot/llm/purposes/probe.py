@@ -1,10 +1,14 @@
-"""purpose 'probe': the start-up check's tiny structured request."""
+"""purpose 'probe': the start-up check's tiny structured request (`townbot doctor`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel
+
+from townbot.llm.purposes.common import Question
+from townbot.prompting import render
 
 
 class Ready(BaseModel):
@@ -12,3 +16,22 @@ class Ready(BaseModel):
 
     status: Literal["ready"]
     count: Literal[1, 2, 3]
+
+
+@dataclass(frozen=True)
+class ProbeQuestion(Question[Ready]):
+    """Whether the server answers a structured request at all (it asks about nothing)."""
+
+    purpose = "probe"
+
+    def prompt(self) -> str:
+        return render("probe")
+
+    def schema(self) -> type[Ready]:
+        return Ready
+
+    def default(self) -> Ready:
+        return Ready(status="ready", count=2)
+
+    def offline(self, seed: int) -> Ready:
+        return self.default()
