@@ -1,4 +1,8 @@
-"""purpose 'conversation': a whole exchange in one call (the cheaper setting)."""
+"""purpose 'conversation': a whole exchange in one call (the cheaper setting).
+
+Its ask is made in mind/dialogue.py and answered offline by offline/talk.py, from a context
+still keyed by strings.
+"""
 
 from __future__ import annotations
 
@@ -28,3 +32,16 @@ def conversation_among(names: tuple[str, ...]) -> type[WholeConversation]:
     if choice is None:
         return WholeConversation
     return items_choosing(WholeConversation, "lines", Exchange, "speaker", choice, (2, 16))
+
+
+def strangers_problem(answer: WholeConversation, names: set[str]) -> str | None:
+    """Why a conversation cannot be used: lines of someone who is not in it."""
+    strangers = {line.speaker for line in answer.lines} - names
+    return f"speakers {sorted(strangers)} are not in this conversation" if strangers else None
+
+
+def greetings(first: str, second: str) -> WholeConversation:
+    """The safe conversation: the two greet each other."""
+    return WholeConversation(lines=[
+        Exchange(speaker=first, text=f"Hello, {second.split()[0]}!"),
+        Exchange(speaker=second, text=f"Hi, {first.split()[0]}. Good to see you.")])

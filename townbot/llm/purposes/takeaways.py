@@ -1,5 +1,9 @@
 """purpose 'takeaways': what each participant of a conversation learned from it (one call for
-both)."""
+both).
+
+Its ask is made in mind/dialogue.py and answered offline by offline/talk.py, from a context
+still keyed by strings.
+"""
 
 from __future__ import annotations
 
@@ -36,3 +40,16 @@ def takeaways_among(names: tuple[str, ...]) -> type[Takeaways]:
     if choice is None:
         return Takeaways
     return items_choosing(Takeaways, "learned", PersonTakeaways, "name", choice, (1, 2))
+
+
+def entries_problem(answer: Takeaways, names: list[str]) -> str | None:
+    """Why takeaways cannot be used: not one entry for each participant."""
+    given = [entry.name for entry in answer.learned]
+    if sorted(given) != sorted(names):
+        return f"give one entry for each of {', '.join(names)} (got {', '.join(given)})"
+    return None
+
+
+def nothing_learned(names: list[str]) -> Takeaways:
+    """The safe takeaways: nobody learned anything new."""
+    return Takeaways(learned=[PersonTakeaways(name=n) for n in names])
