@@ -9,145 +9,16 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from townbot.llm.embedding import keywords
-from townbot.llm.offline.prefixes import any_starts, words_of
+from townbot.llm.offline.activities import any_starts, vocabulary, words_of
 from townbot.llm.offline.words import alternatives, seeded_index
 from townbot.wording import progressive
-
-OBJECT_HINTS: dict[str, tuple[str, ...]] = {
-    "sleep": ("bed",),
-    "nap": ("bed",),
-    "bed": ("bed",),
-    "wake": ("bed",),
-    "shower": ("shower",),
-    "wash": ("bathroom sink", "kitchen sink"),
-    "brush": ("bathroom sink",),
-    "teeth": ("bathroom sink",),
-    "toilet": ("toilet",),
-    "dress": ("closet",),
-    "breakfast": ("stove", "toaster", "kitchen table", "dining table"),
-    "cook": ("stove", "cooking area", "oven"),
-    "dinner": ("stove", "dining table"),
-    "lunch": ("kitchen table", "dining table", "refrigerator"),
-    "eat": ("kitchen table",),
-    "snack": ("refrigerator",),
-    "coffee": ("coffee machine",),
-    "dish": ("kitchen sink",),
-    "serv": ("cafe counter", "bar counter", "counter"),
-    "customer": ("counter",),
-    "pharmac": ("pharmacy counter",),
-    "medic": ("pharmacy shelf", "pharmacy counter"),
-    "grocer": ("grocery store counter", "grocery store shelf"),
-    "stock": ("shelf",),
-    "suppl": ("supply store counter", "supply store product shelf"),
-    "pub": ("bar counter",),
-    "drink": ("bar counter", "pub tables"),
-    "bar": ("bar counter",),
-    "read": ("bookshelf", "shelf", "library table", "sofa"),
-    "book": ("bookshelf", "shelf"),
-    "study": ("library table", "desk"),
-    "research": ("desk", "library table"),
-    "writ": ("desk",),
-    "essay": ("desk",),
-    "thesis": ("library table", "desk"),
-    "lectur": ("podium", "blackboard"),
-    "teach": ("podium", "blackboard"),
-    "class": ("student seating",),
-    "music": ("piano",),
-    "compos": ("piano",),
-    "piano": ("piano",),
-    "paint": ("easel",),
-    "sketch": ("easel", "desk"),
-    "photo": ("desk",),
-    "anima": ("desk",),
-    "garden": ("garden bed", "watering can"),
-    "plant": ("garden bed",),
-    "water": ("watering can",),
-    "walk": ("path", "bench"),
-    "relax": ("sofa", "bench"),
-    "tv": ("tv", "television"),
-    "rehears": ("stage",),
-    "comedy": ("stage",),
-    "code": ("desk", "computer"),
-    "app": ("desk", "computer"),
-    "stream": ("desk", "computer"),
-    "exercis": ("track", "bench"),
-    "run": ("track", "path"),
-    "train": ("track", "path"),
-    "food": ("counter", "table", "kitchen"),
-    "guest": ("seating", "table", "counter"),
-    "mingl": ("seating", "table"),
-    "danc": ("seating", "floor", "stage"),
-    "listen": ("piano", "stage", "seating"),
-    "drinks": ("counter", "bar"),
-    "welcom": ("counter", "door"),
-    "host": ("counter", "seating"),
-}
-
-ODD_DEFAULTS = ("trash", "bin", "toilet", "shower", "bed", "sink", "closet")
-
-OBJECT_STATES: dict[str, str] = {
-    "bed": "occupied",
-    "stove": "cooking",
-    "oven": "baking",
-    "shower": "running",
-    "coffee machine": "brewing coffee",
-    "piano": "being played",
-    "easel": "holding a painting",
-    "kitchen sink": "full of dishes being washed",
-    "bathroom sink": "running",
-    "toilet": "occupied",
-    "closet": "open",
-    "refrigerator": "open",
-    "tv": "on",
-    "television": "on",
-    "computer": "on",
-    "watering can": "in use",
-    "blackboard": "covered in notes",
-}
-
-EMOJI: list[tuple[tuple[str, ...], str]] = [
-    (("sleep", "bed", "nap"), "😴"),
-    (("dish",), "🧽"),
-    (("shower", "wash", "brush", "bath"), "🚿"),
-    (("dress",), "👕"),
-    (("breakfast", "lunch", "dinner", "eat", "meal", "snack", "cook"), "🍳"),
-    (("coffee",), "☕"),
-    (("serv", "customer", "counter", "shop", "stock", "suppl"), "🛒"),
-    (("pharmac", "medic"), "💊"),
-    (("drink", "pub", "bar"), "🍺"),
-    (("read", "book", "library", "thesis", "study", "research"), "📚"),
-    (("writ", "essay", "poem", "poet", "note"), "✍️"),
-    (("lectur", "teach", "class"), "🎓"),
-    (("music", "compos", "piano", "song"), "🎵"),
-    (("paint", "sketch", "draw"), "🎨"),
-    (("photo", "camera"), "📷"),
-    (("anima",), "🎞️"),
-    (("garden", "plant", "water"), "🌱"),
-    (("run", "train", "exercis", "jog", "stretch"), "🏃"),
-    (("walk", "stroll"), "🚶"),
-    (("talk", "chat", "convers", "meet", "call", "mingl", "guest", "welcom"), "💬"),
-    (("danc", "party"), "🎉"),
-    (("code", "app", "program"), "💻"),
-    (("stream",), "🎥"),
-    (("comedy", "rehears", "perform", "act"), "🎭"),
-    (("relax", "tv", "rest", "break"), "🛋️"),
-    (("clean", "tidy", "dish"), "🧽"),
-]
-
-ACTIVE = ("run", "jog", "sprint", "train", "exercis", "garden", "water", "weed", "walk", "hike",
-          "swim", "prune", "mow")
-MEAL_WORDS = ("breakfast", "lunch", "dinner", "meal", "snack", "supper")
-MEAL_VERBS = ("eat", "have", "cook", "grab", "make", "prepare", "fix")
-MORNING_VERBS = ("wake", "wash", "shower", "brush", "get dressed", "freshen")
-BEDTIME_STARTS = ("go to bed", "go to sleep", "sleep", "head to bed", "turn in", "bedtime")
-
 
 
 def pick_emoji(text: str) -> str:
     """The emoji of the first kind of activity the text names (one: a pair such as a pan and
     a sofa reads as nonsense)."""
     words = words_of(text)
-    return next((emoji for prefixes, emoji in EMOJI if any_starts(words, prefixes)), "🙂")
+    return next((emoji for prefixes, emoji in vocabulary().emoji if any_starts(words, prefixes)), "🙂")
 
 
 def pick_object(activity: str, objects: Sequence[str], seed: int) -> str:
@@ -161,10 +32,11 @@ def pick_object(activity: str, objects: Sequence[str], seed: int) -> str:
 def _best_object(activity: str, objects: tuple[str, ...], seed: int) -> str:
     stems = keywords(activity)
     # Each (stem, hint key) pair that matches adds 3 to every object named like one of its hints.
-    hinted = [hints for stem_ in stems for key, hints in OBJECT_HINTS.items()
+    hinted = [hints for stem_ in stems for key, hints in vocabulary().object_hints.items()
               if stem_.startswith(key)]
     # With nothing matching, any object but one that no activity is done at by default.
-    plain = [o for o in objects if not any(w in o.lower() for w in ODD_DEFAULTS)] or list(objects)
+    odd = vocabulary().odd_defaults
+    plain = [o for o in objects if not any(w in o.lower() for w in odd)] or list(objects)
     best, best_score = plain[seeded_index(seed, activity, modulo=len(plain))], 0
     for name in objects:
         lowered = name.lower()
@@ -176,7 +48,7 @@ def _best_object(activity: str, objects: tuple[str, ...], seed: int) -> str:
 
 
 def object_state(obj: str, action: str) -> str:
-    for name, state in OBJECT_STATES.items():
+    for name, state in vocabulary().object_states.items():
         if name in obj.lower():
             return state
     short = " ".join(action.split()[:4]).rstrip(".,")
@@ -242,9 +114,9 @@ def _event_steps(activity: str, count: int, key: str, seed: int) -> list[str] | 
 
 def is_meal(activity: str) -> bool:
     lowered = activity.lower()
-    return (
-        lowered.startswith(MEAL_VERBS) and any(w in lowered for w in MEAL_WORDS) or lowered.startswith("eat")
-    )
+    words = vocabulary()
+    return (lowered.startswith(words.meal_verbs) and any(w in lowered for w in words.meal_words)
+            or lowered.startswith("eat"))
 
 
 def steps_text(activity: str, count: int, resuming: bool = False, key: str = "",
@@ -253,12 +125,12 @@ def steps_text(activity: str, count: int, resuming: bool = False, key: str = "",
     event = _event_steps(activity, count, key, seed)
     if event is not None:
         return event
-    if activity.lower().startswith(MORNING_VERBS):
+    if activity.lower().startswith(vocabulary().morning_starts):
         pattern = _morning_steps()
     elif is_meal(activity):
         pattern, filler = _meal_steps(activity), "taking it easy after the meal"
     else:
-        active = any_starts(words_of(activity), ACTIVE)
+        active = any_starts(words_of(activity), vocabulary().active)
         pauses = alternatives("pause_active" if active else "pause_steps")
         pattern = _work_steps(activity, resuming,
                               pauses[seeded_index(seed, key, modulo=len(pauses))])

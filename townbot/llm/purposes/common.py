@@ -30,13 +30,14 @@ class Question(ABC, Generic[AnswerT]):
     the question alone and the model's seed)."""
 
     purpose: ClassVar[str]
+    answer_schema: ClassVar[type[BaseModel]]  # (`schema` narrows it to the question's choices)
     optional: ClassVar[bool] = False  # under a tight budget the default simply stands
 
     @abstractmethod
     def prompt(self) -> str: ...
 
-    @abstractmethod
-    def schema(self) -> type[AnswerT]: ...
+    def schema(self) -> type[AnswerT]:
+        return self.answer_schema  # type: ignore[return-value]
 
     @abstractmethod
     def default(self) -> AnswerT: ...

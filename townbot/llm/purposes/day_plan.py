@@ -34,6 +34,7 @@ class DayPlanQuestion(Question[DayPlan]):
     remembers that could shape the day)."""
 
     purpose = "day_plan"
+    answer_schema = DayPlan
     persona: Persona
     summary: str
     today: datetime
@@ -47,9 +48,6 @@ class DayPlanQuestion(Question[DayPlan]):
                       yesterday=self.yesterday, intentions=bulleted(self.intentions, NOTHING),
                       date=self.today.strftime("%A %B %d"), wakes=clock_face(persona.wakes),
                       sleeps=clock_face(persona.sleeps))
-
-    def schema(self) -> type[DayPlan]:
-        return DayPlan
 
     def default(self) -> DayPlan:
         steps = self.persona.routine[:8]

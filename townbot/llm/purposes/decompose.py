@@ -15,8 +15,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from townbot.llm.offline.activities import vocabulary
 from townbot.llm.offline.steps import (
-    BEDTIME_STARTS,
     chunks,
     object_state,
     pick_emoji,
@@ -90,7 +90,7 @@ class DecomposeQuestion(Question[Decomposition]):
 
     def offline(self, seed: int) -> Decomposition:
         activity, objects = self.activity, self.objects
-        if activity.lower().startswith(BEDTIME_STARTS):
+        if activity.lower().startswith(vocabulary().bedtime_starts):
             bed = pick_object("sleep bed", objects, seed)
             return Decomposition(steps=[Step(minutes=15, action="sleeping", object=bed,
                                              object_state=object_state(bed, "sleeping"), emoji="😴")])

@@ -1,6 +1,6 @@
 """purpose 'importance': how poignant each new memory is, 1 to 10, many memories in one call.
 
-Offline, poignancy comes from keywords, the most poignant first; everyday activity scores 1 or 2.
+Offline, poignancy comes from keywords (activities.yaml); everyday activity scores 1 or 2.
 """
 
 from __future__ import annotations
@@ -11,18 +11,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, create_model
 
-from townbot.llm.offline.prefixes import any_starts, words_of
+from townbot.llm.offline.activities import any_starts, vocabulary, words_of
 from townbot.llm.purposes.common import Question, Score
 from townbot.prompting import numbered, render
-
-IMPORTANCE_WORDS: list[tuple[int, tuple[str, ...]]] = [
-    (9, tuple("fire burning emergency leak injur hospital propos engag".split())),
-    (8, tuple("party valentine election mayor candida exhibition crush love married breakup".split())),
-    (6, tuple("news thesis deadline interview announce invit solo".split())),
-    (4, tuple("conversation talk chat plan perform".split())),
-    (2, tuple("eat breakfast lunch dinner coffee read walk brush shower dress wash snack tea".split())),
-    (1, tuple("sleep idle empty made off clean closed stocked tidy".split())),
-]
 
 
 class ImportanceScores(BaseModel):
@@ -41,7 +32,7 @@ def importance_scores(count: int) -> type[ImportanceScores]:
 
 def score_importance(text: str) -> int:
     words = words_of(text)
-    for score, prefixes in IMPORTANCE_WORDS:
+    for score, prefixes in vocabulary().importance:
         if any_starts(words, prefixes):
             return score
     return 2

@@ -55,6 +55,7 @@ class InsightsQuestion(Question[Insights]):
     `kinds`) are numbered once, from 1; `groups` holds each question's numbers."""
 
     purpose = "insights"
+    answer_schema = Insights
     name: str
     questions: tuple[str, ...]
     texts: tuple[str, ...]
@@ -69,9 +70,6 @@ class InsightsQuestion(Question[Insights]):
                               for index, (question, numbers)
                               in enumerate(zip(self.questions, self.groups, strict=True), 1))
         return render("insights", name=self.name, questions=listing, count=len(self.questions))
-
-    def schema(self) -> type[Insights]:
-        return Insights
 
     def default(self) -> Insights:
         return Insights(insights=[

@@ -38,6 +38,7 @@ class LabelQuestion(Question[Labels]):
     lines it quotes of others."""
 
     purpose = "label_answers"
+    answer_schema = Labels
     what: str
     items: tuple[LabelItem, ...]
     own_words: tuple[str, ...]
@@ -45,9 +46,6 @@ class LabelQuestion(Question[Labels]):
     def prompt(self) -> str:
         return render("judge_label", what=self.what, items=numbered([
             f"Question: {quoted(i.question)} Answer: {quoted(i.answer, 800)}" for i in self.items]))
-
-    def schema(self) -> type[Labels]:
-        return Labels
 
     def default(self) -> Labels:
         return Labels(labels=["no"] * len(self.items))

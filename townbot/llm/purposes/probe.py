@@ -23,12 +23,10 @@ class ProbeQuestion(Question[Ready]):
     """Whether the server answers a structured request at all (it asks about nothing)."""
 
     purpose = "probe"
+    answer_schema = Ready
 
     def prompt(self) -> str:
         return render("probe")
-
-    def schema(self) -> type[Ready]:
-        return Ready
 
     def default(self) -> Ready:
         return Ready(status="ready", count=2)

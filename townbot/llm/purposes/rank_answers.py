@@ -41,6 +41,7 @@ class RankQuestion(Question[Ranking]):
     `question`, given a digest of its `memories`."""
 
     purpose = "rank_answers"
+    answer_schema = Ranking
     persona: Persona
     memories: tuple[str, ...]
     question: str
@@ -52,9 +53,6 @@ class RankQuestion(Question[Ranking]):
                       memories=bulleted(self.memories, "- (nothing yet)"),
                       question=quoted(self.question), count=len(self.answers),
                       answers="\n".join(f"{k}: {quoted(v, 1200)}" for k, v in self.answers.items()))
-
-    def schema(self) -> type[Ranking]:
-        return Ranking
 
     def default(self) -> Ranking:
         return Ranking(order=["A", "A"])  # not a ranking: skipped

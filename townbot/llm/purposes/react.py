@@ -52,6 +52,7 @@ class ReactQuestion(Question[Reaction]):
     its `status`), given what it remembers (`memories`) and, for a person, `last_talk`."""
 
     purpose = "react"
+    answer_schema = Reaction
     name: str
     summary: str
     now: datetime
@@ -73,9 +74,6 @@ class ReactQuestion(Question[Reaction]):
         return render("react", summary=self.summary, time=clock_face(minute_of_day(self.now)),
                       first_name=first_name, action=self.action, observation=self.observation,
                       context=bulleted(self.memories), guidance=guidance)
-
-    def schema(self) -> type[Reaction]:
-        return Reaction
 
     def default(self) -> Reaction:
         return Reaction(react=False)

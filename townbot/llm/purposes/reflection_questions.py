@@ -37,14 +37,12 @@ class SalientQuestions(Question[ReflectionQuestions]):
     """What `name` should reflect on, from the recent memories `texts`."""
 
     purpose = "reflection_questions"
+    answer_schema = ReflectionQuestions
     name: str
     texts: tuple[str, ...]
 
     def prompt(self) -> str:
         return render("reflection_questions", name=self.name, numbered=numbered(list(self.texts)))
-
-    def schema(self) -> type[ReflectionQuestions]:
-        return ReflectionQuestions
 
     def default(self) -> ReflectionQuestions:
         return ReflectionQuestions(questions=[f"What matters most to {self.name} lately?"])

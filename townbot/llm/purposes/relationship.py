@@ -28,6 +28,7 @@ class RelationshipQuestion(Question[Relationship]):
     """What `name` (described by `summary`) makes of `partner`, from `memories`."""
 
     purpose = "relationship"
+    answer_schema = Relationship
     optional = True  # under a tight budget the statements themselves stand in
     name: str
     summary: str
@@ -37,9 +38,6 @@ class RelationshipQuestion(Question[Relationship]):
     def prompt(self) -> str:
         return render("relationship", summary=self.summary, first_name=self.name.split()[0],
                       partner=self.partner, context=bulleted(self.memories))
-
-    def schema(self) -> type[Relationship]:
-        return Relationship
 
     def default(self) -> Relationship:
         return Relationship(text=" ".join(t for t in self.memories if self.partner in t)[:400])

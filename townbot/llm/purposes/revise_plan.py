@@ -33,6 +33,7 @@ class RevisionQuestion(Question[PlanRevision]):
     `now`; `schedule` is the rest of the plan as (minute of the day, activity)."""
 
     purpose = "revise_plan"
+    answer_schema = PlanRevision
     optional = True  # under a tight budget the plan simply stands
     name: str
     summary: str
@@ -49,9 +50,6 @@ class RevisionQuestion(Question[PlanRevision]):
                       first_name=self.name.split()[0], action=self.doing,
                       schedule=bulleted([f"{clock_face(m)} {a}" for m, a in self.schedule], NOTHING),
                       news=bulleted(self.news, NOTHING))
-
-    def schema(self) -> type[PlanRevision]:
-        return PlanRevision
 
     def default(self) -> PlanRevision:
         return PlanRevision(revise=False)

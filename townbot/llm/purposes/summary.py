@@ -27,6 +27,7 @@ class SummaryQuestion(Question[AgentSummary]):
     """The three summaries of `name` from the memories retrieved for each."""
 
     purpose = "summary"
+    answer_schema = AgentSummary
     optional = True  # under a tight budget the persona's own description stands in
     name: str
     background: str
@@ -39,9 +40,6 @@ class SummaryQuestion(Question[AgentSummary]):
         return render("summary", name=self.name, core=bulleted(self.core, "- (nothing yet)"),
                       occupation=bulleted(self.occupation, "- (nothing yet)"),
                       feeling=bulleted(self.feeling, "- (nothing yet)"))
-
-    def schema(self) -> type[AgentSummary]:
-        return AgentSummary
 
     def default(self) -> AgentSummary:
         return AgentSummary(core=self.background, occupation=self.currently,
