@@ -12,7 +12,7 @@ from conftest import open_engine
 from discord_harness import connect, fake_fixture, server_fixture  # noqa: F401  (fixtures)
 
 from townbot.platforms.console import Console
-from townbot.platforms.discord.hub import tick_town
+from townbot.platforms.discord.hosting import tick_town
 from townbot.platforms.discord.posts import speech_text
 from townbot.town.service import Person, TownService
 
