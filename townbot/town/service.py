@@ -28,6 +28,7 @@ from townbot.mind.retrieval import retrieve
 from townbot.prompting import NAME_LIMIT, quoted, quoted_name
 from townbot.store.database import AuditEntry, VisitorRow
 from townbot.text import clean_text, shows_nothing
+from townbot.town import commands
 from townbot.town.body import Body
 from townbot.town.costs import real_day_line, recent_cost
 from townbot.town.engine import Engine
@@ -394,7 +395,8 @@ class TownService:
             if closed:
                 raise TownError(f"you cannot join at {sector}: {closed}; choose another area, "
                                 "e.g. Johnson Park")
-            events = await self.engine.arrive(person.id, visitor_name, about, sector, arena)
+            events = await commands.arrive(self.engine, person.id, visitor_name, about, sector,
+                                           arena)
             return Outcome(f"You are {visitor_name}, {about}, at {sector}: {arena}.", events)
         return await self._run("join", person, {"name": name, "description": description,
                                                 "area": area}, act)
@@ -419,7 +421,7 @@ class TownService:
                 raise TownError(f"{person.name} is already in the town; they must leave first")
             if who in self.engine.controlled():
                 raise TownError(f"{who} is already taken over by someone else")
-            await self.engine.take_over(person.id, who)
+            await commands.take_over(self.engine, person.id, who)
             return Outcome(f"{person.name} now speaks and moves as {who}; {who} stops acting "
                            "on their own until they leave.")
         return await self._run("takeover", moderator, {"person": person.id,
@@ -432,7 +434,7 @@ class TownService:
             reason = self.engine.availability(name, sector, arena)
             if reason:
                 raise TownError(f"you cannot go there now: {reason}")
-            events, minutes = await self.engine.walk(name, sector, arena)
+            events, minutes = await commands.walk(self.engine, name, sector, arena)
             when = f"in {minutes} game minutes" if minutes else "now"
             return Outcome(f"You will be at {sector}: {arena} {when}.", events)
         return await self._run("go", person, {"area": area}, act)
@@ -440,7 +442,7 @@ class TownService:
     async def leave(self, person: Person) -> Outcome:
         async def act() -> Outcome:
             name, _ = self._speaker_body(self.visitor(person))
-            events = await self.engine.leave(person.id)
+            events = await commands.leave(self.engine, person.id)
             return Outcome(f"{name} has left the town.", events)
         return await self._run("leave", person, {}, act)
 
@@ -493,8 +495,8 @@ class TownService:
                        and b.action != "sleeping"]
             addressed = self._addressed(name, said, present)
             history = self._exchanges.setdefault((name, addressed), []) if addressed else []
-            events, reply = await self.engine.speak(name, said, present, addressed,
-                                                    [*history[-7:], (name, said)])
+            events, reply = await commands.speak(self.engine, name, said, present, addressed,
+                                                 [*history[-7:], (name, said)])
             if addressed is not None and reply is not None:
                 history += [(name, said), (addressed, reply)]  # only what was committed
                 del history[:-8]
@@ -515,7 +517,7 @@ class TownService:
         async def act() -> Outcome:
             who = self.resident(resident)
             directive = bounded(text, "whisper")
-            thought, replanned = await self.engine.whisper(who, directive)
+            thought, replanned = await commands.whisper(self.engine, who, directive)
             changed = "and rewrites the rest of the day" if replanned else \
                 "(asleep now: it will shape tomorrow's plan)"
             return Outcome(f"{who} hears the thought {quoted(thought)} {changed}.",
@@ -547,8 +549,8 @@ class TownService:
 
         async def write(taken: Interview, reply: str) -> Outcome:
             if remember:
-                await self.engine.remember_interview(taken.who, taken.asker, taken.question,
-                                                     reply)
+                await commands.remember_interview(self.engine, taken.who, taken.asker,
+                                                  taken.question, reply)
             return Outcome(f"{taken.who}: {reply}", data={"answer": reply, "resident": taken.who})
         return await self._run_around_model(
             "interview", person, {"resident": resident, "question": question, "as": as_persona,
@@ -579,7 +581,7 @@ class TownService:
                 self.parse_object_command(path)
             full = self.object_path(target)
             value = bounded(new_state, "state")
-            events = await self.engine.change_object(full, value)
+            events = await commands.change_object(self.engine, full, value)
             return Outcome(f"<{full}> is {value}; anyone there notices at the next tick.",
                            events)
         return await self._run("set", person, {"path": path, "state": state}, act)
@@ -600,7 +602,7 @@ class TownService:
         async def act() -> Outcome:
             who = self.resident(resident)
             text = bounded(intent, "seed")
-            await self.engine.seed(who, text)
+            await commands.seed(self.engine, who, text)
             return Outcome(f"{who} now has in mind: {quoted(text)}")
         return await self._run("seed", moderator, {"resident": resident, "intent": intent}, act)
 
@@ -622,9 +624,9 @@ class TownService:
             absent = sorted({s.resident for s in spec.seeds} - {s.resident for s in present})
             seeds = [(self.resident(s.resident), s.thought) for s in present]
             objects = [(self.object_path(o.path), o.state) for o in spec.objects]
-            events = await self.engine.apply_scenario(
-                [(who, " ".join(thought.split())) for who, thought in seeds], objects,
-                spec.announcement)
+            events = await commands.apply_scenario(
+                self.engine, [(who, " ".join(thought.split())) for who, thought in seeds],
+                objects, spec.announcement)
             skipped = f" (not in this town, so not seeded: {', '.join(absent)})" if absent else ""
             return Outcome(f"Loaded scenario '{spec.name}': {' '.join(spec.description.split())}"
                            f"{skipped}", events)
@@ -634,7 +636,7 @@ class TownService:
         async def act() -> Outcome:
             notice = bounded(text, "announce")
             where = self.area(area) if area else None
-            events, heard = await self.engine.announce(notice, where[0] if where else None)
+            events, heard = await commands.announce(self.engine, notice, where[0] if where else None)
             return Outcome(f"Announced to {plural(heard, 'resident')} present.", events)
         return await self._run("announce", moderator, {"text": text, "area": area}, act)
 
