@@ -14,7 +14,7 @@ from townbot.platforms.discord.hosting import tick_town
 from townbot.platforms.discord.hub import POST_GRACE, TICK_GRACE, USE_CASE_GRACE
 from townbot.platforms.discord.setup import NEEDED
 from townbot.platforms.discord.town import MEMORY_ACCESS
-from townbot.town.service import LIMITS, SPEED_RANGE
+from townbot.town.requests import LIMITS, SPEED_RANGE
 
 
 def test_the_bot_asks_for_message_content_and_never_mentions(tmp_path):

@@ -22,7 +22,7 @@ from townbot.platforms.discord.hosting import open_town
 from townbot.platforms.discord.hub import Hub
 from townbot.platforms.discord.setup import SetupError, missing_permissions
 from townbot.platforms.discord.speech import handle_message
-from townbot.town.service import TownError
+from townbot.town.requests import TownError
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import discord
 from townbot.platforms.discord.hub import Hub
 from townbot.platforms.discord.respond import Reply, refuse, run, send
 from townbot.platforms.discord.town import MEMORY_ACCESS, GuildTown
-from townbot.town.service import LIMITS, Person, TownError, bounded
+from townbot.town.requests import LIMITS, Person, TownError, bounded
 
 JOIN, ASK = "townbot:join", "townbot:ask"
 GO = re.compile(r"townbot:go:(?P<slug>[a-z0-9-]{1,80})")

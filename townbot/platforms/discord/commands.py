@@ -32,7 +32,7 @@ from townbot.platforms.discord.store import InterviewThread
 from townbot.platforms.discord.town import MEMORY_ACCESS, GuildTown
 from townbot.platforms.discord.townmap import FILE_LIMIT, attachment, caption, current_picture
 from townbot.platforms.discord.welcome import show_link
-from townbot.town.service import LIMITS, SPEED_RANGE, Person, TownError, bounded
+from townbot.town.requests import LIMITS, SPEED_RANGE, Person, TownError, bounded
 from townbot.world.model import join_path
 
 log = logging.getLogger(__name__)

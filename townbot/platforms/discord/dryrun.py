@@ -23,8 +23,9 @@ from townbot.platforms.discord.scheduler import TownScheduler
 from townbot.platforms.discord.setup import NEEDED, PERMISSIONS, channel_plan
 from townbot.town.engine import Engine
 from townbot.town.launch import PROJECT_ROOT
+from townbot.town.requests import TownError
 from townbot.town.scenarios import load_scenario, scenario_names
-from townbot.town.service import TownError, TownService
+from townbot.town.service import TownService
 from townbot.world.errors import DataError
 from townbot.world.model import World
 

@@ -22,8 +22,9 @@ from townbot.platforms.discord.welcome import post_welcome
 from townbot.platforms.metrics import TownMetrics
 from townbot.town.engine import Engine
 from townbot.town.launch import open_engine
+from townbot.town.requests import Person, TownError
 from townbot.town.rest import Rest
-from townbot.town.service import Person, TownError, TownService
+from townbot.town.service import TownService
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from townbot.platforms.metrics import TownMetrics
 from townbot.store.backup import backup_database, prune_backups
 from townbot.store.errors import StoreError
 from townbot.town.launch import TownFiles
+from townbot.town.requests import Person, TownError
 from townbot.town.rest import WOKE
-from townbot.town.service import Person, TownError
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from townbot.platforms.discord.hub import Hub
 from townbot.platforms.discord.outlet import NO_MENTIONS
 from townbot.platforms.discord.posts import LIMIT, split_text
 from townbot.platforms.discord.town import GuildTown
-from townbot.town.service import Person, TownError
+from townbot.town.requests import Person, TownError
 
 MAX_PARTS = 3  # follow-ups per answer (a long `where` or `memories` list)
 MORE = "ask for less to see the rest"

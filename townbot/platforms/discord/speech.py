@@ -22,7 +22,7 @@ from townbot.platforms.discord.posts import without_mentions
 from townbot.platforms.discord.store import WaitingWords
 from townbot.platforms.discord.town import GuildTown, partial_message
 from townbot.text import shows_nothing
-from townbot.town.service import Person, TownError
+from townbot.town.requests import Person, TownError
 
 log = logging.getLogger(__name__)
 
