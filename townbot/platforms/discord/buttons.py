@@ -33,11 +33,8 @@ class JoinForm(discord.ui.Modal):
         self.hub = hub
 
     async def on_submit(self, interaction: discord.Interaction) -> None:  # type: ignore[override]
-        async def work(town: GuildTown, person: Person) -> str:
-            outcome = await town.service.join(person, self.name.value, self.about.value)
-            town.publisher.wake()
-            return outcome.text
-        await run(self.hub, interaction, work)
+        await run(self.hub, interaction, lambda town, person: town.service.join(
+            person, self.name.value, self.about.value))
 
 
 class AskForm(discord.ui.Modal):
@@ -82,11 +79,7 @@ async def press(hub: Hub, interaction: discord.Interaction) -> None:
     custom_id = (interaction.data or {}).get("custom_id", "")
     go = GO.fullmatch(custom_id)
     if go is not None:
-        async def work(town: GuildTown, person: Person) -> str:
-            outcome = await town.service.go(person, go["slug"])
-            town.publisher.wake()
-            return outcome.text
-        await run(hub, interaction, work)
+        await run(hub, interaction, lambda town, person: town.service.go(person, go["slug"]))
         return
     if custom_id not in (JOIN, ASK):
         return

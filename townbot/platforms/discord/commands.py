@@ -32,7 +32,7 @@ from townbot.platforms.discord.store import InterviewThread
 from townbot.platforms.discord.town import MEMORY_ACCESS, GuildTown
 from townbot.platforms.discord.townmap import FILE_LIMIT, attachment, caption, current_picture
 from townbot.platforms.discord.welcome import show_link
-from townbot.town.requests import LIMITS, SPEED_RANGE, Person, TownError, bounded
+from townbot.town.requests import LIMITS, SPEED_RANGE, Outcome, Person, TownError, bounded
 from townbot.world.model import join_path
 
 log = logging.getLogger(__name__)
@@ -109,35 +109,27 @@ class TownGroup(app_commands.Group):
                            area="where you arrive (default: Johnson Park)")
     async def join(self, interaction: discord.Interaction, name: Name, description: About,
                    area: Area | None = None) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            where = {"area": area} if area else {}  # the service's default place otherwise
-            outcome = await town.service.join(person, name, description, **where)
-            town.publisher.wake()
-            return outcome.text
-        await run(self.hub, interaction, work)
+        where = {"area": area} if area else {}  # the service's default place otherwise
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.join(person, name, description, **where))
 
     @app_commands.command(description="Walk to an area (a sector, 'Sector: arena' or a channel)")
     async def go(self, interaction: discord.Interaction, area: Area) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            outcome = await town.service.go(person, area)
-            town.publisher.wake()
-            return outcome.text
-        await run(self.hub, interaction, work)
+        await run(self.hub, interaction, lambda town, person: town.service.go(person, area))
 
     @app_commands.command(description="Leave the town")
     async def leave(self, interaction: discord.Interaction) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
+        async def work(town: GuildTown, person: Person) -> Outcome:
             outcome = await town.service.leave(person)
             await town.store.forget_words(person.id)
-            town.publisher.wake()
-            return outcome.text
+            return outcome
         await run(self.hub, interaction, work)
 
     @app_commands.command(description="Where everyone is and what they are doing")
     async def where(self, interaction: discord.Interaction) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            return (await town.service.where(person)).text
-        await run(self.hub, interaction, work, more="/town profile shows any one resident in full")
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.where(person),
+                  more="/town profile shows any one resident in full")
 
     @app_commands.command(name="map", description="The town's map now, or one area close up")
     @app_commands.describe(area="an area to show close up (default: the whole town)")
@@ -214,66 +206,62 @@ class ModGroup(app_commands.Group):
 
     @app_commands.command(description="Stop the clock")
     async def pause(self, interaction: discord.Interaction) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
+        async def work(town: GuildTown, person: Person) -> Outcome:
             outcome = await town.service.pause(person)
             self.hub.scheduler.pause(town.key)
-            return outcome.text
+            return outcome
         await run(self.hub, interaction, work, moderators="/mod pause")
 
     @app_commands.command(description="Start the clock again")
     async def resume(self, interaction: discord.Interaction) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
+        async def work(town: GuildTown, person: Person) -> Outcome:
             outcome = await town.service.resume(person)
             self.hub.scheduler.resume(town.key)
-            return outcome.text
+            return outcome
         await run(self.hub, interaction, work, moderators="/mod resume")
 
     @app_commands.command(description="Real seconds per tick (one tick is 10 game minutes)")
     async def speed(self, interaction: discord.Interaction, seconds: Seconds) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
+        async def work(town: GuildTown, person: Person) -> Outcome:
             outcome = await town.service.speed(person, seconds)
             self.hub.scheduler.set_interval(town.key, seconds)
-            return outcome.text
+            return outcome
         await run(self.hub, interaction, work, moderators="/mod speed")
 
     @app_commands.command(description="Let a member speak and move as a resident")
     async def takeover(self, interaction: discord.Interaction, member: discord.Member,
                        resident: Resident) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            target = self.hub.person(member)
-            return (await town.service.takeover(person, target, resident)).text
-        await run(self.hub, interaction, work, moderators="/mod takeover")
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.takeover(person, self.hub.person(member),
+                                                             resident),
+                  moderators="/mod takeover")
 
     @app_commands.command(description="Plant an intention in a resident's mind")
     async def seed(self, interaction: discord.Interaction, resident: Resident,
                    intent: Intent) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            return (await town.service.seed(person, resident, intent)).text
-        await run(self.hub, interaction, work, moderators="/mod seed")
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.seed(person, resident, intent),
+                  moderators="/mod seed")
 
     @app_commands.command(description="Announce to the town (#town-hall) or one area")
     async def announce(self, interaction: discord.Interaction, text: Notice,
                        area: Area | None = None) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            outcome = await town.service.announce(person, text, area)
-            town.publisher.wake()
-            return outcome.text
-        await run(self.hub, interaction, work, moderators="/mod announce")
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.announce(person, text, area),
+                  moderators="/mod announce")
 
     @app_commands.command(description="Load a scenario from scenarios/")
     async def scenario(self, interaction: discord.Interaction, name: Scenario) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            outcome = await town.service.load_scenario(person, name)
-            town.publisher.wake()
-            return outcome.text
-        await run(self.hub, interaction, work, moderators="/mod scenario")
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.load_scenario(person, name),
+                  moderators="/mod scenario")
 
     @app_commands.command(description="A resident's memories retrieved for a query, with scores")
     async def memories(self, interaction: discord.Interaction, resident: Resident, query: Query,
                        count: Count = 10) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            return (await town.service.memories(person, resident, query, count)).text
-        await run(self.hub, interaction, work, moderators="/mod memories", more="ask for a smaller count")
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.memories(person, resident, query, count),
+                  moderators="/mod memories", more="ask for a smaller count")
 
     @app_commands.command(description="The web page's link: a new one (the old stops working) "
                                       "or none")
@@ -297,9 +285,8 @@ class ModGroup(app_commands.Group):
 
     @app_commands.command(description="Who knows of each seeded event, from whom, who plans to go")
     async def events(self, interaction: discord.Interaction) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            return (await town.service.event_status(person)).text
-        await run(self.hub, interaction, work, moderators="/mod events")
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.event_status(person), moderators="/mod events")
 
     @takeover.autocomplete("resident")
     @seed.autocomplete("resident")
@@ -326,17 +313,12 @@ class ObjectGroup(app_commands.Group):
 
     @app_commands.command(name="set", description="Change an object's state, e.g. stove: burning")
     async def set_(self, interaction: discord.Interaction, path: ObjectPath, state: State) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            outcome = await town.service.set_object(person, path, state)
-            town.publisher.wake()
-            return outcome.text
-        await run(self.hub, interaction, work)
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.set_object(person, path, state))
 
     @app_commands.command(description="An object's state now and who is using it")
     async def look(self, interaction: discord.Interaction, path: ObjectPath) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            return (await town.service.look(person, path)).text
-        await run(self.hub, interaction, work)
+        await run(self.hub, interaction, lambda town, person: town.service.look(person, path))
 
     @set_.autocomplete("path")
     @look.autocomplete("path")
@@ -352,20 +334,15 @@ def visitor_commands(hub: Hub) -> list[app_commands.Command[Any, ..., Any]]:
     @app_commands.command(description="Say something where you are in the town")
     @app_commands.guild_only()
     async def say(interaction: discord.Interaction, text: Speech) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            outcome = await town.service.say(person, text)
-            town.publisher.wake()
-            return outcome.text
-        await run(hub, interaction, work)
+        await run(hub, interaction, lambda town, person: town.service.say(person, text))
 
     @app_commands.command(description="Be a resident's inner voice: they hear it as their own "
                                       "thought")
     @app_commands.guild_only()
     async def whisper(interaction: discord.Interaction, resident: Resident,
                       text: Whisper) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            return (await town.service.whisper(person, resident, text)).text
-        await run(hub, interaction, work)
+        await run(hub, interaction,
+                  lambda town, person: town.service.whisper(person, resident, text))
 
     @app_commands.command(name="help", description="What the town is and how to take part")
     @app_commands.guild_only()

@@ -18,7 +18,7 @@ from townbot.platforms.discord.hub import Hub
 from townbot.platforms.discord.outlet import NO_MENTIONS
 from townbot.platforms.discord.posts import LIMIT, split_text
 from townbot.platforms.discord.town import GuildTown
-from townbot.town.requests import Person, TownError
+from townbot.town.requests import Outcome, Person, TownError
 
 MAX_PARTS = 3  # follow-ups per answer (a long `where` or `memories` list)
 MORE = "ask for less to see the rest"
@@ -35,7 +35,7 @@ class Reply:
     file: discord.File | None = None  # a picture (the map), sent with the first part
 
 
-Work = Callable[[GuildTown, Person], Awaitable["str | Reply"]]
+Work = Callable[[GuildTown, Person], Awaitable["str | Reply | Outcome"]]
 
 
 def fit(text: str, more: str = MORE) -> list[str]:
@@ -99,13 +99,16 @@ async def not_a_moderator(hub: Hub, interaction: discord.Interaction, case: str)
 
 async def run(hub: Hub, interaction: discord.Interaction, work: Work, *, public: bool = False,
               moderators: str | None = None, more: str = MORE) -> None:
-    """Defer, do the work in this server's town, answer or refuse."""
+    """Defer, do the work in this server's town, answer (an Outcome by its text) or refuse."""
     if moderators is not None and await not_a_moderator(hub, interaction, moderators):
         return
     await interaction.response.defer(ephemeral=not public, thinking=True)
     try:
-        reply = await work(hub.town(interaction.guild_id), hub.person(interaction.user))
+        town = hub.town(interaction.guild_id)
+        reply = await work(town, hub.person(interaction.user))
     except TownError as refusal:
         await refuse(interaction, refusal, public=public)
         return
-    await send(interaction, reply, ephemeral=not public, more=more)
+    town.publisher.wake()  # what the use case posted goes out now
+    await send(interaction, reply.text if isinstance(reply, Outcome) else reply,
+               ephemeral=not public, more=more)
