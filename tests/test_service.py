@@ -40,7 +40,8 @@ async def town(world, tmp_path):
 async def snapshot(service: TownService) -> str:
     """Everything a use case could change, as stored and as held in memory."""
     engine = service.engine
-    await engine.commit_now([])
+    async with engine.change():  # commits what is pending, as any change does
+        pass
     store = engine.store
     rows = {
         "memories": len(await store.memories(engine.town.id)),

@@ -643,11 +643,6 @@ class Engine:
             now, now, body.sector or "", body.arena or "", (first, second),
             tuple((speaker, text, now) for speaker, text in lines)))
 
-    async def commit_now(self, events: list[TownEvent]) -> None:
-        """Persist the events of a change made between ticks (all or nothing)."""
-        async with self.change() as gathered:
-            gathered += events
-
     def person_event(self, kind: str, actor: str, text: str, emoji: str, sector: str | None,
                      place: str = "") -> TownEvent:
         """An event of a command between ticks (in #town-hall when `sector` is None)."""
