@@ -6,13 +6,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
 
-if TYPE_CHECKING:
-    from townbot.llm.budget import Budget
+from townbot.llm.budget import Budget
 
 AnswerT = TypeVar("AnswerT", bound=BaseModel)
 
