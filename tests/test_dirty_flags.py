@@ -68,8 +68,8 @@ async def town(world, tmp_path):
 
 
 def parts_of(changes: TickChanges) -> set[tuple[str, str]]:
-    """The parts a commit wrote, whole or as a row of their log."""
-    return {(agent, part) for agent, part, _ in changes.mind_parts + changes.logged}
+    """The parts a commit wrote."""
+    return {(agent, part) for agent, part, _ in changes.mind_parts}
 
 
 async def reloads_as_in_memory(engine) -> None:

@@ -1,12 +1,11 @@
 """A town at the start of each game day, kept so that `townbot fork --at DAY` can begin there.
 
 A game day starts at the hour the town was founded (07:00 in Smallville), the commit where the
-store also does its daily bookkeeping (memory accesses put in one row per resident, part logs
-trimmed), so what is copied then is small. Memories, posts, conversations, usage and audit rows
-are only ever appended: a checkpoint keeps the last id of each. What a tick rewrites in place
-(bodies, mind parts and their logs, memory accesses, objects, visitors) is copied whole into
-`checkpoint_<table>`, as SQL rows (about 0.7 MB and 50 ms a day for 25 residents). The newest
-KEEP_DAYS checkpoints are kept.
+store also does its daily bookkeeping (memory accesses put in one row per resident), so what is
+copied then is small. Memories, posts, conversations, usage and audit rows are only ever
+appended: a checkpoint keeps the last id of each. What a tick rewrites in place (bodies, mind
+parts, memory accesses, objects, visitors) is copied whole into `checkpoint_<table>`, as SQL
+rows (about 0.7 MB and 50 ms a day for 25 residents). The newest KEEP_DAYS checkpoints are kept.
 
 Its tables are made on first use, not by a numbered migration: an older townbot reading the
 town never meets them, and a town without them simply has no day to fork from.
@@ -28,7 +27,6 @@ KEEP_DAYS = 60  # newest day checkpoints kept per town: a real day at the defaul
 COPIED = {
     "bodies": ("agent", "body"),
     "mind_parts": ("agent", "part", "state"),
-    "part_log": ("id", "agent", "part", "n", "change"),
     "memory_access": ("id", "agent", "seqs", "times", "importances"),
     "objects": ("path", "state", "updated"),
     "visitors": ("person_id", "name", "description", "body", "resident", "joined", "left_at"),

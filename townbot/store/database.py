@@ -22,7 +22,6 @@ import numpy as np
 
 from townbot.llm.port import UsageRecord
 from townbot.mind.memory import KIND_CODES, KINDS, Memory, SparseVectors, StoredColumns, hours_since_epoch
-from townbot.mind.state import LogRow, apply_logs
 from townbot.store.begin import begin_writing
 from townbot.store.disk import os_write_error, sqlite_write_error
 from townbot.store.errors import StoreError
@@ -37,15 +36,6 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 # small rows on different pages (a part of a mind here, an index entry there): 1 KiB pages
 # write a quarter of the bytes 4 KiB pages do for each of them. Towns made before keep theirs.
 PAGE_SIZE = 1024
-# A mind part, a part's log row (or a mind as founded) longer than this is stored
-# zlib-compressed: a day's plan is 5-25 kB of JSON that shrinks four- to sixfold. Below it,
-# compressing costs more than it saves: zlib took 15-50 us a row in a tick, and writing the
-# bytes it saved 1-2 us (100 residents: about 80 rows of 0.5-2 kB a tick, 2 ms of zlib).
-PACK_OVER = 2048
-# zlib's fastest level: on the rows a tick compresses (plans and plan log rows of 2-25 kB) it
-# takes about 60% of level 6's CPU, for a sixth more bytes (+0.1 MB written a game day at 25
-# residents). Any level reads back the same.
-PACK_LEVEL = 1
 # The WAL is copied into the database (checkpointed) when it holds this many bytes of pages
 # rather than SQLite's default 1000 pages: a page rewritten by many ticks in between (a mind
 # part, a body, an index leaf) is copied once. 8 MiB instead of 1 MiB cut a 25-resident
@@ -55,15 +45,6 @@ PACK_LEVEL = 1
 WAL_BYTES = 32 * 2**20
 # A tick's memories and accesses share a few game times: their text is kept, not made again.
 _time_text = lru_cache(maxsize=4096)(format_game_time)
-
-
-def pack(text: str) -> str | bytes:
-    """A part's JSON as stored: compressed (a BLOB) when long, else as it is."""
-    return zlib.compress(text.encode(), PACK_LEVEL) if len(text) > PACK_OVER else text
-
-
-def unpack(value: str | bytes) -> str:
-    return zlib.decompress(value).decode() if isinstance(value, bytes) else value
 
 
 SPARSE = b"s"  # first byte of an embedding stored as its non-zero entries (see pack_vector)
@@ -693,9 +674,6 @@ class TickChanges:
     next_tick: int
     bodies: dict[str, str] = field(default_factory=dict)  # name -> body as JSON (changed ones)
     mind_parts: list[tuple[str, str, str]] = field(default_factory=list)  # (agent, part, JSON)
-    logged: list[tuple[str, str, LogRow]] = field(default_factory=list)  # (agent, part, row)
-    # (agent, part, n) where each logged part's log starts, given when compacting
-    log_starts: list[tuple[str, str, int]] = field(default_factory=list)
     new_memories: list[tuple[str, Memory, np.ndarray]] = field(default_factory=list)
     touched: list[tuple[str, list[Memory]]] = field(default_factory=list)  # by agent
     objects: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (state, time)
@@ -830,23 +808,6 @@ def _compact_accesses(connection: sqlite3.Connection, town: int) -> None:
                               latest.importance.tolist())
     _insert_rows(connection, ACCESS_INSERT, 5, values)
     connection.execute("DELETE FROM memory_access WHERE town_id = ? AND id <= ?", (town, last))
-
-
-def _write_part_logs(write: TickWrite, town: int, changes: TickChanges) -> None:
-    """Append the logged parts' changes (see mind.state.AttentionState and PlanState,
-    migration 7), a long one compressed as a long part is; when compacting, drop the rows
-    of logs that a part stored whole since has made useless."""
-    values: list[Any] = []
-    for agent, part, row in changes.logged:
-        values += (town, agent, part, row.n, pack(row.change))
-    write.rows("INSERT INTO part_log (town_id, agent, part, n, change) VALUES {rows}", 5, values)
-    if changes.compact and changes.log_starts:
-        starts = ", ".join(["(?, ?, ?)"] * len(changes.log_starts))
-        write.one(
-            f"WITH starts (agent, part, n) AS (VALUES {starts}) DELETE FROM part_log "
-            "WHERE town_id = ? AND n < (SELECT starts.n FROM starts WHERE starts.agent = "
-            "part_log.agent AND starts.part = part_log.part)",
-            [*(value for start in changes.log_starts for value in start), town])
 
 
 def _memory_values(town: int, new: list[tuple[str, Memory, np.ndarray]]) -> list[Any]:
@@ -1058,8 +1019,11 @@ class Store:
             script = MIGRATIONS[number - 1]
             await self.db.execute("BEGIN IMMEDIATE")
             try:
-                for statement in filter(str.strip, script.split(";")):
-                    await self.db.execute(statement)
+                if callable(script):
+                    await script(self.db)
+                else:
+                    for statement in filter(str.strip, script.split(";")):
+                        await self.db.execute(statement)
                 await self.db.execute(f"PRAGMA user_version = {number}")
             except BaseException:
                 await self.db.execute("ROLLBACK")
@@ -1081,7 +1045,7 @@ class Store:
             town_id = cursor.lastrowid
             await self.db.executemany(
                 "INSERT INTO agents (town_id, name, body, mind) VALUES (?, ?, ?, ?)",
-                [(town_id, n, json.dumps(b), pack(json.dumps(m))) for n, (b, m) in agents.items()])
+                [(town_id, n, json.dumps(b), json.dumps(m)) for n, (b, m) in agents.items()])
             await self.db.executemany(
                 "INSERT INTO bodies (town_id, agent, body) VALUES (?, ?, ?)",
                 [(town_id, n, json.dumps(b)) for n, (b, _) in agents.items()])
@@ -1108,20 +1072,12 @@ class Store:
                 "LEFT JOIN bodies ON bodies.town_id = agents.town_id AND bodies.agent = name "
                 "WHERE agents.town_id = ? ORDER BY name", (town_id,)) as cursor:
             rows = await cursor.fetchall()
-        agents = {row["name"]: (json.loads(unpack(row["body"])), json.loads(unpack(row["mind"])))
-                  for row in rows}
+        agents = {row["name"]: (json.loads(row["body"]), json.loads(row["mind"])) for row in rows}
         async with self.db.execute("SELECT agent, state FROM mind_parts WHERE town_id = ? "
                                    "ORDER BY agent, part", (town_id,)) as cursor:
             for row in await cursor.fetchall():
                 if row["agent"] in agents:  # a part's keys override the mind as founded
-                    agents[row["agent"]][1].update(json.loads(unpack(row["state"])))
-        async with self.db.execute("SELECT agent, part, n, change FROM part_log WHERE "
-                                   "town_id = ? ORDER BY id", (town_id,)) as cursor:
-            for agent, part, n, change in await cursor.fetchall():
-                if agent in agents and part in LOG_KEYS:
-                    agents[agent][1].setdefault(LOG_KEYS[part], []).append((n, unpack(change)))
-        for _, mind in agents.values():
-            apply_logs(mind)  # every reader sees the parts whole
+                    agents[row["agent"]][1].update(json.loads(row["state"]))
         return agents
 
     async def memories(self, town_id: int, agent: str | None = None) -> list[StoredMemory]:
@@ -1392,7 +1348,7 @@ class Store:
         parts: list[Any] = []
         # in order of part, as the rows are kept (see migration 11): new ones join their kind
         for agent, part, state in sorted(changes.mind_parts, key=itemgetter(1)):
-            parts += (town, agent, part, pack(state))
+            parts += (town, agent, part, state)
         write.rows("INSERT INTO mind_parts (town_id, agent, part, state) VALUES {rows} "
                    "ON CONFLICT (town_id, agent, part) DO UPDATE SET state = excluded.state",
                    4, parts)
@@ -1400,7 +1356,6 @@ class Store:
                    "last_accessed, importance, embedding, evidence) VALUES {rows}", 10,
                    _memory_values(town, changes.new_memories))
         _log_accesses(write, town, changes.touched, changes.compact)
-        _write_part_logs(write, town, changes)
         write.many(
             "INSERT INTO objects (town_id, path, state, updated) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (town_id, path) DO UPDATE SET state = excluded.state, "
@@ -1510,9 +1465,6 @@ def _audit_values(town_id: int, entry: AuditEntry) -> tuple[Any, ...]:
             entry.use_case, json.dumps(entry.arguments, ensure_ascii=False), entry.outcome,
             entry.detail)
 
-
-# A logged part's rows of part_log, in the flat dict of a mind (see mind.state).
-LOG_KEYS = {"attention": "sight_log", "planning": "plan_log"}
 
 USAGE_INSERT = ("INSERT INTO llm_usage (town_id, tick, game_day, agent, purpose, model, "
                 "prompt_tokens, completion_tokens, estimated, latency_ms, outcome, cached_tokens) "

@@ -1,8 +1,97 @@
-"""Schema migrations, applied in order; PRAGMA user_version records the last one applied."""
+"""Schema migrations, applied in order; PRAGMA user_version records the last one applied. A
+migration is SQL, or a coroutine given the connection (inside the migration's transaction)."""
 
 from __future__ import annotations
 
-MIGRATIONS: list[str] = [
+import json
+import zlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import aiosqlite
+
+
+def _plain(value: str | bytes) -> str:
+    """A value as stored before migration 14: zlib-compressed JSON (a BLOB) or JSON text."""
+    return zlib.decompress(value).decode() if isinstance(value, bytes) else value
+
+
+def _apply_sights(part: dict[str, Any], change: list[Any]) -> None:
+    """One logged change of an attention part: texts seen at a time, texts forgotten, a step."""
+    seen, texts, gone, step = change
+    sights = part.setdefault("sights", {})
+    for text in gone:
+        sights.pop(text, None)
+    for text in texts:
+        sights[text] = seen
+    if step is not None:
+        part["last_step"] = step
+
+
+def _apply_plan(part: dict[str, Any], change: list[Any]) -> None:
+    """One logged change of a planning part: blocks [start, stop) replaced, and the fields
+    beside the blocks when they changed."""
+    head, start, stop, blocks = change
+    if head is not None:
+        part["day"], part["day_plan"], part["notable"], part["last_revision"] = head
+    part.setdefault("blocks", [])[start:stop] = blocks
+
+
+# Each logged part's key for where its log starts (rows before it belong to an older base).
+LOGGED = {"attention": ("sight_log_from", _apply_sights), "planning": ("plan_log_from", _apply_plan)}
+
+
+async def _fold_logs(db: aiosqlite.Connection, parts: str, log: str | None, keys: str) -> None:
+    """Each part of `parts` with the rows of its `log` (if any) applied, stored whole as JSON
+    text."""
+    changes: dict[tuple[Any, ...], list[tuple[int, str]]] = {}
+    if log is not None:
+        async with db.execute(f"SELECT {keys}, agent, part, n, change FROM {log} "
+                              "ORDER BY id") as cursor:
+            async for *key, agent, part, n, change in cursor:
+                changes.setdefault((*key, agent, part), []).append((n, _plain(change)))
+        await db.execute(f"DROP TABLE {log}")
+    async with db.execute(f"SELECT rowid, {keys}, agent, part, state FROM {parts}") as cursor:
+        rows = await cursor.fetchall()
+    plain = []
+    for rowid, *key, agent, part, state in rows:
+        fields = json.loads(_plain(state))
+        if part in LOGGED:
+            start_key, apply = LOGGED[part]
+            start = int(fields.pop(start_key, 0))
+            for n, change in changes.get((*key, agent, part), []):
+                if n >= start:
+                    apply(fields, json.loads(change))
+        plain.append((json.dumps(fields), rowid))
+    await db.executemany(f"UPDATE {parts} SET state = ? WHERE rowid = ?", plain)
+
+
+async def _decompress(db: aiosqlite.Connection, table: str, column: str) -> None:
+    async with db.execute(f"SELECT rowid, {column} FROM {table} WHERE typeof({column}) = "
+                          "'blob'") as cursor:
+        rows = await cursor.fetchall()
+    await db.executemany(f"UPDATE {table} SET {column} = ? WHERE rowid = ?",
+                         [(_plain(value), rowid) for rowid, value in rows])
+
+
+async def plain_minds(db: aiosqlite.Connection) -> None:
+    """14: each mind part is stored whole as JSON text whenever it changes. The attention and
+    planning parts were stored as bases with their changes logged in part_log (migration 7),
+    and long parts, bodies and founding minds zlib-compressed (migrations 4 and 6): every part
+    gets its log applied, everything is stored as text, and part_log goes. The day
+    checkpoints' copies (townbot.store.checkpoints) are brought along the same way."""
+    async with db.execute("SELECT name FROM sqlite_master WHERE type = 'table'") as cursor:
+        tables = {name for (name,) in await cursor.fetchall()}
+    for parts, log, keys in (("mind_parts", "part_log", "town_id"),
+                             ("checkpoint_mind_parts", "checkpoint_part_log", "town_id, day")):
+        if parts in tables:
+            await _fold_logs(db, parts, log if log in tables else None, keys)
+    for table, column in (("agents", "mind"), ("bodies", "body"), ("checkpoint_bodies", "body")):
+        if table in tables:
+            await _decompress(db, table, column)
+
+
+MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     # 1: the town, its residents, memories, objects, conversations, outbox and model usage.
     """
     CREATE TABLE towns (
@@ -288,4 +377,5 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE llm_usage ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
     """,
+    plain_minds,
 ]
