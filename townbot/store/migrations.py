@@ -10,6 +10,8 @@ from typing import Any
 
 import aiosqlite
 
+from townbot.store.errors import StoreError
+
 
 def _plain(value: str | bytes) -> str:
     """A value as stored before migration 14: zlib-compressed JSON (a BLOB) or JSON text."""
@@ -379,3 +381,42 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     """,
     plain_minds,
 ]
+
+
+async def schema_version(db: aiosqlite.Connection) -> int:
+    async with db.execute("PRAGMA user_version") as cursor:
+        row = await cursor.fetchone()
+    return int(row[0])
+
+
+async def check_version(db: aiosqlite.Connection, path: str) -> None:
+    """A reader cannot migrate: the database must already be at this townbot's version."""
+    version = await schema_version(db)
+    if version != len(MIGRATIONS):
+        older = "older" if version < len(MIGRATIONS) else "newer"
+        raise StoreError(f"{path} has schema version {version}, {older} than this "
+                         f"townbot ({len(MIGRATIONS)}); "
+                         + ("open it once with `townbot sim --hours 0.2` or `townbot run` to "
+                            "upgrade it" if older == "older" else "upgrade townbot to read it"))
+
+
+async def migrate(db: aiosqlite.Connection, path: str) -> None:
+    """Apply every migration newer than the database, each in its own transaction."""
+    version = await schema_version(db)
+    if version > len(MIGRATIONS):
+        raise StoreError(f"{path} has schema version {version}, newer than this "
+                         f"townbot ({len(MIGRATIONS)}); upgrade townbot to open it")
+    for number in range(version + 1, len(MIGRATIONS) + 1):
+        script = MIGRATIONS[number - 1]
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            if callable(script):
+                await script(db)
+            else:
+                for statement in filter(str.strip, script.split(";")):
+                    await db.execute(statement)
+            await db.execute(f"PRAGMA user_version = {number}")
+        except BaseException:
+            await db.execute("ROLLBACK")
+            raise
+        await db.execute("COMMIT")
