@@ -614,8 +614,8 @@ def _log_accesses(write: TickWrite, town: int, touched: list[tuple[str, list[Mem
 
 async def _compact_accesses(db: aiosqlite.Connection, town: int) -> None:
     """Put the town's logged accesses in one row per agent, holding the latest entry of each
-    of its memories, after the rows they replace, which are then deleted (in the database's
-    once a game day). Rows after an access pack's still give it their latest."""
+    of its memories, after the rows they replace, which are then deleted (once a game day).
+    Rows after an access pack's still give it their latest."""
     async with db.execute(ACCESS_COLUMNS.format(agent=""), (town, 0)) as cursor:
         row = tuple(await cursor.fetchone())
     if not row[0]:
@@ -856,14 +856,6 @@ class Store(TownTables, UsageTables):
         """Audit rows in one transaction of their own, for a use case that changed nothing (a
         change commits its audit rows with it: TickChanges.audits)."""
         await self.write_now(AUDIT_INSERT, [entry.row(town_id) for entry in entries])
-
-    async def set_town_flags(self, town_id: int, *, paused: bool | None = None,
-                             tick_seconds: float | None = None) -> None:
-        write = TickWrite()
-        for column, value in (("paused", paused), ("tick_seconds", tick_seconds)):
-            if value is not None:
-                write.one(f"UPDATE towns SET {column} = ? WHERE id = ?", (value, town_id))
-        await self.run(write)
 
     async def create_town(self, name: str, start: str, tick_minutes: int, seed: int, model: str,
                           embedding_model: str, embedding_dim: int,
