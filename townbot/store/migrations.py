@@ -212,9 +212,8 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     );
     """,
     # 3: a mind is stored part by part (planning, places, attention, memory_queue, summary,
-    # reflection, reacting, dialogue), each written only when it changed. A part's row
-    # overrides the keys of agents.mind, which keeps the whole mind as founded or as saved by
-    # schema 2: nothing is lost, and the first commit after this migration writes every part.
+    # reflection, reacting, dialogue), each written when it changed; a part's row overrides
+    # the keys of agents.mind, the mind as founded (or as saved by schema 2).
     """
     CREATE TABLE mind_parts (
         town_id INTEGER NOT NULL REFERENCES towns(id),
@@ -224,12 +223,9 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
         PRIMARY KEY (town_id, agent, part)
     );
     """,
-    # 4: a re-accessed (or re-scored) memory is not rewritten in place: its new last access and
-    # importance are appended to memory_access, whose latest row for a memory overrides the
-    # memory's own columns. A tick then appends a few small rows to the end of one table
-    # instead of rewriting a page of memories (embeddings and all) per memory touched; the
-    # rows a later row supersedes are deleted once a game day. From this version on, a long
-    # mind part is stored in mind_parts as zlib-compressed JSON (a BLOB; see database.pack).
+    # 4: a re-accessed or re-scored memory's new last access and importance are appended to
+    # memory_access (the latest row wins) instead of rewriting the memory's row; long mind
+    # parts are stored zlib-compressed (until migration 14).
     """
     CREATE TABLE memory_access (
         id INTEGER PRIMARY KEY,
@@ -244,13 +240,9 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     # float32s is raw, any other is packed. Nothing to change in the tables; the version keeps
     # an older townbot from misreading such a blob.
     "",
-    # 6: two layouts that every tick rewrote pages of. Memories lose their (agent, seq) primary
-    # key, whose index took a page write per resident adding a memory in a tick: rows are read
-    # in the order they were written (id), which keeps each resident's in order of seq (the
-    # rows are copied here in that order). Bodies, which change nearly every tick, move out of
-    # the agents row (where the founding mind made each row fill a page) into a table of their
-    # own, compressed, several to a page (later stored as they are: see Store._write_tick);
-    # agents.body keeps the body as founded.
+    # 6: memories lose their (agent, seq) primary key and are read in the order written (id),
+    # which keeps each resident's in order of seq; bodies, which change nearly every tick, get
+    # a table of their own (agents.body keeps the body as founded).
     """
     CREATE TABLE memories_in_order (
         id INTEGER PRIMARY KEY,
@@ -279,16 +271,8 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     );
     INSERT INTO bodies (town_id, agent, body) SELECT town_id, name, body FROM agents;
     """,
-    # 7: every awake resident restamps what it sees at every tick, and a plan changes a block
-    # at a time, yet both parts were encoded, compressed and written whole at each change. The
-    # attention and planning parts as stored are now bases: each commit appends what changed
-    # since to the resident's log of the part here (`change`: JSON, compressed when long as a
-    # part is; numbered `n`), and loading applies the rows from the base's start on
-    # (sight_log_from, plan_log_from in the part) in order. After a few dozen rows the part is
-    # stored whole again and its log starts afresh; rows before a log's start are dropped once
-    # a game day (see mind.state's AttentionState and PlanState). Rows are appended at the
-    # table's end, so a tick's rows share pages. An older town has no log: its parts are its
-    # bases.
+    # 7: the attention and planning parts are stored as bases with each commit's changes
+    # appended to part_log (until migration 14, which applies the logs and drops the table).
     """
     CREATE TABLE part_log (
         id INTEGER PRIMARY KEY,
@@ -327,10 +311,8 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     );
     """,
     # 10: memory_access holds one row per resident per commit instead of one per memory: the
-    # positions logged (`seqs`, joined by commas, as group_concat joins numbers), their last
-    # access (`times`, joined by database.UNIT, or one game time when all share it) and their
-    # importances. At 100 residents a tick logged about 970 rows, most of its rows. The rows
-    # kept so far become rows of one memory with their ids, so access packs stay true.
+    # positions (`seqs`, joined by commas), their last access (`times`, joined by database.UNIT,
+    # or one game time for all) and their importances.
     """
     CREATE TABLE memory_access_rows (
         id INTEGER PRIMARY KEY,
@@ -346,11 +328,8 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     DROP TABLE memory_access;
     ALTER TABLE memory_access_rows RENAME TO memory_access;
     """,
-    # 11: mind_parts rows are kept in order of part, then agent, instead of each agent's parts
-    # side by side: a tick rewrites the memory queues of most residents and few of their other
-    # parts, and a row rewritten is its whole page written (1 KiB, to the WAL and again at
-    # checkpoint). At 100 residents 80 queues of about 200 bytes filled 80 pages, now about
-    # 20. A commit writes new parts in this order too (see Store._write_tick).
+    # 11: mind_parts rows are kept in order of part, then agent (a tick rewrites most
+    # residents' memory queues: side by side they share pages).
     """
     CREATE TABLE mind_parts_by_part (
         town_id INTEGER NOT NULL REFERENCES towns(id),
