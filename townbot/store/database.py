@@ -814,9 +814,9 @@ class Store(TownTables, UsageTables):
                 raise
 
     async def run(self, write: TickWrite) -> None:
-        """Run `write` as one transaction, one write at a time. The write runs to its end even
-        when its caller is cancelled (as a killed process's would not, but SQLite sees to
-        that): `write.committed` then says whether it committed."""
+        """Run `write` as one transaction, one write at a time. A cancelled caller stops
+        waiting for it, but the write runs to its end first (its statements must not mix with
+        the next write's), so `write.committed` then says whether it committed."""
         try:
             async with self._writing:
                 task = asyncio.ensure_future(begin_writing(lambda: write.run(self.db)))
@@ -834,7 +834,9 @@ class Store(TownTables, UsageTables):
             raise full from error
 
     async def write_now(self, statement: str, rows: list[tuple]) -> None:
-        """Rows of one statement in a transaction of their own."""
+        """Rows of one statement in a transaction of their own (none: nothing to do)."""
+        if not rows:
+            return
         write = TickWrite()
         write.many(statement, rows)
         await self.run(write)
