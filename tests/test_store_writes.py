@@ -29,6 +29,7 @@ from townbot.store.database import (
     unpack_vectors,
 )
 from townbot.store.migrations import MIGRATIONS
+from townbot.store.towns import PACK_OVER, unpack
 from townbot.world.events import TownEvent
 
 NINE, TEN = datetime(2023, 2, 13, 9, 0), datetime(2023, 2, 13, 10, 0)
@@ -122,7 +123,7 @@ async def test_migration_11_puts_the_parts_of_a_kind_side_by_side(world, tmp_pat
     assert rows(db, "SELECT * FROM mind_parts ORDER BY town_id, agent, part") == before
 
 
-async def test_mind_parts_are_stored_as_json_and_read_back_the_same(world, tmp_path):
+async def test_long_parts_are_stored_compressed_and_read_back_the_same(world, tmp_path):
     engine = await open_engine(world, tmp_path / "town.db")
     for _ in range(3):
         await engine.tick()
@@ -131,24 +132,25 @@ async def test_mind_parts_are_stored_as_json_and_read_back_the_same(world, tmp_p
     stored = rows(tmp_path / "town.db", "SELECT agent, part, state FROM mind_parts ORDER BY rowid")
     assert [part for _, part, _ in stored] == sorted(part for _, part, _ in stored), \
         "rows of a kind of part side by side (migration 11)"
-    for agent, part, text in stored:
-        assert {p.name: p for p in minds[agent].parts()}[part].to_dict() == json.loads(text)
+    for agent, part, value in stored:
+        assert isinstance(value, bytes) == (len(unpack(value)) > PACK_OVER)
+        assert {p.name: p for p in minds[agent].parts()}[part].to_dict() == json.loads(unpack(value))
+    assert any(isinstance(value, bytes) for _, _, value in stored), "a plan's blocks are long"
     resumed = await open_engine(world, tmp_path / "town.db")
     assert {name: mind.state for name, mind in resumed.minds.items()} == minds
     await resumed.store.close()
 
 
-async def test_bodies_are_stored_as_json_and_compressed_ones_are_migrated(world, tmp_path):
+async def test_bodies_are_stored_as_json_and_compressed_ones_still_read_back(world, tmp_path):
     engine = await open_engine(world, tmp_path / "town.db")
     await engine.tick()
     bodies = {name: body.to_dict() for name, body in engine.bodies.items()}
     await engine.store.close()
     stored = dict(rows(tmp_path / "town.db", "SELECT agent, body FROM bodies"))
     assert {name: json.loads(text) for name, text in stored.items()} == bodies
-    with sqlite3.connect(tmp_path / "town.db") as raw:  # as schema 6 stored them
+    with sqlite3.connect(tmp_path / "town.db") as raw:  # as a town written before stored them
         raw.executemany("UPDATE bodies SET body = ? WHERE agent = ?",
                         [(zlib.compress(text.encode(), 6), name) for name, text in stored.items()])
-        raw.execute("PRAGMA user_version = 13")
     resumed = await open_engine(world, tmp_path / "town.db")
     assert {name: body.to_dict() for name, body in resumed.bodies.items()} == bodies
     await resumed.store.close()

@@ -38,7 +38,15 @@ from townbot.store.errors import StoreError
 from townbot.store.migrations import check_version, migrate
 from townbot.store.packs import PackedChunk, grouped, pack_chunk, unpack_chunk
 from townbot.store.ticks import ConversationRecord, TickChanges, TickWrite, roll_back
-from townbot.store.towns import TOWN_FLAGS, VISITOR_UPSERT, TownRow, TownTables, VisitorRow, conversations
+from townbot.store.towns import (
+    TOWN_FLAGS,
+    VISITOR_UPSERT,
+    TownRow,
+    TownTables,
+    VisitorRow,
+    conversations,
+    pack,
+)
 from townbot.store.usage import AUDIT_INSERT, USAGE_INSERT, AuditEntry, UsageLog, UsageTables, usage_values
 from townbot.store.writer_lock import WriterLock
 from townbot.world.clock import format_game_time, parse_game_time
@@ -654,7 +662,7 @@ def tick_write(changes: TickChanges, records: list[tuple[int, UsageRecord]]) -> 
     # in order of part, as the rows are kept (see migration 11): new ones join their kind
     write.many("INSERT INTO mind_parts (town_id, agent, part, state) VALUES (?, ?, ?, ?) "
                "ON CONFLICT (town_id, agent, part) DO UPDATE SET state = excluded.state",
-               [(town, agent, part, state) for agent, part, state
+               [(town, agent, part, pack(state)) for agent, part, state
                 in sorted(changes.mind_parts, key=itemgetter(1))])
     write.rows("INSERT INTO memories (town_id, agent, seq, kind, text, created, "
                "last_accessed, importance, embedding, evidence) VALUES {rows}", 10,
@@ -871,7 +879,7 @@ class Store(TownTables, UsageTables):
             town_id = cursor.lastrowid
             await self.db.executemany(
                 "INSERT INTO agents (town_id, name, body, mind) VALUES (?, ?, ?, ?)",
-                [(town_id, n, json.dumps(b), json.dumps(m)) for n, (b, m) in agents.items()])
+                [(town_id, n, json.dumps(b), pack(json.dumps(m))) for n, (b, m) in agents.items()])
             await self.db.executemany(
                 "INSERT INTO bodies (town_id, agent, body) VALUES (?, ?, ?)",
                 [(town_id, n, json.dumps(b)) for n, (b, _) in agents.items()])

@@ -4,18 +4,13 @@ migration is SQL, or a coroutine given the connection (inside the migration's tr
 from __future__ import annotations
 
 import json
-import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiosqlite
 
 from townbot.store.errors import StoreError
-
-
-def _plain(value: str | bytes) -> str:
-    """A value as stored before migration 14: zlib-compressed JSON (a BLOB) or JSON text."""
-    return zlib.decompress(value).decode() if isinstance(value, bytes) else value
+from townbot.store.towns import pack, unpack
 
 
 def _apply_sights(part: dict[str, Any], change: list[Any]) -> None:
@@ -44,53 +39,41 @@ LOGGED = {"attention": ("sight_log_from", _apply_sights), "planning": ("plan_log
 
 
 async def _fold_logs(db: aiosqlite.Connection, parts: str, log: str | None, keys: str) -> None:
-    """Each part of `parts` with the rows of its `log` (if any) applied, stored whole as JSON
-    text."""
+    """Each logged part of `parts` with the rows of its `log` (if any) applied, stored whole."""
     changes: dict[tuple[Any, ...], list[tuple[int, str]]] = {}
     if log is not None:
         async with db.execute(f"SELECT {keys}, agent, part, n, change FROM {log} "
                               "ORDER BY id") as cursor:
             async for *key, agent, part, n, change in cursor:
-                changes.setdefault((*key, agent, part), []).append((n, _plain(change)))
+                changes.setdefault((*key, agent, part), []).append((n, unpack(change)))
         await db.execute(f"DROP TABLE {log}")
     async with db.execute(f"SELECT rowid, {keys}, agent, part, state FROM {parts}") as cursor:
         rows = await cursor.fetchall()
-    plain = []
+    whole = []
     for rowid, *key, agent, part, state in rows:
-        fields = json.loads(_plain(state))
-        if part in LOGGED:
-            start_key, apply = LOGGED[part]
-            start = int(fields.pop(start_key, 0))
-            for n, change in changes.get((*key, agent, part), []):
-                if n >= start:
-                    apply(fields, json.loads(change))
-        plain.append((json.dumps(fields), rowid))
-    await db.executemany(f"UPDATE {parts} SET state = ? WHERE rowid = ?", plain)
-
-
-async def _decompress(db: aiosqlite.Connection, table: str, column: str) -> None:
-    async with db.execute(f"SELECT rowid, {column} FROM {table} WHERE typeof({column}) = "
-                          "'blob'") as cursor:
-        rows = await cursor.fetchall()
-    await db.executemany(f"UPDATE {table} SET {column} = ? WHERE rowid = ?",
-                         [(_plain(value), rowid) for rowid, value in rows])
+        if part not in LOGGED:
+            continue
+        fields = json.loads(unpack(state))
+        start_key, apply = LOGGED[part]
+        start = int(fields.pop(start_key, 0))
+        for n, change in changes.get((*key, agent, part), []):
+            if n >= start:
+                apply(fields, json.loads(change))
+        whole.append((pack(json.dumps(fields)), rowid))
+    await db.executemany(f"UPDATE {parts} SET state = ? WHERE rowid = ?", whole)
 
 
 async def plain_minds(db: aiosqlite.Connection) -> None:
-    """14: each mind part is stored whole as JSON text whenever it changes. The attention and
-    planning parts were stored as bases with their changes logged in part_log (migration 7),
-    and long parts, bodies and founding minds zlib-compressed (migrations 4 and 6): every part
-    gets its log applied, everything is stored as text, and part_log goes. The day
-    checkpoints' copies (townbot.store.checkpoints) are brought along the same way."""
+    """14: each mind part is stored whole whenever it changes. The attention and planning
+    parts were stored as bases with their changes logged in part_log (migration 7): every part
+    gets its log applied and part_log goes, in the town and in the copies its day checkpoints
+    keep (townbot.store.checkpoints)."""
     async with db.execute("SELECT name FROM sqlite_master WHERE type = 'table'") as cursor:
         tables = {name for (name,) in await cursor.fetchall()}
     for parts, log, keys in (("mind_parts", "part_log", "town_id"),
                              ("checkpoint_mind_parts", "checkpoint_part_log", "town_id, day")):
         if parts in tables:
             await _fold_logs(db, parts, log if log in tables else None, keys)
-    for table, column in (("agents", "mind"), ("bodies", "body"), ("checkpoint_bodies", "body")):
-        if table in tables:
-            await _decompress(db, table, column)
 
 
 MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
@@ -225,7 +208,7 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     """,
     # 4: a re-accessed or re-scored memory's new last access and importance are appended to
     # memory_access (the latest row wins) instead of rewriting the memory's row; long mind
-    # parts are stored zlib-compressed (until migration 14).
+    # parts are stored zlib-compressed (see towns.pack).
     """
     CREATE TABLE memory_access (
         id INTEGER PRIMARY KEY,

@@ -1,11 +1,12 @@
 """A town's own rows: the town, its residents' bodies and minds (JSON as the mind gives it,
 merged back into one dict a resident), objects, visitors, posts, conversations and its web
 token. The store keeps what it is given: turning minds and bodies into JSON and back is the
-mind's and the town's business."""
+mind's and the town's business. Bodies compressed by schemas 6 to 13 still read back."""
 
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -50,6 +51,20 @@ VISITOR_UPSERT = (
     "name = excluded.name, description = excluded.description, body = excluded.body, "
     "resident = excluded.resident, left_at = NULL")
 TOWN_FLAGS = frozenset({"paused", "tick_seconds"})  # what a use case may set in `towns`
+# A mind part (or a founding mind) longer than this is stored zlib-compressed, in a BLOB: an
+# awake resident's sights (about 4 kB of JSON) change at every tick and a plan (about 13 kB)
+# at every block it decomposes, and stored as text they doubled the bytes a 25-resident town
+# writes a game day, from 12 to 25 MB (benchmarks/speed.py).
+PACK_OVER = 2048
+
+
+def pack(text: str) -> str | bytes:
+    """JSON as stored: compressed (zlib's fastest level) when long, else as it is."""
+    return zlib.compress(text.encode(), 1) if len(text) > PACK_OVER else text
+
+
+def unpack(value: str | bytes) -> str:
+    return zlib.decompress(value).decode() if isinstance(value, bytes) else value
 
 
 def _event(row: aiosqlite.Row) -> TownEvent:
@@ -88,11 +103,12 @@ class TownTables(Tables):
             "SELECT name, coalesce(bodies.body, agents.body) AS body, mind FROM agents "
             "LEFT JOIN bodies ON bodies.town_id = agents.town_id AND bodies.agent = name "
             "WHERE agents.town_id = ? ORDER BY name", (town_id,))
-        agents = {row["name"]: (json.loads(row["body"]), json.loads(row["mind"])) for row in rows}
+        agents = {row["name"]: (json.loads(unpack(row["body"])), json.loads(unpack(row["mind"])))
+                  for row in rows}
         for row in await self.rows("SELECT agent, state FROM mind_parts WHERE town_id = ? "
                                     "ORDER BY agent, part", (town_id,)):
             if row["agent"] in agents:
-                agents[row["agent"]][1].update(json.loads(row["state"]))
+                agents[row["agent"]][1].update(json.loads(unpack(row["state"])))
         return agents
 
     async def objects(self, town_id: int) -> dict[str, str]:
