@@ -1,7 +1,7 @@
 """A town's own rows: the town, its residents' bodies and minds (JSON as the mind gives it,
 merged back into one dict a resident), objects, visitors, posts, conversations and its web
 token. The store keeps what it is given: turning minds and bodies into JSON and back is the
-mind's and the town's business. Bodies compressed by schemas 6 to 13 still read back."""
+mind's and the town's business; the store only compresses long JSON (`pack`)."""
 
 from __future__ import annotations
 
