@@ -24,9 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "town_v13.db"  # made by fixtures/make_town_v13.py
 EXPECTED = json.loads((FIXTURE.parent / "town_v13_minds.json").read_text())
 # Tables the migration leaves as they were, row for row.
-KEPT = ("towns", "agents", "bodies", "checkpoint_bodies", "memories", "memory_access", "memory_packs", "access_packs", "objects",
-        "conversations", "utterances", "outbox", "llm_usage", "visitors", "audit_log",
-        "web_links", "day_checkpoints", "checkpoint_memory_access", "checkpoint_objects")
+KEPT = ("towns", "agents", "bodies", "checkpoint_bodies", "memories", "memory_access",
+        "memory_packs", "access_packs", "objects", "conversations", "utterances", "outbox",
+        "llm_usage", "visitors", "audit_log", "web_links", "day_checkpoints",
+        "checkpoint_memory_access", "checkpoint_objects")
 
 
 def table_rows(db: Path, table: str) -> list[tuple]:
