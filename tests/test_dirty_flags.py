@@ -11,6 +11,7 @@ from conftest import open_engine
 
 from townbot.mind import state
 from townbot.mind.state import MindState, ReflectionState
+from townbot.store import database
 from townbot.store.database import TickChanges, UsageLog
 from townbot.town import commands
 from townbot.town.body import Body
@@ -69,8 +70,8 @@ async def town(world, tmp_path):
 
 
 def parts_of(changes: TickChanges) -> set[tuple[str, str]]:
-    """The parts a commit wrote, whole or as a row of their log."""
-    return {(agent, part) for agent, part, _ in changes.mind_parts + changes.logged}
+    """The parts a commit wrote."""
+    return {(agent, part) for agent, part, _ in changes.mind_parts}
 
 
 async def reloads_as_in_memory(engine) -> None:
@@ -140,11 +141,11 @@ async def test_after_a_failed_commit_the_town_reloads_and_the_next_commit_loses_
         town, monkeypatch):
     engine, _ = town
 
-    async def disk_full(*_args, **_kwargs):
+    def disk_full(*_args, **_kwargs):
         raise sqlite3.OperationalError("database or disk is full")
 
     with monkeypatch.context() as patch:
-        patch.setattr(engine.store, "_insert_usage", disk_full)
+        patch.setattr(database, "tick_write", disk_full)
         with pytest.raises(sqlite3.OperationalError):
             await engine.tick()  # the minds marked and cleared their parts, then the commit failed
     assert engine.clock.tick == 6

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import open_engine
 
+from townbot.store import database
+from townbot.store.ticks import TickWrite
 from townbot.town.engine import Engine
 from townbot.town.service import Person, TownService
 
@@ -71,16 +73,16 @@ class CommitFails:
 
     def __init__(self, engine: Engine, monkeypatch) -> None:
         self.store = engine.store
-        self.write = engine.store._write_tick
-        monkeypatch.setattr(engine.store, "_write_tick", self._fail_once)
+        self.write = database.tick_write
+        monkeypatch.setattr(database, "tick_write", self._fail_once)
         self.failed = False
 
-    async def _fail_once(self, *args) -> None:
+    def _fail_once(self, *args) -> TickWrite:
         if not self.failed:
             self.failed = True
-            await self.write(*args)  # the tick's rows are made, then it fails
+            self.write(*args)  # the tick's rows are made, then it fails
             "\ud800".encode()
-        await self.write(*args)
+        return self.write(*args)
 
 
 @pytest.fixture

@@ -594,11 +594,6 @@ class Engine:
             parts = state.take_changes()
             if parts:  # the lists below are made only when there is something to put in them
                 changes.mind_parts += [(name, part, text) for part, text in parts.items()]
-            if state.logs:
-                for part, rows in state.take_logs().items():
-                    changes.logged += [(name, part, row) for row in rows]
-            if changes.compact:
-                changes.log_starts += [(name, part, n) for part, n in state.log_starts().items()]
             added, touched = mind.stream.take_changes()
             if added:
                 changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
