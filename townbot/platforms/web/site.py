@@ -24,6 +24,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
+from townbot.pictures.townmap import is_night
 from townbot.platforms.web.town import WebTown
 from townbot.store.database import Store, StoreError
 from townbot.world.clock import clock_face, format_game_time, minute_of_day, parse_game_time
@@ -285,14 +286,9 @@ async def moment_info(request: web.Request) -> web.Response:
                        "initials": marks[name].initials})
     width, height = picture.image.size
     return web.json_response({"tick": index, "time": format_game_time(moment.time),
-                              "night": is_night(moment.time.hour), "width": width,
+                              "night": is_night(moment.time), "width": width,
                               "height": height, "people": people, "troubles": moment.troubles,
                               "speech": town.speech_at(index)})
-
-
-def is_night(hour: int) -> bool:
-    """Whether the map is drawn dark: from 8 pm to 6 am."""
-    return hour >= 20 or hour < 6
 
 
 async def events_info(request: web.Request) -> web.Response:
