@@ -27,9 +27,6 @@ class LruCache(Generic[ValueT]):
         self.hits = 0
         self._entries: OrderedDict[Hashable, ValueT] = OrderedDict()
 
-    def __len__(self) -> int:
-        return len(self._entries)
-
     def get(self, key: Hashable) -> ValueT | None:
         value = self._entries.get(key)
         if value is not None:

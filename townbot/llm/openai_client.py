@@ -144,8 +144,7 @@ class Endpoint:
         self.silent_after = silent_after  # 0: only max_failures counts
         self._timeouts = 0  # requests timed out since the last answer
         self._last_answer = time.monotonic()
-        self.concurrency = concurrency
-        self._slots = asyncio.Semaphore(concurrency)
+        self.limit(concurrency)
 
     def limit(self, concurrency: int) -> None:
         """Serve this many requests at once from now on (set before the town starts)."""
@@ -427,19 +426,14 @@ class OpenAIModel(LanguageModel):
         """(vectors already known, distinct texts still to embed, hits): a text repeated within
         one call is embedded once and counts as a hit."""
         found: dict[str, np.ndarray] = {}
-        wanted: dict[str, None] = {}  # an ordered set
-        hits = 0
-        for text in texts:
-            if text in found or text in wanted:
-                hits += 1
-                continue
+        wanted: list[str] = []
+        for text in dict.fromkeys(texts):
             vector = self._vectors.get(text)
             if vector is None:
-                wanted[text] = None
+                wanted.append(text)
             else:
                 found[text] = vector
-                hits += 1
-        return found, list(wanted), hits
+        return found, wanted, len(texts) - len(wanted)
 
     async def _embed_or_none(self, batch: list[str]) -> tuple[np.ndarray, int, bool, int] | None:
         """A batch's vectors, or None when the server stayed unavailable (the texts get zeros)."""
