@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from townbot.world.clock import parse_clock
 
@@ -84,25 +84,18 @@ def _check_time(value: object) -> str:
     return value
 
 
-class LifestyleSpec(Strict):
-    wakes: str
-    sleeps: str
+Time = Annotated[str, BeforeValidator(_check_time)]
 
-    @field_validator("wakes", "sleeps", mode="before")
-    @classmethod
-    def _are_times(cls, value: object) -> str:
-        return _check_time(value)
+
+class LifestyleSpec(Strict):
+    wakes: Time
+    sleeps: Time
 
 
 class RoutineSpec(Strict):
-    at: str
+    at: Time
     do: Annotated[str, Field(min_length=1, max_length=200)]
     where: str
-
-    @field_validator("at", mode="before")
-    @classmethod
-    def _is_time(cls, value: object) -> str:
-        return _check_time(value)
 
 
 class PersonaSpec(Strict):
