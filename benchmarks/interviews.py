@@ -26,9 +26,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # this checkout; the in-memory 
 # test fixture package
 
 from fakediscord import FakeDiscord  # noqa: E402
+from faults import FaultRates, FaultyModel  # noqa: E402
 from pytest import MonkeyPatch  # noqa: E402
 
-from townbot.llm.faults import FaultRates, FaultyModel  # noqa: E402
 from townbot.llm.offline import OfflineModel  # noqa: E402
 from townbot.llm.settings import load_settings  # noqa: E402
 from townbot.llm.stack import build_model_stack  # noqa: E402

@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextvars
+import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -54,7 +55,6 @@ from typing import Any
 import numpy as np
 from speed import cloned_town  # the synthetic town of the speed table (same folder)
 
-from townbot.llm.faults import FaultRates, FaultyModel
 from townbot.llm.offline import OfflineModel
 from townbot.llm.port import AnswerT, Ask, CallContext, LanguageModel, Reply, estimate_tokens
 from townbot.llm.stack import build_model_stack
@@ -67,6 +67,9 @@ from townbot.town.usage import summarise
 from townbot.world.loading import load_world
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.append(str(ROOT / "tests"))  # the fault injection is a test fixture
+from faults import FaultRates, FaultyModel  # noqa: E402
+
 TARGET_RATIO = 1.5
 DEFAULT_CONCURRENCY = 8  # the start-up check's figure for a server that serves 4 or more at once
 CONVERSATION_PURPOSES = ("utterance", "relationship", "conversation")

@@ -15,8 +15,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx2
-
-from townbot.llm.fake_server import FakeOpenAIServer, minimal_answer, schema_of
+from fake_server import FakeOpenAIServer, minimal_answer, schema_of
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 Behaviour = Callable[[dict, str], httpx2.Response | None]

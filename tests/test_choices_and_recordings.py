@@ -11,9 +11,9 @@ from datetime import datetime
 from pathlib import Path
 
 import httpx2
+from fake_server import FakeOpenAIServer
 
 from townbot.llm.checking import Checked
-from townbot.llm.fake_server import FakeOpenAIServer
 from townbot.llm.openai_client import Backoff, OpenAIModel
 from townbot.llm.port import AnswerT, Ask, LanguageModel, Reply
 from townbot.llm.purposes import (

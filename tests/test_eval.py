@@ -16,6 +16,7 @@ import re
 from datetime import date, datetime, timedelta
 
 import pytest
+from fake_server import FakeOpenAIServer, minimal_answer, prompt_of, purpose_of, schema_of
 from local_server import PROXY_VARIABLES, serving
 from scripted import ScriptedModel
 
@@ -26,7 +27,6 @@ from townbot.eval.report import build_report, write_report
 from townbot.eval.run import EvalOptions, evaluate
 from townbot.eval.snapshot import read_town
 from townbot.llm.embedding import HashingEmbedder
-from townbot.llm.fake_server import FakeOpenAIServer, minimal_answer, prompt_of, purpose_of, schema_of
 from townbot.llm.metering import CollectedUsage
 from townbot.llm.settings import ModelSettings
 from townbot.llm.stack import build_model_stack

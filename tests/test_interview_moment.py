@@ -14,8 +14,8 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from fake_server import FakeOpenAIServer, prompt_of, purpose_of
 
-from townbot.llm.fake_server import FakeOpenAIServer, prompt_of, purpose_of
 from townbot.llm.local_embedding import MiniLMEmbedder
 from townbot.llm.offline import OfflineModel
 from townbot.llm.openai_client import OpenAIModel

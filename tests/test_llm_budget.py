@@ -8,10 +8,10 @@ from datetime import datetime
 from pathlib import Path
 
 import httpx2
+from fake_server import FakeOpenAIServer
 
 from townbot.cli import main
 from townbot.llm.budget import Budget
-from townbot.llm.fake_server import FakeOpenAIServer
 from townbot.llm.offline import OfflineModel
 from townbot.llm.openai_client import OpenAIModel
 from townbot.llm.port import Ask

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from fake_server import FakeOpenAIServer, minimal_answer, schema_of
 
 from townbot.cli import main
-from townbot.llm.fake_server import FakeOpenAIServer, minimal_answer, schema_of
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 

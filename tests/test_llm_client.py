@@ -14,9 +14,9 @@ from typing import Any
 
 import httpx2
 import pytest
+from fake_server import FakeOpenAIServer, counted_tokens, prompt_of, purpose_of
 
 from townbot.llm.checking import Checked
-from townbot.llm.fake_server import FakeOpenAIServer, counted_tokens, prompt_of, purpose_of
 from townbot.llm.metering import Recorded
 from townbot.llm.openai_client import Backoff, OpenAIModel
 from townbot.llm.port import Ask, LanguageModel, ModelConfigError

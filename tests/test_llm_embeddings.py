@@ -10,10 +10,10 @@ from pathlib import Path
 import httpx2
 import numpy as np
 import pytest
+from fake_server import FakeOpenAIServer, counted_tokens, minimal_answer, schema_of
 
 from townbot.cli import main
 from townbot.llm.checking import Checked
-from townbot.llm.fake_server import FakeOpenAIServer, counted_tokens, minimal_answer, schema_of
 from townbot.llm.metering import Recorded
 from townbot.llm.offline import OfflineModel
 from townbot.llm.openai_client import Backoff, OpenAIModel

@@ -9,10 +9,10 @@ from typing import Any
 
 import httpx2
 import pytest
+from fake_server import FakeOpenAIServer, minimal_answer, prompt_of, purpose_of, schema_of
+from faults import FAULTS, FaultRates, FaultyModel, FaultyTransport
 
 from townbot.llm.checking import Checked
-from townbot.llm.fake_server import FakeOpenAIServer, minimal_answer, prompt_of, purpose_of, schema_of
-from townbot.llm.faults import FAULTS, FaultRates, FaultyModel, FaultyTransport
 from townbot.llm.metering import Recorded
 from townbot.llm.offline import OfflineModel
 from townbot.llm.openai_client import Backoff, OpenAIModel

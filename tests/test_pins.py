@@ -11,10 +11,10 @@ from pathlib import Path
 import httpx2
 import numpy as np
 import pytest
+from fake_server import FakeOpenAIServer
 
 from townbot.llm import openai_client
 from townbot.llm.budget import SPENT, Budget
-from townbot.llm.fake_server import FakeOpenAIServer
 from townbot.llm.openai_client import Backoff, OpenAIModel
 from townbot.llm.port import Ask
 from townbot.llm.purposes import PlaceChoice

@@ -12,10 +12,10 @@ import time
 
 import httpx2
 import pytest
+from fake_server import FakeOpenAIServer
 from local_server import serving
 
 from townbot.cli import main
-from townbot.llm.fake_server import FakeOpenAIServer
 from townbot.llm.watching import WINDOW, AnswersUnusable, Watched, share_lines
 
 

@@ -526,18 +526,6 @@ def test_libyaml_reads_every_shipped_file_as_pyyaml_does() -> None:
             == yaml.load(text, Loader=StrictLoader), path
 
 
-@pytest.mark.parametrize("text", [
-    "", "age: 34\nheight: 1.7\nretired: no\nspouse: ~\n", "{a: 1, a: 2}\n", "1: one\n2: two\n",
-    "a: !!str 12\nb: !!int '7'\nc: 2023-02-13\nd: !!binary aGk=\n",
-])
-def test_plain_and_unusual_documents_read_as_the_loader_reads_them(text) -> None:
-    """Strings, lists and string-keyed mappings are built straight from libyaml's nodes; a key
-    that is not a string or comes twice, another tag: the loader's own construction, as
-    before."""
-    from townbot.world.loading import FastStrictLoader, parse_yaml
-    assert repr(parse_yaml(text)) == repr(yaml.load(text, Loader=FastStrictLoader))
-
-
 @pytest.mark.parametrize("text", ["name: a\tb\n", "x: y\t\n", "traits: [kind, res?urceful]\n"])
 def test_where_libyaml_is_laxer_pyyaml_decides(text) -> None:
     """libyaml reads these; PyYAML refuses them, and so does townbot, as it always has."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 # Only argument parsers are imported here, so that `townbot --help` and a mistyped command stay
 # fast: each command's module (and numpy, openai, discord...) loads in `main` once it is chosen.
+from townbot import installed_version
 from townbot.doctor import add_doctor_parser
 from townbot.eval.parser import add_eval_parser
 from townbot.platforms.arguments import (
@@ -55,19 +56,6 @@ class VersionAction(argparse.Action):
                  values: object, option_string: str | None = None) -> None:
         print(f"townbot {installed_version()}")
         parser.exit()
-
-
-def installed_version() -> str:
-    """The version pip installed; the source's own when townbot runs from a checkout that was
-    never installed."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("townbot")
-    except PackageNotFoundError:
-        from townbot import __version__
-
-        return __version__
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import tomli_w
+
 from townbot.llm.settings import CONFIG_ENV, DEFAULT_CONFIG, ModelSettings, SettingsError
 
 if TYPE_CHECKING:
@@ -44,7 +46,7 @@ def run_doctor(args: argparse.Namespace, settings: ModelSettings, env: dict[str,
     suggested = report.suggestions(settings)
     print("suggested settings ([llm] in townbot.toml):")
     for key, value in suggested.items():
-        print(f"  {key} = {toml_value(value)}")
+        print(f"  {tomli_w.dumps({key: value}).strip()}")
     if args.write:
         path = Path(env.get(CONFIG_ENV) or DEFAULT_CONFIG)
         write_settings(path, suggested)
@@ -156,27 +158,4 @@ def write_settings(path: Path, values: dict[str, Any]) -> None:
     if not isinstance(table, dict):
         raise SettingsError(f"{path}: 'llm' is not a table; make it [llm]")
     table.update(values)
-    path.write_text(dump_toml(data), encoding="utf-8")
-
-
-def dump_toml(data: dict[str, Any], prefix: str = "") -> str:
-    """A small TOML writer for settings files: tables of texts, numbers, booleans and lists."""
-    plain = {k: v for k, v in data.items() if not isinstance(v, dict)}
-    tables = {k: v for k, v in data.items() if isinstance(v, dict)}
-    lines = [f"{key} = {toml_value(value)}" for key, value in plain.items()]
-    out = "\n".join(lines) + ("\n" if lines else "")
-    for name, table in tables.items():
-        full = f"{prefix}{name}"
-        out += f"\n[{full}]\n" + dump_toml(table, f"{full}.")
-    return out.lstrip("\n")
-
-
-def toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{text}"'
+    path.write_text(tomli_w.dumps(data), encoding="utf-8")

@@ -7,10 +7,10 @@ import json
 import statistics
 from collections.abc import Callable
 from datetime import UTC, datetime
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from townbot import installed_version
 from townbot.eval.interviews import CATEGORIES, CONDITIONS
 from townbot.pictures import eval_plots
 from townbot.world.clock import parse_game_time
@@ -40,13 +40,6 @@ def headline(settings: dict[str, Any]) -> str:
     line = f"model: {settings['model']}; judge: {settings['judge']} ({settings['judge_kind']})"
     warning = caveat(settings)
     return f"{line} - {warning}" if warning else line
-
-
-def townbot_version() -> str:
-    try:
-        return version("townbot")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def _get(run: dict[str, Any], *keys: str) -> Any:
@@ -117,7 +110,7 @@ def figures(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def build_report(runs: list[dict[str, Any]], settings: dict[str, Any],
                  simulation: dict[str, Any] | None, wall_seconds: float) -> dict[str, Any]:
-    return {"format": REPORT_FORMAT, "townbot_version": townbot_version(),
+    return {"format": REPORT_FORMAT, "townbot_version": installed_version(),
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "headline": headline(settings), "caveat": caveat(settings),
             "settings": settings, "simulation": simulation, "figures": figures(runs),

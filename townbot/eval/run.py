@@ -7,7 +7,7 @@ import asyncio
 import dataclasses
 import random
 import sys
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,10 +48,6 @@ def note(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-async def gather(tasks: Sequence[Awaitable[Any]]) -> list[Any]:
-    return list(await asyncio.gather(*tasks))
-
-
 def check_embedder(snapshot: TownSnapshot, model: LanguageModel) -> None:
     town = snapshot.town
     if (town.embedding_model, town.embedding_dim) != (model.embedding_model, model.embedding_dim):
@@ -79,7 +75,7 @@ async def controlled(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
                      for condition in options.conditions]
     note(f"  interviews: {len(asks)} answers ({len(people)} residents x 25 questions x "
          f"{len(options.conditions)} conditions)")
-    answers: list[AnswerRecord] = await gather(asks)
+    answers: list[AnswerRecord] = await asyncio.gather(*asks)
     grouped: dict[tuple[str, str], dict[str, AnswerRecord]] = {}
     for record in answers:
         grouped.setdefault((record.resident, record.question_id), {})[record.condition] = record
@@ -87,12 +83,12 @@ async def controlled(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
     if len(options.conditions) > 1:
         note(f"  judging: {len(grouped)} blind rankings")
         digests = {n: memory_digest(snapshot.end.residents[n].memories) for n in people}
-        rankings = await gather([
+        rankings = await asyncio.gather(*(
             rank_answers(judge, snapshot.end.residents[name].persona, digests[name],
                          next(iter(by.values())).question, {c: r.answer for c, r in by.items()},
                          random.Random(f"{options.seed}:{name}:{qid}"), qid,
                          next(iter(by.values())).category)
-            for (name, qid), by in grouped.items()])
+            for (name, qid), by in grouped.items()))
     # Rating is CPU (milliseconds a match): the categories' table shows means only, which a
     # fifth of the orders settles.
     category_orders = max(1, options.orders // 5)
@@ -145,7 +141,7 @@ def category_pattern(categories: dict[str, dict[str, Any]]) -> dict[str, Any]:
 async def aware_of(moment: TownMoment, interviewer: Interviewer, judge: LanguageModel,
                    event: news.TrackedEvent) -> list[measures.Checked]:
     names = sorted(moment.residents)
-    records = await gather([interviewer.ask(n, event.question) for n in names])
+    records = await asyncio.gather(*(interviewer.ask(n, event.question) for n in names))
     labels = await label_answers(judge, f"of {event.title}", [
         LabelItem(r.question, r.answer, event.label_patterns) for r in records])
     checked = []
@@ -163,7 +159,8 @@ async def relationships(moment: TownMoment, interviewer: Interviewer, judge: Lan
                         people: list[str]) -> list[measures.Checked]:
     """The paper's density interview: every resident asked about every other one."""
     pairs = [(a, b) for a in people for b in people if a != b]
-    records = await gather([interviewer.ask(a, DENSITY_QUESTION.format(name=b)) for a, b in pairs])
+    records = await asyncio.gather(*(interviewer.ask(a, DENSITY_QUESTION.format(name=b))
+                                      for a, b in pairs))
     labels = await label_answers(judge, "the person the question names", [
         LabelItem(r.question, r.answer, (rf"\b{b.split()[0]}\b",))
         for r, (_, b) in zip(records, pairs, strict=True)])

@@ -32,7 +32,6 @@ class ResidentView:
     stream: MemoryStream
     summary: str
     plan: tuple[str, ...] | None  # today's plan lines; None when today is not planned yet
-    plan_activities: tuple[str, ...]  # today's broad strokes and blocks, for /event-like checks
     doing: str | None = None  # what the resident is doing at the moment, e.g. "sleeping"
 
     @property
@@ -118,14 +117,11 @@ async def read_town(path: str | Path, world: World) -> TownSnapshot:
         everything = by_agent[name]
         founding = [(m, v) for m, v in everything if _is_founding(m, persona, start_time)]
         start[name] = ResidentView(persona, _stream(founding, town.embedding_dim),
-                                   render_summary(persona, None), None, ())
+                                   render_summary(persona, None), None)
         blocks = [PlanBlock.from_dict(b) for b in mind.get("blocks", [])]
         day = date.fromisoformat(mind["day"]) if mind.get("day") else None
-        plan = todays_plan(day, blocks, clock.now)
-        activities = () if plan is None else \
-            tuple(mind.get("day_plan", [])) + tuple(b.activity for b in blocks)
         end[name] = ResidentView(persona, _stream(everything, town.embedding_dim),
-                                 render_summary(persona, mind.get("summary")), plan, activities,
-                                 body.get("action"))
+                                 render_summary(persona, mind.get("summary")),
+                                 todays_plan(day, blocks, clock.now), body.get("action"))
     return TownSnapshot(str(path), town, world, TownMoment("start", start_time, start),
                         TownMoment("end", clock.now, end), events, talks, usage)

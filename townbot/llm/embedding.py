@@ -9,82 +9,17 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
 
-STOP_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "by",
-        "from",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "as",
-        "into",
-        "about",
-        "his",
-        "her",
-        "their",
-        "he",
-        "she",
-        "they",
-        "them",
-        "him",
-        "i",
-        "you",
-        "we",
-        "our",
-        "your",
-        "my",
-        "me",
-        "do",
-        "does",
-        "did",
-        "has",
-        "have",
-        "had",
-        "will",
-        "would",
-        "can",
-        "could",
-        "should",
-        "not",
-        "no",
-        "so",
-        "up",
-        "out",
-        "then",
-        "than",
-    ]
-)
+STOP_WORDS = frozenset("""
+a an the and or but of to in on at for with by from is are was were be been being it its this
+that these those as into about his her their he she they them him i you we our your my me do
+does did has have had will would can could should not no so up out then than
+""".split())
 WORD = re.compile(r"[a-z0-9']+")
 
 
-@lru_cache(maxsize=1 << 16)  # a town's words recur
 def stem(word: str) -> str:
     for suffix in ("ing", "ers", "ies", "ed", "es", "er", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
@@ -96,7 +31,6 @@ def keywords(text: str) -> list[str]:
     return [stem(w) for w in WORD.findall(text.lower()) if w not in STOP_WORDS]
 
 
-@lru_cache(maxsize=1 << 16)  # so do their stems and pairs: each is hashed once
 def _bucket(token: str, dim: int) -> tuple[int, float]:
     digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
     value = int.from_bytes(digest, "little")
@@ -108,12 +42,8 @@ class HashingEmbedder:
 
     def __init__(self, dim: int = 256) -> None:
         self.dim = dim
-        self._cache: dict[str, np.ndarray] = {}
 
     def vector(self, text: str) -> np.ndarray:
-        cached = self._cache.get(text)
-        if cached is not None:
-            return cached
         vec = np.zeros(self.dim, dtype=np.float32)
         stems = keywords(text)
         for token in stems + [f"{a}_{b}" for a, b in zip(stems, stems[1:], strict=False)]:
@@ -122,10 +52,8 @@ class HashingEmbedder:
         norm = float(np.linalg.norm(vec))
         if norm == 0.0:
             vec[_bucket(text or "empty", self.dim)[0]] = 1.0
-            norm = 1.0
-        vec /= norm
-        self._cache[text] = vec
-        return vec
+            return vec
+        return vec / norm
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

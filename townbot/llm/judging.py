@@ -86,23 +86,21 @@ def coerce(schema: type[BaseModel], data: Any) -> tuple[BaseModel | None, list[s
 def _mend(data: Any, problem: dict) -> str | None:
     """Change the value at the problem's location in place; a note of the change, or None."""
     location = problem["loc"]
-    parent = data
-    for part in location[:-1]:
-        try:
-            parent = parent[part]
-        except (KeyError, IndexError, TypeError):
-            return None
-    key = location[-1] if location else None
-    if key is None or not isinstance(parent, dict | list):
+    if not location:
         return None
+    parent = data
     try:
-        value = parent[key]
+        for part in location[:-1]:
+            parent = parent[part]
+        value = parent[location[-1]]
     except (KeyError, IndexError, TypeError):
+        return None
+    if not isinstance(parent, dict | list):
         return None
     fixed = _mended_value(problem, value)
     if fixed is None or fixed == value:
         return None
-    parent[key] = fixed
+    parent[location[-1]] = fixed
     where = ".".join(str(p) for p in location)
     return f"{where}: {str(value)[:20]!r} -> {str(fixed)[:20]!r}"
 

@@ -15,8 +15,6 @@ from collections import Counter
 from collections.abc import Sequence
 from time import perf_counter
 
-import numpy as np
-
 from townbot.llm.port import (
     AnswerT,
     Ask,
@@ -59,9 +57,6 @@ class Recorded(Layer):
         self.usage: UsageSink = usage if usage is not None else CollectedUsage()
         self.outcomes: Counter[str] = Counter()
         self.fallbacks: Counter[str] = Counter()  # by purpose: calls the model gave no answer to
-        # The model answering each purpose, asked of the stack once (every layer passes
-        # model_for down to the model, whose answer is fixed by its settings).
-        self._models: dict[str, str] = {}
 
     def report(self) -> ModelReport:
         return dataclasses.replace(self.inner.report(), outcomes=self.outcomes,
@@ -73,38 +68,15 @@ class Recorded(Layer):
             self.fallbacks[record.purpose] += 1
         (sink if sink is not None else self.usage).record(record)
 
-    # The mind's asks and embeddings come here through `ask` and `embed`: each does the work
-    # of the call it stands for instead of awaiting it (Layer's way), one coroutine less a call.
-
-    async def ask(self, request: Ask[AnswerT]) -> AnswerT:
-        started = perf_counter()
-        reply = await self.inner.reply(request)
-        self._count(request, reply, perf_counter() - started)
-        return reply.answer if reply.answer is not None else request.default()
-
     async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
         started = perf_counter()
         reply = await self.inner.reply(request)
-        self._count(request, reply, perf_counter() - started)
-        return reply
-
-    def _count(self, request: Ask, reply: Reply, elapsed: float) -> None:
-        purpose = request.purpose
-        model = self._models.get(purpose)
-        if model is None:
-            model = self._models[purpose] = self.inner.model_for(purpose)
         self._send(request.usage, UsageRecord(
-            purpose, request.agent, request.game_day or 1, model, reply.prompt_tokens,
-            reply.completion_tokens, reply.estimated, elapsed * 1000, reply.outcome,
+            request.purpose, request.agent, request.game_day or 1,
+            self.inner.model_for(request.purpose), reply.prompt_tokens, reply.completion_tokens,
+            reply.estimated, (perf_counter() - started) * 1000, reply.outcome,
             reply.cached_tokens))
-
-    async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
-        call = call or CallContext()
-        started = perf_counter()
-        embedded = await self.inner.embed_report(texts, call)
-        if embedded.requests or embedded.cache_hits or embedded.failed:
-            self._send_embedding(call, embedded, perf_counter() - started)
-        return embedded.vectors
+        return reply
 
     async def embed_report(self, texts: Sequence[str],
                            call: CallContext | None = None) -> Embedded:

@@ -26,7 +26,7 @@ import numpy as np
 import openai
 from openai.types.chat import ChatCompletion
 
-from townbot.llm.cache import EmbeddingCache
+from townbot.llm.cache import LruCache
 from townbot.llm.local_embedding import MiniLMEmbedder
 from townbot.llm.metering import estimate_tokens
 from townbot.llm.port import (
@@ -75,17 +75,12 @@ class Backoff:
 @dataclass
 class ServerStats:
     """What the servers did this session: requests sent, retries, and the errors behind them.
-
-    `calls` and `failed_calls` count calls (a call may take several requests); a failed call
-    is one the server never answered through its retries. `in_a_row` counts such failures since
-    the last answer; `mended` counts replies whose slightly-off values were mended (judging).
-    """
+    `in_a_row` counts calls the server never answered through their retries since the last
+    answer; `mended` counts replies whose slightly-off values were mended (judging)."""
 
     requests: int = 0
     retries: int = 0
     errors: Counter[str] = field(default_factory=Counter)
-    calls: int = 0
-    failed_calls: int = 0
     in_a_row: int = 0
     mended: int = 0
     last_error: str = ""
@@ -95,9 +90,6 @@ class ServerStats:
         mended = f", {self.mended} replies mended" if self.mended else ""
         return (f"server: {self.requests} requests, {self.retries} retries"
                 + (f" ({errors})" if errors else "") + mended)
-
-    def failure_share(self) -> float:
-        return self.failed_calls / self.calls if self.calls else 0.0
 
 
 class GarbledResponse(Exception):
@@ -152,8 +144,7 @@ class Endpoint:
         self.silent_after = silent_after  # 0: only max_failures counts
         self._timeouts = 0  # requests timed out since the last answer
         self._last_answer = time.monotonic()
-        self.concurrency = concurrency
-        self._slots = asyncio.Semaphore(concurrency)
+        self.limit(concurrency)
 
     def limit(self, concurrency: int) -> None:
         """Serve this many requests at once from now on (set before the town starts)."""
@@ -187,15 +178,12 @@ class Endpoint:
         """The result and how many requests it took; CallFailed when every try failed, and
         ServerUnavailable once `max_failures` calls in a row have failed."""
         self._refuse_when_down()
-        self.stats.calls += 1
         try:
             result = await self._try(send, setting, model)
-        except CallFailed as error:
-            self.stats.failed_calls += 1
-            if isinstance(error, NoAnswer):
-                self.stats.in_a_row += 1
-                self.stats.last_error = str(error)
-                self._refuse_when_down()
+        except NoAnswer as error:
+            self.stats.in_a_row += 1
+            self.stats.last_error = str(error)
+            self._refuse_when_down()
             raise
         self.stats.in_a_row = 0
         return result
@@ -285,7 +273,7 @@ class OpenAIModel(LanguageModel):
         self.chat = self._endpoint(settings.base_url, settings.api_key, http_client, backoff)
         self.embeddings: Endpoint | None = None
         self._local_embedder: MiniLMEmbedder | None = None
-        self._vectors = EmbeddingCache()
+        self._vectors: LruCache[np.ndarray] = LruCache(8192)  # unit vectors by text
         if settings.embedding_model is None:
             # Relevance by meaning on this machine (the hashing embedder only matches words).
             self._local_embedder = MiniLMEmbedder()
@@ -425,6 +413,7 @@ class OpenAIModel(LanguageModel):
             tokens, requests = tokens + batch_tokens, requests + batch_requests
             estimated = estimated or batch_estimated
             for text, vector in zip(batch, matrix, strict=True):
+                vector.setflags(write=False)  # shared by every later hit
                 found[text] = vector
                 self._vectors.put(text, vector)
         zero = np.zeros(self.embedding_dim, dtype=np.float32)
@@ -437,19 +426,14 @@ class OpenAIModel(LanguageModel):
         """(vectors already known, distinct texts still to embed, hits): a text repeated within
         one call is embedded once and counts as a hit."""
         found: dict[str, np.ndarray] = {}
-        wanted: dict[str, None] = {}  # an ordered set
-        hits = 0
-        for text in texts:
-            if text in found or text in wanted:
-                hits += 1
-                continue
+        wanted: list[str] = []
+        for text in dict.fromkeys(texts):
             vector = self._vectors.get(text)
             if vector is None:
-                wanted[text] = None
+                wanted.append(text)
             else:
                 found[text] = vector
-                hits += 1
-        return found, list(wanted), hits
+        return found, wanted, len(texts) - len(wanted)
 
     async def _embed_or_none(self, batch: list[str]) -> tuple[np.ndarray, int, bool, int] | None:
         """A batch's vectors, or None when the server stayed unavailable (the texts get zeros)."""

@@ -1,17 +1,14 @@
 """Real replies kept and given again: `ReplyRecorder` writes down what a server answered,
 `ReplayModel` answers from such a file, so tests feed the mind what real models say.
 
-A recording is JSON lines, one per reply: purpose, resident, the prompt, the answer schema's
-name, the raw text of the reply, its token counts (and the cached ones a server reported), the
-seconds it took (waiting for a free request slot included), the wall-clock time it came, and why
-it was refused (`problem` names the kind, `why` says it), whichever
-check refused it: reading the reply, judging it, or the question's own check (an object that
-is not in the room). A call that failed is recorded too (`problem` "failed"), and a replay
-fails it again. `TOWNBOT_RECORD=path` records a run of
-`townbot sim` or `play` (the recorder sits right around the client, under the checking layer,
-so repair requests are recorded too). A replay reads each reply back through the same parsing
-and judging as a live one (townbot.llm.structured), so a replayed run meets the same flaws and
-makes the same repairs.
+A recording is JSON lines, one per reply: purpose, resident, prompt, schema name, the raw reply,
+its token counts (cached ones too), the seconds it took (waiting for a request slot included),
+when it came, and why it was refused (`problem` the kind, `why` the reason: reading, judging or
+the ask's own check); a failed call is recorded as "failed" and fails again in a replay.
+`TOWNBOT_RECORD=path` records a run of `townbot sim` or `play`; the recorder sits right around
+the client, under the checking layer, so repair requests are recorded too. A replay reads each
+reply through the same parsing and judging as a live one (townbot.llm.structured), so it meets
+the same flaws and makes the same repairs.
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ from townbot.llm.port import AnswerT, Ask
 from townbot.prompting import render
 from townbot.world.errors import format_location
 
-STRUCTURED_MODES = ("json_schema", "json_object", "prompt")
 # Keywords some servers' structured-output grammars reject (llama-cpp-python's crashes on a
 # `pattern`); pydantic still enforces them locally.
 UNPORTABLE_KEYWORDS = frozenset({"title", "description", "default", "minLength", "maxLength",

@@ -34,10 +34,6 @@ class Box:
     def height(self) -> float:
         return self.bottom - self.top
 
-    @property
-    def centre(self) -> tuple[float, float]:
-        return (self.left + self.right) / 2, (self.top + self.bottom) / 2
-
     def overlaps(self, other: Box, margin: float = 0.0) -> bool:
         return (self.left < other.right + margin and other.left < self.right + margin
                 and self.top < other.bottom + margin and other.top < self.bottom + margin)

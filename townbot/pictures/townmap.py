@@ -12,11 +12,12 @@ import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 
 from PIL import Image, ImageDraw, ImageFont
 
 from townbot.pictures.layout import Box, TownLayout, plan_town
-from townbot.pictures.markers import PALETTE, Identity, identities
+from townbot.pictures.markers import PALETTE, VISITOR, Identity, identities
 from townbot.town.history import Moment, Whereabouts
 from townbot.world.model import World, split_path
 
@@ -28,10 +29,8 @@ STREET = (203, 203, 198)
 INK = (52, 52, 60)
 FAINT = (120, 120, 128)
 TROUBLE = (214, 40, 40)
-VISITOR = (245, 158, 11)
 FILLS = {"home": (247, 232, 208), "business": (214, 230, 245), "public": (205, 233, 196),
          "college": (229, 221, 245)}
-PERSON_COLOURS = PALETTE
 NIGHT = (20, 28, 60)  # laid over the town from 8 pm to 6 am
 NIGHT_SHADE = 0.45
 LIST_COLUMN = 300  # pixels a close-up gives each "name: action" line at least
@@ -75,11 +74,9 @@ class MapPicture:
         return (x - self.region.left) * self.scale, (y - self.region.top) * self.scale + HEADER
 
 
+@cache
 def font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    return _fonts.setdefault(size, ImageFont.load_default(size=size))
-
-
-_fonts: dict[int, ImageFont.FreeTypeFont | ImageFont.ImageFont] = {}
+    return ImageFont.load_default(size=size)
 
 
 def fit(text: str, face: ImageFont.FreeTypeFont | ImageFont.ImageFont, width: float) -> str:
@@ -263,17 +260,18 @@ class MapPainter:
         vertical = start[0] == end[0]
         if vertical:
             stamp = stamp.rotate(90, expand=True)
+        def corner(share: float) -> tuple[float, float]:
+            return (start[0] + (end[0] - start[0]) * share - stamp.width / 2,
+                    start[1] + (end[1] - start[1]) * share - stamp.height / 2)
+
+        def clear(x: float, y: float) -> bool:
+            return not any(x - 4 <= dx <= x + stamp.width + 4 and y - 4 <= dy <= y + stamp.height + 4
+                           for dx, dy in doors)
+
         # a quarter of the way along, clear of the crossings at either end, or further on
         # where a door's path would cross the name
-        for share in (0.25, 0.5, 0.75, 0.375, 0.625, 0.125, 0.875):
-            x = start[0] + (end[0] - start[0]) * share - stamp.width / 2
-            y = start[1] + (end[1] - start[1]) * share - stamp.height / 2
-            if not any(x - 4 <= dx <= x + stamp.width + 4 and y - 4 <= dy <= y + stamp.height + 4
-                       for dx, dy in doors):
-                break
-        else:
-            x = start[0] + (end[0] - start[0]) * 0.25 - stamp.width / 2
-            y = start[1] + (end[1] - start[1]) * 0.25 - stamp.height / 2
+        shares = (0.25, 0.5, 0.75, 0.375, 0.625, 0.125, 0.875)
+        x, y = next((corner(s) for s in shares if clear(*corner(s))), corner(0.25))
         image.paste(stamp, (round(x), round(y)), stamp)
 
     # --- what changes from moment to moment -------------------------------------------------
@@ -294,12 +292,12 @@ class MapPainter:
                             ("trouble", "box")):
             centre = x + r
             if shape == "dot":
-                pen.ellipse([centre - r, y - r, centre + r, y + r], fill=PERSON_COLOURS[0])
+                pen.ellipse([centre - r, y - r, centre + r, y + r], fill=PALETTE[0])
             elif shape == "diamond":
                 pen.polygon([(centre, y - r), (centre + r, y), (centre, y + r), (centre - r, y)],
                             fill=VISITOR, outline=INK)
             elif shape == "ring":
-                pen.ellipse([centre - r, y - r, centre + r, y + r], outline=PERSON_COLOURS[0],
+                pen.ellipse([centre - r, y - r, centre + r, y + r], outline=PALETTE[0],
                             width=2)
             else:
                 pen.rectangle([centre - r, y - r, centre + r, y + r], outline=TROUBLE, width=2)
@@ -397,20 +395,12 @@ class MapPainter:
                     pen.line(path, fill=marks[person.name].colour,
                              width=max(1, round(picture.scale / 28)))
         for person, x, y, _, alone in placed:
-            self._walker(pen, picture, person, marks[person.name], (x, y),
-                         drawable(person.name.split()[0]) if alone else "", radius, label)
-
-    def _walker(self, pen: ImageDraw.ImageDraw | None, picture: MapPicture, person: Whereabouts,
-                mark: Identity, point: tuple[float, float], name: str, radius: float,
-                label: ImageFont.ImageFont | ImageFont.FreeTypeFont) -> None:
-        x, y = point
-        walk = person.walk
-        assert walk is not None
-        self._person(pen, person, mark, x, y, radius, name, label, hollow=True)
-        if not name:
-            picture.unnamed.append(person.name)
-        picture.positions[person.name] = Marker(person.name, x, y, None, None, walk.sector,
-                                                person.visitor)
+            name = drawable(person.name.split()[0]) if alone else ""
+            self._person(pen, person, marks[person.name], x, y, radius, name, label, hollow=True)
+            if not name:
+                picture.unnamed.append(person.name)
+            picture.positions[person.name] = Marker(person.name, x, y, None, None,
+                                                    person.walk.sector, person.visitor)
 
     @staticmethod
     def _person(pen: ImageDraw.ImageDraw | None, person: Whereabouts, mark: Identity, x: float,

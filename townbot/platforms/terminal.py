@@ -105,10 +105,10 @@ class Screen:
         """A table: rich's on a terminal, aligned plain columns otherwise. Where a terminal is
         too narrow, `shorten` columns are cut with an ellipsis first (down to a quarter of the
         width) and `wrap` columns wrap; the other columns keep their whole text."""
+        from rich.cells import cell_len  # columns a text takes on a terminal (an emoji: two)
+
         right, wrap, shorten = frozenset(right), frozenset(wrap), frozenset(shorten)
         if self.console is None:
-            from rich.cells import cell_len
-
             text = text_table(headers, rows, right, measure=cell_len)
             print(f"{title}\n{text}" if title else text, file=self._out(), flush=True)
             return
@@ -117,7 +117,7 @@ class Screen:
         table = Table(title=title, title_justify="left", header_style="bold", box=None,
                       pad_edge=False, show_header=bool(headers))
         for index, header in enumerate(headers or [""] * len(rows[0] if rows else [])):
-            widest = max((cell_width(row[index]) for row in rows), default=0)
+            widest = max((cell_len(row[index]) for row in rows), default=0)
             limit = max(12, self.console.width // 4) if index in shorten else None
             table.add_column(header, justify="right" if index in right else "left",
                              no_wrap=index not in wrap, overflow="ellipsis" if limit else "fold",
@@ -126,13 +126,6 @@ class Screen:
         for row in rows:
             table.add_row(*row)
         self.console.print(table)
-
-
-def cell_width(text: str) -> int:
-    """Columns a text takes on a terminal (an emoji takes two)."""
-    from rich.cells import cell_len
-
-    return cell_len(text)
 
 
 class TickProgress:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import lru_cache
 
 TIME_FORMAT = "%Y-%m-%d %H:%M"
 
 
 def parse_game_time(text: str) -> datetime:
-    """Parse 'YYYY-MM-DD HH:MM' (the format stored everywhere); strptime is slow on the tick."""
+    """Parse 'YYYY-MM-DD HH:MM' (the format stored everywhere); by hand, as strptime is slow
+    for the thousands of times a resumed town reads."""
     if len(text) != 16 or text[10] != " ":
         return datetime.strptime(text, TIME_FORMAT)  # raises with the usual message
     return datetime(int(text[:4]), int(text[5:7]), int(text[8:10]), int(text[11:13]),
@@ -33,9 +33,8 @@ def parse_clock(text: str) -> int:
     return hours * 60 + minutes
 
 
-@lru_cache(maxsize=2048)
 def clock_face(minute_of_day: int) -> str:
-    """'7:05 am' style, as the paper writes plans (kept: prompts show the same few times)."""
+    """'7:05 am' style, as the paper writes plans."""
     hours, minutes = divmod(minute_of_day % (24 * 60), 60)
     suffix = "am" if hours < 12 else "pm"
     return f"{(hours % 12) or 12}:{minutes:02d} {suffix}"
@@ -45,15 +44,11 @@ def minute_of_day(moment: datetime) -> int:
     return moment.hour * 60 + moment.minute
 
 
-@lru_cache(maxsize=64)
 def span_of_hours(hours: float) -> timedelta:
-    """timedelta(hours=hours), kept: the settings' few spans are read at every step."""
     return timedelta(hours=hours)
 
 
-@lru_cache(maxsize=64)
 def span_of_minutes(minutes: float) -> timedelta:
-    """timedelta(minutes=minutes), kept as span_of_hours is."""
     return timedelta(minutes=minutes)
 
 

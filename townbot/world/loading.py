@@ -46,10 +46,6 @@ class MarkedProblem(yaml.YAMLError):
         self.problem_mark = mark
 
 
-class SharedValue(MarkedProblem):
-    pass
-
-
 # The shipped world is 29 KB. PyYAML's own parser (used for a text with a tab, '?' or a carriage
 # return) reads about 150 KB a second on a loaded machine, libyaml ten times as much.
 MAX_DATA_FILE_BYTES = 256_000
@@ -59,11 +55,13 @@ def refuse_sharing(event: yaml.Event) -> None:
     """Anchors (`&name`) and aliases (`*name`) are refused where the parser meets them: seven
     nested aliases in 300 bytes expand to a billion values, and no town file needs them."""
     if isinstance(event, yaml.AliasEvent):
-        raise SharedValue(f"uses the YAML alias '*{event.anchor}'; anchors and aliases are not "
-                          "allowed in town files, write the value out in full", event.start_mark)
-    if getattr(event, "anchor", None):
-        raise SharedValue(f"uses the YAML anchor '&{event.anchor}'; anchors and aliases are not "
-                          "allowed in town files, write the value out in full", event.start_mark)
+        shared = f"alias '*{event.anchor}'"
+    elif getattr(event, "anchor", None):
+        shared = f"anchor '&{event.anchor}'"
+    else:
+        return
+    raise MarkedProblem(f"uses the YAML {shared}; anchors and aliases are not allowed in town "
+                        "files, write the value out in full", event.start_mark)
 
 
 class StrictLoader(yaml.SafeLoader):
@@ -77,10 +75,9 @@ class StrictLoader(yaml.SafeLoader):
 
 
 class FastStrictLoader(getattr(yaml, "CSafeLoader", StrictLoader)):  # type: ignore[misc]
-    """StrictLoader over libyaml's parser, when PyYAML was built with it: the world and its 25
-    personas load in a tenth of the time. See `parse_yaml` for when it is used. libyaml composes
-    in C, so `parse_yaml` looks at its events first when the text could hold an anchor or an
-    alias."""
+    """StrictLoader over libyaml's parser, when PyYAML was built with it: the town loads in a
+    tenth of the time (half a second less at every start). libyaml composes in C, so
+    `parse_yaml` looks at its events first when the text could hold an anchor or an alias."""
 
 
 # Where libyaml and PyYAML's own parser disagree, libyaml reads documents that PyYAML refuses: a
@@ -90,19 +87,11 @@ class FastStrictLoader(getattr(yaml, "CSafeLoader", StrictLoader)):  # type: ign
 PYYAML_ONLY = ("\t", "?", "\r")
 
 
-class DuplicateKey(MarkedProblem):
-    pass
-
-
-class UnreadableValue(MarkedProblem):
-    pass
-
-
 def _mapping_without_duplicates(loader: StrictLoader, node: yaml.Node,
                                 deep: bool = False) -> dict:
     if not isinstance(node, yaml.MappingNode):  # `!!map text`: flatten_mapping would crash
-        raise UnreadableValue(f"tagged !!map but is a {node.id}; write a mapping or remove the "
-                              "tag", node.start_mark)
+        raise MarkedProblem(f"tagged !!map but is a {node.id}; write a mapping or remove the "
+                            "tag", node.start_mark)
     loader.flatten_mapping(node)
     seen: dict[object, int] = {}
     for key_node, _ in node.value:
@@ -113,8 +102,8 @@ def _mapping_without_duplicates(loader: StrictLoader, node: yaml.Node,
         except TypeError:  # an unhashable key: construct_mapping says so itself
             continue
         if first != line:
-            raise DuplicateKey(f"key '{key}' is written twice in one mapping, on line {first} "
-                               f"and on line {line}; keep one", key_node.start_mark)
+            raise MarkedProblem(f"key '{key}' is written twice in one mapping, on line {first} "
+                                f"and on line {line}; keep one", key_node.start_mark)
     return loader.construct_mapping(node, deep=deep)
 
 
@@ -125,7 +114,7 @@ SCALAR_KINDS = {"int": "an integer", "float": "a number", "bool": "true or false
 
 
 def _checked_scalar(kind: str, construct: Callable) -> Callable:
-    """The loader's constructor for `kind`, turning its failure into an UnreadableValue at the
+    """The loader's constructor for `kind`, turning its failure into a MarkedProblem at the
     value's place."""
     def construct_or_explain(loader: StrictLoader, node: yaml.ScalarNode) -> object:
         try:
@@ -135,8 +124,8 @@ def _checked_scalar(kind: str, construct: Callable) -> Callable:
                 loader.resolve(yaml.ScalarNode, node.value, (True, False)) == node.tag
             fix = "quote it to keep it as text" if implicit else "write one or remove the tag"
             tagged = "" if implicit else f" (tagged !!{kind})"
-            raise UnreadableValue(f"'{node.value}'{tagged} is not {SCALAR_KINDS[kind]}; {fix}",
-                                  node.start_mark) from error
+            raise MarkedProblem(f"'{node.value}'{tagged} is not {SCALAR_KINDS[kind]}; {fix}",
+                                node.start_mark) from error
     return construct_or_explain
 
 
@@ -148,85 +137,25 @@ for _loader in (StrictLoader, FastStrictLoader):
         _loader.add_constructor(_tag, _checked_scalar(_kind, yaml.SafeLoader.yaml_constructors[_tag]))
 
 
-STR_TAG, SEQ_TAG, MAP_TAG = (f"tag:yaml.org,2002:{kind}" for kind in ("str", "seq", "map"))
-# Scalars the loader builds for the plain path: immutable values read from the text alone.
-LOADER_SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{kind}" for kind in ("int", "float", "bool",
-                                                                          "null"))
-
-
-class NotPlain(Exception):
-    """A document with what only the loader's own construction handles: an alias, a merge key,
-    a key that is not a string or is written twice, another tag."""
-
-
-def _plain_value(loader: FastStrictLoader, node: yaml.Node, seen: set[int]) -> object:
-    """The node's value as the loader would construct it, for plain documents: strings, lists
-    and string-keyed mappings are built here, a few Python calls a node instead of the
-    constructor's dozen (half of the world's parse time)."""
-    if isinstance(node, yaml.ScalarNode):
-        if node.tag == STR_TAG:
-            return node.value
-        if node.tag in LOADER_SCALAR_TAGS:
-            return loader.construct_object(node)
-        raise NotPlain
-    if id(node) in seen:  # an alias: the loader shares the container (or it is recursive)
-        raise NotPlain
-    seen.add(id(node))
-    if isinstance(node, yaml.SequenceNode) and node.tag == SEQ_TAG:
-        return [_plain_value(loader, item, seen) for item in node.value]
-    if isinstance(node, yaml.MappingNode) and node.tag == MAP_TAG:
-        mapping: dict[str, object] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != STR_TAG \
-                    or key_node.value in mapping:
-                raise NotPlain
-            mapping[key_node.value] = _plain_value(loader, value_node, seen)
-        return mapping
-    raise NotPlain
-
-
-def _refuse_sharing_by_libyaml(text: str) -> None:
-    """libyaml's events for `text`, read only to refuse an anchor or alias before composing."""
-    loader = FastStrictLoader(text)
-    try:
-        while loader.check_event():
-            refuse_sharing(loader.get_event())
-    finally:
-        loader.dispose()
-
-
-def _load_by_libyaml(text: str) -> object:
-    """`yaml.load(text, Loader=FastStrictLoader)`, with a plain document's values built by
-    `_plain_value` from libyaml's nodes; the loader's construction decides the rest."""
-    loader = FastStrictLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        try:
-            return _plain_value(loader, node, set())
-        except NotPlain:
-            return loader.construct_document(node)
-    finally:
-        loader.dispose()
-
-
 def parse_yaml(text: str) -> object:
     """The document in `text`, read safely (no Python objects) and strictly (no key twice), as
     PyYAML's own parser reads it: by libyaml when the text has none of the characters where the
-    two differ; anything libyaml refuses is read again by PyYAML, whose answer or error counts
-    (libyaml also refuses a little that PyYAML reads, e.g. an escaped lone surrogate). Anchors
-    and aliases are refused before anything is composed."""
+    two differ; anything libyaml refuses is read again by PyYAML, whose answer or error counts.
+    Anchors and aliases are refused before anything is composed."""
     if "&" in text or "*" in text:
+        loader = FastStrictLoader(text)
         try:
-            _refuse_sharing_by_libyaml(text)
-        except SharedValue:
+            while loader.check_event():
+                refuse_sharing(loader.get_event())
+        except MarkedProblem:
             raise
         except yaml.YAMLError:
             pass  # PyYAML's own composer refuses what libyaml could not read this far
+        finally:
+            loader.dispose()
     if not any(character in text for character in PYYAML_ONLY):
         try:
-            return _load_by_libyaml(text)
+            return yaml.load(text, Loader=FastStrictLoader)
         except yaml.YAMLError:
             pass
     return yaml.load(text, Loader=StrictLoader)
@@ -338,13 +267,12 @@ def _build_sectors(file: str, spec: WorldSpec, streets: StreetMap) -> dict[str, 
     sectors: dict[str, Sector] = {}
     channels: dict[str, str] = {spec.town_hall_channel: "the town hall"}
     entrances: dict[tuple[int, int], str] = {}
-    first_index: dict[str, int] = {}
+    names = [sector.name for sector in spec.sectors]
     for index, sector in enumerate(spec.sectors):
         place = f"sectors[{index}] ({sector.name})"
         if sector.name in sectors:
             raise DataError(file, place, f"duplicate sector name '{sector.name}', first at "
-                                         f"sectors[{first_index[sector.name]}]; rename one")
-        first_index[sector.name] = index
+                                         f"sectors[{names.index(sector.name)}]; rename one")
         if sector.channel in channels:
             raise DataError(file, place + ".channel",
                             f"channel '{sector.channel}' is already used by {channels[sector.channel]}")
@@ -369,22 +297,20 @@ def _build_sectors(file: str, spec: WorldSpec, streets: StreetMap) -> dict[str, 
 
 def _build_sector(file: str, place: str, spec: SectorSpec) -> Sector:
     arenas: dict[str, Arena] = {}
-    arena_index: dict[str, int] = {}
+    arena_names = [arena.name for arena in spec.arenas]
     for a_index, arena in enumerate(spec.arenas):
         arena_place = f"{place}.arenas[{a_index}] ({arena.name})"
         if arena.name in arenas:
             raise DataError(file, arena_place, f"duplicate arena name '{arena.name}', first at "
-                                               f"{place}.arenas[{arena_index[arena.name]}]; "
+                                               f"{place}.arenas[{arena_names.index(arena.name)}]; "
                                                "rename one")
-        arena_index[arena.name] = a_index
         objects: dict[str, GameObject] = {}
-        object_index: dict[str, int] = {}
+        object_names = [obj.name for obj in arena.objects]
         for o_index, obj in enumerate(arena.objects):
             if obj.name in objects:
                 raise DataError(file, f"{arena_place}.objects[{o_index}]",
                                 f"duplicate object name '{obj.name}' in this arena, first at "
-                                f"objects[{object_index[obj.name]}]; rename one")
-            object_index[obj.name] = o_index
+                                f"objects[{object_names.index(obj.name)}]; rename one")
             objects[obj.name] = GameObject(obj.name, obj.state)
         arenas[arena.name] = Arena(arena.name, objects, arena.capacity)
     hours = None
@@ -411,14 +337,12 @@ def load_personas(directory: Path, world: World) -> dict[str, Persona]:
     if not directory.is_dir():
         raise DataError(str(directory), "", "persona folder not found")
     personas: dict[str, Persona] = {}
-    sources: dict[str, str] = {}
     for path in sorted(directory.glob("*.yaml")):
         persona = load_persona(path, world)
         if persona.name in personas:
             raise DataError(str(path), "name", f"duplicate resident name '{persona.name}', "
-                                               f"also in {sources[persona.name]}")
+                                               f"also in {personas[persona.name].source}")
         personas[persona.name] = persona
-        sources[persona.name] = str(path)
     if not personas:
         raise DataError(str(directory), "", "no persona files (*.yaml) found")
     return personas

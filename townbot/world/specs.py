@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from townbot.world.clock import parse_clock
 
@@ -40,28 +40,27 @@ class LayoutSpec(Strict):
     shift: Annotated[float, Field(ge=-6, le=6)] = 0  # blocks along the street (east or south)
 
 
+def _check_hours(value: str | None) -> str | None:
+    if value is not None:
+        opens, sep, closes = value.partition("-")
+        if not sep:
+            raise ValueError(f"'{value}' is not opening hours; write HH:MM-HH:MM, e.g. 08:00-17:00")
+        parse_clock(opens)
+        parse_clock(closes)
+    return value
+
+
 class SectorSpec(Strict):
     name: Name
     kind: str = Field(pattern="^(home|business|public|college)$")
     channel: str = Field(pattern="^[a-z0-9][a-z0-9-]{0,99}$")
     entrance: tuple[int, int]
-    hours: str | None = None
+    hours: Annotated[str | None, AfterValidator(_check_hours)] = None
     staff: list[str] = []
     description: str = ""
     norms: list[str] = []
     layout: LayoutSpec | None = None
     arenas: list[ArenaSpec] = Field(min_length=1)
-
-    @field_validator("hours")
-    @classmethod
-    def _hours_are_times(cls, value: str | None) -> str | None:
-        if value is not None:
-            opens, sep, closes = value.partition("-")
-            if not sep:
-                raise ValueError(f"'{value}' is not opening hours; write HH:MM-HH:MM, e.g. 08:00-17:00")
-            parse_clock(opens)
-            parse_clock(closes)
-        return value
 
 
 class WorldSpec(Strict):
@@ -84,25 +83,18 @@ def _check_time(value: object) -> str:
     return value
 
 
-class LifestyleSpec(Strict):
-    wakes: str
-    sleeps: str
+Time = Annotated[str, BeforeValidator(_check_time)]
 
-    @field_validator("wakes", "sleeps", mode="before")
-    @classmethod
-    def _are_times(cls, value: object) -> str:
-        return _check_time(value)
+
+class LifestyleSpec(Strict):
+    wakes: Time
+    sleeps: Time
 
 
 class RoutineSpec(Strict):
-    at: str
+    at: Time
     do: Annotated[str, Field(min_length=1, max_length=200)]
     where: str
-
-    @field_validator("at", mode="before")
-    @classmethod
-    def _is_time(cls, value: object) -> str:
-        return _check_time(value)
 
 
 class PersonaSpec(Strict):

@@ -19,11 +19,13 @@ from collections.abc import Awaitable, Callable
 from html import escape
 from importlib import resources
 from pathlib import Path
+from string import Template
 from typing import Any
 
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
+from townbot.pictures.townmap import is_night
 from townbot.platforms.web.town import WebTown
 from townbot.store.database import Store, StoreError
 from townbot.world.clock import clock_face, format_game_time, minute_of_day, parse_game_time
@@ -197,10 +199,6 @@ class TownShelf:
         self.towns.clear()
 
 
-def town_of(request: web.Request) -> WebTown:
-    return request[TOWN_KEY]
-
-
 @web.middleware
 async def refusals(request: web.Request, handler: Any) -> web.StreamResponse:
     """Bad input is a 400 with the reason."""
@@ -239,7 +237,7 @@ def _area(request: web.Request, town: WebTown) -> str | None:
 
 
 async def index(request: web.Request) -> web.Response:
-    town = town_of(request)
+    town = request[TOWN_KEY]
     areas = "".join(f'<option value="{escape(s.channel)}">{escape(name)}</option>'
                     for name, s in sorted(town.world.sectors.items()))
     html = (STATIC / "index.html").read_text(encoding="utf-8")
@@ -256,14 +254,14 @@ async def static_file(request: web.Request) -> web.Response:
 
 
 async def map_png(request: web.Request) -> web.Response:
-    town = town_of(request)
+    town = request[TOWN_KEY]
     _, data = await town.picture(_tick(request), _area(request, town), _people(request))
     return web.Response(body=data, content_type="image/png",
                         headers={"Cache-Control": "no-cache"})
 
 
 async def town_info(request: web.Request) -> web.Response:
-    town = town_of(request)
+    town = request[TOWN_KEY]
     history = town.history
     return web.json_response({
         "name": town.world.town, "start": history.town.start,
@@ -272,7 +270,7 @@ async def town_info(request: web.Request) -> web.Response:
 
 
 async def moment_info(request: web.Request) -> web.Response:
-    town = town_of(request)
+    town = request[TOWN_KEY]
     tick = _tick(request)
     index, moment = town.moment(tick)
     picture, _ = await town.picture(index, _area(request, town), people=False)
@@ -285,25 +283,20 @@ async def moment_info(request: web.Request) -> web.Response:
                        "initials": marks[name].initials})
     width, height = picture.image.size
     return web.json_response({"tick": index, "time": format_game_time(moment.time),
-                              "night": is_night(moment.time.hour), "width": width,
+                              "night": is_night(moment.time), "width": width,
                               "height": height, "people": people, "troubles": moment.troubles,
                               "speech": town.speech_at(index)})
 
 
-def is_night(hour: int) -> bool:
-    """Whether the map is drawn dark: from 8 pm to 6 am."""
-    return hour >= 20 or hour < 6
-
-
 async def events_info(request: web.Request) -> web.Response:
-    town = town_of(request)
+    town = request[TOWN_KEY]
     _, moment = town.moment(_tick(request))
     channel = request.query.get("area") or None
     return web.json_response(town.events_until(moment.time, channel, EVENT_LIMIT))
 
 
 async def resident_page(request: web.Request) -> web.Response:
-    town = town_of(request)
+    town = request[TOWN_KEY]
     name = request.match_info["name"]
     tick = _tick(request)
     try:
@@ -349,25 +342,12 @@ def render_resident(town: str, data: dict[str, Any]) -> str:
         + "".join(f"<li><b>{escape(u['speaker'])}</b>: {escape(u['text'])}</li>"
                   for u in t["utterances"]) + "</ul></li>"
         for t in data["conversations"]) or "<li>none yet</li>"
-    name = escape(data["name"])
-    return f"""<!doctype html>
-<html lang=en><head><meta charset=utf-8><title>{name}, {escape(town)}</title>
-<meta name=viewport content="width=device-width, initial-scale=1">
-<link rel=stylesheet href="../static/style.css">
-<link rel=icon href="../static/favicon.svg" type="image/svg+xml"></head>
-<body class=resident>
-<p><a href="../" id=back>&larr; {escape(town)}</a></p>
-<h1 id=resident-name>{name}</h1>
-{moment}
-<p class=now>{escape(body.get('emoji') or '')} {escape(body.get('action') or '')}
- <span class=place>({escape(where)})</span></p>
-<section id=summary><h2>Summary</h2><p>{escape(about)}</p>
-<p class=facts>Age {persona.age}; {escape(', '.join(persona.traits))}</p></section>
-<section id=plan><h2>Today's plan ({escape(data['day'] or 'not made yet')})</h2><ol>{plan}</ol>
-<details><summary>Hour by hour</summary><ul>{blocks}</ul></details></section>
-<section id=memories><h2>Recent memories</h2><ul>{recent}</ul></section>
-<section id=reflections><h2>Reflections and their evidence</h2><ul>{reflections}</ul></section>
-<section id=conversations><h2>Conversations</h2><ul>{talks}</ul></section>
-</body></html>"""
+    page = Template((STATIC / "resident.html").read_text(encoding="utf-8"))
+    return page.substitute(
+        name=escape(data["name"]), town=escape(town), moment=moment,
+        emoji=escape(body.get("emoji") or ""), action=escape(body.get("action") or ""),
+        where=escape(where), about=escape(about), age=persona.age,
+        traits=escape(", ".join(persona.traits)), day=escape(data["day"] or "not made yet"),
+        plan=plan, blocks=blocks, recent=recent, reflections=reflections, talks=talks)
 
 

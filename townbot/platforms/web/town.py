@@ -41,7 +41,6 @@ class WebTown:
     _pictures: OrderedDict[tuple[int, str | None, bool], tuple[MapPicture, bytes]] = field(
         default_factory=OrderedDict)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    _areas: dict[str, dict[str, Any]] | None = None
 
     @classmethod
     async def open(cls, world: World, db: str | Path) -> WebTown:
@@ -133,16 +132,15 @@ class WebTown:
 
     async def areas(self) -> dict[str, dict[str, Any]]:
         """Each area's channel, name and box on the whole-town map, in its pixels."""
-        if self._areas is None:
-            _, region, scale = await asyncio.to_thread(self.painter.view, None)
-            picture = MapPicture(Image.new("1", (1, 1)), {}, region, scale)
-            self._areas = {}
-            for name, plan in sorted(self.painter.layout.sectors.items()):
-                left, top = picture.to_pixels(plan.box.left, plan.box.top)
-                right, bottom = picture.to_pixels(plan.box.right, plan.box.bottom)
-                self._areas[self.world.sectors[name].channel] = {
-                    "name": name, "box": [round(v, 1) for v in (left, top, right, bottom)]}
-        return self._areas
+        _, region, scale = await asyncio.to_thread(self.painter.view, None)
+        picture = MapPicture(Image.new("1", (1, 1)), {}, region, scale)
+        areas = {}
+        for name, plan in sorted(self.painter.layout.sectors.items()):
+            left, top = picture.to_pixels(plan.box.left, plan.box.top)
+            right, bottom = picture.to_pixels(plan.box.right, plan.box.bottom)
+            areas[self.world.sectors[name].channel] = {
+                "name": name, "box": [round(v, 1) for v in (left, top, right, bottom)]}
+        return areas
 
     # --- a resident --------------------------------------------------------------------------
 
