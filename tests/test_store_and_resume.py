@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT, open_engine
 
 from townbot.mind.memory import Memory, MemoryStream
-from townbot.store import database
+from townbot.store import memories
 from townbot.store.database import Store, StoreError
 from townbot.store.migrations import MIGRATIONS
 
@@ -75,7 +75,7 @@ async def test_a_resumed_memory_stream_is_the_one_that_was_saved(world, tmp_path
                                      m.evidence, last_accessed=m.last_accessed)
     await first.store.close()
 
-    monkeypatch.setattr(database, "MEMORY_CHUNK", 3)
+    monkeypatch.setattr(memories, "MEMORY_CHUNK", 3)
     second = await open_engine(world, db)
     for name, stream in second.minds.items():
         resumed = stream.stream

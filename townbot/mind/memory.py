@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from operator import attrgetter
 
 import numpy as np
+
+from townbot.store.memories import Memory
 
 EPOCH = datetime(2000, 1, 1)
 KINDS = ("observation", "reflection", "plan", "conversation", "thought")
@@ -27,65 +28,6 @@ def kind_table(kinds: tuple[str, ...]) -> np.ndarray:
 
 def hours_since_epoch(moment: datetime) -> float:
     return (moment - EPOCH).total_seconds() / 3600.0
-
-
-@dataclass(slots=True)  # a week-long town holds tens of thousands: slots keep each small
-class Memory:
-    id: int
-    kind: str
-    text: str
-    created: datetime
-    last_accessed: datetime
-    importance: int
-    evidence: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True)
-class SparseVectors:
-    """Rows of embeddings given by their non-zero entries (a hashing embedder's are mostly
-    zeros), written straight into a stream's arrays when a town resumes: no dense copy."""
-
-    rows: int
-    dim: int
-    row: np.ndarray  # each entry's row ...
-    index: np.ndarray  # ... and column
-    value: np.ndarray  # float32
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return (self.rows, self.dim)
-
-    def write_into(self, out: np.ndarray) -> None:
-        """Set the entries in `out`, whose other numbers must be zeros (as a stream's unused
-        rows are)."""
-        out[self.row, self.index] = self.value
-
-    def dense(self) -> np.ndarray:
-        vectors = np.zeros(self.shape, dtype=np.float32)
-        self.write_into(vectors)
-        return vectors
-
-
-@dataclass(frozen=True)
-class StoredColumns:
-    """What a stream keeps beside its memories, for memories read back from the store, as the
-    store read them: resuming then need not read it again off tens of thousands of records."""
-
-    texts: list[str]
-    kinds: np.ndarray  # KIND_CODES
-    importance: np.ndarray
-    accessed: np.ndarray  # hours_since_epoch of the last access
-
-    @classmethod
-    def joined(cls, parts: list[StoredColumns | None]) -> StoredColumns | None:
-        """Columns of chunks that follow on, as one (None unless every chunk has them)."""
-        present = [part for part in parts if part is not None]
-        if not present or len(present) < len(parts):
-            return None
-        return cls([text for part in present for text in part.texts],
-                   np.concatenate([part.kinds for part in present]),
-                   np.concatenate([part.importance for part in present]),
-                   np.concatenate([part.accessed for part in present]))
 
 
 @dataclass
@@ -140,71 +82,27 @@ class MemoryStream:
         self.new_ids.append(index)
         return memory
 
-    def extend_stored(self, memories: list[Memory], *vectors: np.ndarray | SparseVectors,
-                      hours: dict[datetime, float] | None = None,
-                      columns: StoredColumns | None = None) -> None:
-        """Memories read back from the store, appended in order as they were (resuming a town),
-        with their embeddings in one matrix or several whose rows follow on: the same stream
-        as adding them one by one, growing the arrays at most once and filling each in one
-        pass; each memory's id becomes its position and none counts as new. `hours` keeps
-        hours_since_epoch of the moments seen so far (streams resumed together share them).
-        With `columns`, the memories are as the store makes them (ids their positions,
-        importance ints) and the columns are theirs."""
-        rows = sum(part.shape[0] for part in vectors)
-        if rows != len(memories) or any(part.shape[1:] != (self.dim,) for part in vectors):
-            shapes = ", ".join(str(part.shape) for part in vectors)
-            raise ValueError(f"embeddings have shapes {shapes}, this stream stores "
+    def extend_stored(self, memories: list[Memory], vectors: np.ndarray) -> None:
+        """Memories read back from the store (resuming a town), appended in order with their
+        embeddings as one (len(memories), dim) matrix: the same stream as adding them one by
+        one; each memory's id becomes its position and none counts as new."""
+        if vectors.shape != (len(memories), self.dim):
+            raise ValueError(f"embeddings have shape {vectors.shape}, this stream stores "
                              f"({len(memories)}, {self.dim})")
-        if columns is not None and memories and \
-                (memories[0].id, memories[-1].id) == (len(self.memories), len(self.memories) + rows - 1):
-            self._extend_columns(memories, vectors, columns)
-            return
-        kinds = list(map(attrgetter("kind"), memories))
-        unknown = set(kinds) - KIND_CODES.keys()
+        unknown = {m.kind for m in memories} - KIND_CODES.keys()
         if unknown:
             raise ValueError(f"unknown memory kind '{unknown.pop()}'; expected one of {', '.join(KINDS)}")
         start, end = len(self.memories), len(self.memories) + len(memories)
         if end > self._capacity:
             self._grow(end)
-        accessed = list(map(attrgetter("last_accessed"), memories))
-        hours = {} if hours is None else hours
-        for moment in set(accessed).difference(hours):
-            hours[moment] = hours_since_epoch(moment)
-        importance = list(map(attrgetter("importance"), memories))
-        if list(map(attrgetter("id"), memories)) != list(range(start, end)) or \
-                not set(map(type, importance)) <= {int}:  # as the store makes them: nothing to do
-            for index, memory in enumerate(memories, start):
-                memory.id, memory.importance = index, int(memory.importance)
-            importance = list(map(attrgetter("importance"), memories))
-        self._latest_by_text.update(zip(map(attrgetter("text"), memories), range(start, end),
-                                        strict=True))
-        self._fill_vectors(start, vectors)
-        self._importance[start:end] = importance
-        self._accessed[start:end] = list(map(hours.__getitem__, accessed))
-        self._kinds[start:end] = list(map(KIND_CODES.__getitem__, kinds))
+        for index, memory in enumerate(memories, start):
+            memory.id, memory.importance = index, int(memory.importance)
+            self._latest_by_text[memory.text] = index
+        self._vectors[start:end] = vectors
+        self._importance[start:end] = [m.importance for m in memories]
+        self._accessed[start:end] = [hours_since_epoch(m.last_accessed) for m in memories]
+        self._kinds[start:end] = [KIND_CODES[m.kind] for m in memories]
         self.memories.extend(memories)
-
-    def _extend_columns(self, memories: list[Memory], vectors: tuple[np.ndarray | SparseVectors, ...],
-                        columns: StoredColumns) -> None:
-        start, end = len(self.memories), len(self.memories) + len(memories)
-        if end > self._capacity:
-            self._grow(end)
-        self._latest_by_text.update(zip(columns.texts, range(start, end), strict=True))
-        self._fill_vectors(start, vectors)
-        self._importance[start:end] = columns.importance
-        self._accessed[start:end] = columns.accessed
-        self._kinds[start:end] = columns.kinds
-        self.memories.extend(memories)
-
-    def _fill_vectors(self, start: int, vectors: tuple[np.ndarray | SparseVectors, ...]) -> None:
-        row = start
-        for part in vectors:
-            rows = part.shape[0]
-            if isinstance(part, SparseVectors):
-                part.write_into(self._vectors[row: row + rows])
-            else:
-                self._vectors[row: row + rows] = part
-            row += rows
 
     def latest_with(self, text: str) -> Memory | None:
         """The newest memory with exactly this text."""
