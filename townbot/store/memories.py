@@ -86,15 +86,20 @@ def unpack_vectors(agent: str, blobs: list[bytes], dim: int) -> np.ndarray:
     one starting with SPARSE holds non-zero entries, and any other is zlib-compressed floats
     (written by schema 5's first version)."""
     vectors = np.zeros((len(blobs), dim), dtype=np.float32)
+    sparse_rows, entries = [], []  # set in one step: a resume reads tens of thousands
     try:
         for row, blob in enumerate(blobs):
             if len(blob) == 4 * dim:
                 vectors[row] = np.frombuffer(blob, dtype=np.float32)
             elif blob[:1] == SPARSE and (len(blob) - 1) % ENTRY.itemsize == 0:
-                entries = np.frombuffer(blob, dtype=ENTRY, offset=1)
-                vectors[row, entries["index"]] = entries["value"]
+                sparse_rows.append(row)
+                entries.append(blob[1:])
             else:
                 vectors[row] = np.frombuffer(zlib.decompress(blob), dtype=np.float32)
+        if sparse_rows:
+            counts = [len(part) // ENTRY.itemsize for part in entries]
+            stored = np.frombuffer(b"".join(entries), dtype=ENTRY)
+            vectors[np.repeat(sparse_rows, counts), stored["index"]] = stored["value"]
     except (zlib.error, ValueError, IndexError, TypeError) as error:
         raise StoreError(f"the memories of {agent} have embeddings that are not {dim} numbers: "
                          "the database is damaged; restore a backup of it or start a new --db") \
