@@ -280,13 +280,19 @@ async def build_aged_town(folder: Path, days: list[int]) -> None:
         await store.close()
         if day in days:
             shutil.copyfile(db, folder / f"town-{day}d.db")
-    db.unlink()
+    for made in folder.glob("town.db*"):
+        made.unlink()
+
+
+def aged_days(last_day: int) -> list[int]:
+    """The ages of the towns the resume and memory sections reopen."""
+    return sorted({1, min(10, last_day), last_day})
 
 
 def aged_towns(days: list[int], me: list[str]) -> dict[int, Path]:
     """The 25-resident town after each of `days` game days, built once per version of the code
     (the first run takes a few minutes) and kept in the temp dir."""
-    folder = CACHE / f"aged-{source_key()}"
+    folder = CACHE / f"aged-{source_key()}-{'-'.join(map(str, days))}"
     towns = {day: folder / f"town-{day}d.db" for day in days}
     if not all(town.exists() for town in towns.values()):
         for stale in CACHE.glob("aged-*"):
@@ -309,7 +315,7 @@ def resumed(db: Path, me: list[str], hours: float = 0.0, code: Path = ROOT) -> t
 
 
 def resume_figures(days: int, me: list[str]) -> str:
-    answer, cpu = resumed(aged_towns([days], me)[days], me)
+    answer, cpu = resumed(aged_towns(aged_days(days), me)[days], me)
     return (f"{answer['open_s']:.2f} s CPU to open, of it {answer['database_s']:.2f} s in other "
             f"threads (SQLite's) ({answer['memories']} memories; "
             f"{cpu:.2f} s for the whole process, of it {answer['import_s']:.2f} s imports and "
@@ -335,7 +341,7 @@ def code_of(revision: str) -> Path:
 def memory_figures(last_day: int, before: str, me: list[str]) -> tuple[str, str]:
     """Peak memory of a day's run of the town resumed after 1, 10 and `last_day` game days, with
     `before`'s code and today's, and the growth per game day from the first to the last."""
-    days = sorted({1, min(10, last_day), last_day})
+    days = aged_days(last_day)
     towns = aged_towns(days, me)
     cells, growth = [], []
     for label, code in ((before, code_of(before)), ("now", ROOT)):
