@@ -177,7 +177,8 @@ class _ChunkReader:
 
     def __init__(self, path: str, dim: int, latest: dict[str, dict[int, Access]]) -> None:
         self.path, self.dim, self.latest = path, dim, latest
-        self.moments: dict[str, datetime] = {}  # a tick's memories share their game times
+        self.moments = GameTimes()  # a tick's memories share their game times
+        self.kinds: dict[str, str] = {}  # and every memory of a kind one string
         self.next_seq: dict[str, int] = {}
 
     def chunks(self, rows: list[Any]) -> list[MemoryChunk]:
@@ -200,17 +201,20 @@ class _ChunkReader:
         try:
             for _, seq, kind, text, created, accessed, importance, evidence, _ in rows:
                 accessed, importance = logged.get(seq, (accessed, importance))
-                memories.append(Memory(seq, kind, text, self.moment(created), self.moment(accessed),
+                memories.append(Memory(seq, self.kinds.setdefault(kind, kind), text,
+                                       self.moments[created], self.moments[accessed],
                                        int(importance),
                                        () if evidence == "[]" else tuple(json.loads(evidence))))
         except (ValueError, TypeError) as error:
             raise damaged(self.path, error) from error
         return memories
 
-    def moment(self, text: str) -> datetime:
-        moment = self.moments.get(text)
-        if moment is None:
-            moment = self.moments[text] = parse_game_time(text)
+
+class GameTimes(dict[str, datetime]):
+    """Game times by their text, each parsed the first time it is looked up."""
+
+    def __missing__(self, text: str) -> datetime:
+        moment = self[text] = parse_game_time(text)
         return moment
 
 
