@@ -22,16 +22,20 @@ Every figure is CPU time, bytes or a ratio, so that a shared machine changes it 
   with the bytecode compiled as an installed package has it, and the first tick's figure under
   PYTHONDONTWRITEBYTECODE=1 beside them (a checkout without __pycache__ then compiles townbot's
   modules in every run);
-- resume: CPU to reopen a 25-resident town after `--resume-days` game days (default 7, the
-  issue's figure), and the resuming process's peak memory against the run that made the town.
-  The town is built once per version of the code and kept in the temp dir
-  (townbot-speed/), with the peak memory of the run that built it;
+- resume: CPU to reopen a 25-resident town after `--resume-days` game days (default 20, the
+  issue's figure);
+- memory as a town ages: the peak memory (VmHWM) of a process that resumes the 25-resident
+  town after 1, 10 and `--resume-days` game days and runs it one more game day, and the growth
+  per game day between the first and the last, with today's code and with `--before`'s (a git
+  revision, default main: its townbot/ is taken with `git archive`), side by side in one run.
+  The aged towns are built once per version of the code (a copy after each of those days) and
+  kept in the temp dir (townbot-speed/); each run resumes a copy;
 - the host, below the table: the interpreter, and the CPU a fixed pure-Python loop took before
   and after the run (a shared machine's speed moves from hour to hour; every CPU figure with it).
 
 The runs happen in child processes of this script, so that each one's peak memory is its own.
-Usage: python benchmarks/speed.py [--days D] [--resume-days D] [--big N] [--big-hours H]
-       [--skip engine,retrieval,startup,resume]
+Usage: python benchmarks/speed.py [--days D] [--resume-days D] [--before REV] [--big N]
+       [--big-hours H] [--skip engine,retrieval,startup,resume,memory]
 Latency under a real model's delays is benchmarks/llm_latency.py.
 """
 
@@ -63,7 +67,7 @@ from townbot.llm.port import Layer
 
 ROOT = Path(__file__).resolve().parents[1]
 TOWNBOT = [sys.executable, "-m", "townbot"]
-SECTIONS = ("engine", "retrieval", "startup", "resume")
+SECTIONS = ("engine", "retrieval", "startup", "resume", "memory")
 CACHE = Path(tempfile.gettempdir()) / "townbot-speed"
 
 
@@ -205,7 +209,8 @@ async def run_town(residents: int, hours: float, db: Path, timed_ticks: int) -> 
     }
 
 
-async def resume_town(db: Path) -> dict[str, Any]:
+async def resume_town(db: Path, hours: float = 0.0) -> dict[str, Any]:
+    """Reopen a town (and run it `hours` game hours): the CPU it took and the peak memory."""
     began = time.process_time()
     from townbot.llm.offline import OfflineModel
     from townbot.llm.stack import build_model_stack
@@ -219,6 +224,8 @@ async def resume_town(db: Path) -> dict[str, Any]:
     store = await Store.open(db)
     engine = await Engine.open(world, store, build_model_stack(OfflineModel(seed=0)))
     opened, main = time.process_time() - opened_at, time.thread_time() - main_at
+    for _ in range(engine.clock.ticks_for(hours=hours)):
+        await engine.tick()
     memories = sum(len(mind.stream) for mind in engine.minds.values())
     await store.close()
     return {"import_s": imported - began, "world_s": opened_at - imported, "open_s": opened,
@@ -254,35 +261,94 @@ def source_key() -> str:
     return digest.hexdigest()[:16]
 
 
-def cached_town(days: float, me: list[str]) -> tuple[Path, float]:
-    """A 25-resident town after `days` game days, built once per version of the code (the first
-    run takes a while), and the peak memory in MB of the run that built it."""
-    CACHE.mkdir(exist_ok=True)
-    db = CACHE / f"town-{days:g}d-{source_key()}.db"
-    facts = db.with_suffix(".json")
-    if not (db.exists() and facts.exists()):
-        for stale in CACHE.glob(f"town-{days:g}d-*"):
-            stale.unlink()
-        building = db.with_suffix(".building")
-        building.unlink(missing_ok=True)
-        built, _ = child([*me, "--ticks", "1", "--run", "25", str(days * 24), str(building)])
-        building.rename(db)
-        facts.write_text(json.dumps({"run_peak_mb": built["peak_mb"]}))
-    return db, json.loads(facts.read_text())["run_peak_mb"]
+async def build_aged_town(folder: Path, days: list[int]) -> None:
+    """A 25-resident offline town run day by day, copied to town-<day>d.db after each of `days`
+    (closed in between, as a resumed town is)."""
+    from townbot.llm.offline import OfflineModel
+    from townbot.llm.stack import build_model_stack
+    from townbot.store.database import Store
+    from townbot.town.engine import Engine
+    from townbot.world.loading import load_world
+
+    world = load_world(ROOT / "world.yaml", ROOT / "personas")
+    db = folder / "town.db"
+    for day in range(1, max(days) + 1):
+        store = await Store.open(db)
+        engine = await Engine.open(world, store, build_model_stack(OfflineModel(seed=0)))
+        for _ in range(engine.clock.ticks_for(hours=24)):
+            await engine.tick()
+        await store.close()
+        if day in days:
+            shutil.copyfile(db, folder / f"town-{day}d.db")
+    for made in folder.glob("town.db*"):
+        made.unlink()
 
 
-def resume_figures(days: float, me: list[str]) -> str:
-    db, run_peak = cached_town(days, me)
+def aged_days(last_day: int) -> list[int]:
+    """The ages of the towns the resume and memory sections reopen."""
+    return sorted({1, min(10, last_day), last_day})
+
+
+def aged_towns(days: list[int], me: list[str]) -> dict[int, Path]:
+    """The 25-resident town after each of `days` game days, built once per version of the code
+    (the first run takes a few minutes) and kept in the temp dir."""
+    folder = CACHE / f"aged-{source_key()}-{'-'.join(map(str, days))}"
+    towns = {day: folder / f"town-{day}d.db" for day in days}
+    if not all(town.exists() for town in towns.values()):
+        for stale in CACHE.glob("aged-*"):
+            shutil.rmtree(stale)
+        building = CACHE / "aged-building"
+        shutil.rmtree(building, ignore_errors=True)
+        building.mkdir(parents=True)
+        child([*me, "--build", str(building), ",".join(map(str, days))])
+        building.rename(folder)
+    return towns
+
+
+def resumed(db: Path, me: list[str], hours: float = 0.0, code: Path = ROOT) -> tuple[dict[str, Any], float]:
+    """A child's resume of a copy of `db` (and its run of `hours`) with the townbot of `code`."""
+    env = {**OFFLINE_ENV, "PYTHONPATH": str(code)}
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "resume.db"  # the resume opens it to write: the cache stays as built
         shutil.copyfile(db, copy)
-        resumed, cpu = child([*me, "--resume", str(copy)])
-    return (f"{resumed['open_s']:.2f} s CPU to open, of it {resumed['database_s']:.2f} s in other "
-            f"threads (SQLite's) ({resumed['memories']} memories; "
-            f"{cpu:.2f} s for the whole process, of it {resumed['import_s']:.2f} s imports and "
-            f"{resumed['world_s']:.2f} s the world's files); peak {resumed['peak_mb']:.0f} MB vs the "
-            f"run's "
-            f"{run_peak:.0f} MB")
+        return child([*me, "--hours", str(hours), "--resume", str(copy)], env=env)
+
+
+def resume_figures(days: int, me: list[str]) -> str:
+    answer, cpu = resumed(aged_towns(aged_days(days), me)[days], me)
+    return (f"{answer['open_s']:.2f} s CPU to open, of it {answer['database_s']:.2f} s in other "
+            f"threads (SQLite's) ({answer['memories']} memories; "
+            f"{cpu:.2f} s for the whole process, of it {answer['import_s']:.2f} s imports and "
+            f"{answer['world_s']:.2f} s the world's files); peak {answer['peak_mb']:.0f} MB")
+
+
+def code_of(revision: str) -> Path:
+    """townbot/ as `revision` has it, taken out of git once into the temp dir."""
+    commit = subprocess.run(["git", "rev-parse", "--verify", f"{revision}^{{commit}}"], cwd=ROOT,
+                            capture_output=True, text=True)
+    if commit.returncode != 0:
+        raise SystemExit(f"--before {revision}: not a git revision of {ROOT}; give a branch, tag "
+                         "or commit, e.g. --before main")
+    folder = CACHE / f"code-{commit.stdout.strip()[:12]}"
+    if not (folder / "townbot").is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "archive", commit.stdout.strip(), "townbot"], cwd=ROOT,
+                                 capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    return folder
+
+
+def memory_figures(last_day: int, before: str, me: list[str]) -> tuple[str, str]:
+    """Peak memory of a day's run of the town resumed after 1, 10 and `last_day` game days, with
+    `before`'s code and today's, and the growth per game day from the first to the last."""
+    days = aged_days(last_day)
+    towns = aged_towns(days, me)
+    cells, growth = [], []
+    for label, code in ((before, code_of(before)), ("now", ROOT)):
+        peaks = {day: resumed(towns[day], me, 24.0, code)[0]["peak_mb"] for day in days}
+        cells.append(f"{label}: " + ", ".join(f"day {day} {peaks[day]:.0f} MB" for day in days))
+        growth.append(f"{label} {(peaks[last_day] - peaks[1]) / (last_day - 1):.1f} MB")
+    return "; ".join(cells), f"{', '.join(growth)} a game day (day 1 to day {last_day})"
 
 
 def retrieval_times(dim: int, count: int = 10_000, queries: int = 400,
@@ -421,20 +487,32 @@ def main() -> int:
     parser.add_argument("--big-hours", type=float, default=6.0,
                         help="game hours the big town runs from 7:00 before its ticks are timed "
                              "(default 6: a whole day of 100 residents takes long)")
-    parser.add_argument("--resume-days", type=float, default=7.0,
-                        help="game days of the town the resume reopens (default 7; built once per "
-                             "version of the code and kept in the temp dir)")
+    parser.add_argument("--resume-days", type=int, default=20,
+                        help="game days of the oldest town the resume and memory sections reopen "
+                             "(default 20; built once per version of the code and kept in the "
+                             "temp dir)")
+    parser.add_argument("--before", default="main",
+                        help="git revision whose code the memory section measures beside today's "
+                             "(default main)")
     parser.add_argument("--ticks", type=int, default=12, help="ticks timed after the warm-up")
     parser.add_argument("--skip", default="", help=f"sections to leave out: {', '.join(SECTIONS)}")
     parser.add_argument("--run", nargs=3, metavar=("RESIDENTS", "HOURS", "DB"), help=argparse.SUPPRESS)
     parser.add_argument("--resume", metavar="DB", help=argparse.SUPPRESS)
+    parser.add_argument("--hours", type=float, default=0.0, help=argparse.SUPPRESS)
+    parser.add_argument("--build", nargs=2, metavar=("FOLDER", "DAYS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.resume_days < 2:
+        parser.error("--resume-days must be 2 or more (the memory section compares day 1 with it)")
+    if args.build:
+        folder, days = args.build
+        asyncio.run(build_aged_town(Path(folder), [int(day) for day in days.split(",")]))
+        return 0
     if args.run:
         residents, hours, db = args.run
         print(json.dumps(asyncio.run(run_town(int(residents), float(hours), Path(db), args.ticks))))
         return 0
     if args.resume:
-        print(json.dumps(asyncio.run(resume_town(Path(args.resume)))))
+        print(json.dumps(asyncio.run(resume_town(Path(args.resume), args.hours))))
         return 0
     skip = {part.strip() for part in args.skip.split(",") if part.strip()}
     probe_before = host_probe()
@@ -487,8 +565,13 @@ def main() -> int:
                      f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)",
                      "<= 3 ms at 384 dimensions (issue 35)"))
     if "resume" not in skip:
-        rows.append((f"resume of a {args.resume_days:g}-day town", resume_figures(args.resume_days, me),
-                     "<= 0.2 s, memory no more than the run's"))
+        rows.append((f"resume of a {args.resume_days}-day town", resume_figures(args.resume_days, me),
+                     "<= 1.5 s (issue 35)"))
+    if "memory" not in skip:
+        peaks, growth = memory_figures(args.resume_days, args.before, me)
+        rows += [("peak memory of a resumed town's one-day run (25 residents)", peaks,
+                  f"<= 150 MB at day {args.resume_days} (issue 35)"),
+                 ("memory growth per game day", growth, "<= 3 MB (issue 35)")]
     if "startup" not in skip:
         cpu = start_up()
         rows.append(("`townbot --help`, offline `sim --hours 0.5` start-up (user+sys CPU, "

@@ -95,15 +95,8 @@ async def test_the_migrated_town_goes_on_and_forks_from_a_day_it_kept(tmp_path):
     await forked.store.close()
 
 
-# The store's memory code (database.py's memories, packs.py) still reads mind.memory's types;
-# issue 35.1 moves it into store/memories.py, without them.
-MEMORY_MODULES = {"database.py", "packs.py", "memories.py"}
-
-
 def test_the_store_imports_no_mind_module():
     for path in sorted((ROOT / "townbot" / "store").glob("*.py")):
-        if path.name in MEMORY_MODULES:
-            continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom | ast.Import):
                 names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \

@@ -1,6 +1,6 @@
-"""Reading a town's memories back a chunk of rows at a time, each chunk as one row of joined
-columns: every text, embedding, access and order reads back exactly as written, whatever the
-text holds and however raw, sparse and compressed embeddings mix in a chunk."""
+"""Reading a town's memories back a chunk of rows at a time: every text, embedding, access and
+order reads back exactly as written, whatever the text holds and however raw, sparse and
+compressed embeddings mix in a chunk."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from townbot.llm.embedding import HashingEmbedder
-from townbot.mind.memory import Memory, MemoryStream, SparseVectors, StoredColumns, hours_since_epoch
-from townbot.store import database
+from townbot.mind.memory import Memory, MemoryStream
+from townbot.store import memories
 from townbot.store.database import Store, StoreError, TickChanges
 
 NINE = datetime(2023, 2, 13, 9, 0)
@@ -57,7 +57,7 @@ async def town_with(tmp_path, rows) -> tuple[Store, int]:
 
 @pytest.mark.parametrize("chunk", [1, 4, 5, 4096])
 async def test_memories_read_back_exactly_in_chunks_of_any_size(tmp_path, monkeypatch, chunk):
-    monkeypatch.setattr(database, "MEMORY_CHUNK", chunk)
+    monkeypatch.setattr(memories, "MEMORY_CHUNK", chunk)
     rows = written(40)
     store, town = await town_with(tmp_path, rows)
     stored = await store.memories(town)
@@ -69,25 +69,8 @@ async def test_memories_read_back_exactly_in_chunks_of_any_size(tmp_path, monkey
     await store.close()
 
 
-async def test_texts_holding_the_separator_are_read_again_row_by_row(tmp_path, monkeypatch):
-    calls = []
-    texts = Store._texts
-
-    async def counted(self, *args):
-        calls.append(args)
-        return await texts(self, *args)
-
-    monkeypatch.setattr(Store, "_texts", counted)
-    rows = written(9)
-    store, town = await town_with(tmp_path, rows)
-    assert [s.memory.text for s in await store.memories(town, "Cy")] == \
-        [m.text for a, m, _ in rows if a == "Cy"]
-    assert calls, "TEXTS[2] holds the separator of texts"
-    await store.close()
-
-
 async def test_logged_accesses_override_the_rows_in_every_chunk(tmp_path, monkeypatch):
-    monkeypatch.setattr(database, "MEMORY_CHUNK", 4)
+    monkeypatch.setattr(memories, "MEMORY_CHUNK", 4)
     rows = written(24)
     store, town = await town_with(tmp_path, rows)
     later = NINE + timedelta(days=1)
@@ -145,24 +128,6 @@ async def test_a_damaged_column_is_a_clear_error(tmp_path, damage):
     await store.close()
 
 
-def test_sparse_rows_extend_a_stream_as_their_dense_matrix_would():
-    vectors = np.stack([embedding(kind, i) for i, kind in enumerate(["sparse", "dense", "signed"])])
-    row, index = np.nonzero(vectors.view(np.uint32))
-    sparse = SparseVectors(3, DIM, row, index, vectors[row, index])
-    assert sparse.dense().tobytes() == vectors.tobytes()
-    memories = [Memory(0, "plan", f"plan {i}", NINE, NINE, i) for i in range(6)]
-    parts, whole = MemoryStream(DIM), MemoryStream(DIM)
-    parts.extend_stored(memories[:3] + [Memory(0, "plan", f"plan {i}", NINE, NINE, i) for i in
-                                        range(3, 6)], sparse, vectors)
-    whole.extend_stored([Memory(0, "plan", f"plan {i}", NINE, NINE, i) for i in range(6)],
-                        np.concatenate([vectors, vectors]))
-    assert parts.memories == whole.memories
-    for ours, theirs in zip(parts.arrays(), whole.arrays(), strict=True):
-        assert ours.tobytes() == theirs.tobytes()
-    with pytest.raises(ValueError, match="embeddings have shapes"):
-        MemoryStream(DIM).extend_stored(memories[:2], sparse)
-
-
 def test_stored_memories_take_their_positions_and_int_importance():
     """The store makes memories with their positions as ids and int importance, which a stream
     then keeps as they are; any others are set as adding them would."""
@@ -173,26 +138,3 @@ def test_stored_memories_take_their_positions_and_int_importance():
     assert [(m.id, m.importance, type(m.importance)) for m in stream.memories] == \
         [(0, 3, int), (1, 4, int), (2, 5, int)]
     assert stream.arrays()[1].tolist() == [3, 4, 5]
-
-
-def test_columns_read_by_the_store_fill_a_stream_as_its_memories_would():
-    memories = [Memory(i, kind, f"m {i % 2}", NINE, NINE + timedelta(hours=i), i)
-                for i, kind in enumerate(["plan", "thought", "plan"])]
-    columns = StoredColumns([m.text for m in memories], np.array([2, 4, 2], dtype=np.int8),
-                            np.array([0, 1, 2], dtype=np.float32), np.array(
-                                [hours_since_epoch(m.last_accessed) for m in memories]))
-    fast, slow = MemoryStream(DIM), MemoryStream(DIM)
-    vectors = np.ones((3, DIM), np.float32)
-    fast.extend_stored(memories, vectors, columns=StoredColumns.joined([columns]))
-    slow.extend_stored([Memory(0, m.kind, m.text, m.created, m.last_accessed, m.importance)
-                        for m in memories], vectors)
-    assert fast.memories == slow.memories and fast.latest_with("m 0") is memories[2]
-    for ours, theirs in zip(fast.arrays(), slow.arrays(), strict=True):
-        assert ours.tobytes() == theirs.tobytes()
-    assert np.array_equal(fast.kind_mask(("plan",)), slow.kind_mask(("plan",)))
-    assert StoredColumns.joined([columns, None]) is None and StoredColumns.joined([]) is None
-    later = [Memory(9, "plan", "x", NINE, NINE, 1)]  # not the position the store would give
-    fast.extend_stored(later, np.ones((1, DIM), np.float32), columns=StoredColumns(
-        ["x"], np.array([2], np.int8), np.array([1], np.float32), np.array([0.0])))
-    assert later[0].id == 3, "columns are taken only for memories as the store makes them"
-

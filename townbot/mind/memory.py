@@ -1,7 +1,13 @@
 """The memory stream: everything an agent has experienced, in natural language.
 
-Columns of embeddings (float32), importance, last-access hours and kind codes sit beside the
-records, so that retrieval scores the whole stream in a few numpy operations.
+Columns of importance, last-access hours and kind codes sit beside the records, with every
+memory's embedding, so that retrieval scores the whole stream in a few numpy operations.
+
+A town's streams grow as it ages (about 150 memories a resident a game day), so they keep
+their embeddings compactly and exactly: a hashing embedder's vectors are mostly zeros and are
+kept as their non-zero entries (a tenth of the bytes), from which `arrays` makes the dense
+float32 matrix a query is scored against, bit for bit the one adding them made; a dense
+model's vectors are kept as that matrix itself.
 """
 
 from __future__ import annotations
@@ -9,9 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from operator import attrgetter
+from functools import lru_cache
 
 import numpy as np
+
+from townbot.store.memories import Memory
 
 EPOCH = datetime(2000, 1, 1)
 KINDS = ("observation", "reflection", "plan", "conversation", "thought")
@@ -25,67 +33,84 @@ def kind_table(kinds: tuple[str, ...]) -> np.ndarray:
     return wanted
 
 
+@lru_cache(maxsize=4096)  # a tick's memories share their moments (a resume reads thousands)
 def hours_since_epoch(moment: datetime) -> float:
     return (moment - EPOCH).total_seconds() / 3600.0
 
 
-@dataclass(slots=True)  # a week-long town holds tens of thousands: slots keep each small
-class Memory:
-    id: int
-    kind: str
-    text: str
-    created: datetime
-    last_accessed: datetime
-    importance: int
-    evidence: tuple[int, ...] = ()
+class Column:
+    """A numpy array that grows as values are appended, by a quarter of its length at a time
+    (so that appending costs little on average and little room stands empty)."""
 
+    def __init__(self, dtype: type | np.dtype, width: tuple[int, ...] = ()) -> None:
+        self._data = np.zeros((0, *width), dtype=dtype)
+        self.size = 0
 
-@dataclass(frozen=True)
-class SparseVectors:
-    """Rows of embeddings given by their non-zero entries (a hashing embedder's are mostly
-    zeros), written straight into a stream's arrays when a town resumes: no dense copy."""
-
-    rows: int
-    dim: int
-    row: np.ndarray  # each entry's row ...
-    index: np.ndarray  # ... and column
-    value: np.ndarray  # float32
+    def extend(self, values: np.ndarray | Sequence) -> None:
+        end = self.size + len(values)
+        if end > len(self._data):
+            grown = np.zeros((max(end, len(self._data) * 5 // 4 + 64), *self._data.shape[1:]),
+                             dtype=self._data.dtype)
+            grown[: self.size] = self._data[: self.size]
+            self._data = grown
+        self._data[self.size: end] = values
+        self.size = end
 
     @property
-    def shape(self) -> tuple[int, int]:
-        return (self.rows, self.dim)
-
-    def write_into(self, out: np.ndarray) -> None:
-        """Set the entries in `out`, whose other numbers must be zeros (as a stream's unused
-        rows are)."""
-        out[self.row, self.index] = self.value
-
-    def dense(self) -> np.ndarray:
-        vectors = np.zeros(self.shape, dtype=np.float32)
-        self.write_into(vectors)
-        return vectors
+    def values(self) -> np.ndarray:
+        """A view of the values (writable; valid until the next extend)."""
+        return self._data[: self.size]
 
 
-@dataclass(frozen=True)
-class StoredColumns:
-    """What a stream keeps beside its memories, for memories read back from the store, as the
-    store read them: resuming then need not read it again off tens of thousands of records."""
+class Embeddings:
+    """The embeddings of a stream's memories, row by row, exactly as added: their non-zero
+    entries while those take at most half the bytes of the dense matrix, else that matrix."""
 
-    texts: list[str]
-    kinds: np.ndarray  # KIND_CODES
-    importance: np.ndarray
-    accessed: np.ndarray  # hours_since_epoch of the last access
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.rows = 0
+        self._ends = Column(np.int64)  # each row's entries end here in the columns below
+        self._index = Column(np.uint16)
+        self._value = Column(np.float32)
+        self._dense: Column | None = None if dim <= 65536 else Column(np.float32, (dim,))
 
-    @classmethod
-    def joined(cls, parts: list[StoredColumns | None]) -> StoredColumns | None:
-        """Columns of chunks that follow on, as one (None unless every chunk has them)."""
-        present = [part for part in parts if part is not None]
-        if not present or len(present) < len(parts):
-            return None
-        return cls([text for part in present for text in part.texts],
-                   np.concatenate([part.kinds for part in present]),
-                   np.concatenate([part.importance for part in present]),
-                   np.concatenate([part.accessed for part in present]))
+    def extend(self, vectors: np.ndarray) -> None:
+        """Append (rows, dim) float32 vectors."""
+        if self._dense is not None:
+            self._dense.extend(vectors)
+        else:
+            rows, index = np.nonzero(vectors.view(np.uint32))  # bits: -0.0 is kept as added
+            total = self._value.size + len(index)
+            self._ends.extend(total - len(index) + np.searchsorted(rows, np.arange(len(vectors)),
+                                                                   side="right"))
+            self._index.extend(index)
+            self._value.extend(vectors[rows, index])
+            if 6 * total > 2 * self.dim * (self.rows + len(vectors)):  # not mostly zeros
+                dense = Column(np.float32, (self.dim,))
+                dense.extend(self.matrix())
+                self._dense = dense
+                self._ends, self._index, self._value = Column(np.int64), Column(np.uint16), \
+                    Column(np.float32)
+        self.rows += len(vectors)
+
+    def matrix(self) -> np.ndarray:
+        """The (rows, dim) float32 matrix of every row (made anew from the entries)."""
+        if self._dense is not None:
+            return self._dense.values
+        ends = self._ends.values
+        matrix = np.zeros((len(ends), self.dim), dtype=np.float32)
+        matrix[np.repeat(np.arange(len(ends)), np.diff(ends, prepend=0)), self._index.values] = \
+            self._value.values
+        return matrix
+
+    def row(self, index: int) -> np.ndarray:
+        if self._dense is not None:
+            return self._dense.values[index].copy()
+        ends = self._ends.values
+        start, end = int(ends[index - 1]) if index else 0, int(ends[index])
+        vector = np.zeros(self.dim, dtype=np.float32)
+        vector[self._index.values[start:end]] = self._value.values[start:end]
+        return vector
 
 
 @dataclass
@@ -99,25 +124,13 @@ class MemoryStream:
 
     def __post_init__(self) -> None:
         self._latest_by_text: dict[str, int] = {}
-        self._capacity = 64
-        self._vectors = np.zeros((self._capacity, self.dim), dtype=np.float32)
-        self._importance = np.zeros(self._capacity, dtype=np.float32)
-        self._accessed = np.zeros(self._capacity, dtype=np.float64)
-        self._kinds = np.zeros(self._capacity, dtype=np.int8)
+        self._vectors = Embeddings(self.dim)
+        self._importance = Column(np.float32)
+        self._accessed = Column(np.float64)
+        self._kinds = Column(np.int8)
 
     def __len__(self) -> int:
         return len(self.memories)
-
-    def _grow(self, rows: int = 0) -> None:
-        """Double the capacity (as often as holding `rows` needs), copying the arrays once."""
-        self._capacity *= 2
-        while self._capacity < rows:
-            self._capacity *= 2
-        for name in ("_vectors", "_importance", "_accessed", "_kinds"):
-            old = getattr(self, name)
-            grown = np.zeros((self._capacity, *old.shape[1:]), dtype=old.dtype)
-            grown[: len(old)] = old
-            setattr(self, name, grown)
 
     def add(self, kind: str, text: str, now: datetime, importance: int, vector: np.ndarray,
             evidence: tuple[int, ...] = (), last_accessed: datetime | None = None) -> Memory:
@@ -127,84 +140,35 @@ class MemoryStream:
         if vector.shape != (self.dim,):
             raise ValueError(f"embedding has shape {vector.shape}, this stream stores ({self.dim},)")
         index = len(self.memories)
-        if index == self._capacity:
-            self._grow()
         accessed = last_accessed or now
         memory = Memory(index, kind, text, now, accessed, int(importance), tuple(evidence))
         self.memories.append(memory)
-        self._vectors[index] = vector
-        self._importance[index] = memory.importance
-        self._accessed[index] = hours_since_epoch(accessed)
-        self._kinds[index] = code
+        self._vectors.extend(np.asarray(vector, dtype=np.float32)[None])
+        self._importance.extend([memory.importance])
+        self._accessed.extend([hours_since_epoch(accessed)])
+        self._kinds.extend([code])
         self._latest_by_text[text] = index
         self.new_ids.append(index)
         return memory
 
-    def extend_stored(self, memories: list[Memory], *vectors: np.ndarray | SparseVectors,
-                      hours: dict[datetime, float] | None = None,
-                      columns: StoredColumns | None = None) -> None:
-        """Memories read back from the store, appended in order as they were (resuming a town),
-        with their embeddings in one matrix or several whose rows follow on: the same stream
-        as adding them one by one, growing the arrays at most once and filling each in one
-        pass; each memory's id becomes its position and none counts as new. `hours` keeps
-        hours_since_epoch of the moments seen so far (streams resumed together share them).
-        With `columns`, the memories are as the store makes them (ids their positions,
-        importance ints) and the columns are theirs."""
-        rows = sum(part.shape[0] for part in vectors)
-        if rows != len(memories) or any(part.shape[1:] != (self.dim,) for part in vectors):
-            shapes = ", ".join(str(part.shape) for part in vectors)
-            raise ValueError(f"embeddings have shapes {shapes}, this stream stores "
+    def extend_stored(self, memories: list[Memory], vectors: np.ndarray) -> None:
+        """Memories read back from the store (resuming a town), appended in order with their
+        embeddings as one (len(memories), dim) float32 matrix: the same stream as adding them
+        one by one; each memory's id becomes its position and none counts as new."""
+        if vectors.shape != (len(memories), self.dim):
+            raise ValueError(f"embeddings have shape {vectors.shape}, this stream stores "
                              f"({len(memories)}, {self.dim})")
-        if columns is not None and memories and \
-                (memories[0].id, memories[-1].id) == (len(self.memories), len(self.memories) + rows - 1):
-            self._extend_columns(memories, vectors, columns)
-            return
-        kinds = list(map(attrgetter("kind"), memories))
-        unknown = set(kinds) - KIND_CODES.keys()
+        unknown = {m.kind for m in memories} - KIND_CODES.keys()
         if unknown:
             raise ValueError(f"unknown memory kind '{unknown.pop()}'; expected one of {', '.join(KINDS)}")
-        start, end = len(self.memories), len(self.memories) + len(memories)
-        if end > self._capacity:
-            self._grow(end)
-        accessed = list(map(attrgetter("last_accessed"), memories))
-        hours = {} if hours is None else hours
-        for moment in set(accessed).difference(hours):
-            hours[moment] = hours_since_epoch(moment)
-        importance = list(map(attrgetter("importance"), memories))
-        if list(map(attrgetter("id"), memories)) != list(range(start, end)) or \
-                not set(map(type, importance)) <= {int}:  # as the store makes them: nothing to do
-            for index, memory in enumerate(memories, start):
-                memory.id, memory.importance = index, int(memory.importance)
-            importance = list(map(attrgetter("importance"), memories))
-        self._latest_by_text.update(zip(map(attrgetter("text"), memories), range(start, end),
-                                        strict=True))
-        self._fill_vectors(start, vectors)
-        self._importance[start:end] = importance
-        self._accessed[start:end] = list(map(hours.__getitem__, accessed))
-        self._kinds[start:end] = list(map(KIND_CODES.__getitem__, kinds))
+        for index, memory in enumerate(memories, len(self.memories)):
+            memory.id, memory.importance = index, int(memory.importance)
+            self._latest_by_text[memory.text] = index
+        self._vectors.extend(np.asarray(vectors, dtype=np.float32))
+        self._importance.extend([m.importance for m in memories])
+        self._accessed.extend([hours_since_epoch(m.last_accessed) for m in memories])
+        self._kinds.extend([KIND_CODES[m.kind] for m in memories])
         self.memories.extend(memories)
-
-    def _extend_columns(self, memories: list[Memory], vectors: tuple[np.ndarray | SparseVectors, ...],
-                        columns: StoredColumns) -> None:
-        start, end = len(self.memories), len(self.memories) + len(memories)
-        if end > self._capacity:
-            self._grow(end)
-        self._latest_by_text.update(zip(columns.texts, range(start, end), strict=True))
-        self._fill_vectors(start, vectors)
-        self._importance[start:end] = columns.importance
-        self._accessed[start:end] = columns.accessed
-        self._kinds[start:end] = columns.kinds
-        self.memories.extend(memories)
-
-    def _fill_vectors(self, start: int, vectors: tuple[np.ndarray | SparseVectors, ...]) -> None:
-        row = start
-        for part in vectors:
-            rows = part.shape[0]
-            if isinstance(part, SparseVectors):
-                part.write_into(self._vectors[row: row + rows])
-            else:
-                self._vectors[row: row + rows] = part
-            row += rows
 
     def latest_with(self, text: str) -> Memory | None:
         """The newest memory with exactly this text."""
@@ -233,28 +197,28 @@ class MemoryStream:
         memories = self.memories
         for index, score in zip(ids, scores, strict=True):
             memories[index].importance = score
-        self._importance[ids] = scores
+        self._importance.values[ids] = scores
         self.touched_ids.update(ids)
 
     def touch(self, ids: Sequence[int], now: datetime) -> None:
         """Retrieval refreshes last access, which is what recency decays from."""
         for index in ids:
             self.memories[index].last_accessed = now
-        self._accessed[list(ids)] = hours_since_epoch(now)
+        self._accessed.values[list(ids)] = hours_since_epoch(now)
         self.touched_ids.update(ids)
 
     def vector(self, index: int) -> np.ndarray:
-        return self._vectors[index]
+        return self._vectors.row(index)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Views of (vectors, importance, last-access hours) over the stored memories (a view
-        stays valid while the stream's size does: the arrays are replaced only as it grows)."""
-        size = len(self.memories)
-        return self._vectors[:size], self._importance[:size], self._accessed[:size]
+        """(vectors, importance, last-access hours) of the stored memories: the embeddings as
+        one (len, dim) float32 matrix, made for the caller, and views of the columns (valid
+        until the stream grows)."""
+        return self._vectors.matrix(), self._importance.values, self._accessed.values
 
     def kind_mask(self, kinds: tuple[str, ...]) -> np.ndarray:
         """True for each stored memory of one of `kinds` (a lookup of each memory's kind code)."""
-        return kind_table(kinds)[self._kinds[: len(self.memories)]]
+        return kind_table(kinds)[self._kinds.values]
 
     def take_changes(self) -> tuple[list[Memory], list[Memory]]:
         """Memories added and memories re-accessed since the last call (for the store)."""

@@ -71,14 +71,6 @@ class TickWrite:
         if rows:
             self.steps.append(lambda db: db.executemany(statement, rows))
 
-    def rows(self, statement: str, width: int, values: list[Any]) -> None:
-        """`many` of `statement`, which has "{rows}" where its VALUES go, over `values` holding
-        rows of `width` columns one after another."""
-        if len(values) % width:
-            raise ValueError(f"{len(values)} values do not make rows of {width}")
-        self.many(statement.format(rows=f"({', '.join(['?'] * width)})"),
-                  [tuple(values[start:start + width]) for start in range(0, len(values), width)])
-
     def conversation(self, town: int, talk: ConversationRecord) -> None:
         """A conversation and its utterances, which name the conversation's new id."""
         async def insert(db: aiosqlite.Connection) -> None:

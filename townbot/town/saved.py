@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
 
-from townbot.mind.memory import MemoryStream, StoredColumns
+from townbot.mind.memory import MemoryStream
 from townbot.mind.state import MindState
-from townbot.store.database import MemoryChunk, Store, StoreError, TownRow, VisitorRow
+from townbot.store.database import Store, StoreError, TownRow, VisitorRow
 from townbot.town.body import Body
 from townbot.world.model import World
 
@@ -39,17 +38,9 @@ class SavedTown:
 
     @staticmethod
     async def _streams(store: Store, town: TownRow, names: Iterable[str]) -> dict[str, MemoryStream]:
-        """Each resident's memory stream as stored; its arrays are made once, at their full
-        size, after every chunk of the town's memories is read."""
-        chunks: dict[str, list[MemoryChunk]] = {name: [] for name in names}
-        async for chunk in store.memory_chunks(town.id):  # a chunk at a time: no list of all rows
-            if chunk.agent in chunks:
-                chunks[chunk.agent].append(chunk)
-        streams = {name: MemoryStream(town.embedding_dim) for name in chunks}
-        hours: dict[datetime, float] = {}  # a tick's memories share their moments
-        for name, mine in chunks.items():
-            columns = StoredColumns.joined([c.columns for c in mine])
-            streams[name].extend_stored([m for c in mine for m in c.memories],
-                                        *(c.packed for c in mine), hours=hours, columns=columns)
-            mine.clear()  # its embeddings now live in the stream only
+        """Each resident's memory stream as stored, read a chunk of rows at a time."""
+        streams = {name: MemoryStream(town.embedding_dim) for name in names}
+        async for chunk in store.memory_chunks(town.id):
+            if chunk.agent in streams:
+                streams[chunk.agent].extend_stored(chunk.memories, chunk.vectors)
         return streams
