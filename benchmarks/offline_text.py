@@ -174,6 +174,7 @@ CLAIMS_UNAWARE = re.compile(r"\b(hadn't heard|had not heard|haven't heard|didn't
                             r"don't think I know|no one's mentioned|first I've heard|news to me|"
                             r"had no idea)", re.IGNORECASE)
 ASKS = re.compile(r"\b(when is it|what time|what party|a party\?)", re.IGNORECASE)
+WHEN = re.compile(r"\b(when|what time)\b", re.IGNORECASE)
 # Telling of the party: its time, or an invitation ("are you coming?" asks, it does not invite).
 INVITES = re.compile(r"\b\d{1,2} ?(am|pm)\b|\binvit", re.IGNORECASE)
 # Passing news on: a line that opens like telling ("Have you heard?", "I wanted to tell you").
@@ -186,8 +187,8 @@ def _asked_known(text: str, before: set[str], now: set[str], previous: str) -> b
     """Claims not to know what it knew before the previous line, or asks what it knows now."""
     if CLAIMS_UNAWARE.search(text) and _topics(previous) & before:
         return True
-    if ASKS.search(text):
-        return "party time" in now or ("party" in now and "when" not in text.lower())
+    if ASKS.search(text):  # asking when is fine for who knows of a party but not its time
+        return "party time" in now or ("party" in now and not WHEN.search(text))
     return False
 
 

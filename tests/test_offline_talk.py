@@ -162,3 +162,24 @@ def test_every_phrase_bank_says_something_even_with_its_slots_unfilled():
             "partner", "me", "doing", "place", "news", "host", "event", "guest", "memory",
             "source", "who", "fact", "trait", "time", "start", "end", "interest", "feeling")})
         assert filled.strip() and "{" not in filled, bank
+
+
+def test_what_the_speaker_knows_beyond_this_lines_memories_is_never_asked_or_passed_back():
+    """`known` (what the mind knows of the news, beside the memories retrieved for the line):
+    asked about a party it knows of, the speaker does not claim never to have heard of it; news
+    that came from the listener is not told back to them, even when it was heard again since."""
+    asked = [("Maria Lopez", "Hi Klaus!"), ("Klaus Mueller", "Good, thanks, Maria."),
+             ("Maria Lopez", "Are you going to Isabella's Valentine's Day party, Klaus?")]
+    unaware = line("Klaus Mueller", "Maria Lopez", asked)
+    assert unaware.text in {t.format(partner="Maria") for t in alternatives("not_heard_of_it")}
+    aware = line("Klaus Mueller", "Maria Lopez", asked, known=[PARTY])
+    assert aware.text in {t.format(partner="Maria") for t in alternatives("already_going")}
+
+    news = "Sam Moore intends to run for mayor in Smallville's coming local election."
+    again = {"text": f"{news} (heard from Tom Moreno)", "importance": 8, "kind": "conversation"}
+    first = {"text": f"{news} (heard from Jennifer Moore)", "importance": 8,
+             "kind": "conversation"}
+    greeted = [("Klaus Mueller", "Hi Jennifer!"), ("Jennifer Moore", "Hello, Klaus.")]
+    assert news in line("Klaus Mueller", "Jennifer Moore", greeted, [again]).text
+    told = line("Klaus Mueller", "Jennifer Moore", greeted, [again], known=[first]).text
+    assert news not in told

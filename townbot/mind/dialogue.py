@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 
 from townbot.llm.port import Ask, LanguageModel
@@ -27,7 +27,8 @@ from townbot.llm.purposes import (
     conversation_among,
     takeaways_among,
 )
-from townbot.mind.memory import MemoryStream
+from townbot.mind.memory import Memory, MemoryStream
+from townbot.mind.planning import dated_memories
 from townbot.mind.retrieval import recall
 from townbot.prompting import quoted, render
 from townbot.world.clock import clock_face, minute_of_day
@@ -50,9 +51,41 @@ class Voice:
     relationships: dict[str, str] = field(default_factory=dict)  # summarised this conversation
     plans: tuple[str, ...] = ()  # today's plan blocks ("5:00 pm: attend the party"), for the
     # offline model (a language model reads its plans from the memories retrieved)
+    known: list[dict] | None = None  # what it knows of the news, read once a talk (`news_known`)
 
     def told_to(self, listener: str) -> list[str]:
         return list(self.told.get(listener, []))
+
+    def knows(self, now: datetime) -> list[dict]:
+        if self.known is None:
+            self.known = news_known(self.stream, self.name, now)
+        return self.known
+
+
+TOLD_KEPT = 30  # facts learned in talks that a speaker keeps in mind beside its retrieval
+TALKS_KEPT = 16  # of the latest memories of talks, the last day's transcripts: what was said
+
+
+def _entry(memory: Memory) -> dict:
+    return {"text": memory.text, "importance": memory.importance, "kind": memory.kind}
+
+
+def news_known(stream: MemoryStream, name: str, now: datetime) -> list[dict]:
+    """What the speaker knows of the news beside what each line's retrieval brings up, for the
+    offline model, which reads only what it is given: the latest facts it was told in talks
+    (with whom they came from), what it remembers of today's and tomorrow's dated events, and
+    its talks of the last day (what it heard mentioned, and what came up with whom).
+    A language model gets the retrieved memories alone, as in the paper; the offline model
+    uses these to know what it has heard, never as more news to tell."""
+    talks = stream.by_kind("conversation")
+    told = [m for m in talks if not m.text.startswith(f"{name} talked with ")][-TOLD_KEPT:]
+    heard = [m for m in talks[-TALKS_KEPT:] if m.text.startswith(f"{name} talked with ")
+             and now - m.created < timedelta(days=1)]
+    dated = dated_memories(stream, now) + dated_memories(stream, now + timedelta(days=1))
+    chosen: dict[str, dict] = {}
+    for memory in [*reversed(told), *dated, *reversed(heard)]:
+        chosen.setdefault(memory.text, _entry(memory))
+    return list(chosen.values())
 
 
 def transcript(lines: list[Line]) -> str:
@@ -133,7 +166,7 @@ async def next_line(model: LanguageModel, voice: Voice, partner: Voice, lines: l
         context={"speaker": voice.name, "partner": partner.name, "partner_action": partner.action,
                  "speaker_action": voice.action, "relationship": relationship,
                  "date": now.date().isoformat(), "moment": moment(now), "place": place,
-                 "plans": list(voice.plans),
+                 "plans": list(voice.plans), "known": voice.knows(now),
                  "memories": memories, "history": list(lines), "turn": len(lines),
                  "already_said": voice.told_to(partner.name)
                  + [t for s, t in lines if s == voice.name]}))
@@ -186,7 +219,8 @@ async def converse_in_one_call(model: LanguageModel, first: Voice, second: Voice
             Exchange(speaker=first.name, text=f"Hello, {second.name.split()[0]}!"),
             Exchange(speaker=second.name, text=f"Hi, {first.name.split()[0]}. Good to see you.")]),
         context={"first": first.name, "second": second.name, "memories_a": memories_a,
-                 "memories_b": memories_b, "partner_action_a": second.action,
+                 "memories_b": memories_b, "known_a": first.knows(now),
+                 "known_b": second.knows(now), "partner_action_a": second.action,
                  "partner_action_b": first.action, "moment": moment(now), "place": place,
                  "already_said_a": first.told_to(second.name),
                  "already_said_b": second.told_to(first.name)}))

@@ -102,6 +102,7 @@ class TalkView:
     already_said: list[str]
     seed: int = 0
     plans: tuple[str, ...] = ()  # today's plan blocks, when the context has them
+    known: tuple[dict[str, Any], ...] = ()  # news it knows beside the memories retrieved
 
     @classmethod
     def of(cls, context: Mapping[str, Any], seed: int = 0) -> TalkView:
@@ -110,7 +111,15 @@ class TalkView:
                    str(context.get("partner_action") or ""), str(context.get("relationship", "")),
                    str(context.get("place", "")), str(context.get("moment", "")),
                    list(context.get("already_said", [])), seed,
-                   tuple(context.get("plans", ())))
+                   tuple(context.get("plans", ())), tuple(context.get("known", ())))
+
+    @property
+    def recalled(self) -> list[dict[str, Any]]:
+        """Everything the speaker has in mind: the memories retrieved for this line, then the
+        news it knows (what it was told, today's and tomorrow's events). What it knows is
+        read from all of it; what it brings up, from the retrieved memories alone."""
+        texts = {m["text"] for m in self.memories}
+        return self.memories + [m for m in self.known if m["text"] not in texts]
 
     def planned_event(self) -> tuple[str, str]:
         """The event today's plan has the speaker attend or host, and when it begins (two ''
@@ -194,9 +203,11 @@ class Event:
     timed: bool
 
 
-def _events(view: TalkView) -> list[Event]:
+def _events(view: TalkView, on_mind: bool = False) -> list[Event]:
+    """The events the speaker knows of, timed first; `on_mind`: only those in the memories
+    retrieved for this line (what it would bring up unasked)."""
     found = []
-    for memory in view.memories:
+    for memory in view.memories if on_mind else view.recalled:
         text = HEARD_FROM.sub("", memory["text"])
         host = HOSTING.match(text)
         if host and EVENT_WORDS.search(text):
@@ -223,7 +234,7 @@ def _guest(view: TalkView) -> str:
 def _knew(view: TalkView, news: str) -> tuple[bool, str]:
     """Whether the speaker had this news already, and from whom ('' when not remembered)."""
     key = news_key(news)
-    for memory in view.memories:
+    for memory in view.recalled:
         if memory["kind"] == "plan" or not same_news(key, news_key(memory["text"])):
             continue
         source = re.search(r"\(heard from ([^)]*)\)", memory["text"])
@@ -247,7 +258,7 @@ def _partner_knows(view: TalkView, content: str) -> bool:
     if any(same_news(key, news_key(text, view.speaker)) for text in view.already_said
            if not ASK_GOING.search(text)):
         return True
-    if any(same_news(key, news_key(m["text"])) for m in view.memories
+    if any(same_news(key, news_key(m["text"])) for m in view.recalled
            if m["kind"] == "conversation" and f"talked with {view.partner}" in m["text"]):
         return True  # it came up when we last talked
     return "party" in key and _at_event(view.partner_action)
@@ -290,7 +301,7 @@ def _news_of(memory: Mapping[str, Any], score: Scorer) -> tuple[str, str] | None
 
 def _shareable(view: TalkView, score: Scorer) -> str | None:
     """The most important news not yet told to this listener and not theirs: as a line."""
-    from_partner = [news_key(m["text"]) for m in view.memories
+    from_partner = [news_key(m["text"]) for m in view.recalled
                     if f"(heard from {view.partner})" in m["text"]]
     for memory in sorted(view.memories,
                          key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
@@ -395,7 +406,7 @@ def _first_reply(view: TalkView, last: str) -> str:
         answer = view.say("answer_work", partner=view.you)
     else:
         answer = view.say("how_i_am", partner=view.you, doing=doing)
-    own = _events(view)
+    own = _events(view, on_mind=True)
     if own and not _at_event(view.partner_action):
         event = own[0]
         if event.host == view.speaker:
@@ -442,14 +453,14 @@ def _answer_going(view: TalkView, asked: re.Match[str]) -> str:
     host = view.you if whose == "my" else "" if whose == "the" else whose[:-2]
     known = [e for e in _events(view) if not host or _first(e.host) == host]
     heard = any(host in m["text"] and re.search(r"\bparty\b", m["text"], re.IGNORECASE)
-                for m in view.memories if m["kind"] != "plan")
+                for m in view.recalled if m["kind"] != "plan")
     event = re.sub(r",\s*[A-Z][\w'-]*$", "", asked.group(2).strip())  # "party, Giorgio"
     if known or heard or view.plans_event():
         if host == view.you:
             return view.say("mention_to_host", partner=view.you, event=event)
         return view.say("already_going", partner=view.you)
     if any(event.lower() in text.lower() for text in
-           [m["text"] for m in view.memories] + [t for _, t in view.history[:-1]]):
+           [m["text"] for m in view.recalled] + [t for _, t in view.history[:-1]]):
         return view.say("heard_vaguely", partner=view.you, event=event)
     return view.say("not_heard_of_it", partner=view.you)
 
@@ -498,7 +509,7 @@ def _answer_topic(view: TalkView, question: str) -> str | None:
     if not asked:
         return None
     best, overlap = None, 0
-    for memory in view.memories:
+    for memory in view.recalled:
         if memory["kind"] == "plan" or " talked with " in memory["text"]:
             continue
         words = set(re.findall(r"[a-z]{4,}", memory["text"].lower()))
@@ -540,7 +551,7 @@ def _mentions_unknown_event(view: TalkView, line: str) -> bool:
         return False
     event = named.group(1).strip().lower()
     return not (_events(view) or view.plans_event()
-                or any(event in m["text"].lower() for m in view.memories))
+                or any(event in m["text"].lower() for m in view.recalled))
 
 
 def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utterance:
@@ -630,14 +641,16 @@ def whole_conversation(context: Mapping[str, Any], score: Scorer,
     """The cheaper setting's whole exchange, line by line as above."""
     first, second = context["first"], context["second"]
     lines: list[Line] = []
-    sides = {first: ("memories_a", "already_said_a", "partner_action_a", "partner_action_b"),
-             second: ("memories_b", "already_said_b", "partner_action_b", "partner_action_a")}
+    sides = {first: ("_a", "partner_action_a", "partner_action_b"),
+             second: ("_b", "partner_action_b", "partner_action_a")}
     for turn in range(8):
         speaker = (first, second)[turn % 2]
         partner = (second, first)[turn % 2]
-        memories, said, partner_action, own_action = sides[speaker]
+        side, partner_action, own_action = sides[speaker]
+        said = f"already_said{side}"
         reply = utterance({"speaker": speaker, "partner": partner, "history": lines,
-                           "memories": context[memories],
+                           "memories": context[f"memories{side}"],
+                           "known": context.get(f"known{side}", ()),
                            "partner_action": context.get(partner_action, ""),
                            "speaker_action": context.get(own_action, ""),
                            "place": context.get("place", ""), "moment": context.get("moment", ""),
