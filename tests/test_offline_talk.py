@@ -4,6 +4,8 @@ same seed, the same words."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from townbot.llm.offline import interview, talk
@@ -183,3 +185,31 @@ def test_what_the_speaker_knows_beyond_this_lines_memories_is_never_asked_or_pas
     assert news in line("Klaus Mueller", "Jennifer Moore", greeted, [again]).text
     told = line("Klaus Mueller", "Jennifer Moore", greeted, [again], known=[first]).text
     assert news not in told
+
+
+def ask(question: str, **context) -> str:
+    return interview.answer({"name": "Klaus Mueller", "question": question, "memories": [],
+                             **context}, seed=0).text
+
+
+def test_a_gift_for_a_friend_comes_from_what_one_remembers_of_them_not_only_what_was_retrieved():
+    question = "If you were getting Ayesha Khan a birthday present, what would it be?"
+    assert "don't know" in ask(question) or "not sure" in ask(question)
+    seen = ["Ayesha Khan is writing a chapter of her thesis"] * 3 + [
+        "Ayesha Khan is getting the hang of it", "Ayesha Khan is eating lunch"]
+    answer = ask(question, about_people={"Ayesha Khan": seen})
+    assert "thesis" in answer and "hang" not in answer and "lunch" not in answer
+
+
+def test_who_lives_with_me_comes_from_the_home_and_the_people_met_there():
+    question = "Who lives with you?"
+    alone = interview.answer({"name": "Isabella Rodriguez", "question": question,
+                              "memories": [], "home": "Isabella Rodriguez's apartment"}, 0).text
+    assert re.search(r"\b(alone|by myself)\b", alone) and "apartment" in alone
+    dorm = ask(question, home="Dorm for Oak Hill College",
+               met_at_home=["Wolfgang Schulz", "Maria Lopez"],
+               living=["Klaus Mueller lives next door to Wolfgang Schulz in the dorm, though "
+                       "they mostly see each other in passing."])
+    assert "I live next door to Wolfgang Schulz" in dorm and "we mostly see" in dorm
+    assert "Maria" in dorm
+    assert "don't know" in ask(question) or "not sure" in ask(question)

@@ -52,15 +52,16 @@ def people_in(texts: list[str], exclude: str) -> Counter[str]:
     return found
 
 
-# A verb joined to an earlier one about the same subject: "... and wonders who ...".
-JOINED_VERB = re.compile(r"\b(and|but|then|or) (\w+s) (?=(?:who|what|whether|how|about|to|that|"
-                         r"if|when|where|why|the|a|an|my|it|for|on|in|with|at)\b)")
+# A verb joined to an earlier one about the same subject: "... and wonders who ...", "... and
+# cares deeply", "... and has strong opinions".
+JOINED_VERB = re.compile(r"\b(and|but|then|or) (has|is|does|\w+s(?= (?:who|what|whether|how|about|"
+                         r"to|that|if|when|where|why|the|a|an|my|it|for|on|in|with|at|\w+ly)\b)) ")
 
 
 PLAIN_JOINED_VERB = re.compile(
-    r"\b(and|but|or) (?!(?:then|also|just|still|now|so|not|they|their|I)\b)(\w{3,}[^s\W]) "
-    r"(?=(?:who|what|whether|how|about|to|that|if|when|where|why|the|a|an|it|for|on|in|with|"
-    r"at)\b)")
+    r"\b(and|but|or) (?!(?:then|also|just|still|now|so|not|they|their|I)\b)(have|do|\w{3,}[^s\W]"
+    r"(?= (?:who|what|whether|how|about|to|that|if|when|where|why|the|a|an|it|for|on|in|with|"
+    r"at|\w+ly)\b)) ")
 
 
 def first_person(text: str, speaker: str) -> str:

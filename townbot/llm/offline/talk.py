@@ -451,16 +451,17 @@ def _answer_going(view: TalkView, asked: re.Match[str]) -> str:
     """Whether one is going to the event one is asked about, from what one remembers of it."""
     whose = asked.group(1)
     host = view.you if whose == "my" else "" if whose == "the" else whose[:-2]
-    known = [e for e in _events(view) if not host or _first(e.host) == host]
-    heard = any(host in m["text"] and re.search(r"\bparty\b", m["text"], re.IGNORECASE)
-                for m in view.recalled if m["kind"] != "plan")
+    known = [e for e in _events(view) if (not host or _first(e.host) == host) and e.timed]
     event = re.sub(r",\s*[A-Z][\w'-]*$", "", asked.group(2).strip())  # "party, Giorgio"
-    if known or heard or view.plans_event():
+    if known or view.plans_event():
         if host == view.you:
             return view.say("mention_to_host", partner=view.you, event=event)
         return view.say("already_going", partner=view.you)
-    if any(event.lower() in text.lower() for text in
-           [m["text"] for m in view.recalled] + [t for _, t in view.history[:-1]]):
+    # Heard it named (a sight of it, a mention in a talk) but not when: not going yet.
+    heard = any(host in m["text"] and re.search(r"\bparty\b", m["text"], re.IGNORECASE)
+                for m in view.recalled if m["kind"] != "plan")
+    if heard or any(event.lower() in text.lower() for text in
+                    [m["text"] for m in view.recalled] + [t for _, t in view.history[:-1]]):
         return view.say("heard_vaguely", partner=view.you, event=event)
     return view.say("not_heard_of_it", partner=view.you)
 
@@ -577,7 +578,10 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
                                                  time=when) if when else None)
         parts.append(answer or view.say("dont_know", partner=view.you))
     elif _not_heard().search(last):
-        asked_me = False  # what follows is the news itself
+        asked_me = False  # what follows is the news itself, from all it knows of the event
+        told = _answer_when(view) if _asked_about(view) else None
+        if told and not any(news_in(told) in said for said in view.already_said):
+            parts.append(told)
     elif last_speaker == view.partner and _mentions_unknown_event(view, last) and not asked_when:
         parts.append(view.say("ask_when", partner=view.you))
     elif asked_me and (topic := _answer_topic(view, last)):
@@ -600,8 +604,8 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
         someone = re.match(r"(?:(?:Is|Where is|Have you seen) ([A-Z][a-z]+)\b|([A-Z][a-z]+), )",
                            last)
         named = (someone.group(1) or someone.group(2)) if someone else ""
-        elsewhere = bool(named) and named not in (view.me, view.you, "No", "Yes", "Well", "Oh",
-                                                  "Hi", "Hey", "So", "Sure", "Right", "Okay")
+        elsewhere = bool(named) and named not in (view.me, view.you) and any(
+            re.search(rf"\b{named} [A-Z][a-z]+", m["text"]) for m in view.recalled)  # someone
         if about_work:
             parts.append(view.say("answer_work", partner=view.you))
         elif about_me:
@@ -623,17 +627,24 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
     both_at_event = _at_event(view.speaker_action) and _at_event(view.partner_action)
     if not parts and view.turn < 3 and both_at_event:
         parts.append(_party_line(view, opening=True))
-        return Utterance(text=clip(" ".join(parts), 400), end=False)
+        return Utterance(text=_joined(parts), end=False)
     if not parts and view.turn < 3 and not any(t.rstrip().endswith("?") for t in mine):
         you_doing = _your(view.partner_action)
         parts.append(view.say("ask_about_work", doing=you_doing) if you_doing
                      else view.say("ask_back", partner=view.you))
-        return Utterance(text=clip(" ".join(parts), 400), end=False)
+        return Utterance(text=_joined(parts), end=False)
     if not parts or (not news and not partner_shared and not asked_me and view.turn >= 3) \
             or view.turn >= 9:
         parts.append(_farewell(view))
-        return Utterance(text=clip(" ".join(parts), 400), end=True)
-    return Utterance(text=clip(" ".join(parts), 400), end=False)
+        return Utterance(text=_joined(parts), end=True)
+    return Utterance(text=_joined(parts), end=False)
+
+
+def _joined(parts: list[str]) -> str:
+    """The parts of a line as one, each a finished sentence (news as remembered may end
+    without a full stop)."""
+    return clip(" ".join(p if p.rstrip().endswith((".", "!", "?", "…", "'", '"')) else f"{p}."
+                         for p in parts), 400)
 
 
 def whole_conversation(context: Mapping[str, Any], score: Scorer,
