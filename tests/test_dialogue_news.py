@@ -60,3 +60,19 @@ async def test_a_speaker_asked_of_a_party_it_was_told_of_long_ago_says_it_is_goi
              ("Maria Lopez", "Are you going to Isabella's Valentine's Day party, Klaus?")]
     reply = await dialogue.next_line(model, klaus, maria, lines, NOON, "library", 5)
     assert reply.text in {t.format(partner="Maria") for t in alternatives("already_going")}
+
+
+async def test_what_someone_said_of_themselves_is_remembered_with_their_own_pronoun(world):
+    isabella = world.personas["Isabella Rodriguez"]
+    assert dialogue.pronoun_of(isabella) == "she"
+    lines = [("Maria Lopez", "Hi Isabella!"),
+             ("Isabella Rodriguez", "I wanted to tell you: I intend to host a Valentine's Day "
+                                    "party, and I hope to invite everyone I meet to my party.")]
+    shared = dialogue.JointTakeaways(OfflineModel(seed=0), ["Maria Lopez"], lines,
+                                     {"Isabella Rodriguez": dialogue.pronoun_of(isabella)})
+    learned = await shared.of("Maria Lopez")
+    assert any("she hopes to invite everyone she meets to her party" in fact
+               for fact in learned.facts), learned.facts
+    unknown = await dialogue.JointTakeaways(OfflineModel(seed=0), ["Maria Lopez"], lines
+                                            ).of("Maria Lopez")
+    assert any("they hope to invite everyone they meet" in fact for fact in unknown.facts)

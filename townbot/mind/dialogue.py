@@ -12,6 +12,8 @@ A setting generates the whole exchange in one call instead (the paper's suggeste
 from __future__ import annotations
 
 import asyncio
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -32,6 +34,7 @@ from townbot.mind.planning import dated_memories
 from townbot.mind.retrieval import recall
 from townbot.prompting import quoted, render
 from townbot.world.clock import clock_face, minute_of_day
+from townbot.world.model import Persona
 
 Line = tuple[str, str]  # (speaker, text)
 
@@ -227,6 +230,17 @@ async def converse_in_one_call(model: LanguageModel, first: Voice, second: Voice
     return [(line.speaker, line.text) for line in answer.lines]
 
 
+def pronoun_of(persona: Persona) -> str:
+    """'she', 'he' or 'they': as the persona's own description speaks of them (a description
+    naming no one but them by pronoun; 'they' when it uses neither)."""
+    text = f"{persona.background} {persona.currently}".lower()
+    counts = {p: len(re.findall(rf"\b{p}\b", text)) for p in ("she", "he")}
+    counts["she"] += len(re.findall(r"\bher\b", text))
+    counts["he"] += len(re.findall(r"\b(?:his|him)\b", text))
+    best = max(counts, key=lambda p: counts[p])
+    return best if counts[best] else "they"
+
+
 @dataclass(frozen=True)
 class Learned:
     """What a participant took from a conversation: facts with their importance where the
@@ -247,8 +261,10 @@ class JointTakeaways:
     """What everyone who remembers a conversation learned from it, asked in one call: the
     first participant to ask starts it, the other shares its answer."""
 
-    def __init__(self, model: LanguageModel, names: list[str], lines: list[Line]) -> None:
+    def __init__(self, model: LanguageModel, names: list[str], lines: list[Line],
+                 pronouns: Mapping[str, str] | None = None) -> None:
         self.model, self.names, self.lines = model, names, lines
+        self.pronouns = dict(pronouns or {})  # speaker -> 'she', 'he' or 'they' (the default)
         self._lock = asyncio.Lock()
         self._answer: Takeaways | None = None
 
@@ -275,4 +291,4 @@ class JointTakeaways:
             agent=self.names[0],
             check=lambda a: _takeaways_problem(a, self.names),
             default=lambda: Takeaways(learned=[PersonTakeaways(name=n) for n in self.names]),
-            context={"names": self.names, "lines": self.lines}))
+            context={"names": self.names, "lines": self.lines, "pronouns": self.pronouns}))

@@ -82,25 +82,32 @@ def first_person(text: str, speaker: str) -> str:
     return re.sub(rf"\b{re.escape(speaker)} (\w+)", singular, text)
 
 
-def third_person(text: str, speaker: str) -> str:
+def third_person(text: str, speaker: str, pronoun: str = "they") -> str:
     """The reverse, for remembering what someone said about themselves: the first mention
-    becomes the speaker's name, later ones 'they'."""
+    becomes the speaker's name, later ones the speaker's pronoun ('she', 'he', 'they')."""
     named = False
+    single = pronoun in ("she", "he")
+    they, possessive = pronoun, {"she": "her", "he": "his"}.get(pronoun, "their")
 
     def who(match: re.Match[str]) -> str:
         nonlocal named
         word, rest = match.group(1), match.group(2) or ""
         first, named = not named, True
+        opens = match.string[:match.start()].rstrip().endswith((".", "!", "?")) \
+            or match.start() == 0  # a sentence: "She is..."
+        pronoun, their = (said.capitalize() if opens else said for said in (they, possessive))
         if word in ("I'm", "I'll", "I've"):
-            verb = {"I'm": "is" if first else "are", "I'll": "will",
-                    "I've": "has" if first else "have"}[word]
-            return f"{speaker if first else 'they'} {verb}{rest}"
+            verb = {"I'm": "is" if first or single else "are", "I'll": "will",
+                    "I've": "has" if first or single else "have"}[word]
+            return f"{speaker if first else pronoun} {verb}{rest}"
         if word.lower() == "my":
-            return f"{speaker}'s{rest}" if first else f"their{rest}"
+            return f"{speaker}'s{rest}" if first else f"{their}{rest}"
         verb = rest.strip()
-        if first:
-            return f"{speaker} " + (verb if verb.endswith("s") else verb + "s")
-        return f"they {verb}"
+        if not verb:
+            return speaker if first else pronoun
+        if first or single:
+            return f"{speaker if first else pronoun} {third_singular(verb)}"
+        return f"{pronoun} {verb}"
 
     converted = re.sub(r"\b(I'm|I'll|I've|[Mm]y|I)\b( \w+)?", who, text)
     if re.match(r"(I'm|I'll|I've|I)\b", text):  # "... and wonder who" -> "... and wonders who"

@@ -680,8 +680,9 @@ def joint_takeaways(context: Mapping[str, Any], score: Scorer) -> Takeaways:
     learned = []
     for name in context["names"]:
         partner = next((s for s, _ in lines if s != name), name)
-        learned.append(takeaways({"partner": partner, "lines": lines}, score).model_copy(
-            update={"name": name}))
+        pronoun = dict(context.get("pronouns") or {}).get(partner, "they")
+        learned.append(takeaways({"partner": partner, "lines": lines, "pronoun": pronoun},
+                                 score).model_copy(update={"name": name}))
     return Takeaways(learned=learned)
 
 
@@ -694,7 +695,7 @@ def takeaways(context: Mapping[str, Any], score: Scorer) -> PersonTakeaways:
         if speaker != partner:
             continue
         for piece in _opener_pattern().split(text)[1:]:
-            content = third_person(_news_only(piece), partner)
+            content = third_person(_news_only(piece), partner, context.get("pronoun", "they"))
             fact = clip(f"{content} (heard from {partner})")
             if content and is_news(content, score) and fact not in facts:
                 facts.append(fact)
