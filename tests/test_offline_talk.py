@@ -213,3 +213,17 @@ def test_who_lives_with_me_comes_from_the_home_and_the_people_met_there():
     assert "I live next door to Wolfgang Schulz" in dorm and "we mostly see" in dorm
     assert "Maria" in dorm
     assert "don't know" in ask(question) or "not sure" in ask(question)
+
+
+def test_after_the_party_nobody_says_they_are_going_to_it_later():
+    plans = ("9:00 am: serve customers", "5:00 pm: attend the Valentine's Day party",
+             "7:00 pm: read a book")
+    greeted = [("Maria Lopez", "Hi Klaus! How are you?")]
+    before = line("Klaus Mueller", "Maria Lopez", greeted, plans=plans,
+                  moment="Tuesday February 14, 2023, 3:20 pm")
+    after = line("Klaus Mueller", "Maria Lopez", greeted, plans=plans,
+                 moment="Tuesday February 14, 2023, 7:20 pm")
+    assert "party" in before.text and "party" not in after.text
+    view = talk.TalkView.of({"speaker": "Klaus Mueller", "partner": "Maria Lopez",
+                             "moment": "Tuesday February 14, 2023, 7:20 pm"})
+    assert view.is_over(PARTY["text"]) and not view.is_over(PARTY["text"].replace("14", "15"))

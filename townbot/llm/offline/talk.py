@@ -24,6 +24,7 @@ from townbot.llm.offline.social import (
     PERSON,
     PLACE_WORDS,
     TIME_RANGE,
+    _minute,
     clip,
     first_person,
     is_news,
@@ -58,6 +59,15 @@ def _opener_pattern() -> re.Pattern[str]:
             head = template.split("{news}")[0]
             heads.append(re.escape(head).replace(re.escape("{partner}"), r"[A-Z][\w'-]*"))
     return re.compile("|".join(sorted(set(heads), key=len, reverse=True)))
+
+
+CLOCK = re.compile(r"\b(\d{1,2}):(\d\d) ?([ap]m)\b", re.IGNORECASE)
+
+
+def _clock_minute(face: str) -> int:
+    """'7:20 pm' (or a text ending in one) -> 1160."""
+    found = CLOCK.findall(face)[-1]
+    return _minute(*found)
 
 
 def _first(name: str) -> str:
@@ -122,13 +132,30 @@ class TalkView:
         return self.memories + [m for m in self.known if m["text"] not in texts]
 
     def planned_event(self) -> tuple[str, str]:
-        """The event today's plan has the speaker attend or host, and when it begins (two ''
-        when none); a plan line reads '5:00 pm: attend the Valentine's Day party'."""
+        """The event today's plan has the speaker attend or host later, and when it begins
+        (two '' when none); a plan line reads '5:00 pm: attend the Valentine's Day party'."""
+        now = self.minute
         for line in self.plans:
             when, _, activity = line.rpartition(": ") if PLAN_TIME.match(line) else ("", "", line)
-            if EVENT_ACTIVITY.match(activity):
+            if EVENT_ACTIVITY.match(activity) and not (
+                    now is not None and when and _clock_minute(when) <= now):
                 return _event_of(activity), when
         return "", ""
+
+    @property
+    def minute(self) -> int | None:
+        """The minute of the day the talk is at ('..., 7:20 pm' -> 1160), None if not said."""
+        return _clock_minute(self.moment) if CLOCK.search(self.moment) else None
+
+    def is_over(self, text: str) -> bool:
+        """Whether a dated event ('on February 14, from 5 pm until 7 pm') has ended by now."""
+        dated, timed, today = DATED.search(text), TIME_RANGE.search(text), DATED.search(self.moment)
+        if not dated or not today or dated.group(1) != today.group(1):
+            return False
+        day, this_day = int(dated.group(0).split()[1]), int(today.group(0).split()[1])
+        if day != this_day or not timed or self.minute is None:
+            return day < this_day
+        return _minute(timed.group(4), timed.group(5), timed.group(6)) <= self.minute
 
     def plans_event(self) -> str:
         return self.planned_event()[0]
@@ -406,7 +433,7 @@ def _first_reply(view: TalkView, last: str) -> str:
         answer = view.say("answer_work", partner=view.you)
     else:
         answer = view.say("how_i_am", partner=view.you, doing=doing)
-    own = _events(view, on_mind=True)
+    own = [e for e in _events(view, on_mind=True) if not view.is_over(e.text)]
     if own and not _at_event(view.partner_action):
         event = own[0]
         if event.host == view.speaker:
