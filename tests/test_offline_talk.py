@@ -227,3 +227,13 @@ def test_after_the_party_nobody_says_they_are_going_to_it_later():
     view = talk.TalkView.of({"speaker": "Klaus Mueller", "partner": "Maria Lopez",
                              "moment": "Tuesday February 14, 2023, 7:20 pm"})
     assert view.is_over(PARTY["text"]) and not view.is_over(PARTY["text"].replace("14", "15"))
+
+
+def test_an_interjection_before_a_comma_is_not_someone_asked_after():
+    heard = [("Klaus Mueller", "Guess what I heard, Wolfgang: Sam Moore intends to run for mayor."),
+             ("Wolfgang Schulz", "Mm, I'd heard. What do you make of it, Klaus?")]
+    reply = line("Klaus Mueller", "Wolfgang Schulz", heard)
+    assert "isn't here" not in reply.text and "Mm" not in reply.text
+    asked = [("Maria Lopez", "Hi!"), ("Isabella Rodriguez", "Hello, Maria."),
+             ("Maria Lopez", "Klaus, are you around?")]
+    assert "Klaus" in line("Isabella Rodriguez", "Maria Lopez", asked).text

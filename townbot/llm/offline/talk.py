@@ -30,7 +30,7 @@ from townbot.llm.offline.social import (
     is_news,
     third_person,
 )
-from townbot.llm.offline.words import alternatives, say
+from townbot.llm.offline.words import alternatives, banks, say
 from townbot.llm.purposes import Exchange, PersonTakeaways, Takeaways, Utterance, WholeConversation
 from townbot.wording import progressive
 
@@ -466,6 +466,16 @@ def _farewell(view: TalkView) -> str:
 ASK_GOING = re.compile(r"\b(?:going to|coming to|see you at|told you about) (my|the|[A-Z][\w-]*'s) "
                        r"([^?]*)\?")
 @cache
+def _interjections() -> frozenset[str]:
+    """Words that open a line before a comma and are not anyone's name ("Mm, I'd heard"):
+    the openers of every phrase bank, and a few more people say."""
+    openers = {t.split(",")[0] for bank in banks() for t in alternatives(bank)
+               if re.match(r"[A-Z][a-z]+,", t)}
+    return frozenset(openers | {"No", "Yes", "Well", "Oh", "Hi", "Hey", "So", "Sure", "Right",
+                                "Okay", "Mm", "Hmm", "Ah", "Wow", "Huh", "Thanks", "Sorry"})
+
+
+@cache
 def _not_heard() -> re.Pattern[str]:
     """How a line saying one has not heard (enough) of an event begins, from the banks."""
     heads = [re.escape(t.split("{")[0].rstrip()) for bank in ("not_heard_of_it",
@@ -631,8 +641,7 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
         someone = re.match(r"(?:(?:Is|Where is|Have you seen) ([A-Z][a-z]+)\b|([A-Z][a-z]+), )",
                            last)
         named = (someone.group(1) or someone.group(2)) if someone else ""
-        elsewhere = bool(named) and named not in (view.me, view.you) and any(
-            re.search(rf"\b{named} [A-Z][a-z]+", m["text"]) for m in view.recalled)  # someone
+        elsewhere = bool(named) and named not in (view.me, view.you, *_interjections())
         if about_work:
             parts.append(view.say("answer_work", partner=view.you))
         elif about_me:
