@@ -237,3 +237,16 @@ def test_an_interjection_before_a_comma_is_not_someone_asked_after():
     asked = [("Maria Lopez", "Hi!"), ("Isabella Rodriguez", "Hello, Maria."),
              ("Maria Lopez", "Klaus, are you around?")]
     assert "Klaus" in line("Isabella Rodriguez", "Maria Lopez", asked).text
+
+
+def test_interview_answers_read_as_sentences():
+    weekday = interview.answer({"name": "Sam Moore", "memories": [],
+                                "question": "Roughly, how does a normal weekday go for you?",
+                                "plan": ["6:00 am to 7:00 am: wake up and shave"]}, 0).text
+    assert "Waking up and shaving from 6:00 am" in weekday
+    into = interview.answer({"name": "Tom Moreno", "question": "What are you into these days?",
+                             "memories": [], "summary": "Name: Tom Moreno (age 50). He has been "
+                             "following local politics and likes nothing better than an "
+                             "argument with John."},
+                            0).text
+    assert "I've been following local politics and like nothing better" in into

@@ -45,6 +45,7 @@ LIVES = re.compile(r"[^.]*\b(lives? with|shares? [^.]* with|live together|housem
                    re.IGNORECASE)
 LIVES_IN = re.compile(r"[^.]*\b(lives? in|lives? at|living in|lives? above)\b[^.]*\.?",
                       re.IGNORECASE)
+SENTENCE_START = re.compile(r"(?:^|(?<=[.?!] ))[a-z]")  # "A normal weekday? waking up" -> "Waking"
 KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("ai", AI_QUESTION),
     ("plan", ASKED_TIME),
@@ -169,6 +170,8 @@ def _about_person(view: InterviewView, person: str) -> str | None:
             places.append(talked.group(2).strip())
         elif doing and doing.group(1) == person:
             doings.append(STEP_NOISE.sub("", doing.group(2).strip()))
+        elif doing:
+            continue  # someone else's doings ("Giorgio is talking with Arthur") say little
         elif " talked with " not in text and " knows that " not in text:
             facts.append(first_person(text, view.name))
     parts = []
@@ -410,7 +413,7 @@ def answer(context: Mapping[str, Any], seed: int = 0) -> Answer:
         text = _news(view, re.compile(r"\b(party|celebration|exhibition|concert)\b", re.I))
     else:
         text = _person_or_topic(view)
-    return Answer(text=clip(text, 1200))
+    return Answer(text=clip(SENTENCE_START.sub(lambda m: m.group(0).upper(), text), 1200))
 
 
 def _person_or_topic(view: InterviewView) -> str:

@@ -55,13 +55,16 @@ def people_in(texts: list[str], exclude: str) -> Counter[str]:
 # A verb joined to an earlier one about the same subject: "... and wonders who ...", "... and
 # cares deeply", "... and has strong opinions".
 JOINED_VERB = re.compile(r"\b(and|but|then|or) (has|is|does|\w+s(?= (?:who|what|whether|how|about|"
-                         r"to|that|if|when|where|why|the|a|an|my|it|for|on|in|with|at|\w+ly)\b)) ")
+                         r"to|that|if|when|where|why|the|a|an|my|it|for|on|in|with|at|\w+ly|"
+                         r"nothing|everything|everyone|people|more|most|all|some|this|these|"
+                         r"those|them|him|her|his|their)\b)) ")
 
 
 PLAIN_JOINED_VERB = re.compile(
     r"\b(and|but|or) (?!(?:then|also|just|still|now|so|not|they|their|I)\b)(have|do|\w{3,}[^s\W]"
     r"(?= (?:who|what|whether|how|about|to|that|if|when|where|why|the|a|an|it|for|on|in|with|"
-    r"at|\w+ly)\b)) ")
+    r"at|\w+ly|nothing|everything|everyone|people|more|most|all|some|this|these|those|them|"
+    r"him|her|his|my)\b)) ")
 
 
 def first_person(text: str, speaker: str) -> str:
