@@ -105,6 +105,7 @@ NOT_BARE = frozenset("home back out up off open over down away about in on free 
                      "close clear right wrong well sure glad sorry fine due set like near done "
                      "to a an the my your his her their our its".split())
 WORD = re.compile(r"[A-Za-z'-]+")
+TOKEN = re.compile(r"[A-Za-z'-]+|[,;:.!?]")
 
 
 @cache
@@ -134,7 +135,7 @@ def verb_faults(text: str) -> tuple[str, ...]:
     """Verb forms that are wrong by construction: a be-form before a plain verb ("is fix",
     "I'm keep"), a progressive joined to a plain verb ("stretching and rush"), and "-ing"
     added to a word that is not a verb of that kind ("stilling")."""
-    words = [w.lower() for w in WORD.findall(text)]
+    words = [w.lower() for w in TOKEN.findall(text)]  # commas kept: "I am, thank you" is fine
     faults = []
     for index, word in enumerate(words):
         if word in BE:

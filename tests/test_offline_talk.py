@@ -250,3 +250,19 @@ def test_interview_answers_read_as_sentences():
                              "argument with John."},
                             0).text
     assert "I've been following local politics and like nothing better" in into
+
+
+def test_at_the_party_a_reply_answers_what_was_said_and_only_the_host_hosts():
+    at_party = {"speaker_action": "trying the food at the Valentine's Day party",
+                "partner_action": "dancing with the other guests"}
+    asked = [("Klaus Mueller", "Have you tried the food yet, Maria? It's wonderful.")]
+    reply = line("Maria Lopez", "Klaus Mueller", asked, [PARTY], **at_party)
+    assert reply.text.split(" Word")[0] in {t.format(partner="Klaus", host="Isabella")
+                                            for t in alternatives("party_reply_food")}
+    arriving = line("Maria Lopez", "Klaus Mueller", [], [PARTY], **{
+        **at_party, "speaker_action": "arriving at the Valentine's Day party and greeting the host"})
+    hosts = {t.format(partner="Klaus", guest="").split("{")[0] for t in alternatives("host_talk")}
+    assert arriving.text not in hosts
+    hosting = line("Isabella Rodriguez", "Klaus Mueller", [], [PARTY], **{
+        **at_party, "speaker_action": "chatting with the guests at the Valentine's Day party"})
+    assert "Isabella really went all out" not in hosting.text

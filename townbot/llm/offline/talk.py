@@ -243,6 +243,14 @@ def _events(view: TalkView, on_mind: bool = False) -> list[Event]:
     return sorted(found, key=lambda e: not e.timed)
 
 
+def _hosting(action: str) -> bool:
+    """A host's step ('hosting the party', 'welcoming the first guests'), not a guest's
+    ('greeting the host', 'thanking the host')."""
+    return bool(re.search(r"\bhost(?:s|ing)?\b|\bwelcoming|\bthe guests\b|\bintroducing guests|"
+                          r"\bsetting out the food", action)) \
+        and not re.search(r"\bthe host\b", action)
+
+
 def _at_event(action: str) -> bool:
     """Whether an action is a host's or a guest's at an event (not getting ready for one)."""
     return bool(re.search(r"\b(party|guests|celebration)\b", action, re.IGNORECASE)) \
@@ -412,15 +420,32 @@ def _opening(view: TalkView) -> str:
 
 def _party_line(view: TalkView, opening: bool = False) -> str:
     events = _events(view)
-    hosting = bool(re.search(r"\bhost", view.speaker_action))
+    hosting = _hosting(view.speaker_action) or bool(events and events[0].host == view.speaker)
     host = view.me if hosting else (_first(events[0].host) if events else "")
     guest = _guest(view)
     if hosting and opening:
         return view.say("host_talk", partner=view.you, guest=guest)
     if opening and host and host == view.you:
         return view.say("thank_host", host=host)
-    bank = "party_talk" if opening else "party_reply"
+    bank = "party_talk" if opening else _party_reply_bank(view)
     return view.say(bank, partner=view.you, host=host or "our host", guest=guest)
+
+
+PARTY_TOPICS = (("first", r"first time"), ("welcome", r"good time|need anything|you made it|"
+                                                   r"for coming|you're here|you came|welcome"),
+                ("food", r"food|eat|tried|pastr|tarts|cake|snack"), ("drink", r"drinks?\b"),
+                ("music", r"music|song|picked it"), ("dance", r"danc"),
+                ("people", r"people came|saw \w+|is here|so many|everyone in one"),
+                ("room", r"decorations|lights|looks"))
+
+
+def _party_reply_bank(view: TalkView) -> str:
+    """The reply bank for what the other just said at a party (its food, the music...)."""
+    last = view.history[-1][1] if view.history and view.history[-1][0] == view.partner else ""
+    for topic, words in PARTY_TOPICS:
+        if re.search(rf"\b(?:{words})", last, re.IGNORECASE):
+            return f"party_reply_{topic}"
+    return "party_reply"
 
 
 def _first_reply(view: TalkView, last: str) -> str:
