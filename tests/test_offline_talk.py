@@ -266,3 +266,12 @@ def test_at_the_party_a_reply_answers_what_was_said_and_only_the_host_hosts():
     hosting = line("Isabella Rodriguez", "Klaus Mueller", [], [PARTY], **{
         **at_party, "speaker_action": "chatting with the guests at the Valentine's Day party"})
     assert "Isabella really went all out" not in hosting.text
+
+
+def test_a_step_is_never_finishing_up_still_doing_something():
+    from townbot.llm.offline.model import _work_steps
+
+    steps = _work_steps("keep writing over a cup of tea", False, "pausing for a moment")
+    assert not any("still" in step and not step.startswith("still") for step in steps)
+    assert talk.core_activity("finishing up still writing over a cup of tea") == \
+        "writing over a cup of tea"

@@ -197,7 +197,7 @@ def core_activity(action: str) -> str:
     """What someone is at, without the step's frame: 'still painting' and 'getting ready to
     paint' are both 'painting'; '' for a pause, a talk or sleep."""
     action = action.strip().rstrip(".")
-    for frame in STEP_FRAMES:
+    for frame in (*STEP_FRAMES, *STEP_FRAMES):  # "finishing up (still writing)": both frames
         action = frame.sub("", action).strip()
     if not action or IDLE.search(action) or PAUSES.search(action):
         return ""
