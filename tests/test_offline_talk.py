@@ -275,3 +275,11 @@ def test_a_step_is_never_finishing_up_still_doing_something():
     assert not any("still" in step and not step.startswith("still") for step in steps)
     assert talk.core_activity("finishing up still writing over a cup of tea") == \
         "writing over a cup of tea"
+
+
+def test_about_oneself_the_verb_after_an_adverb_is_in_the_first_person_too():
+    from townbot.llm.offline.social import first_person
+
+    said = first_person("Abigail Chen sometimes asks Francisco Lopez to voice characters.",
+                        "Abigail Chen")
+    assert said == "I sometimes ask Francisco Lopez to voice characters."

@@ -80,9 +80,11 @@ def first_person(text: str, speaker: str) -> str:
         text = text.replace(old, new)
 
     def singular(match: re.Match[str]) -> str:
-        return "I " + first_singular(match.group(1))
+        return "I " + (match.group(1) or "") + first_singular(match.group(2))
 
-    return re.sub(rf"\b{re.escape(speaker)} (\w+)", singular, text)
+    # "Abigail Chen sometimes asks" -> "I sometimes ask": the verb after an adverb too.
+    return re.sub(rf"\b{re.escape(speaker)} ((?:sometimes|often|always|usually|never|also|"
+                  rf"rarely|really|still|just|\w+ly) )?(\w+)", singular, text)
 
 
 def third_person(text: str, speaker: str, pronoun: str = "they") -> str:
