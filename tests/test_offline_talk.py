@@ -283,3 +283,14 @@ def test_about_oneself_the_verb_after_an_adverb_is_in_the_first_person_too():
     said = first_person("Abigail Chen sometimes asks Francisco Lopez to voice characters.",
                         "Abigail Chen")
     assert said == "I sometimes ask Francisco Lopez to voice characters."
+
+
+def test_a_gift_for_someone_a_memory_describes_fits_what_they_are():
+    about = {"Jennifer Moore": ["Sam Moore has been married to Jennifer Moore, a watercolour "
+                                "painter, for forty years.", "Jennifer Moore is reading a book"]}
+    for question in ("From what you know of Jennifer Moore, what book might they enjoy?",
+                     "If you were getting Jennifer Moore a birthday present, what would it be?",
+                     "What would you say to Jennifer Moore to pay them a compliment?"):
+        answer = interview.answer({"name": "Sam Moore", "memories": [], "question": question,
+                                   "about_people": about}, 0).text
+        assert "watercolour painter" in answer and "book about reading" not in answer

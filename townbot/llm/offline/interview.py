@@ -362,12 +362,33 @@ def _friend_answer(view: InterviewView, kind: str) -> str:
     if not named:
         return view.say("unknown_answer")
     person = named[0]
+    role = _role(view, person)
+    if role:
+        bank = {"book": "gift_book_role", "present": "gift_present_role",
+                "compliment": "compliment_role"}[kind]
+        return view.say(bank, who=person.split()[0], role=role)
     interest = _interest(view, person)
     if interest is None:
         return view.say(f"{kind}_unknown", who=person.split()[0])
     doing, subject = interest
     bank = {"book": "gift_book", "present": "gift_present", "compliment": "compliment"}[kind]
     return view.say(bank, who=person.split()[0], interest=subject, doing=doing)
+
+
+NOT_A_ROLE = re.compile(r"\b(neighbou?r|friend|regular|customer|fan|guest|resident|person)\b")
+
+
+def _role(view: InterviewView, person: str) -> str:
+    """What someone is, as a memory describes them ('Jennifer Moore, a watercolour painter';
+    'Adam Smith is a philosopher who...'), '' when none does."""
+    name = re.escape(person)
+    phrase = r"an? ([a-z][a-z-]*(?: [a-z][a-z-]*){0,2}?)"
+    for text in view.on(person):
+        found = re.search(rf"\b{name}, {phrase}(?=[,.;]| for\b| who\b| and\b|$)", text) or \
+            re.search(rf"\b{name} is {phrase}(?= who\b| at\b| in\b| living\b|[,.;]|$)", text)
+        if found and not NOT_A_ROLE.search(found.group(1)):
+            return found.group(1)
+    return ""
 
 
 def answer(context: Mapping[str, Any], seed: int = 0) -> Answer:
