@@ -32,7 +32,7 @@ from townbot.llm.faults import FaultRates, FaultyModel  # noqa: E402
 from townbot.llm.offline import OfflineModel  # noqa: E402
 from townbot.llm.settings import load_settings  # noqa: E402
 from townbot.llm.stack import build_model_stack  # noqa: E402
-from townbot.platforms.discord import hub as hub_module  # noqa: E402
+from townbot.platforms.discord import hosting  # noqa: E402
 from townbot.platforms.discord.bot import TownBot  # noqa: E402
 from townbot.platforms.discord.config import DiscordConfig  # noqa: E402
 from townbot.platforms.discord.hub import Hub  # noqa: E402
@@ -43,12 +43,12 @@ RESIDENTS = ("Isabella Rodriguez", "Klaus Mueller", "Maria Lopez", "Sam Moore", 
 
 def slow_engines(patch: MonkeyPatch, latency: float) -> None:
     """Every town the hub opens answers on the offline model after `latency` s a call."""
-    opened = hub_module.open_engine
+    opened = hosting.open_engine
 
     async def open_slow(files, db, **kwargs):
         model = build_model_stack(FaultyModel(OfflineModel(), FaultRates(latency=latency)))
         return await opened(files, db, model=model)
-    patch.setattr(hub_module, "open_engine", open_slow)
+    patch.setattr(hosting, "open_engine", open_slow)
 
 
 async def command(fake: FakeDiscord, *args, **values) -> tuple[asyncio.Task, asyncio.Task]:

@@ -50,8 +50,8 @@ async def stream_of_every_kind(model) -> MemoryStream:
 
 
 def summary_from_context(request):
-    seen = " ".join(request.context["core"] + request.context["occupation"]
-                    + request.context["feeling"])
+    seen = " ".join(request.context.core + request.context.occupation
+                    + request.context.feeling)
     return {"core": "steady", "occupation": "gardener", "feeling": seen[:290] or "nothing"}
 
 

@@ -35,11 +35,14 @@ def die_at(monkeypatch, statement: int) -> list[int]:
     steps_seen: list[int] = []
     run = TickWrite.run
 
-    def dying(write: TickWrite, connection: sqlite3.Connection) -> None:
+    async def killed(_db: object) -> None:
+        raise Killed()
+
+    async def dying(write: TickWrite, db: object) -> None:
         steps_seen.append(len(write.steps))
         if statement < len(write.steps):
-            write.steps = [*write.steps[:statement], lambda _: (_ for _ in ()).throw(Killed())]
-        run(write, connection)
+            write.steps = [*write.steps[:statement], killed]
+        await run(write, db)
         raise Killed()
 
     monkeypatch.setattr(TickWrite, "run", dying)

@@ -72,7 +72,7 @@ async def test_play_shows_the_budget_lines_and_its_status_shows_each_cap(tmp_pat
 
 async def test_discord_posts_the_budget_in_the_town_hall_and_status_shows_the_caps(monkeypatch,
                                                                                   tmp_path):
-    from townbot.platforms.discord import hub
+    from townbot.platforms.discord import hosting
     from townbot.platforms.discord.bot import TownBot
     from townbot.platforms.discord.config import DiscordConfig
     from townbot.platforms.discord.hub import Hub
@@ -88,7 +88,7 @@ async def test_discord_posts_the_budget_in_the_town_hall_and_status_shows_the_ca
         try:
             town = bot.hub.towns[guild]
             for _ in range(6):
-                await hub.tick_town(town)
+                await hosting.tick_town(town)
             hall = fake.channel_id(guild, "town-hall")
             await until(lambda: any("Budget: " in said for _, said in fake.said(hall)))
             lines = [said for _, said in fake.said(hall) if "Budget: " in said]

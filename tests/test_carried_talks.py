@@ -16,6 +16,7 @@ from townbot.llm.port import AnswerT, Ask, CallContext, LanguageModel
 from townbot.llm.stack import build_model_stack
 from townbot.mind.agent import Intent
 from townbot.store.database import Store
+from townbot.town import commands
 from townbot.town.engine import Engine
 from townbot.world.clock import format_game_time
 
@@ -126,9 +127,9 @@ async def test_a_town_put_back_after_a_failure_drops_its_talks_under_way(slow):
 
 async def test_a_visitor_who_leaves_mid_talk_breaks_nothing(slow):
     engine, model = slow
-    await engine.arrive("p1", "Alex", "a reporter", *CAFE)
+    await commands.arrive(engine, "p1", "Alex", "a reporter", *CAFE)
     await start_talk(engine, second="Alex")
-    await engine.leave("p1")
+    await commands.leave(engine, "p1")
     model.gate.set()
     events = await engine.tick(carry_after=5.0)
     greeting = [e for e in events if e.kind == "speech"]

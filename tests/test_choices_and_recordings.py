@@ -17,12 +17,12 @@ from townbot.llm.fake_server import FakeOpenAIServer
 from townbot.llm.openai_client import Backoff, OpenAIModel
 from townbot.llm.port import AnswerT, Ask, LanguageModel, Reply
 from townbot.llm.purposes import (
-    ENUM_LIMIT,
     Decomposition,
     PlaceAndArea,
     decomposition_among,
     place_and_area_among,
 )
+from townbot.llm.purposes.common import ENUM_LIMIT
 from townbot.llm.recording import ReplayModel, ReplyRecorder
 from townbot.llm.settings import load_settings
 from townbot.llm.stack import build_model_stack, find_layer

@@ -11,7 +11,9 @@ from conftest import open_engine
 
 from townbot.mind import state
 from townbot.mind.state import MindState, ReflectionState
+from townbot.store import database
 from townbot.store.database import TickChanges, UsageLog
+from townbot.town import commands
 from townbot.town.body import Body
 
 STOVE = "Isabella Rodriguez's apartment: kitchen: stove"
@@ -68,8 +70,8 @@ async def town(world, tmp_path):
 
 
 def parts_of(changes: TickChanges) -> set[tuple[str, str]]:
-    """The parts a commit wrote, whole or as a row of their log."""
-    return {(agent, part) for agent, part, _ in changes.mind_parts + changes.logged}
+    """The parts a commit wrote."""
+    return {(agent, part) for agent, part, _ in changes.mind_parts}
 
 
 async def reloads_as_in_memory(engine) -> None:
@@ -87,40 +89,40 @@ async def test_a_command_writes_the_parts_it_changed_and_no_others(town):
     engine, written = town
     awake = next(n for n, b in sorted(engine.bodies.items()) if b.action != "sleeping")
 
-    await engine.change_object(STOVE, "burning")
+    await commands.change_object(engine, STOVE, "burning")
     assert parts_of(written[-1]) == set() and written[-1].bodies == {}
     assert written[-1].objects == {STOVE: ("burning", written[-1].objects[STOVE][1])}
 
-    await engine.seed(ISABELLA, "I will bake a cake for Klaus.")
+    await commands.seed(engine, ISABELLA, "I will bake a cake for Klaus.")
     assert {part for agent, part in parts_of(written[-1]) if agent != ISABELLA} == set()
     assert (ISABELLA, "memory_queue") in parts_of(written[-1])
 
-    await engine.remember_interview(KLAUS, "Ada", "What are you reading?", "A book on bees.")
+    await commands.remember_interview(engine, KLAUS, "Ada", "What are you reading?", "A book on bees.")
     assert {agent for agent, _ in parts_of(written[-1])} == {KLAUS}
 
-    _, listened = await engine.announce("The library opens late today.", None)
+    _, listened = await commands.announce(engine, "The library opens late today.", None)
     listeners = {agent for agent, _, _ in written[-1].new_memories}
     assert len(listeners) == listened > 0
     assert {agent for agent, _ in parts_of(written[-1])} <= listeners
 
-    thought, changed = await engine.whisper(awake, "You want to visit the park this afternoon.")
+    thought, changed = await commands.whisper(engine, awake, "You want to visit the park this afternoon.")
     assert (awake, "memory_queue") in parts_of(written[-1])
     if changed:
         assert (awake, "planning") in parts_of(written[-1])
 
-    await engine.apply_scenario([(KLAUS, "I should call Maria.")], [(STOVE, "off")], None)
+    await commands.apply_scenario(engine, [(KLAUS, "I should call Maria.")], [(STOVE, "off")], None)
     assert {agent for agent, _ in parts_of(written[-1])} == {KLAUS}
 
-    await engine.arrive("test:ada", "Ada", "a reporter", "Johnson Park", "park")
+    await commands.arrive(engine, "test:ada", "Ada", "a reporter", "Johnson Park", "park")
     assert parts_of(written[-1]) == set() and written[-1].bodies == {}
-    events, _ = await engine.speak("Ada", "Hello there!", [ISABELLA], None, [])
+    events, _ = await commands.speak(engine, "Ada", "Hello there!", [ISABELLA], None, [])
     assert {agent for agent, _ in parts_of(written[-1])} == {ISABELLA}
 
-    await engine.take_over("test:kim", KLAUS)
+    await commands.take_over(engine, "test:kim", KLAUS)
     assert parts_of(written[-1]) == set()
-    await engine.walk(KLAUS, "Hobbs Cafe", "cafe")
+    await commands.walk(engine, KLAUS, "Hobbs Cafe", "cafe")
     assert set(written[-1].bodies) == {KLAUS} and parts_of(written[-1]) == set()
-    await engine.leave("test:kim")
+    await commands.leave(engine, "test:kim")
     await reloads_as_in_memory(engine)
 
 
@@ -139,11 +141,11 @@ async def test_after_a_failed_commit_the_town_reloads_and_the_next_commit_loses_
         town, monkeypatch):
     engine, _ = town
 
-    async def disk_full(*_args, **_kwargs):
+    def disk_full(*_args, **_kwargs):
         raise sqlite3.OperationalError("database or disk is full")
 
     with monkeypatch.context() as patch:
-        patch.setattr(engine.store, "_insert_usage", disk_full)
+        patch.setattr(database, "tick_write", disk_full)
         with pytest.raises(sqlite3.OperationalError):
             await engine.tick()  # the minds marked and cleared their parts, then the commit failed
     assert engine.clock.tick == 6

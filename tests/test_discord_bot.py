@@ -10,10 +10,11 @@ import discord
 from discord_harness import connect, fake_fixture, make_bot, server_fixture, until  # noqa: F401  (fixtures)
 
 from townbot.platforms.discord.bot import GATEWAY_GRACE, ShardedTownBot
-from townbot.platforms.discord.hub import POST_GRACE, TICK_GRACE, USE_CASE_GRACE, tick_town
+from townbot.platforms.discord.hosting import tick_town
+from townbot.platforms.discord.hub import POST_GRACE, TICK_GRACE, USE_CASE_GRACE
 from townbot.platforms.discord.setup import NEEDED
 from townbot.platforms.discord.town import MEMORY_ACCESS
-from townbot.town.service import LIMITS, SPEED_RANGE
+from townbot.town.requests import LIMITS, SPEED_RANGE
 
 
 def test_the_bot_asks_for_message_content_and_never_mentions(tmp_path):

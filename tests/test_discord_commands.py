@@ -10,6 +10,9 @@ import discord
 from discord_harness import connect, fake_fixture, server_fixture, until  # noqa: F401  (fixtures)
 
 from townbot.platforms.discord.commands import MODERATOR_COMMANDS, all_commands
+from townbot.platforms.discord.config import DiscordConfig
+from townbot.platforms.discord.hub import Hub
+from townbot.platforms.discord.scheduler import TownScheduler
 from townbot.platforms.discord.store import InterviewThread
 
 STOVE = "Hobbs Cafe: kitchen: stove"
@@ -36,7 +39,7 @@ def samples(server) -> dict[str, dict[str, Any]]:
 
 def names() -> set[str]:
     found = set()
-    for command in all_commands():
+    for command in all_commands(Hub(DiscordConfig(), TownScheduler())):
         for sub in getattr(command, "commands", [command]):
             found.add(sub.qualified_name)
     return found
@@ -260,7 +263,7 @@ async def test_autocomplete_suggests_residents_areas_objects_and_scenarios(serve
 
 def test_every_name_parameter_is_autocompleted():
     wanted = {"resident", "area", "path", "name"}
-    for command in all_commands():
+    for command in all_commands(Hub(DiscordConfig(), TownScheduler())):
         for sub in getattr(command, "commands", [command]):
             for parameter in sub.parameters:
                 if parameter.name in wanted and sub.qualified_name != "town join":

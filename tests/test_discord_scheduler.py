@@ -8,7 +8,7 @@ import logging
 import pytest
 from discord_harness import connect, fake_fixture, server_fixture  # noqa: F401  (fixtures)
 
-from townbot.platforms.discord.hub import tick_town
+from townbot.platforms.discord.hosting import tick_town
 from townbot.platforms.discord.scheduler import TownScheduler
 
 

@@ -8,7 +8,7 @@ import asyncio
 import discord
 from discord_harness import connect, fake_fixture, server_fixture  # noqa: F401  (fixtures)
 
-from townbot.platforms.discord.hub import tick_town
+from townbot.platforms.discord.hosting import tick_town
 from townbot.platforms.discord.setup import missing_permissions
 from townbot.store.database import TickChanges
 from townbot.world.events import TownEvent

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from discord_harness import connect, fake_fixture, server_fixture  # noqa: F401  (fixtures)
 
-from townbot.platforms.discord.hub import tick_town
+from townbot.platforms.discord.hosting import tick_town
 from townbot.town.service import Person
 
 

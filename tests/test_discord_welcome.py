@@ -222,13 +222,13 @@ async def test_every_town_shares_one_pacer_for_the_bot(fake, tmp_path):
 
 
 async def test_a_town_hall_webhook_name_discord_refuses_is_cleaned(fake, tmp_path, monkeypatch):
-    from townbot.platforms.discord import hub as hub_module
-    original = hub_module.channel_plan
+    from townbot.platforms.discord import hosting
+    original = hosting.channel_plan
 
     def discord_town(world):
         plan = original(world)
         return replace(plan, category="Discord Town")
-    monkeypatch.setattr(hub_module, "channel_plan", discord_town)
+    monkeypatch.setattr(hosting, "channel_plan", discord_town)
     connected = await connect(fake, tmp_path)
     names = {h["name"] for h in fake.webhooks.values()}
     assert "Town #town-hall" in names and not any("discord" in n.lower() for n in names)

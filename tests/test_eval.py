@@ -216,7 +216,7 @@ async def test_the_judge_sees_shuffled_letters_and_they_map_back(world):
     answers = {"full": "the BEST answer", "no_reflection": "second", "no_memory": "third"}
 
     def judge_script(request) -> dict:
-        lettered = request.context["answers"]
+        lettered = request.context.answers
         best = next(k for k, v in lettered.items() if "BEST" in v)
         return {"order": [best] + [k for k in lettered if k != best]}
 

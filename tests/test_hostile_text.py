@@ -14,9 +14,10 @@ from recording import Recording
 
 from townbot.llm.stack import build_model_stack
 from townbot.store.database import Store
+from townbot.town.admission import AUDIT_TEXT
 from townbot.town.engine import Engine
 from townbot.town.export import export_town
-from townbot.town.service import AUDIT_TEXT, Person, TownError, TownService
+from townbot.town.service import Person, TownError, TownService
 
 ALEX = Person("test:alex", "Alex")
 MOD = Person("test:mod", "Moderator\ud800", moderator=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from datetime import datetime
 from pathlib import Path
 
 import httpx2
@@ -15,23 +16,31 @@ from townbot.llm.offline import OfflineModel
 from townbot.llm.openai_client import OpenAIModel
 from townbot.llm.port import Ask
 from townbot.llm.purposes import ImportanceScores, PlaceAndArea
+from townbot.llm.purposes.choose_place import PlaceQuestion
 from townbot.llm.settings import Caps, load_settings
 from townbot.llm.stack import build_model_stack
 from townbot.store.database import Store
 from townbot.town.engine import Engine
 from townbot.town.launch import TownFiles, open_engine
 from townbot.town.usage import render_usage, summarise
-from townbot.world.model import World
+from townbot.world.model import Persona, World
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+ISABELLA = Persona("Isabella Rodriguez", 34, ("friendly",), "She runs Hobbs Cafe.", "Running the cafe.",
+                   420, 1380, "Hobbs Cafe", "cafe", (), ())
+WHERE_TO = PlaceQuestion(ISABELLA, "go out", datetime(2023, 2, 13, 9),
+                         {"Hobbs Cafe": ["cafe"], "Johnson Park": ["park"]}, ("Hobbs Cafe", "cafe"),
+                         hint=("Johnson Park", "park"))
+
+
 def choice_ask(optional: bool = False) -> Ask[PlaceAndArea]:
-    return Ask(purpose="emoji" if optional else "choose_place", prompt="Where to?",
-               schema=PlaceAndArea, agent="Isabella Rodriguez", optional=optional,
-               context={"places": {"Hobbs Cafe": ["cafe"], "Johnson Park": ["park"]},
-                        "hint": ["Johnson Park", "park"]},
-               default=lambda: PlaceAndArea(place="Hobbs Cafe", area="cafe"))
+    """Where to (an optional ask is of a purpose the offline model does not know)."""
+    ask = WHERE_TO.ask("Isabella Rodriguez")
+    return dataclasses.replace(ask, default=lambda: PlaceAndArea(place="Hobbs Cafe", area="cafe"),
+                               **({"purpose": "emoji", "optional": True, "context": {}}
+                                  if optional else {}))
 
 
 async def test_optional_asks_are_skipped_first_then_every_ask_gets_its_default():

@@ -164,7 +164,7 @@ async def test_a_hosted_town_waits_for_a_failed_server_and_goes_on_when_it_answe
 
     from townbot.llm.openai_client import ServerUnavailable
     from townbot.llm.stack import build_model_stack
-    from townbot.platforms.discord import hub
+    from townbot.platforms.discord import hosting
 
     for variable in PROXY_VARIABLES:
         monkeypatch.delenv(variable, raising=False)
@@ -192,17 +192,17 @@ async def test_a_hosted_town_waits_for_a_failed_server_and_goes_on_when_it_answe
         async def no_arrivals(town) -> None:
             return None
 
-        monkeypatch.setattr(hub, "deliver_arrivals", no_arrivals)
+        monkeypatch.setattr(hosting, "deliver_arrivals", no_arrivals)
         town = SimpleNamespace(service=SimpleNamespace(tick=tick), notify=notify, server_down=False,
                                engine=SimpleNamespace(model=build_model_stack(client),
                                                       town=SimpleNamespace(tick_seconds=10.0)),
                                publisher=SimpleNamespace(wake=lambda: None))
-        await hub.tick_town(town)
-        await hub.tick_town(town)  # still down: the server is asked, no tick
+        await hosting.tick_town(town)
+        await hosting.tick_town(town)  # still down: the server is asked, no tick
         assert town.server_down and ticks["count"] == 0 and len(notices) == 1
         assert "waiting for its language-model server" in notices[0]
         down["now"] = False
-        await hub.tick_town(town)
+        await hosting.tick_town(town)
         assert not town.server_down and ticks["count"] == 1
         assert "answers again" in notices[-1]
         await client.close()

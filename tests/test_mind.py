@@ -64,7 +64,7 @@ async def started(mind: AgentMind, now: datetime = MORNING) -> AgentMind:
 
 async def test_reflection_waits_for_the_importance_threshold_then_cites_its_evidence(world):
     model = ScriptedModel({
-        "importance": lambda r: {"scores": [5] * len(r.context["texts"])},
+        "importance": lambda r: {"scores": [5] * len(r.context.texts)},
         "reflection_questions": [{"questions": ["What does Klaus care about?"]}],
         "insights": [{"insights": [{"text": "Klaus cares about his research", "evidence": [1, 2]}]}],
     })
@@ -81,19 +81,19 @@ async def test_reflection_waits_for_the_importance_threshold_then_cites_its_evid
     await mind.flush_memories(MORNING, force=True)
     await mind._maybe_reflect(MORNING)
     assert len(model.asked("reflection_questions")) == 1
-    assert len(model.asked("reflection_questions")[0].context["texts"]) == 30
-    cited = model.asked("insights")[0].context["texts"][:2]
+    assert len(model.asked("reflection_questions")[0].context.texts) == 30
+    cited = list(model.asked("insights")[0].context.texts[:2])
     reflection = mind.stream.by_kind("reflection")[0]
     assert reflection.text == "Klaus cares about his research"
     assert [mind.stream.memories[i].text for i in reflection.evidence] == cited
     assert mind.state.reflection.importance_since_reflection == 0
-    rated = [t for r in model.asked("importance") for t in r.context["texts"]]
+    rated = [t for r in model.asked("importance") for t in r.context.texts]
     assert "Klaus cares about his research" in rated, "an unrated insight is scored the usual way"
 
 
 async def test_an_insight_rated_as_it_is_drawn_needs_no_importance_call(world):
     model = ScriptedModel({
-        "importance": lambda r: {"scores": [5] * len(r.context["texts"])},
+        "importance": lambda r: {"scores": [5] * len(r.context.texts)},
         "reflection_questions": [{"questions": ["What does Klaus care about?"]}],
         "insights": [{"insights": [{"text": "Klaus cares about his research", "evidence": [1],
                                     "importance": 6}]}]})
@@ -110,7 +110,7 @@ async def test_an_insight_rated_as_it_is_drawn_needs_no_importance_call(world):
 
 async def test_reflections_are_retrieved_when_reflecting_again(world):
     model = ScriptedModel({
-        "importance": lambda r: {"scores": [8] * len(r.context["texts"])},
+        "importance": lambda r: {"scores": [8] * len(r.context.texts)},
         "reflection_questions": lambda r: {"questions": ["What is Klaus researching?"]},
         "insights": lambda r: {"insights": [{"text": "Klaus researches gentrification deeply",
                                              "evidence": [1]}]},
@@ -122,7 +122,7 @@ async def test_reflections_are_retrieved_when_reflecting_again(world):
             mind.remember("observation", f"Klaus Mueller researches gentrification {round_} {index}")
         await mind.flush_memories(MORNING, force=True)
         await mind._maybe_reflect(MORNING)
-    second = model.asked("insights")[-1].context["texts"]
+    second = model.asked("insights")[-1].context.texts
     assert "Klaus researches gentrification deeply" in second, "reflections build on reflections"
 
 
@@ -148,7 +148,7 @@ async def test_a_burning_stove_is_dealt_with_and_the_plan_is_rewritten_from_then
     await mind.think(Perception(now + timedelta(minutes=20), "Isabella Rodriguez's apartment",
                                 "kitchen"), OpenWorld(world))
     redone = model.asked("decompose")[decompositions:]
-    assert redone and redone[-1].context["start"] == (now + timedelta(minutes=20)).isoformat()
+    assert redone and redone[-1].context.start == now + timedelta(minutes=20)
 
 
 async def test_nobody_reacts_to_an_object_someone_is_using(world):
@@ -218,7 +218,7 @@ async def test_news_that_does_not_bear_on_today_leaves_the_plan_alone(world):
 
 async def test_a_memory_made_this_tick_is_retrievable_this_tick(world):
     model = ScriptedModel({"react": lambda r: {"react": False}, "importance": lambda r: {
-        "scores": [8 if "torches" in t else 2 for t in r.context["texts"]]}})
+        "scores": [8 if "torches" in t else 2 for t in r.context.texts]}})
     klaus = await started(make_mind(world, "Klaus Mueller", model))
     now = MORNING + timedelta(minutes=10)
     klaus.state.queue.last_scored = now  # the next scoring batch is not due yet
@@ -227,7 +227,7 @@ async def test_a_memory_made_this_tick_is_retrievable_this_tick(world):
     await klaus.think(Perception(now, "Oak Hill College", "library",
                                  [Sighting(sight, "agent", "Maria Lopez", "juggling")]),
                       OpenWorld(world))
-    assert sight in model.asked("react")[0].context["memories"], "seen and recalled at once"
+    assert sight in model.asked("react")[0].context.memories, "seen and recalled at once"
     memory = klaus.stream.latest_with(sight)
     assert memory.importance == 3 and memory.id in klaus.state.queue.unscored, "provisional"
     assert klaus.state.reflection.importance_since_reflection == before, "counted only once scored"
@@ -296,7 +296,7 @@ async def test_each_line_knows_the_listener_the_date_and_the_speakers_own_action
                                      klaus.voice("reading"), MORNING, "Hobbs Cafe: cafe", 8, 30)
     asked = model.asked("relationship")[0]
     assert asked.agent == "Maria Lopez" and "Klaus Mueller" in asked.prompt
-    assert any("crush on Klaus" in m for m in asked.context["memories"]), "from her memories"
+    assert any("crush on Klaus" in m for m in asked.context.memories), "from her memories"
     first = model.asked("utterance")[0].prompt
     assert "Maria has a quiet crush on Klaus; they share a dorm." in first
     assert "Monday February 13, 2023, 9:00 am" in first, "the date, so 'February 14' is tomorrow"
@@ -465,7 +465,7 @@ async def test_takeaways_scored_with_the_talk_need_no_importance_call(world):
     later = MORNING + timedelta(hours=5)
     await klaus.after_conversation("Maria Lopez", lines, "Oak Hill College: library", later,
                                    later + timedelta(minutes=5), "Oak Hill College", "library")
-    rated = model.asked("importance")[-1].context["texts"]
+    rated = model.asked("importance")[-1].context.texts
     assert "Maria Lopez is tired (heard from Maria Lopez)" in rated, \
         "two scores for one fact: scored the usual way, at once"
 
@@ -536,8 +536,8 @@ async def test_small_talk_rated_low_does_not_make_the_plan_look_again(world):
     later = MORNING + timedelta(hours=5)
     await klaus.after_conversation("Maria Lopez", lines, "Oak Hill College: library", later,
                                    later + timedelta(minutes=5), "Oak Hill College", "library")
-    assert model.asked("revise_plan")[0].context["news"] == [
-        "Maria Lopez is hosting a party at 5 pm (heard from Maria Lopez)"]
+    assert model.asked("revise_plan")[0].context.news == (
+        "Maria Lopez is hosting a party at 5 pm (heard from Maria Lopez)",)
 
 
 

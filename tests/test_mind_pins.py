@@ -96,8 +96,8 @@ class Scripted:
         if request.purpose == "reflection_questions":
             return ReflectionQuestions(questions=self.questions)
         found = []
-        for number, (question, group) in enumerate(zip(request.context["questions"],
-                                                       request.context["groups"], strict=True), 1):
+        for number, (question, group) in enumerate(zip(request.context.questions,
+                                                       request.context.groups, strict=True), 1):
             found += [Insight(question=number, text=f"insight on {question}",
                               evidence=group[:2])] * self.insights
         return Insights(insights=found)
@@ -123,7 +123,7 @@ async def test_reflection_asks_three_questions_of_the_hundred_latest_memories_as
     assert "Klaus Mueller" in first.prompt
     assert "1. memory number 020" in first.prompt and "100. memory number 119" in first.prompt
     assert "memory number 019" not in first.prompt
-    assert first.context["name"] == "Klaus Mueller" and len(first.context["texts"]) == 100
+    assert first.context.name == "Klaus Mueller" and len(first.context.texts) == 100
     assert "Klaus Mueller" in first.default().questions[0]
 
     insight_asks = model.asks[1:]
@@ -133,10 +133,10 @@ async def test_reflection_asks_three_questions_of_the_hundred_latest_memories_as
     for number, question in enumerate(model.questions, 1):
         assert f'Question {number}: "{question}"' in ask.prompt
     assert "1. memory number" in ask.prompt
-    assert ask.context["name"] == "Klaus Mueller" and ask.context["questions"] == model.questions
-    assert ask.context["kinds"] == ["observation"] * len(ask.context["texts"])
-    assert all(ask.context["texts"][n - 1].startswith("memory number")
-               for group in ask.context["groups"] for n in group)
+    assert ask.context.name == "Klaus Mueller" and list(ask.context.questions) == model.questions
+    assert ask.context.kinds == ("observation",) * len(ask.context.texts)
+    assert all(ask.context.texts[n - 1].startswith("memory number")
+               for group in ask.context.groups for n in group)
     fallback = ask.default().insights
     assert [i.question for i in fallback] == [1, 2, 3]
     assert all("Klaus Mueller" in i.text and q in i.text
@@ -168,7 +168,7 @@ async def test_the_insights_prompt_lists_each_question_with_its_numbered_stateme
     model = Scripted(["What matters?", "Who matters?"])
     await reflect(model, "Klaus Mueller", numbered_stream(2), NOW, MindSettings())
     ask = model.asks[1]
-    texts, (first, second) = ask.context["texts"], ask.context["groups"]
+    texts, (first, second) = ask.context.texts, ask.context.groups
     listing = ['Question 1: "What matters?"', *(f"{n}. {texts[n - 1]}" for n in first), "",
                'Question 2: "Who matters?"', *(f"{n}. {texts[n - 1]}" for n in second)]
     assert "thinking over 2 questions" in ask.prompt
@@ -179,16 +179,16 @@ async def test_a_statement_two_questions_share_has_one_number():
     model = Scripted(["What matters?", "Who matters?"])
     await reflect(model, "Klaus Mueller", numbered_stream(20), NOW, MindSettings())
     ask = model.asks[1]
-    first, second = ask.context["groups"]
+    first, second = ask.context.groups
     assert sorted(first) == sorted(second), "the same memories bear on both questions here"
-    assert len(ask.context["texts"]) == len(first), "each listed once in the numbering"
+    assert len(ask.context.texts) == len(first), "each listed once in the numbering"
 
 
 async def test_an_insight_citing_a_statement_that_was_not_shown_is_unusable():
     model = Scripted(["What matters?"])
     await reflect(model, "Klaus Mueller", numbered_stream(20), NOW, MindSettings())
     ask = model.asks[1]
-    shown = len(ask.context["texts"])
+    shown = len(ask.context.texts)
     good = Insights(insights=[Insight(text="fine", evidence=[1, shown])])
     bad = Insights(insights=[Insight(text="made up", evidence=[shown + 1])])
     assert ask.check(good) is None
@@ -204,15 +204,15 @@ async def test_reflection_retrieves_with_the_minds_count_budget_and_weights():
     vectors = {"Chess?": [0, 1, 0, 0]}
     by_count = Scripted(["Chess?"], vectors)
     await reflect(by_count, "Klaus Mueller", stream, NOW, MindSettings(retrieval_count=4))
-    assert len(by_count.asks[1].context["texts"]) == 4
+    assert len(by_count.asks[1].context.texts) == 4
     by_budget = Scripted(["Chess?"], vectors)
     await reflect(by_budget, "Klaus Mueller", stream, NOW,
                   MindSettings(recall=RecallBudget(reflection=12)))
-    assert len(by_budget.asks[1].context["texts"]) == 2  # 6 tokens each
+    assert len(by_budget.asks[1].context.texts) == 2  # 6 tokens each
     by_relevance = Scripted(["Chess?"], vectors)
     await reflect(by_relevance, "Klaus Mueller", stream, NOW, MindSettings(
         retrieval_count=1, weights=RetrievalWeights(recency=0, importance=0, relevance=1)))
-    assert by_relevance.asks[1].context["texts"] == ["an old unimportant note about chess"]
+    assert by_relevance.asks[1].context.texts == ("an old unimportant note about chess",)
 
 
 # --- plans cut by a reaction ------------------------------------------------------------------

@@ -12,8 +12,9 @@ from conftest import open_engine
 from discord_harness import connect, fake_fixture, server_fixture  # noqa: F401  (fixtures)
 
 from townbot.platforms.console import Console
-from townbot.platforms.discord.hub import tick_town
+from townbot.platforms.discord.hosting import tick_town
 from townbot.platforms.discord.posts import speech_text
+from townbot.town import commands
 from townbot.town.service import Person, TownService
 
 # One word each: the console's /join takes the name up to the first space.
@@ -84,7 +85,7 @@ async def test_a_busy_hour_posts_no_visitors_words_under_a_residents_or_narrator
     engine = town.engine
     await server.slash("town join", name="Ada", description="a curious visitor")
     # One visitor who got past the door (an old town, a bug): the publisher still holds.
-    await engine.arrive("test:sneak", "discordIsabella", "a visitor", "Johnson Park", "park")
+    await commands.arrive(engine, "test:sneak", "discordIsabella", "a visitor", "Johnson Park", "park")
     sneak = Person("test:sneak", "Sneak")
     klaus = engine.bodies["Klaus Mueller"]
     klaus.sector, klaus.arena, klaus.action = "Johnson Park", "park", "reading on a bench"

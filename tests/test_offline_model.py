@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 import shutil
+from dataclasses import replace
+from datetime import datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +23,23 @@ from townbot.llm.purposes import (
     PlaceAndArea,
     PlaceChoice,
 )
+from townbot.llm.purposes.choose_place import PlaceQuestion
+from townbot.llm.purposes.common import Question
+from townbot.llm.purposes.day_plan import DayPlanQuestion
+from townbot.llm.purposes.decompose import DecomposeQuestion
+from townbot.llm.purposes.hourly_schedule import ScheduleQuestion
+from townbot.llm.purposes.importance import ImportanceQuestion
+from townbot.llm.purposes.insights import insights_on
 from townbot.wording import progressive
 from townbot.world.clock import parse_clock
 from townbot.world.errors import DataError
 from townbot.world.loading import load_world
-from townbot.world.model import Persona, World
+from townbot.world.model import Persona, RoutineStep, World
 
 ROOT = Path(__file__).resolve().parents[1]
 WORLD_YAML = ROOT / "world.yaml"
 PERSONAS = ROOT / "personas"
+MONDAY = datetime(2023, 2, 13, 8, 0)
 
 SCHEMAS = {"importance": ImportanceScores, "day_plan": DayPlan,
            "hourly_schedule": HourlySchedule, "choose_place": PlaceAndArea,
@@ -39,10 +50,31 @@ def _no_default():
     raise AssertionError("the offline model fell back to the default answer")
 
 
+@cache
+def town() -> World:
+    return load_world(WORLD_YAML, PERSONAS)
+
+
+def question_of(purpose: str, context: dict[str, Any]) -> Question:
+    """The purpose's typed question, from the parts each test varies."""
+    if purpose == "importance":
+        return ImportanceQuestion("Klaus Mueller", "a student", tuple(context["texts"]))
+    if purpose == "day_plan":
+        return DayPlanQuestion(context["persona"], "", MONDAY, "", ())
+    if purpose == "hourly_schedule":
+        return ScheduleQuestion(context["persona"], MONDAY, (), (), {})
+    if purpose == "choose_place":
+        return PlaceQuestion(town().personas["Klaus Mueller"], context["activity"], MONDAY,
+                             context["places"], tuple(context["current"] or ("", "")),
+                             tuple(context["hint"] or ("", "")))
+    persona = town().personas.get(context["agent"], town().personas["Isabella Rodriguez"])
+    return DecomposeQuestion(persona, context["activity"], "somewhere: here",
+                             datetime.fromisoformat(context["start"]), context["minutes"],
+                             tuple(context["objects"]))
+
+
 async def ask(model: OfflineModel, purpose: str, **context: Any):
-    answer = await model.ask(Ask(purpose=purpose, prompt=f"(prompt for {purpose})",
-                                 schema=SCHEMAS[purpose], default=_no_default,
-                                 context=context, agent=context.get("agent")))
+    answer = await model.ask(replace(question_of(purpose, context).ask(), default=_no_default))
     assert isinstance(answer, SCHEMAS[purpose])
     return answer
 
@@ -55,11 +87,6 @@ def world() -> World:
 @pytest.fixture()
 def model() -> OfflineModel:
     return OfflineModel(seed=0)
-
-
-def routine_context(persona: Persona) -> list[dict[str, str]]:
-    return [{"at": f"{s.minute // 60:02d}:{s.minute % 60:02d}", "do": s.activity,
-             "where": f"{s.sector}: {s.arena}"} for s in persona.routine]
 
 
 def load_with_routine(tmp_path: Path, steps: list[tuple[str, str]]) -> Persona:
@@ -93,8 +120,8 @@ async def test_same_seed_same_request_same_answer(world: World) -> None:
     objects = list(world.arena("Hobbs Cafe", "cafe").objects)
     requests = [
         ("importance", {"texts": ["Isabella is serving coffee", "the stove is on fire"]}),
-        ("day_plan", {"routine": routine_context(persona), "yesterday": ""}),
-        ("hourly_schedule", {"routine": routine_context(persona), "plan": []}),
+        ("day_plan", {"persona": persona}),
+        ("hourly_schedule", {"persona": persona}),
         ("choose_place", {"activity": "buy groceries", "places": places_of(world),
                           "hint": None, "current": None}),
         ("decompose", {"activity": "serve coffee and chat with the morning regulars",
@@ -113,7 +140,7 @@ async def test_the_seed_varies_the_wording(world: World) -> None:
     for seed in answers:
         for activity in ("serve coffee", "write a chapter", "paint", "study", "cook dinner"):
             answer = await ask(OfflineModel(seed=seed), "decompose", activity=activity,
-                               minutes=60, objects=objects, agent="A", start="s")
+                               minutes=60, objects=objects, agent="A", start="2023-02-13T08:00:00")
             answers[seed].append(answer.model_dump())
     assert answers[0] != answers[1]
 
@@ -169,9 +196,8 @@ async def test_importance_of_a_shower_is_mundane(model: OfflineModel) -> None:
 
 async def test_day_plan_from_a_twelve_step_routine(world: World, model: OfflineModel) -> None:
     persona = world.personas["Isabella Rodriguez"]
-    routine = routine_context(persona)
-    assert len(routine) == 12
-    items = (await ask(model, "day_plan", routine=routine, yesterday="")).items
+    assert len(persona.routine) == 12
+    items = (await ask(model, "day_plan", persona=persona)).items
     assert 3 <= len(items) <= 8
     minutes = [item_minute(item) for item in items]
     assert minutes == sorted(minutes) and len(set(minutes)) == len(minutes)
@@ -186,8 +212,7 @@ async def test_day_plan_from_a_twelve_step_routine(world: World, model: OfflineM
 async def test_every_resident_gets_a_day_plan_in_time_order(world: World,
                                                             model: OfflineModel) -> None:
     for persona in world.personas.values():
-        items = (await ask(model, "day_plan", routine=routine_context(persona),
-                           yesterday="")).items
+        items = (await ask(model, "day_plan", persona=persona)).items
         minutes = [item_minute(item) for item in items]
         assert 3 <= len(items) <= 8, persona.name
         assert minutes == sorted(minutes), persona.name
@@ -198,14 +223,13 @@ async def test_day_plan_for_a_valid_two_step_routine(tmp_path: Path,
     persona = load_with_routine(tmp_path, [("07:00", "wake up and think about prime numbers"),
                                            ("23:00", "go to bed")])
     assert len(persona.routine) == 2  # the loader accepts this persona
-    items = (await ask(model, "day_plan", routine=routine_context(persona), yesterday="")).items
+    items = (await ask(model, "day_plan", persona=persona)).items
     assert 3 <= len(items) <= 8
 
 
 async def test_hourly_schedule_covers_the_waking_day(world: World, model: OfflineModel) -> None:
     for persona in world.personas.values():
-        routine = routine_context(persona)
-        blocks = (await ask(model, "hourly_schedule", routine=routine, plan=[])).blocks
+        blocks = (await ask(model, "hourly_schedule", persona=persona)).blocks
         starts = [parse_clock(block.start) for block in blocks]
         assert starts == sorted(starts) and len(set(starts)) == len(starts), persona.name
         first, last = persona.routine[0].minute, persona.routine[-1].minute
@@ -218,8 +242,7 @@ async def test_hourly_schedule_covers_the_waking_day(world: World, model: Offlin
 async def test_hourly_schedule_splits_long_steps_into_blocks_of_about_two_hours(
         world: World, model: OfflineModel) -> None:
     persona = world.personas["Isabella Rodriguez"]
-    blocks = (await ask(model, "hourly_schedule", routine=routine_context(persona),
-                        plan=[])).blocks
+    blocks = (await ask(model, "hourly_schedule", persona=persona)).blocks
     morning = [b for b in blocks if "serve coffee and chat with the morning regulars"
                in b.activity]
     assert [b.start for b in morning] == ["08:00", "10:00"]
@@ -229,13 +252,13 @@ async def test_hourly_schedule_splits_long_steps_into_blocks_of_about_two_hours(
 
 async def test_hourly_schedule_with_steps_three_minutes_apart(tmp_path: Path,
                                                              model: OfflineModel) -> None:
-    routine = [{"at": at, "do": do, "where": "Hobbs Cafe: cafe"} for at, do in
-               [("07:00", "wake up"), ("07:03", "get dressed"), ("12:00", "eat lunch"),
-                ("23:00", "go to bed")]]
+    steps = [("07:00", "wake up"), ("07:03", "get dressed"), ("12:00", "eat lunch"),
+             ("23:00", "go to bed")]
     with pytest.raises(DataError, match="less than 5 minutes"):
-        load_with_routine(tmp_path, [("07:00", "wake up"), ("07:03", "get dressed"),
-                                     ("12:00", "eat lunch"), ("23:00", "go to bed")])
-    blocks = (await ask(model, "hourly_schedule", routine=routine, plan=[])).blocks
+        load_with_routine(tmp_path, steps)
+    routine = tuple(RoutineStep(parse_clock(at), do, "Hobbs Cafe", "cafe") for at, do in steps)
+    persona = replace(town().personas["Giorgio Rossi"], routine=routine)
+    blocks = (await ask(model, "hourly_schedule", persona=persona)).blocks
     assert sum(block.minutes for block in blocks) == 16 * 60
 
 
@@ -422,11 +445,10 @@ def test_first_person_stays_first_person_and_back() -> None:
 def test_reflections_do_not_nest() -> None:
     texts = ["Klaus Mueller has been taking in: Klaus Mueller is sleeping",
              "Klaus Mueller is reading a book"]
-    found = social.insights({"name": "Klaus Mueller", "question": "What is on his mind?",
-                             "texts": texts, "kinds": ["reflection", "observation"]},
-                            score_importance)
-    assert all(i.text.count("taking in") <= 1 for i in found.insights)
-    assert not any("taking in: Klaus Mueller has been" in i.text for i in found.insights)
+    found = insights_on("Klaus Mueller", "What is on his mind?", texts,
+                        ["reflection", "observation"])
+    assert all(i.text.count("taking in") <= 1 for i in found)
+    assert not any("taking in: Klaus Mueller has been" in i.text for i in found)
 
 
 def test_nobody_is_told_their_own_news_and_each_listener_hears_it_once() -> None:

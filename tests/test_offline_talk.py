@@ -269,7 +269,7 @@ def test_at_the_party_a_reply_answers_what_was_said_and_only_the_host_hosts():
 
 
 def test_a_step_is_never_finishing_up_still_doing_something():
-    from townbot.llm.offline.model import _work_steps
+    from townbot.llm.offline.steps import _work_steps
 
     steps = _work_steps("keep writing over a cup of tea", False, "pausing for a moment")
     assert not any("still" in step and not step.startswith("still") for step in steps)

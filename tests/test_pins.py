@@ -22,6 +22,7 @@ from townbot.llm.settings import Caps, load_settings
 from townbot.llm.stack import build_model_stack
 from townbot.mind.memory import MemoryStream
 from townbot.mind.retrieval import retrieve
+from townbot.town import admission, requests
 from townbot.town import service as service_module
 
 NOW = datetime(2023, 2, 14, 12, 0)
@@ -70,36 +71,36 @@ def test_a_term_equal_for_every_candidate_counts_one_half():
 
 
 def test_moderator_only_use_cases_are_the_documented_ones():
-    assert set(service_module.MODERATOR_ONLY) == {"seed", "scenario", "announce", "pause", "resume",
+    assert set(admission.MODERATOR_ONLY) == {"seed", "scenario", "announce", "pause", "resume",
                                              "speed", "memories", "takeover", "event_status",
                                              "web_rotate", "web_close"}
 
 
 def test_default_rate_limits_are_the_documented_ones():
     assert {case: (rate.count, rate.seconds) for case, rate in
-            service_module.DEFAULT_RATES.items()} == {
+            admission.DEFAULT_RATES.items()} == {
         "whisper": (3, 60), "set": (5, 60), "interview": (5, 60), "say": (10, 60),
         "join": (3, 60), "leave": (3, 60), "go": (10, 60), "announce": (5, 60),
         "scenario": (3, 60)}
 
 
 def test_text_limits_are_the_documented_ones():
-    assert service_module.LIMITS == {"name": 40, "description": 120, "say": 500, "whisper": 300,
-                                     "interview": 500, "state": 80, "seed": 600,
-                                     "announce": 500, "query": 200}
+    assert requests.LIMITS == {"name": 40, "description": 120, "say": 500, "whisper": 300,
+                               "interview": 500, "state": 80, "seed": 600,
+                               "announce": 500, "query": 200}
 
 
-@pytest.mark.parametrize("what", sorted(service_module.LIMITS))
+@pytest.mark.parametrize("what", sorted(requests.LIMITS))
 def test_each_text_limit_admits_its_length_and_refuses_one_more(what):
-    limit = service_module.LIMITS[what]
-    assert service_module.bounded("x" * limit, what) == "x" * limit
+    limit = requests.LIMITS[what]
+    assert requests.bounded("x" * limit, what) == "x" * limit
     with pytest.raises(service_module.TownError, match=f"{limit + 1} characters long; the limit "
                                                       f"is {limit}"):
-        service_module.bounded("x" * (limit + 1), what)
+        requests.bounded("x" * (limit + 1), what)
 
 
 def test_the_audit_log_keeps_the_documented_600_characters_of_an_argument():
-    assert service_module.AUDIT_TEXT == 600
+    assert admission.AUDIT_TEXT == 600
 
 
 def every_use_case(town: service_module.TownService, person: service_module.Person) -> dict:

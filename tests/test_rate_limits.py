@@ -9,7 +9,8 @@ import pytest
 from conftest import open_engine
 from discord_harness import connect, fake_fixture, server_fixture  # noqa: F401  (fixtures)
 
-from townbot.town.service import DEFAULT_RATES, Person, TownError, TownService
+from townbot.town.admission import DEFAULT_RATES
+from townbot.town.service import Person, TownError, TownService
 
 ALEX = Person("test:alex", "Alex")
 MOD = Person("test:mod", "Mo", moderator=True)

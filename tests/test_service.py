@@ -8,7 +8,8 @@ import json
 import pytest
 from conftest import open_engine
 
-from townbot.town.service import Person, RateLimit, TownError, TownService
+from townbot.town.admission import RateLimit
+from townbot.town.service import Person, TownError, TownService
 from townbot.world.model import join_path
 
 MOD = Person("test:mod", "Mo", moderator=True)
@@ -39,7 +40,8 @@ async def town(world, tmp_path):
 async def snapshot(service: TownService) -> str:
     """Everything a use case could change, as stored and as held in memory."""
     engine = service.engine
-    await engine.commit_now([])
+    async with engine.change():  # commits what is pending, as any change does
+        pass
     store = engine.store
     rows = {
         "memories": len(await store.memories(engine.town.id)),
@@ -213,7 +215,7 @@ async def test_an_interview_answers_from_memory_and_changes_no_memory(town):
 
 
 async def test_rate_limits_stop_floods_per_person(town):
-    town.rates["interview"] = RateLimit(2, 60)
+    town.admission.rates["interview"] = RateLimit(2, 60)
     for _ in range(2):
         await town.interview(ALEX, "Sam", "How are you?")
     await refused(town, town.interview(ALEX, "Sam", "How are you?"), "try again in")

@@ -23,8 +23,9 @@ from townbot.llm.offline import OfflineModel
 from townbot.llm.stack import build_model_stack
 from townbot.mind.answering import Ablation
 from townbot.store.database import Store
+from townbot.town.admission import AUDIT_TEXT, RateLimit, audited
 from townbot.town.engine import Engine
-from townbot.town.service import AUDIT_TEXT, Person, RateLimit, TownError, TownService, audited
+from townbot.town.service import Person, TownError, TownService
 
 GOLDEN = Path(__file__).parent / "golden" / "service_session.json"
 ALEX = Person("test:alex", "Alex")

@@ -19,21 +19,17 @@ from townbot.llm.embedding import HashingEmbedder
 from townbot.llm.port import UsageRecord
 from townbot.mind.memory import Memory
 from townbot.store.database import (
-    PACK_OVER,
     PAGE_SIZE,
-    ROWS_AT_ONCE,
-    USAGE_ROWS,
     ConversationRecord,
     Store,
     StoreError,
     TickChanges,
-    TickWrite,
     pack_vector,
     pack_vectors,
-    unpack,
     unpack_vectors,
 )
 from townbot.store.migrations import MIGRATIONS
+from townbot.store.towns import PACK_OVER, unpack
 from townbot.world.events import TownEvent
 
 NINE, TEN = datetime(2023, 2, 13, 9, 0), datetime(2023, 2, 13, 10, 0)
@@ -133,13 +129,13 @@ async def test_long_parts_are_stored_compressed_and_read_back_the_same(world, tm
         await engine.tick()
     minds = {name: mind.state for name, mind in engine.minds.items()}
     await engine.store.close()
-    stored = [value for (value,) in rows(tmp_path / "town.db", "SELECT state FROM mind_parts "
-                                         "UNION ALL SELECT change FROM part_log")]
-    kept = [part for (part,) in rows(tmp_path / "town.db",
-                                     "SELECT part FROM mind_parts ORDER BY rowid")]
-    assert kept == sorted(kept), "rows of a kind of part side by side (migration 11)"
-    assert all(isinstance(value, bytes) == (len(unpack(value)) > PACK_OVER) for value in stored)
-    assert any(isinstance(value, bytes) for value in stored), "a plan's blocks are long"
+    stored = rows(tmp_path / "town.db", "SELECT agent, part, state FROM mind_parts ORDER BY rowid")
+    assert [part for _, part, _ in stored] == sorted(part for _, part, _ in stored), \
+        "rows of a kind of part side by side (migration 11)"
+    for agent, part, value in stored:
+        assert isinstance(value, bytes) == (len(unpack(value)) > PACK_OVER)
+        assert {p.name: p for p in minds[agent].parts()}[part].to_dict() == json.loads(unpack(value))
+    assert any(isinstance(value, bytes) for _, _, value in stored), "a plan's blocks are long"
     resumed = await open_engine(world, tmp_path / "town.db")
     assert {name: mind.state for name, mind in resumed.minds.items()} == minds
     await resumed.store.close()
@@ -308,13 +304,12 @@ async def test_memories_stored_out_of_order_are_a_clear_error(tmp_path):
     await store.close()
 
 
-async def test_usage_records_are_stored_in_order_in_one_insert_or_in_parts(tmp_path):
-    """A usage write is one INSERT of every record; a backlog longer than USAGE_ROWS goes in
-    parts within one transaction. Either way every record is stored, in order."""
+async def test_usage_records_are_stored_in_order(tmp_path):
+    """A usage write, however long its backlog, stores every record in order."""
     store = await Store.open(tmp_path / "town.db")
     try:
         town = await store.create_town("T", "2023-02-13 07:00", 10, 0, "m", "e", 8, {}, {})
-        for count in (1, 3, USAGE_ROWS * 2 + 7):
+        for count in (1, 3, 1007):
             await store.add_usage(town.id, [
                 (index, UsageRecord("react", f"agent {index}", 1, "m", index, 2, False, 1.5, "ok"))
                 for index in range(count)])
@@ -323,36 +318,26 @@ async def test_usage_records_are_stored_in_order_in_one_insert_or_in_parts(tmp_p
     finally:
         await store.close()
     assert [(row["tick"], row["agent"], row["prompt_tokens"]) for row in stored] == [
-        (index, f"agent {index}", index) for count in (1, 3, USAGE_ROWS * 2 + 7)
+        (index, f"agent {index}", index) for count in (1, 3, 1007)
         for index in range(count)]
 
 
 
-async def test_a_tick_is_one_call_to_the_database_thread_and_a_failure_in_it_writes_nothing(
-        tmp_path, monkeypatch):
+async def test_a_tick_is_written_whole_and_a_failure_in_it_writes_nothing(tmp_path):
     db = tmp_path / "town.db"
     store = await Store.open(db)
     town = await store.create_town("T", "2023-02-13 07:00", 10, 0, "m", "e", 4, {}, {})
     memory = Memory(0, "observation", "The stove is on", NINE, NINE, 3)
     talk = ConversationRecord("2023-02-13 09:00", "2023-02-13 09:10", "Cafe", "bar", ("Ann", "Bo"),
                               (("Ann", "Hi", "2023-02-13 09:00"), ("Bo", "Hello", "2023-02-13 09:10")))
-    calls = []
-    handoff = store.db._execute
-
-    async def counted(function, *args):
-        calls.append(function)
-        return await handoff(function, *args)
-
-    monkeypatch.setattr(store.db, "_execute", counted)
     await store.save_tick(TickChanges(town.id, 1, new_memories=[
         ("Ann", memory, np.ones(4, dtype=np.float32))], conversations=[talk, talk],
         events=[TownEvent("2023-02-13 09:00", "cafe", "speech", "Ann", "Hi")]))
-    assert len(calls) == 1
     assert rows(db, "SELECT conversation_id, seq, text FROM utterances") == \
         [(1, 0, "Hi"), (1, 1, "Hello"), (2, 0, "Hi"), (2, 1, "Hello")]
 
-    # A text SQLite cannot take fails the tick in the database's thread after its first
-    # statements ran there: they are rolled back, and the next tick is written whole.
+    # A text SQLite cannot take fails the tick after its first statements ran: they are
+    # rolled back, and the next tick is written whole.
     memory.last_accessed = TEN
     with pytest.raises(UnicodeEncodeError):
         await store.save_tick(TickChanges(town.id, 2, touched=[("Ann", [memory])], events=[
@@ -365,17 +350,3 @@ async def test_a_tick_is_one_call_to_the_database_thread_and_a_failure_in_it_wri
     [loaded] = await store.memories(town.id)
     assert loaded.memory.last_accessed == TEN and rows(db, "SELECT tick FROM towns") == [(2,)]
     await store.close()
-
-
-@pytest.mark.parametrize("count", [1, 2, 63, ROWS_AT_ONCE, ROWS_AT_ONCE + 1, 3 * ROWS_AT_ONCE + 37])
-def test_rows_inserted_many_to_a_statement_come_in_order_as_given(count):
-    raw = sqlite3.connect(":memory:", isolation_level=None)
-    raw.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a, b)")
-    rows = [(n, f"row {n}" if n % 3 else None) for n in range(count)]
-    write = TickWrite()
-    write.rows("INSERT INTO t (a, b) VALUES {rows}", 2, [value for row in rows for value in row])
-    write.rows("INSERT INTO t (a, b) VALUES {rows}", 2, [])  # nothing to write: no statement
-    write.run(raw)
-    assert raw.execute("SELECT a, b FROM t ORDER BY id").fetchall() == rows
-    with pytest.raises(ValueError, match="do not make rows of 2"):
-        write.rows("INSERT INTO t (a, b) VALUES {rows}", 2, [1, 2, 3])

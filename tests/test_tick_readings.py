@@ -1,6 +1,5 @@
 """What a tick reads: a scene gathered once a tick shows each perceiver what a perception of
-its own would; the current block is the first block covering the time; the clock's readings
-follow the tick."""
+its own would; the current block is the first block covering the time."""
 
 from __future__ import annotations
 
@@ -8,16 +7,13 @@ import random
 from datetime import datetime, timedelta
 
 from townbot.llm.offline import OfflineModel
-from townbot.llm.port import CallContext
 from townbot.mind.agent import AgentMind
 from townbot.mind.memory import MemoryStream
 from townbot.mind.plans import PlanBlock
 from townbot.mind.reacting import Sighting
 from townbot.mind.state import MindState
 from townbot.town.body import Body
-from townbot.town.engine import ClockReadings
 from townbot.town.perception import Scene, describe, is_free_to_talk, shown
-from townbot.world.clock import GameClock
 from townbot.world.model import split_path
 
 NINE = datetime(2023, 2, 13, 9, 0)
@@ -70,17 +66,6 @@ def test_a_shared_scene_shows_everyone_what_their_own_perception_would():
         for name in rng.sample(list(bodies), len(bodies)):  # in any order
             assert scene.perceive(name, bandwidth) == own_perception(
                 name, bodies, state, defaults, bandwidth), (trial, name)
-
-
-def test_the_clock_readings_follow_the_tick():
-    clock = GameClock(NINE, tick_minutes=10)
-    readings = ClockReadings(clock, None)
-    assert readings.now() == NINE and readings.context() == CallContext(game_day=1)
-    clock.tick = 6 * 24  # a day on: read again, as the engine's restore sets it
-    assert readings.now() == NINE + timedelta(days=1)
-    assert readings.context() == CallContext(game_day=2)
-    clock.advance()
-    assert readings.now() == clock.now
 
 
 def test_the_current_block_is_the_first_block_covering_the_time(world):

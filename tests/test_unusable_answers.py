@@ -146,7 +146,7 @@ def test_the_share_lines_warn_above_a_fifth_and_not_for_the_offline_model():
 async def test_a_hosted_town_pauses_and_tells_the_town_hall(monkeypatch):
     from types import SimpleNamespace
 
-    from townbot.platforms.discord import hub
+    from townbot.platforms.discord import hosting
 
     notices, paused = [], []
 
@@ -162,7 +162,7 @@ async def test_a_hosted_town_pauses_and_tells_the_town_hall(monkeypatch):
     town = SimpleNamespace(service=SimpleNamespace(tick=tick, pause=pause), notify=notify,
                            server_down=False, engine=SimpleNamespace(
                                town=SimpleNamespace(tick_seconds=10.0)))
-    await hub.tick_town(town)
+    await hosting.tick_town(town)
     assert paused == ["townbot's model watch"]
     assert notices == ["The town is paused: 71 of the last 100 answers of m came from defaults "
                        "(...). A moderator resumes it with /mod resume once the model is changed."]

@@ -19,11 +19,11 @@ import numpy as np
 import trueskill
 
 from townbot.eval.conditions import MATCH_ORDERS
-from townbot.llm.port import Ask, LanguageModel
-from townbot.llm.purposes import Labels, Ranking
+from townbot.llm.port import LanguageModel
+from townbot.llm.purposes.label_answers import LabelItem, LabelQuestion
+from townbot.llm.purposes.rank_answers import RankQuestion
 from townbot.mind.answering import own_words
 from townbot.mind.memory import Memory
-from townbot.prompting import numbered, quoted, render
 from townbot.world.model import Persona
 
 DIGEST_SIZE = 20  # memories shown to the judge: the most important ones
@@ -54,21 +54,9 @@ async def rank_answers(judge: LanguageModel, persona: Persona, digest: list[str]
     letters = string.ascii_uppercase[:len(shown)]
     lettered = {letter: answers[condition] for letter, condition in zip(letters, shown,
                                                                          strict=True)}
-    prompt = render("judge_rank", identity=persona.identity(), first_name=persona.first_name,
-                    memories="\n".join(f"- {m}" for m in digest) or "- (nothing yet)",
-                    question=quoted(question), count=len(shown),
-                    answers="\n".join(f"{k}: {quoted(v, 1200)}" for k, v in lettered.items()))
-
-    def complete(answer: Ranking) -> str | None:
-        if sorted(answer.order) != sorted(letters):
-            return f"rank each of the letters {', '.join(letters)} exactly once"
-        return None
-
-    ranking = await judge.ask(Ask(
-        purpose="rank_answers", prompt=prompt, schema=Ranking, agent=persona.name,
-        check=complete, default=lambda: Ranking(order=["A", "A"]),  # not a ranking: skipped
-        context={"identity": persona.identity(), "memories": digest, "answers": lettered}))
-    valid = complete(ranking) is None
+    asked = RankQuestion(persona, tuple(digest), question, lettered)
+    ranking = await judge.ask(asked.ask(persona.name))
+    valid = asked.problem(ranking) is None
     order = tuple(shown[letters.index(letter)] for letter in ranking.order) if valid else ()
     return Ranked(persona.name, question_id, category, order, tuple(shown))
 
@@ -139,13 +127,6 @@ def not_told_apart(ratings: dict[str, Rating]) -> dict[str, list[str]]:
             for c, r in ratings.items()}
 
 
-@dataclass(frozen=True)
-class LabelItem:
-    question: str
-    answer: str
-    subject: tuple[str, ...]  # patterns naming what a "yes" must be about (offline labeller)
-
-
 async def label_answers(judge: LanguageModel, what: str, items: Sequence[LabelItem],
                         agent: str | None = None) -> list[bool]:
     """Yes/no for each answer (does it show the resident knows `what`?), in batches; a batch
@@ -158,16 +139,8 @@ async def label_answers(judge: LanguageModel, what: str, items: Sequence[LabelIt
 
 async def _label_batch(judge: LanguageModel, what: str, batch: list[LabelItem],
                        agent: str | None) -> list[bool]:
-    size = len(batch)
-    text = numbered([f"Question: {quoted(i.question)} Answer: {quoted(i.answer, 800)}"
-                     for i in batch])
-    answer = await judge.ask(Ask(
-        purpose="label_answers", prompt=render("judge_label", what=what, items=text),
-        schema=Labels, agent=agent,
-        check=lambda a: None if len(a.labels) == size else f"give exactly {size} labels, one per item",
-        default=lambda: Labels(labels=["no"] * size),
-        context={"items": [{"answer": i.answer, "own_words": own_words(i.answer),
-                            "subject": list(i.subject)} for i in batch]}))
+    question = LabelQuestion(what, tuple(batch), tuple(own_words(i.answer) for i in batch))
+    answer = await judge.ask(question.ask(agent))
     return [label == "yes" for label in answer.labels]
 
 

@@ -9,22 +9,11 @@ without a vector would be lost to retrieval, and they cost a small share of the 
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from townbot.llm.port import (
-    AnswerT,
-    Ask,
-    CallContext,
-    Embedded,
-    LanguageModel,
-    Layer,
-    ModelReport,
-    Reply,
-)
 from townbot.llm.settings import Caps
 
 # Outcomes of asks that reached the model (cached, skipped and over-budget ones did not).
@@ -129,38 +118,3 @@ class Budget:
         until = "the next game day" if "day" in pressure.what else "the cap is raised"
         return (f"budget: cap reached, {used}: the model is not asked until {until}; "
                 "residents follow their plans")
-
-
-class Budgeted(Layer):
-    """Admits each ask under the budget of its game day (refused: the default, outcome
-    `skipped` or `over_budget`) and counts what the admitted ones spent."""
-
-    def __init__(self, inner: LanguageModel, budget: Budget) -> None:
-        super().__init__(inner)
-        self.spending = budget
-
-    def report(self) -> ModelReport:
-        return dataclasses.replace(self.inner.report(), budget=self.spending)
-
-    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
-        day = request.game_day or 1
-        refused = self.spending.admit(request.optional, day)
-        if refused is not None:
-            return Reply(request.default(), self.label, 0, 0, estimated=False, requests=0,
-                         outcome=refused)
-        try:
-            reply = await self.inner.reply(request)
-            self.spending.count(request.purpose, reply.outcome, day,
-                                reply.prompt_tokens + reply.completion_tokens)
-            return reply
-        finally:
-            self.spending.release()
-
-    async def embed_report(self, texts: Sequence[str],
-                           call: CallContext | None = None) -> Embedded:
-        call = call or CallContext()
-        embedded = await self.inner.embed_report(texts, call)
-        if embedded.requests:  # never refused: a memory without a vector is lost to retrieval
-            self.spending.count(call.purpose, "ok", call.game_day or 1, embedded.prompt_tokens)
-        return embedded
-

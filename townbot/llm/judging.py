@@ -233,8 +233,10 @@ def is_emoji(text: str) -> bool:
 def _person_problem(request: Ask, answer: BaseModel) -> str | None:
     """A resident answering in their own voice must not speak of themself by name."""
     fields = SPOKEN.get(request.purpose)
+    if not fields:  # (the spoken purposes' contexts are mappings)
+        return None
     name = request.context.get("name") or request.context.get("speaker") or request.agent
-    if not fields or not name:
+    if not name:
         return None
     names = sorted({name, name.split()[0]}, key=len, reverse=True)
     pattern = re.compile(r"(?:^|[.!?]\s+)(?:" + "|".join(map(re.escape, names)) + r")(?:'s)?\s+(?:"

@@ -6,13 +6,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
 
-if TYPE_CHECKING:
-    from townbot.llm.budget import Budget
+from townbot.llm.budget import Budget
 
 AnswerT = TypeVar("AnswerT", bound=BaseModel)
 
@@ -66,8 +65,9 @@ NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
 class Ask(Generic[AnswerT]):
     """One question: a purpose tag, the rendered prompt, the answer's schema.
 
-    `context` is the structured data the prompt was rendered from; a real model reads only the
-    prompt, the offline model answers from the context. `check` returns a complaint about a
+    `context` is the typed question the prompt was rendered from (a purpose's `Question`; the
+    social purposes' are still mappings); a real model reads only the prompt, the offline model
+    answers from the context. `check` returns a complaint about a
     well-formed but unusable answer (say, a place that is not among the options); `default` is
     the safe answer used when the model cannot give a usable one.
     """
@@ -76,7 +76,7 @@ class Ask(Generic[AnswerT]):
     prompt: str
     schema: type[AnswerT]
     default: Callable[[], AnswerT]
-    context: Mapping[str, Any] = field(default_factory=lambda: NO_CONTEXT)
+    context: Any = field(default_factory=lambda: NO_CONTEXT)
     agent: str | None = None
     check: Callable[[AnswerT], str | None] | None = None
     optional: bool = False

@@ -21,11 +21,10 @@ from openai.types.chat import ChatCompletion
 
 from townbot.llm.openai_client import OpenAIModel, brief
 from townbot.llm.port import Ask, LanguageModel, ModelConfigError
-from townbot.llm.purposes import Ready
+from townbot.llm.purposes.probe import ProbeQuestion, Ready
 from townbot.llm.settings import OPENAI_URL, STRUCTURED_MODES, ModelSettings
 from townbot.llm.stack import find_layer
 from townbot.llm.structured import read_answer
-from townbot.prompting import render
 
 PARALLEL_PROBES = 4  # requests sent at once to see how many the server serves together
 MEASURING_ROUNDS = 2
@@ -34,8 +33,7 @@ EXAMPLE_URL = "http://127.0.0.1:8080/v1"
 
 
 def probe_ask() -> Ask[Ready]:
-    return Ask(purpose="probe", prompt=render("probe"), schema=Ready,
-               default=lambda: Ready(status="ready", count=2))
+    return ProbeQuestion().ask()
 
 
 @dataclass

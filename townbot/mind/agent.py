@@ -13,15 +13,15 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from townbot import wording
-from townbot.llm.port import Ask, LanguageModel
-from townbot.llm.purposes import Reaction, importance_scores
+from townbot.llm.port import LanguageModel
+from townbot.llm.purposes.importance import ImportanceQuestion
+from townbot.llm.purposes.react import Reaction
 from townbot.mind import acting, attention, dialogue, planning, reacting, reflection, summary
 from townbot.mind.memory import MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
 from townbot.mind.reacting import Sighting
 from townbot.mind.settings import MindSettings
 from townbot.mind.state import MindState, Pending, Refusal
-from townbot.prompting import numbered, render
 from townbot.world.clock import clock_face, minute_of_day, span_of_hours, span_of_minutes
 from townbot.world.model import Persona
 
@@ -183,15 +183,8 @@ class AgentMind:
             plan.mark()
 
     async def _rate(self, texts: list[str]) -> list[int]:
-        prompt = render("importance", name=self.name, identity=self.persona.identity(),
-                        numbered=numbered(texts), count=len(texts))
-        answer = await self.model.ask(Ask(
-            purpose="importance", prompt=prompt, schema=importance_scores(len(texts)), agent=self.name,
-            context={"texts": texts},
-            check=lambda a: None if len(a.scores) == len(texts)
-            else f"expected {len(texts)} scores, got {len(a.scores)}",
-            default=lambda: importance_scores(len(texts))(scores=[3] * len(texts))))
-        return list(answer.scores)
+        question = ImportanceQuestion(self.name, self.persona.identity(), tuple(texts))
+        return list((await self.model.ask(question.ask(self.name))).scores)
 
     def observe(self, perception: Perception, world: WorldView) -> list[Sighting]:
         """Store what is new or changed; an unchanged sight only refreshes the memory made of

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from townbot.llm.port import Ask, LanguageModel
-from townbot.llm.purposes import Answer
+from townbot.llm.purposes.answer import Answer, no_answer
 from townbot.mind.dialogue import news_known
 from townbot.mind.memory import KINDS, Memory, MemoryStream
 from townbot.mind.planning import dated_memories
@@ -283,7 +283,7 @@ async def interview_as(model: LanguageModel, persona: Persona, knowledge: SelfKn
     answer = await model.ask(Ask(
         purpose="answer", prompt=prompt, schema=Answer, agent=persona.name,
         check=stays_with_what_happened if guarded else None,
-        default=lambda: Answer(text="I'm sorry, I can't think of an answer to that right now."),
+        default=no_answer,
         context={"name": persona.name, "question": question, "memories": memories,
                  "asker": asker, "background": persona.background,
                  "plan": list(knowledge.plan or ()), "planned_today": knowledge.plan is not None,

@@ -19,16 +19,10 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 
 from townbot.llm.port import Ask, LanguageModel
-from townbot.llm.purposes import (
-    Exchange,
-    PersonTakeaways,
-    Relationship,
-    Takeaways,
-    Utterance,
-    WholeConversation,
-    conversation_among,
-    takeaways_among,
-)
+from townbot.llm.purposes.conversation import conversation_among, greetings, strangers_problem
+from townbot.llm.purposes.relationship import RelationshipQuestion
+from townbot.llm.purposes.takeaways import Takeaways, entries_problem, nothing_learned, takeaways_among
+from townbot.llm.purposes.utterance import Utterance, default_line
 from townbot.mind.memory import Memory, MemoryStream
 from townbot.mind.planning import dated_memories
 from townbot.mind.retrieval import recall
@@ -115,15 +109,8 @@ async def relationship_with(model: LanguageModel, voice: Voice, partner: Voice,
     if not any(partner.name in text for text in found):
         summary = f"{first} does not know {partner.name} yet."  # no call: there is nothing to sum
     else:
-        prompt = render("relationship", summary=voice.summary, first_name=first,
-                        partner=partner.name, context=bullets(found))
-        answer = await model.ask(Ask(
-            purpose="relationship", prompt=prompt, schema=Relationship, agent=voice.name,
-            optional=True,  # under a tight budget the statements themselves stand in
-            default=lambda: Relationship(text=" ".join(t for t in found
-                                                       if partner.name in t)[:400]),
-            context={"name": voice.name, "partner": partner.name, "memories": found}))
-        summary = answer.text
+        question = RelationshipQuestion(voice.name, voice.summary, partner.name, tuple(found))
+        summary = (await model.ask(question.ask(voice.name))).text
     voice.relationships[partner.name] = summary
     return summary
 
@@ -165,7 +152,7 @@ async def next_line(model: LanguageModel, voice: Voice, partner: Voice, lines: l
                     context=bullets([m["text"] for m in memories]), history=transcript(lines))
     return await model.ask(Ask(
         purpose="utterance", prompt=prompt, schema=Utterance, agent=voice.name,
-        default=lambda: Utterance(text="Anyway, I should get going. See you later!", end=True),
+        default=default_line,
         context={"speaker": voice.name, "partner": partner.name, "partner_action": partner.action,
                  "speaker_action": voice.action, "relationship": relationship,
                  "date": now.date().isoformat(), "moment": moment(now), "place": place,
@@ -197,11 +184,6 @@ async def converse_by_lines(model: LanguageModel, first: Voice, second: Voice, n
     return lines
 
 
-def _whole_problem(answer: WholeConversation, names: set[str]) -> str | None:
-    strangers = {line.speaker for line in answer.lines} - names
-    return f"speakers {sorted(strangers)} are not in this conversation" if strangers else None
-
-
 async def converse_in_one_call(model: LanguageModel, first: Voice, second: Voice, now: datetime,
                                place: str, count: int) -> list[Line]:
     relation_a, relation_b = await relationships(model, first, second, now, count)
@@ -217,10 +199,8 @@ async def converse_in_one_call(model: LanguageModel, first: Voice, second: Voice
     answer = await model.ask(Ask(
         purpose="conversation", prompt=prompt, agent=first.name,
         schema=conversation_among((first.name, second.name)),
-        check=lambda a: _whole_problem(a, {first.name, second.name}),
-        default=lambda: WholeConversation(lines=[
-            Exchange(speaker=first.name, text=f"Hello, {second.name.split()[0]}!"),
-            Exchange(speaker=second.name, text=f"Hi, {first.name.split()[0]}. Good to see you.")]),
+        check=lambda a: strangers_problem(a, {first.name, second.name}),
+        default=lambda: greetings(first.name, second.name),
         context={"first": first.name, "second": second.name, "memories_a": memories_a,
                  "memories_b": memories_b, "known_a": first.knows(now),
                  "known_b": second.knows(now), "partner_action_a": second.action,
@@ -248,13 +228,6 @@ class Learned:
 
     facts: dict[str, int | None]
     importance: int | None
-
-
-def _takeaways_problem(answer: Takeaways, names: list[str]) -> str | None:
-    given = [entry.name for entry in answer.learned]
-    if sorted(given) != sorted(names):
-        return f"give one entry for each of {', '.join(names)} (got {', '.join(given)})"
-    return None
 
 
 class JointTakeaways:
@@ -289,6 +262,6 @@ class JointTakeaways:
         return await self.model.ask(Ask(
             purpose="takeaways", prompt=prompt, schema=takeaways_among(tuple(self.names)),
             agent=self.names[0],
-            check=lambda a: _takeaways_problem(a, self.names),
-            default=lambda: Takeaways(learned=[PersonTakeaways(name=n) for n in self.names]),
+            check=lambda a: entries_problem(a, self.names),
+            default=lambda: nothing_learned(self.names),
             context={"names": self.names, "lines": self.lines, "pronouns": self.pronouns}))

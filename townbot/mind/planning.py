@@ -12,23 +12,15 @@ from operator import attrgetter
 
 import numpy as np
 
-from townbot.llm.port import Ask, LanguageModel
-from townbot.llm.purposes import (
-    DayPlan,
-    Decomposition,
-    HourlySchedule,
-    PlanRevision,
-    ScheduleBlock,
-    Step,
-    decomposition_among,
-    schedule_among,
-)
-from townbot.mind.acting import places_text
+from townbot.llm.port import LanguageModel
+from townbot.llm.purposes.day_plan import DayPlanQuestion
+from townbot.llm.purposes.decompose import DecomposeQuestion, Decomposition
+from townbot.llm.purposes.hourly_schedule import HourlySchedule, ScheduleQuestion
+from townbot.llm.purposes.revise_plan import PlanRevision, RevisionQuestion
 from townbot.mind.memory import Memory, MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep, without_clock_times
 from townbot.mind.retrieval import recall
 from townbot.mind.settings import MindSettings
-from townbot.prompting import render
 from townbot.wording import progressive
 from townbot.world.clock import clock_face, minute_of_day, parse_clock, span_of_minutes
 from townbot.world.model import Persona
@@ -130,64 +122,11 @@ def insert_block(blocks: list[PlanBlock], new: PlanBlock) -> list[PlanBlock]:
     return sorted(result, key=attrgetter("start"))
 
 
-def routine_context(persona: Persona) -> list[dict[str, str]]:
-    return [{"at": f"{s.minute // 60:02d}:{s.minute % 60:02d}", "do": s.activity,
-             "where": f"{s.sector}: {s.arena}"} for s in persona.routine]
-
-
-def routine_text(persona: Persona) -> str:
-    return "; ".join(f"{clock_face(s.minute)} {s.activity}" for s in persona.routine)
-
-
-def default_day_plan(persona: Persona) -> DayPlan:
-    steps = persona.routine[:8]
-    return DayPlan(items=[f"{s.activity} at {clock_face(s.minute)}" for s in steps]
-                   + ["go about the day"] * max(0, 3 - len(steps)))
-
-
-def bullet_list(lines: list[str]) -> str:
-    return "\n".join(f"- {line}" for line in lines) or "- (nothing in particular)"
-
-
 async def plan_day(model: LanguageModel, persona: Persona, today: datetime, yesterday: str,
                    summary: str, intentions: list[str]) -> list[str]:
     """The day in broad strokes, from the summary, yesterday and what is on the agent's mind."""
-    prompt = render("day_plan", summary=summary, first_name=persona.first_name,
-                    routine=routine_text(persona), yesterday=yesterday,
-                    intentions=bullet_list(intentions), date=today.strftime("%A %B %d"),
-                    wakes=clock_face(persona.wakes), sleeps=clock_face(persona.sleeps))
-    answer = await model.ask(Ask(
-        purpose="day_plan", prompt=prompt, schema=DayPlan, agent=persona.name,
-        default=lambda: default_day_plan(persona),
-        context={"routine": routine_context(persona), "yesterday": yesterday,
-                 "intentions": intentions, "date": today.date().isoformat(),
-                 "name": persona.name, "places": list(persona.starting_sectors())}))
-    return answer.items
-
-
-def _default_schedule(persona: Persona) -> HourlySchedule:
-    steps = persona.routine
-    blocks = [ScheduleBlock(start=f"{a.minute // 60:02d}:{a.minute % 60:02d}",
-                            minutes=max(5, b.minute - a.minute), activity=a.activity)
-              for a, b in zip(steps, steps[1:], strict=False)]
-    return HourlySchedule(blocks=blocks)
-
-
-def _schedule_problem(answer: HourlySchedule, persona: Persona,
-                      begins: int | None = None) -> str | None:
-    previous = -1
-    for block in answer.blocks:
-        try:
-            minute = parse_clock(block.start)
-        except ValueError as error:
-            return str(error)
-        if minute <= previous:
-            return f"block at {block.start} does not come after the one before"
-        previous = minute
-    first = persona.wakes if begins is None else begins
-    if parse_clock(answer.blocks[0].start) > first + 60:
-        return f"the schedule must start at {clock_face(first)}"
-    return None
+    question = DayPlanQuestion(persona, summary, today, yesterday, tuple(intentions))
+    return (await model.ask(question.ask(persona.name))).items
 
 
 def known_spot(place: str, known: dict[str, list[str]]) -> tuple[str | None, str | None]:
@@ -253,26 +192,9 @@ async def plan_hours(model: LanguageModel, persona: Persona, day: datetime, item
                      start: datetime | None = None, directive: str | None = None) -> list[PlanBlock]:
     """The hour-level schedule of the waking day, or of its rest from `start` (replanning),
     each block with its place among the known ones (so most blocks need no place call)."""
-    begins = start.hour * 60 + start.minute if start else None
-    places = sorted(known)
-    home = f"{persona.home_sector}: {persona.home_arena}"
-    work = (f"{persona.work_sector}: {persona.work_arena}"
-            if persona.work_sector and persona.work_arena else home)
-    prompt = render("hourly_schedule", identity=persona.identity(), first_name=persona.first_name,
-                    places=places_text(known), home=home, work=work,
-                    date=day.strftime("%A %B %d"), plan=bullet_list(items),
-                    intentions=bullet_list(([f"(new) {directive}"] if directive else [])
-                                           + intentions),
-                    wakes=clock_face(begins if begins is not None else persona.wakes),
-                    sleeps=clock_face(persona.sleeps))
-    answer = await model.ask(Ask(
-        purpose="hourly_schedule", prompt=prompt, agent=persona.name,
-        schema=schedule_among(tuple(f"{s}: {a}" for s in places for a in known[s])),
-        default=lambda: _default_schedule(persona),
-        check=lambda a: _schedule_problem(a, persona, begins),
-        context={"routine": routine_context(persona), "plan": items, "intentions": intentions,
-                 "places": places, "known": known, "date": day.date().isoformat(),
-                 "name": persona.name, "from": begins, "directive": directive}))
+    question = ScheduleQuestion(persona, day, tuple(items), tuple(intentions), known, start,
+                                directive)
+    answer = await model.ask(question.ask(persona.name))
     return blocks_from_schedule(answer, persona, day, start, known)
 
 
@@ -281,25 +203,10 @@ async def should_revise(model: LanguageModel, persona: Persona, summary: str, no
                         places: list[str]) -> PlanRevision:
     """Whether what was just learned changes the rest of today (paper 4.3.1: the plan is
     regenerated from the moment of a reaction)."""
-    schedule = [f"{face_of(b.start)} {b.activity}" for b in rest]
-    prompt = render("revise_plan", summary=summary,
-                    moment=f"{now:%A %B} {now.day}, {clock_face(now.hour * 60 + now.minute)}",
-                    first_name=persona.first_name, action=doing, schedule=bullet_list(schedule),
-                    news=bullet_list(news))
-    return await model.ask(Ask(
-        purpose="revise_plan", prompt=prompt, schema=PlanRevision, agent=persona.name,
-        optional=True,  # under a tight budget the plan simply stands
-        default=lambda: PlanRevision(revise=False),
-        context={"name": persona.name, "date": now.date().isoformat(),
-                 "minute": now.hour * 60 + now.minute, "news": news, "places": places,
-                 "schedule": [{"start": b.start.isoformat(), "activity": b.activity}
-                              for b in rest]}))
-
-
-def _default_steps(block: PlanBlock, objects: list[str]) -> Decomposition:
-    target = objects[0] if objects else "nothing in particular"
-    return Decomposition(steps=[Step(minutes=15, action=as_ongoing(block.activity), object=target,
-                                     object_state="in use", emoji="🙂")])
+    question = RevisionQuestion(persona.name, summary, now, doing,
+                                tuple((minute_of_day(b.start), b.activity) for b in rest),
+                                tuple(news), tuple(places))
+    return await model.ask(question.ask(persona.name))
 
 
 def steps_in_block(answer: Decomposition, block: PlanBlock, objects: list[str]) -> list[PlanStep]:
@@ -326,21 +233,8 @@ async def decompose(model: LanguageModel, persona: Persona, block: PlanBlock,
     start = max(block.start, now)
     until = min(block.end, start + timedelta(minutes=DECOMPOSE_MINUTES))
     minutes = max(5, int((until - start).total_seconds() // 60))
-    prompt = render("decompose", identity=persona.identity(), first_name=persona.first_name,
-                    time=clock_face(start.hour * 60 + start.minute),
-                    place=f"{block.sector}: {block.arena}", minutes=minutes,
-                    activity=block.activity, objects=", ".join(objects) or "none")
-
-    def problem(answer: Decomposition) -> str | None:
-        unknown = [s.object for s in answer.steps if s.object not in objects]
-        return f"unknown objects {unknown}; use names from the list" if unknown and objects else None
-
-    answer = await model.ask(Ask(
-        purpose="decompose", prompt=prompt, schema=decomposition_among(tuple(objects)),
-        agent=persona.name,
-        default=lambda: _default_steps(block, objects), check=problem,
-        context={"activity": block.activity, "minutes": minutes, "objects": objects,
-                 "agent": persona.name, "start": start.isoformat(),
-                 "resuming": block.resumed}))
+    question = DecomposeQuestion(persona, block.activity, f"{block.sector}: {block.arena}", start,
+                                 minutes, tuple(objects), block.resumed)
+    answer = await model.ask(question.ask(persona.name))
     partial = PlanBlock(start, until, block.activity, block.sector, block.arena)
     return steps_in_block(answer, partial, objects)

@@ -12,12 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from townbot.llm.port import Ask, LanguageModel
-from townbot.llm.purposes import Reaction
+from townbot.llm.port import LanguageModel
+from townbot.llm.purposes.react import Reaction, ReactQuestion
 from townbot.mind.memory import MemoryStream
 from townbot.mind.retrieval import recall
 from townbot.mind.settings import MindSettings
-from townbot.prompting import render
 from townbot.world.clock import clock_face, minute_of_day
 
 
@@ -72,21 +71,7 @@ async def decide(model: LanguageModel, name: str, summary: str, stream: MemorySt
             stream, vector, now, limit=settings.retrieval_count,
             token_budget=settings.recall.react // len(queries), weights=settings.weights)]
     remembered = list(dict.fromkeys(remembered))
-    first_name = name.split()[0]
-    if sighting.kind == "agent":
-        talked = last_talk(stream, name, sighting.subject)
-        guidance = render("react_guidance_person", subject=sighting.subject, last_talk=talked,
-                          first_name=first_name)
-    else:
-        talked = ""
-        guidance = render("react_guidance_object", subject=sighting.short_subject)
-    prompt = render("react", summary=summary, time=clock_face(minute_of_day(now)),
-                    first_name=first_name, action=action, observation=sighting.text,
-                    context="\n".join([f"- {t}" for t in remembered]) or "- (nothing)",
-                    guidance=guidance)
-    return await model.ask(Ask(
-        purpose="react", prompt=prompt, schema=Reaction, agent=name,
-        default=lambda: Reaction(react=False),
-        context={"name": name, "kind": sighting.kind, "subject": sighting.subject,
-                 "status": sighting.status, "memories": remembered, "action": action,
-                 "last_talk": talked, "summary": summary, "day": now.date().isoformat()}))
+    talked = last_talk(stream, name, sighting.subject) if sighting.kind == "agent" else ""
+    question = ReactQuestion(name, summary, now, action, sighting.text, sighting.kind,
+                             sighting.subject, sighting.status, tuple(remembered), talked)
+    return await model.ask(question.ask(name))

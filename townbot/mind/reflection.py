@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from townbot.llm.port import Ask, LanguageModel
-from townbot.llm.purposes import Insight, Insights, ReflectionQuestions
+from townbot.llm.port import LanguageModel
+from townbot.llm.purposes.insights import InsightsQuestion
+from townbot.llm.purposes.reflection_questions import SalientQuestions
 from townbot.mind.memory import Memory, MemoryStream
 from townbot.mind.retrieval import recall
 from townbot.mind.settings import MindSettings
-from townbot.prompting import numbered, render
 
 
 @dataclass(frozen=True)
@@ -35,59 +35,31 @@ def due(importance_since: int, settings: MindSettings) -> bool:
 
 
 async def ask_questions(model: LanguageModel, name: str, recent: list[Memory]) -> list[str]:
-    texts = [m.text for m in recent]
-    answer = await model.ask(Ask(
-        purpose="reflection_questions", agent=name, schema=ReflectionQuestions,
-        prompt=render("reflection_questions", name=name, numbered=numbered(texts)),
-        context={"name": name, "texts": texts},
-        default=lambda: ReflectionQuestions(questions=[f"What matters most to {name} lately?"])))
-    return answer.questions[:3]
+    question = SalientQuestions(name, tuple(m.text for m in recent))
+    return (await model.ask(question.ask(name))).questions[:3]
 
 
-def _evidence_problem(answer: Insights, count: int) -> str | None:
-    bad = [n for i in answer.insights for n in i.evidence if not 1 <= n <= count]
-    return f"evidence numbers {bad} are not among the statements 1-{count}" if bad else None
-
-
-def _statements(groups: list[tuple[str, list[Memory]]]) -> tuple[list[Memory], dict[int, int], str]:
-    """Every retrieved memory numbered once (memory id -> number), and the prompt's list: each
-    question followed by its statements (one that bears on two questions has its number under
-    both)."""
+def _numbered(groups: list[tuple[str, list[Memory]]]) -> tuple[list[Memory], dict[int, int]]:
+    """Every retrieved memory numbered once, from 1 (memory id -> number)."""
     numbers: dict[int, int] = {}
     memories: list[Memory] = []
-    parts = []
-    for index, (question, found) in enumerate(groups, 1):
-        lines = []
+    for _, found in groups:
         for memory in found:
             if memory.id not in numbers:
                 memories.append(memory)
                 numbers[memory.id] = len(memories)
-            lines.append(f"{numbers[memory.id]}. {memory.text}")
-        parts.append(f'Question {index}: "{question}"\n' + "\n".join(lines))
-    return memories, numbers, "\n\n".join(parts)
-
-
-def _default_insights(name: str, groups: list[tuple[str, list[Memory]]],
-                      numbers: dict[int, int]) -> Insights:
-    return Insights(insights=[Insight(question=index, text=f"{name} has been thinking about: "
-                                      f"{question}", evidence=[numbers[found[0].id]])
-                              for index, (question, found) in enumerate(groups, 1)])
+    return memories, numbers
 
 
 async def draw_insights(model: LanguageModel, name: str, groups: list[tuple[str, list[Memory]]],
                         limit: int) -> list[Found]:
     """Insights for every question in one call, with the ids of the cited memories (numbers in
     the prompt map back to ids), at most `limit` per question."""
-    memories, numbers, listing = _statements(groups)
-    texts = [m.text for m in memories]
-    answer = await model.ask(Ask(
-        purpose="insights", agent=name, schema=Insights,
-        prompt=render("insights", name=name, questions=listing, count=len(groups)),
-        context={"name": name, "questions": [q for q, _ in groups], "texts": texts,
-                 "kinds": [m.kind for m in memories],
-                 "groups": [[numbers[m.id] for m in found] for _, found in groups]},
-        check=lambda a: _evidence_problem(a, len(texts)),
-        default=lambda: _default_insights(name, groups, numbers)))
+    memories, numbers = _numbered(groups)
+    question = InsightsQuestion(name, tuple(q for q, _ in groups),
+                                tuple(m.text for m in memories), tuple(m.kind for m in memories),
+                                tuple(tuple(numbers[m.id] for m in found) for _, found in groups))
+    answer = await model.ask(question.ask(name))
     kept: dict[int | None, int] = {}
     found: list[Found] = []
     for insight in answer.insights:

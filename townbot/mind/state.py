@@ -68,69 +68,9 @@ class Part:
         raise NotImplementedError
 
 
-# A part whose changes are logged (AttentionState, PlanState) is stored whole again after
-# this many logged commits: its log then starts afresh from the part as stored.
-LOG_LIMIT = 24
-
-
-@dataclass(frozen=True)
-class LogRow:
-    """One commit's change of a logged part, stored in the part_log table (migration 7): its
-    position `n` in the resident's log of that part, and the change as JSON."""
-
-    n: int
-    change: str
-
-
-def apply_logs(mind: dict[str, Any]) -> dict[str, Any]:
-    """A flat mind dict as stored (the parts' keys merged) made whole: the rows logged of the
-    attention and planning parts since they were stored ("sight_log", "plan_log": (n, change)
-    in order of n, as the store reads them) are applied to the parts' keys and taken out, and
-    the number of each log's next row is left beside its start ("..._log_next"). Rows before
-    a log's start are left over from an earlier base and skipped (the store drops them once a
-    game day)."""
-    for log, apply in (("sight_log", _apply_sights), ("plan_log", _apply_plan)):
-        start = int(mind.get(f"{log}_from", 0))
-        following = start
-        for n, change in mind.pop(log, None) or []:
-            following = max(following, n + 1)
-            if n >= start:
-                apply(mind, json.loads(change))
-        mind[f"{log}_next"] = following
-    return mind
-
-
-def _apply_sights(mind: dict[str, Any], change: list[Any]) -> None:
-    """One logged change of the attention part, as its commit found the sight table."""
-    seen, texts, gone, step = change
-    sights = mind.setdefault("sights", {})
-    for text in gone:
-        sights.pop(text, None)
-    for text in texts:
-        sights[text] = seen
-    if step is not None:
-        mind["last_step"] = step
-
-
-def _apply_plan(mind: dict[str, Any], change: list[Any]) -> None:
-    """One logged change of the planning part: blocks [start, stop) of the plan as it was
-    become the logged blocks; the other fields are given when they changed."""
-    head, start, stop, blocks = change
-    if head is not None:
-        mind["day"], mind["day_plan"], mind["notable"], mind["last_revision"] = head
-    mind.setdefault("blocks", [])[start:stop] = blocks
-
-
 @dataclass
 class PlanState(Part):
-    """Planning (mind/planning.py): today's plan and its revision after news.
-
-    A plan changes a block at a time (a block decomposed into steps, a reaction cut in), but
-    stored whole it is encoded and compressed whole each time. So the part as stored is a
-    base, and each commit logs the blocks it replaced (and the other fields, when they
-    changed), which loading applies in order; after LOG_LIMIT logged commits the part is
-    stored whole again (`log_from`: where its log starts; `next_n`: the next row's number;
-    `based`: whether the part was ever stored whole)."""
+    """Planning (mind/planning.py): today's plan and its revision after news."""
 
     name: ClassVar[str] = "planning"
     day: date | None = None
@@ -138,56 +78,18 @@ class PlanState(Part):
     blocks: list[PlanBlock] = field(default_factory=list)
     notable: list[str] = field(default_factory=list)  # important news since the last revision
     last_revision: datetime | None = None
-    log_from: int = field(default=0, compare=False, repr=False)
-    next_n: int = field(default=0, compare=False, repr=False)
-    based: bool = field(default=False, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"day": self.day.isoformat() if self.day else None, "day_plan": self.day_plan,
                 "blocks": [b.to_dict() for b in self.blocks], "notable": self.notable,
-                "last_revision": _text(self.last_revision), "plan_log_from": self.log_from}
-
-    def _head(self) -> list[Any]:
-        """The fields beside the blocks, as a log row carries them (copies of the lists)."""
-        return [self.day.isoformat() if self.day else None, list(self.day_plan),
-                list(self.notable), _text(self.last_revision)]
-
-    def take_log(self) -> list[LogRow] | None:
-        """The log row of what changed since the last call (none if nothing did), or None when
-        the whole part is to be stored instead (never stored whole, or a full log)."""
-        head, blocks = self._head(), [block.to_dict() for block in self.blocks]
-        before = self.__dict__.get("_stored")
-        self._stored = head, blocks
-        if before == (head, blocks) and self.based:
-            return []
-        if before is None or not self.based or self.next_n - self.log_from >= LOG_LIMIT:
-            self.log_from, self.based = self.next_n, True
-            return None
-        old_head, old = before
-        # The blocks that changed: those between the first and the last that differ.
-        shorter = min(len(old), len(blocks))
-        start = 0
-        while start < shorter and old[start] == blocks[start]:
-            start += 1
-        end = 0  # blocks kept at the end
-        while end < shorter - start and old[-1 - end] == blocks[-1 - end]:
-            end += 1
-        change = [None if head == old_head else head, start, len(old) - end,
-                  blocks[start:len(blocks) - end]]
-        self.next_n += 1
-        return [LogRow(self.next_n - 1, json.dumps(change))]
+                "last_revision": _text(self.last_revision)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PlanState:
-        """From a flat mind dict with its logs applied (see apply_logs)."""
-        day, stored = data.get("day"), data.get("blocks", [])
-        plan = cls(date.fromisoformat(day) if day else None, list(data.get("day_plan", [])),
-                   [PlanBlock.from_dict(b) for b in stored], list(data.get("notable", [])),
-                   _time(data.get("last_revision")))
-        plan.log_from = int(data.get("plan_log_from", 0))
-        plan.next_n, plan.based = int(data.get("plan_log_next", plan.log_from)), True
-        plan._stored = plan._head(), list(stored)  # as take_log compares it
-        return plan
+        day = data.get("day")
+        return cls(date.fromisoformat(day) if day else None, list(data.get("day_plan", [])),
+                   [PlanBlock.from_dict(b) for b in data.get("blocks", [])],
+                   list(data.get("notable", [])), _time(data.get("last_revision")))
 
 
 @dataclass
@@ -217,125 +119,20 @@ class PlaceKnowledge(Part):
         return cls({k: list(v) for k, v in data.get("known", {}).items()}, refused)
 
 
-class SightTable(dict[str, datetime]):
-    """What was seen -> when, noting what changed since the changes were last taken: the texts
-    set (in the order first set, each with its time, so that taking them needs no lookup a
-    text) and the texts deleted."""
-
-    def __init__(self, entries: Mapping[str, datetime] | None = None) -> None:
-        super().__init__()
-        self.stamped: dict[str, datetime] = {}
-        self.gone: dict[str, None] = {}
-        for text, seen in (entries or {}).items():
-            super().__setitem__(text, seen)
-
-    # dict's own methods named, not super()'s: a resident sets and deletes several entries a
-    # tick, and super() makes an object at each call.
-    def __setitem__(self, text: str, seen: datetime) -> None:
-        dict.__setitem__(self, text, seen)
-        self.stamped[text] = seen
-
-    def __delitem__(self, text: str) -> None:
-        dict.__delitem__(self, text)
-        self.stamped.pop(text, None)
-        self.gone[text] = None
-
-    def pop(self, text: str, *default: Any) -> Any:
-        if text in self:
-            self.stamped.pop(text, None)
-            self.gone[text] = None
-        return super().pop(text, *default)
-
-    def clear(self) -> None:
-        self.gone.update(dict.fromkeys(self))
-        self.stamped.clear()
-        super().clear()
-
-    def _unsupported(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError("a sight table changes one entry at a time (set, del, pop, clear)")
-
-    update = setdefault = popitem = __ior__ = _unsupported  # type: ignore[assignment]
-
-    def take_changes(self) -> tuple[list[tuple[datetime, list[str]]], list[str]]:
-        """(when, texts set to it) in the order set, and the texts deleted, since the last call
-        (a deleted text set again is in both: deletions come first)."""
-        stamped, gone = self.stamped, list(self.gone)
-        self.stamped, self.gone = {}, {}
-        if not stamped:
-            return [], gone
-        times = set(stamped.values())
-        if len(times) == 1:  # a tick stamps what it sees with one time (nearly always)
-            return [(times.pop(), list(stamped))], gone
-        by_time: dict[datetime, list[str]] = {}
-        for text, seen in stamped.items():
-            by_time.setdefault(seen, []).append(text)
-        return list(by_time.items()), gone
-
-
 @dataclass
 class AttentionState(Part):
-    """Attention (mind/attention.py): when each sight was last seen; the last own action noted.
-
-    Every awake resident restamps what it sees at every tick, so stored whole the table would
-    be encoded, compressed and written each time. Instead the part as stored is a base, and
-    each commit logs what changed since (texts seen, texts forgotten, the new last step), which
-    loading applies in order; after LOG_LIMIT logged commits the part is stored whole again
-    (`log_from`, `next_n`, `based`: as in PlanState)."""
+    """Attention (mind/attention.py): when each sight was last seen; the last own action noted."""
 
     name: ClassVar[str] = "attention"
     sights: dict[str, datetime] = field(default_factory=dict)
     last_step: str | None = None
-    log_from: int = field(default=0, compare=False, repr=False)
-    next_n: int = field(default=0, compare=False, repr=False)
-    based: bool = field(default=False, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.sights, SightTable):
-            self.sights = SightTable(self.sights)
-        self._stored_step = self.last_step
 
     def to_dict(self) -> dict[str, Any]:
-        return {"sights": _texts(self.sights), "last_step": self.last_step,
-                "sight_log_from": self.log_from}
-
-    def take_log(self) -> list[LogRow] | None:
-        """The log rows of what changed since the last call, or None when the whole part is to
-        be stored instead (never stored whole, a full log, or a step changed to None); either
-        way the changes are taken."""
-        sights, step = self.sights, self.last_step
-        step_changed = step != self._stored_step
-        self._stored_step = step
-        if not isinstance(sights, SightTable):  # a plain dict put in its place
-            self.sights = SightTable(sights)
-            self.log_from, self.based = self.next_n, True
-            return None
-        seen, gone = sights.take_changes()
-        if self.based and not (seen or gone or step_changed):
-            return []
-        if not self.based or self.next_n - self.log_from >= LOG_LIMIT or (
-                step_changed and step is None):
-            self.log_from, self.based = self.next_n, True
-            return None
-        # A change is [seen, texts, gone, step]; what was forgotten and the new step go with
-        # the first.
-        first_step = step if step_changed else None
-        n = self.next_n
-        if not seen:  # forgotten, or a new step, nothing seen
-            changes = [["", [], gone, first_step]]
-        else:
-            changes = [[format_game_time(seen[0][0]), seen[0][1], gone, first_step]]
-            changes += [[format_game_time(when), texts, [], None] for when, texts in seen[1:]]
-        rows = [LogRow(n + index, json.dumps(change)) for index, change in enumerate(changes)]
-        self.next_n = n + len(rows)
-        return rows
+        return {"sights": _texts(self.sights), "last_step": self.last_step}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AttentionState:
-        """From a flat mind dict with its logs applied (see apply_logs)."""
-        part = cls(_times(data.get("sights", {})), data.get("last_step"))
-        part.log_from = int(data.get("sight_log_from", 0))
-        part.next_n, part.based = int(data.get("sight_log_next", part.log_from)), True
-        return part
+        return cls(_times(data.get("sights", {})), data.get("last_step"))
 
 
 @dataclass
@@ -433,9 +230,6 @@ class ConversationState(Part):
         return cls({k: list(v) for k, v in data.get("told", {}).items()})
 
 
-LOGGED_PARTS = (AttentionState, PlanState)
-
-
 PART_TYPES: tuple[type[Part], ...] = (PlanState, PlaceKnowledge, AttentionState, MemoryQueue,
                                       SummaryState, ReflectionState, ReactionState,
                                       ConversationState)
@@ -456,8 +250,6 @@ class MindState:
     reacting: ReactionState = field(default_factory=ReactionState)
     dialogue: ConversationState = field(default_factory=ConversationState)
     saved: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
-    # The rows to append to each logged part's log (attention, planning), taken by the store.
-    logs: dict[str, list[LogRow]] = field(default_factory=dict, compare=False, repr=False)
 
     def parts(self) -> list[Part]:
         return [self.planning, self.places, self.attention, self.queue, self.summary,
@@ -483,51 +275,22 @@ class MindState:
 
     def take_changes(self) -> dict[str, str]:
         """The stored form (JSON) of each part marked since the last call and not already
-        stored as it is; the marks are cleared. The attention and planning parts are mostly
-        logged instead (see their classes and `take_logs`). A commit that then fails must
-        reload the mind from the store (the engine does), since the marks are gone."""
+        stored as it is; the marks are cleared. A commit that then fails must reload the mind
+        from the store (the engine does), since the marks are gone."""
         if CHECK_UNMARKED:
             self._check_unmarked()
         changed: dict[str, str] = {}
-        saved = self.saved
         for part in self.parts():
             if not part.dirty:
                 continue
             part.dirty = False
-            if isinstance(part, LOGGED_PARTS):
-                if self._logged(part):
-                    continue
-                changed[part.name] = saved[part.name] = part.encode()  # a new base is stored
-                continue
             text = part.encode()
-            if saved.get(part.name) != text:
-                changed[part.name] = saved[part.name] = text
+            if self.saved.get(part.name) != text:
+                changed[part.name] = self.saved[part.name] = text
         return changed
-
-    def _logged(self, part: AttentionState | PlanState) -> bool:
-        """Take a logged part's changes as log rows; False when the whole part is to be stored
-        instead (its log then starts afresh)."""
-        rows = part.take_log()
-        if rows is None:
-            return False
-        if rows:
-            self.logs.setdefault(part.name, []).extend(rows)
-        if CHECK_UNMARKED:  # what a reload gives, for the check of unmarked changes
-            self.saved[part.name] = part.encode()
-        return True
-
-    def take_logs(self) -> dict[str, list[LogRow]]:
-        """The rows to append to each logged part's log since the last call."""
-        taken, self.logs = self.logs, {}
-        return taken
-
-    def log_starts(self) -> dict[str, int]:
-        """Where each logged part's log starts: earlier rows are left over from older bases."""
-        return {part.name: part.log_from for part in (self.attention, self.planning)}
 
     def _check_unmarked(self) -> None:
         for part in self.parts():
             if not part.dirty and part.name in self.saved and \
                     part.encode() != self.saved[part.name]:
                 raise AssertionError(f"the {part.name} part changed without being marked")
-

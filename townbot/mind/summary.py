@@ -9,11 +9,10 @@ from __future__ import annotations
 from datetime import datetime
 from functools import lru_cache
 
-from townbot.llm.port import Ask, LanguageModel
-from townbot.llm.purposes import AgentSummary
+from townbot.llm.port import LanguageModel
+from townbot.llm.purposes.summary import SummaryQuestion
 from townbot.mind.memory import MemoryStream
 from townbot.mind.retrieval import recall
-from townbot.prompting import render
 from townbot.world.clock import format_game_time, parse_game_time, span_of_hours
 from townbot.world.model import Persona
 
@@ -22,11 +21,6 @@ def summary_queries(name: str) -> dict[str, str]:
     return {"core": f"{name}'s core characteristics",
             "occupation": f"{name}'s current daily occupation",
             "feeling": f"{name}'s feeling about recent progress in life"}
-
-
-def default_summary(persona: Persona) -> AgentSummary:
-    return AgentSummary(core=persona.background, occupation=persona.currently,
-                        feeling=f"{persona.first_name} is getting on with things.")
 
 
 def render_summary(persona: Persona, summary: dict[str, str] | None) -> str:
@@ -55,17 +49,11 @@ async def summarise(model: LanguageModel, persona: Persona, stream: MemoryStream
     kinds of memory only, for an interview's ablation, which touches no access time)."""
     queries = summary_queries(persona.name)
     vectors = await model.embed(list(queries.values()))
-    groups: dict[str, list[str]] = {}
-    for (key, _), vector in zip(queries.items(), vectors, strict=True):
-        groups[key] = [m.text for m in recall(stream, vector, now, limit=count,
-                                              token_budget=tokens, kinds=kinds, touch=touch)]
-    prompt = render("summary", name=persona.name,
-                    **{k: "\n".join(f"- {t}" for t in v) or "- (nothing yet)"
-                       for k, v in groups.items()})
-    answer = await model.ask(Ask(
-        purpose="summary", prompt=prompt, schema=AgentSummary, agent=persona.name,
-        optional=True,  # under a tight budget the persona's own description stands in
-        default=lambda: default_summary(persona),
-        context={"name": persona.name, "background": persona.background,
-                 "currently": persona.currently, **groups}))
+    groups: dict[str, tuple[str, ...]] = {}
+    for key, vector in zip(queries, vectors, strict=True):
+        groups[key] = tuple(m.text for m in recall(stream, vector, now, limit=count,
+                                              token_budget=tokens, kinds=kinds, touch=touch))
+    question = SummaryQuestion(persona.name, persona.background, persona.currently,
+                               groups["core"], groups["occupation"], groups["feeling"])
+    answer = await model.ask(question.ask(persona.name))
     return {**answer.model_dump(), "at": format_game_time(now)}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from townbot.store.database import check_database_file
+from townbot.store.disk import check_database_file
 from townbot.store.errors import StoreError
 
 STAMP = "%Y%m%d-%H%M%S-%f"  # in backup names: sorts in time order, one per microsecond

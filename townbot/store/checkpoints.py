@@ -1,12 +1,11 @@
 """A town at the start of each game day, kept so that `townbot fork --at DAY` can begin there.
 
 A game day starts at the hour the town was founded (07:00 in Smallville), the commit where the
-store also does its daily bookkeeping (memory accesses put in one row per resident, part logs
-trimmed), so what is copied then is small. Memories, posts, conversations, usage and audit rows
-are only ever appended: a checkpoint keeps the last id of each. What a tick rewrites in place
-(bodies, mind parts and their logs, memory accesses, objects, visitors) is copied whole into
-`checkpoint_<table>`, as SQL rows (about 0.7 MB and 50 ms a day for 25 residents). The newest
-KEEP_DAYS checkpoints are kept.
+store also does its daily bookkeeping (memory accesses put in one row per resident), so what is
+copied then is small. Memories, posts, conversations, usage and audit rows are only ever
+appended: a checkpoint keeps the last id of each. What a tick rewrites in place (bodies, mind
+parts, memory accesses, objects, visitors) is copied whole into `checkpoint_<table>`, as SQL
+rows (about 0.7 MB and 50 ms a day for 25 residents). The newest KEEP_DAYS checkpoints are kept.
 
 Its tables are made on first use, not by a numbered migration: an older townbot reading the
 town never meets them, and a town without them simply has no day to fork from.
@@ -19,16 +18,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from townbot.store.begin import begin_writing
 from townbot.store.database import Store
 from townbot.store.errors import StoreError
+from townbot.store.ticks import TickWrite
 
 KEEP_DAYS = 60  # newest day checkpoints kept per town: a real day at the default speed
 # Tables a tick rewrites in place, with their columns: copied whole at each day's start.
 COPIED = {
     "bodies": ("agent", "body"),
     "mind_parts": ("agent", "part", "state"),
-    "part_log": ("id", "agent", "part", "n", "change"),
     "memory_access": ("id", "agent", "seqs", "times", "importances"),
     "objects": ("path", "state", "updated"),
     "visitors": ("person_id", "name", "description", "body", "resident", "joined", "left_at"),
@@ -53,48 +51,34 @@ class DayCheckpoint:
     game_time: str
 
 
-def _last_ids(connection: sqlite3.Connection, town_id: int) -> list[int]:
-    return [connection.execute(f"SELECT coalesce(max(id), 0) FROM {table} WHERE town_id = ?",
-                               (town_id,)).fetchone()[0] for table in APPENDED]
-
-
-def _save(connection: sqlite3.Connection, town_id: int, day: int, tick: int,
-          game_time: str) -> None:
-    for statement in SCHEMA:
-        connection.execute(statement)
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        _drop(connection, town_id, "day >= ?", (day,))
-        connection.execute(
-            f"INSERT INTO day_checkpoints (town_id, day, tick, game_time, taken_at, "
-            f"{', '.join(APPENDED)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (town_id, day, tick, game_time, datetime.now(UTC).isoformat(timespec="seconds"),
-             *_last_ids(connection, town_id)))
-        for table, columns in COPIED.items():
-            names = ", ".join(columns)
-            connection.execute(f"INSERT INTO checkpoint_{table} (town_id, day, {names}) "
-                               f"SELECT town_id, ?, {names} FROM {table} WHERE town_id = ?",
-                               (day, town_id))
-        _drop(connection, town_id, "day <= ?", (day - KEEP_DAYS,))
-        connection.execute("COMMIT")
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
-
-
-def _drop(connection: sqlite3.Connection, town_id: int, which: str, values: tuple) -> None:
-    for table in ("day_checkpoints", *(f"checkpoint_{t}" for t in COPIED)):
-        connection.execute(f"DELETE FROM {table} WHERE town_id = ? AND {which}",
-                           (town_id, *values))
+def _drop(town_id: int, which: str, values: tuple) -> list[tuple[str, tuple]]:
+    """The statements deleting the checkpoints of the days `which` picks."""
+    return [(f"DELETE FROM {table} WHERE town_id = ? AND {which}", (town_id, *values))
+            for table in ("day_checkpoints", *(f"checkpoint_{t}" for t in COPIED))]
 
 
 async def save_checkpoint(store: Store, town_id: int, day: int, tick: int,
                           game_time: str) -> None:
     """Keep the town as just committed as the start of game day `day` (in one transaction of
     its own, after the tick's: a crash between leaves that day without a checkpoint)."""
-    async with store._writing:
-        await begin_writing(lambda: store._in_thread(
-            lambda connection: _save(connection, town_id, day, tick, game_time)))
+    write = TickWrite()
+    for statement in SCHEMA:
+        write.one(statement)
+    for statement, values in _drop(town_id, "day >= ?", (day,)):
+        write.one(statement, values)
+    last_ids = ", ".join(f"(SELECT coalesce(max(id), 0) FROM {table} WHERE town_id = ?)"
+                         for table in APPENDED)
+    write.one(f"INSERT INTO day_checkpoints (town_id, day, tick, game_time, taken_at, "
+              f"{', '.join(APPENDED)}) VALUES (?, ?, ?, ?, ?, {last_ids})",
+              (town_id, day, tick, game_time, datetime.now(UTC).isoformat(timespec="seconds"),
+               *[town_id] * len(APPENDED)))
+    for table, columns in COPIED.items():
+        names = ", ".join(columns)
+        write.one(f"INSERT INTO checkpoint_{table} (town_id, day, {names}) "
+                  f"SELECT town_id, ?, {names} FROM {table} WHERE town_id = ?", (day, town_id))
+    for statement, values in _drop(town_id, "day <= ?", (day - KEEP_DAYS,)):
+        write.one(statement, values)
+    await store.run(write)
 
 
 def checkpoints(connection: sqlite3.Connection, town_id: int) -> list[DayCheckpoint]:
@@ -140,7 +124,8 @@ def rewind_to_day(connection: sqlite3.Connection, town_id: int, day: int) -> Day
         for table in ("memory_packs", "access_packs"):
             connection.execute(f"DELETE FROM {table} WHERE town_id = ?", (town_id,))
         connection.execute("UPDATE towns SET tick = ? WHERE id = ?", (kept[day].tick, town_id))
-        _drop(connection, town_id, "day > ?", (day,))
+        for statement, values in _drop(town_id, "day > ?", (day,)):
+            connection.execute(statement, values)
         _forget_deliveries(connection, last[APPENDED.index("outbox")])
         connection.execute("COMMIT")
     except BaseException:

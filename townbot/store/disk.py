@@ -1,16 +1,22 @@
-"""What stopped a write to a town's files, said in one line: a read-only folder or file, a full
-disk, the file-size limit. The operating system and SQLite report these as an errno or a result
-code; the person needs the cause and what to change."""
+"""A town's database file: refused before SQLite touches it when it is no townbot database, and
+what stopped a write to it, said in one line (a read-only folder or file, a full disk, the
+file-size limit): the operating system and SQLite report these as an errno or a result code;
+the person needs the cause and what to change."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import resource
 import shutil
 import sqlite3
 from pathlib import Path
 
+import aiosqlite
+
 from townbot.store.errors import StoreError
+
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 SQLITE_BASE = 0xFF  # an extended result code's low byte is its primary code
 
@@ -83,3 +89,42 @@ def sqlite_write_error(error: BaseException, database: str) -> StoreError | None
         return StoreError(f"{database} could not be written (disk I/O error): {kept}; check the "
                           "disk and run again")
     return None
+
+
+def check_database_file(path: str, *, must_exist: bool) -> None:
+    """Refuse, before SQLite touches it, a path that is a folder, unreadable or not SQLite."""
+    file = Path(path)
+    if not file.exists():
+        if must_exist:
+            raise StoreError(f"{path} does not exist; give the --db of a town (made by "
+                             "`townbot sim` or `townbot run`)")
+        return
+    if file.is_dir():
+        raise StoreError(f"{path} is a folder, not a database file; give a file path to --db")
+    try:
+        with file.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as error:
+        raise StoreError(f"{path} cannot be read ({error.strerror}); check its permissions") \
+            from error
+    if header and header != SQLITE_HEADER:
+        raise StoreError(f"{path} is not a townbot database (not an SQLite file); it was left "
+                         "untouched; give --db another file")
+
+
+def remove_database_files(path: str) -> None:
+    """A database this process created and could not found a town in, with SQLite's files."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            Path(path + suffix).unlink(missing_ok=True)
+
+
+async def check_townbot_schema(connection: aiosqlite.Connection, path: str) -> None:
+    """An SQLite file that has tables but no townbot schema belongs to something else."""
+    async with connection.execute("PRAGMA user_version") as cursor:
+        version = (await cursor.fetchone())[0]
+    async with connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'") as cursor:
+        tables = {row[0] for row in await cursor.fetchall()}
+    if tables and (version == 0 or "towns" not in tables):
+        raise StoreError(f"{path} is an SQLite database of something else (no townbot tables); "
+                         "it was left untouched; give --db another file")

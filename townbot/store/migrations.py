@@ -1,8 +1,82 @@
-"""Schema migrations, applied in order; PRAGMA user_version records the last one applied."""
+"""Schema migrations, applied in order; PRAGMA user_version records the last one applied. A
+migration is SQL, or a coroutine given the connection (inside the migration's transaction)."""
 
 from __future__ import annotations
 
-MIGRATIONS: list[str] = [
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import aiosqlite
+
+from townbot.store.errors import StoreError
+from townbot.store.towns import pack, unpack
+
+
+def _apply_sights(part: dict[str, Any], change: list[Any]) -> None:
+    """One logged change of an attention part: texts seen at a time, texts forgotten, a step."""
+    seen, texts, gone, step = change
+    sights = part.setdefault("sights", {})
+    for text in gone:
+        sights.pop(text, None)
+    for text in texts:
+        sights[text] = seen
+    if step is not None:
+        part["last_step"] = step
+
+
+def _apply_plan(part: dict[str, Any], change: list[Any]) -> None:
+    """One logged change of a planning part: blocks [start, stop) replaced, and the fields
+    beside the blocks when they changed."""
+    head, start, stop, blocks = change
+    if head is not None:
+        part["day"], part["day_plan"], part["notable"], part["last_revision"] = head
+    part.setdefault("blocks", [])[start:stop] = blocks
+
+
+# Each logged part's key for where its log starts (rows before it belong to an older base).
+LOGGED = {"attention": ("sight_log_from", _apply_sights), "planning": ("plan_log_from", _apply_plan)}
+
+
+async def _fold_logs(db: aiosqlite.Connection, parts: str, log: str | None, keys: str) -> None:
+    """Each logged part of `parts` with the rows of its `log` (if any) applied, stored whole."""
+    changes: dict[tuple[Any, ...], list[tuple[int, str]]] = {}
+    if log is not None:
+        async with db.execute(f"SELECT {keys}, agent, part, n, change FROM {log} "
+                              "ORDER BY id") as cursor:
+            async for *key, agent, part, n, change in cursor:
+                changes.setdefault((*key, agent, part), []).append((n, unpack(change)))
+        await db.execute(f"DROP TABLE {log}")
+    async with db.execute(f"SELECT rowid, {keys}, agent, part, state FROM {parts}") as cursor:
+        rows = await cursor.fetchall()
+    whole = []
+    for rowid, *key, agent, part, state in rows:
+        if part not in LOGGED:
+            continue
+        fields = json.loads(unpack(state))
+        start_key, apply = LOGGED[part]
+        start = int(fields.pop(start_key, 0))
+        for n, change in changes.get((*key, agent, part), []):
+            if n >= start:
+                apply(fields, json.loads(change))
+        whole.append((pack(json.dumps(fields)), rowid))
+    await db.executemany(f"UPDATE {parts} SET state = ? WHERE rowid = ?", whole)
+
+
+async def plain_minds(db: aiosqlite.Connection) -> None:
+    """14: each mind part is stored whole whenever it changes. The attention and planning
+    parts were stored as bases with their changes logged in part_log (migration 7): every part
+    gets its log applied and part_log goes, in the town and in the copies its day checkpoints
+    keep (townbot.store.checkpoints)."""
+    async with db.execute("SELECT name FROM sqlite_master WHERE type = 'table'") as cursor:
+        tables = {name for (name,) in await cursor.fetchall()}
+    for parts, log, keys in (("mind_parts", "part_log", "town_id"),
+                             ("checkpoint_mind_parts", "checkpoint_part_log", "town_id, day")):
+        if parts in tables:
+            await _fold_logs(db, parts, log if log in tables else None, keys)
+
+
+MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     # 1: the town, its residents, memories, objects, conversations, outbox and model usage.
     """
     CREATE TABLE towns (
@@ -121,9 +195,8 @@ MIGRATIONS: list[str] = [
     );
     """,
     # 3: a mind is stored part by part (planning, places, attention, memory_queue, summary,
-    # reflection, reacting, dialogue), each written only when it changed. A part's row
-    # overrides the keys of agents.mind, which keeps the whole mind as founded or as saved by
-    # schema 2: nothing is lost, and the first commit after this migration writes every part.
+    # reflection, reacting, dialogue), each written when it changed; a part's row overrides
+    # the keys of agents.mind, the mind as founded (or as saved by schema 2).
     """
     CREATE TABLE mind_parts (
         town_id INTEGER NOT NULL REFERENCES towns(id),
@@ -133,12 +206,9 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (town_id, agent, part)
     );
     """,
-    # 4: a re-accessed (or re-scored) memory is not rewritten in place: its new last access and
-    # importance are appended to memory_access, whose latest row for a memory overrides the
-    # memory's own columns. A tick then appends a few small rows to the end of one table
-    # instead of rewriting a page of memories (embeddings and all) per memory touched; the
-    # rows a later row supersedes are deleted once a game day. From this version on, a long
-    # mind part is stored in mind_parts as zlib-compressed JSON (a BLOB; see database.pack).
+    # 4: a re-accessed or re-scored memory's new last access and importance are appended to
+    # memory_access (the latest row wins) instead of rewriting the memory's row; long mind
+    # parts are stored zlib-compressed (see towns.pack).
     """
     CREATE TABLE memory_access (
         id INTEGER PRIMARY KEY,
@@ -153,13 +223,9 @@ MIGRATIONS: list[str] = [
     # float32s is raw, any other is packed. Nothing to change in the tables; the version keeps
     # an older townbot from misreading such a blob.
     "",
-    # 6: two layouts that every tick rewrote pages of. Memories lose their (agent, seq) primary
-    # key, whose index took a page write per resident adding a memory in a tick: rows are read
-    # in the order they were written (id), which keeps each resident's in order of seq (the
-    # rows are copied here in that order). Bodies, which change nearly every tick, move out of
-    # the agents row (where the founding mind made each row fill a page) into a table of their
-    # own, compressed, several to a page (later stored as they are: see Store._write_tick);
-    # agents.body keeps the body as founded.
+    # 6: memories lose their (agent, seq) primary key and are read in the order written (id),
+    # which keeps each resident's in order of seq; bodies, which change nearly every tick, get
+    # a table of their own (agents.body keeps the body as founded).
     """
     CREATE TABLE memories_in_order (
         id INTEGER PRIMARY KEY,
@@ -188,16 +254,8 @@ MIGRATIONS: list[str] = [
     );
     INSERT INTO bodies (town_id, agent, body) SELECT town_id, name, body FROM agents;
     """,
-    # 7: every awake resident restamps what it sees at every tick, and a plan changes a block
-    # at a time, yet both parts were encoded, compressed and written whole at each change. The
-    # attention and planning parts as stored are now bases: each commit appends what changed
-    # since to the resident's log of the part here (`change`: JSON, compressed when long as a
-    # part is; numbered `n`), and loading applies the rows from the base's start on
-    # (sight_log_from, plan_log_from in the part) in order. After a few dozen rows the part is
-    # stored whole again and its log starts afresh; rows before a log's start are dropped once
-    # a game day (see mind.state's AttentionState and PlanState). Rows are appended at the
-    # table's end, so a tick's rows share pages. An older town has no log: its parts are its
-    # bases.
+    # 7: the attention and planning parts are stored as bases with each commit's changes
+    # appended to part_log (until migration 14, which applies the logs and drops the table).
     """
     CREATE TABLE part_log (
         id INTEGER PRIMARY KEY,
@@ -236,10 +294,8 @@ MIGRATIONS: list[str] = [
     );
     """,
     # 10: memory_access holds one row per resident per commit instead of one per memory: the
-    # positions logged (`seqs`, joined by commas, as group_concat joins numbers), their last
-    # access (`times`, joined by database.UNIT, or one game time when all share it) and their
-    # importances. At 100 residents a tick logged about 970 rows, most of its rows. The rows
-    # kept so far become rows of one memory with their ids, so access packs stay true.
+    # positions (`seqs`, joined by commas), their last access (`times`, joined by database.UNIT,
+    # or one game time for all) and their importances.
     """
     CREATE TABLE memory_access_rows (
         id INTEGER PRIMARY KEY,
@@ -255,11 +311,8 @@ MIGRATIONS: list[str] = [
     DROP TABLE memory_access;
     ALTER TABLE memory_access_rows RENAME TO memory_access;
     """,
-    # 11: mind_parts rows are kept in order of part, then agent, instead of each agent's parts
-    # side by side: a tick rewrites the memory queues of most residents and few of their other
-    # parts, and a row rewritten is its whole page written (1 KiB, to the WAL and again at
-    # checkpoint). At 100 residents 80 queues of about 200 bytes filled 80 pages, now about
-    # 20. A commit writes new parts in this order too (see Store._write_tick).
+    # 11: mind_parts rows are kept in order of part, then agent (a tick rewrites most
+    # residents' memory queues: side by side they share pages).
     """
     CREATE TABLE mind_parts_by_part (
         town_id INTEGER NOT NULL REFERENCES towns(id),
@@ -288,4 +341,44 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE llm_usage ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
     """,
+    plain_minds,
 ]
+
+
+async def schema_version(db: aiosqlite.Connection) -> int:
+    async with db.execute("PRAGMA user_version") as cursor:
+        row = await cursor.fetchone()
+    return int(row[0])
+
+
+async def check_version(db: aiosqlite.Connection, path: str) -> None:
+    """A reader cannot migrate: the database must already be at this townbot's version."""
+    version = await schema_version(db)
+    if version != len(MIGRATIONS):
+        older = "older" if version < len(MIGRATIONS) else "newer"
+        raise StoreError(f"{path} has schema version {version}, {older} than this "
+                         f"townbot ({len(MIGRATIONS)}); "
+                         + ("open it once with `townbot sim --hours 0.2` or `townbot run` to "
+                            "upgrade it" if older == "older" else "upgrade townbot to read it"))
+
+
+async def migrate(db: aiosqlite.Connection, path: str) -> None:
+    """Apply every migration newer than the database, each in its own transaction."""
+    version = await schema_version(db)
+    if version > len(MIGRATIONS):
+        raise StoreError(f"{path} has schema version {version}, newer than this "
+                         f"townbot ({len(MIGRATIONS)}); upgrade townbot to open it")
+    for number in range(version + 1, len(MIGRATIONS) + 1):
+        script = MIGRATIONS[number - 1]
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            if callable(script):
+                await script(db)
+            else:
+                for statement in filter(str.strip, script.split(";")):
+                    await db.execute(statement)
+            await db.execute(f"PRAGMA user_version = {number}")
+        except BaseException:
+            await db.execute("ROLLBACK")
+            raise
+        await db.execute("COMMIT")

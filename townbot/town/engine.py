@@ -9,6 +9,9 @@ the thinking of everyone else. A paced platform (Discord) may therefore let a ti
 its talks do (`tick(carry_after=...)`): a talk still under way carries over, its two people
 keep talking (they do not think) until it ends, and its lines are posted, with the game times
 they were spoken at, by the first tick that finds it finished.
+
+Between ticks, people change the town only through the commands of `town/commands.py`, each
+inside `change()`: all or nothing, like a tick.
 """
 
 from __future__ import annotations
@@ -16,19 +19,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Coroutine, Iterable
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from functools import lru_cache
 from typing import Any
 
 from townbot.llm.port import CallContext, LanguageModel
 from townbot.llm.stack import WithContext
 from townbot.mind import dialogue
 from townbot.mind.agent import AgentMind, Intent, Perception, starting_knowledge
-from townbot.mind.memory import MemoryStream, StoredColumns
+from townbot.mind.memory import MemoryStream
 from townbot.mind.settings import MindSettings
 from townbot.mind.state import MindState, PlaceKnowledge
 from townbot.prompting import PeopleText
@@ -36,7 +38,6 @@ from townbot.store.checkpoints import save_checkpoint
 from townbot.store.database import (
     AuditEntry,
     ConversationRecord,
-    MemoryChunk,
     Store,
     StoreError,
     TickChanges,
@@ -47,13 +48,12 @@ from townbot.store.database import (
 from townbot.town.body import Body
 from townbot.town.mishaps import DEFAULT_RATE, is_alarming, mishap
 from townbot.town.perception import Scene, shown
+from townbot.town.saved import SavedTown
 from townbot.world.clock import GameClock, format_game_time, minute_of_day, parse_game_time
 from townbot.world.events import TownEvent
 from townbot.world.model import World, join_path
 
 MISHAP_QUIET_TICKS = 12  # after trouble with an object it stays calm for two game hours
-# Asked twice for every object in use at every tick, of the same few states.
-_alarming = lru_cache(maxsize=4096)(is_alarming)
 
 
 @dataclass
@@ -70,41 +70,6 @@ class Talk:
     @property
     def pair(self) -> tuple[str, str]:
         return self.first, self.second
-
-
-class ClockReadings:
-    """The clock's time and the calls' context, worked out once a tick: minds read them
-    thousands of times a tick, and GameClock works them out anew each time."""
-
-    def __init__(self, clock: GameClock, usage: UsageLog | None) -> None:
-        self.clock = clock
-        self.usage = usage
-        self._tick: int | None = None
-        self._now = clock.now
-        self._stamp = ""
-        self._context = CallContext()
-
-    def _read(self) -> None:
-        self._tick = self.clock.tick
-        self._now = self.clock.now
-        self._stamp = format_game_time(self._now)
-        self._context = CallContext(game_day=self.clock.day_number, usage=self.usage)
-
-    def now(self) -> datetime:
-        if self._tick != self.clock.tick:
-            self._read()
-        return self._now
-
-    def stamp(self) -> str:
-        """The time as stored and shown (format_game_time)."""
-        if self._tick != self.clock.tick:
-            self._read()
-        return self._stamp
-
-    def context(self) -> CallContext:
-        if self._tick != self.clock.tick:
-            self._read()
-        return self._context
 
 
 @dataclass
@@ -161,7 +126,6 @@ class Engine:
         self._departed: list[tuple[str, str]] = []
         self._talks: list[Talk] = []  # under way, in the order they began
         self._day_ticks = self.clock.ticks_for(days=1)
-        self._readings = ClockReadings(self.clock, self.usage)
         # The use case under way in this task (see held): a context variable, so that a tick
         # or another person's use case running beside it never joins its commit.
         self._hold: ContextVar[Hold | None] = ContextVar(f"hold of {self.town.id}", default=None)
@@ -222,7 +186,7 @@ class Engine:
 
     def _mind(self, name: str, stream: MemoryStream, state: MindState) -> AgentMind:
         return AgentMind(self.world.personas[name], self.model, stream, state, self.settings,
-                         clock_now=self._readings.now)
+                         clock_now=lambda: self.clock.now)
 
     async def _restore(self) -> None:
         """Put the town in memory back to what the database holds (minds, memories, bodies,
@@ -240,7 +204,7 @@ class Engine:
         self._changed_objects, self._conversations, self._departed = {}, [], []
 
     @asynccontextmanager
-    async def _change(self) -> AsyncIterator[list[TownEvent]]:
+    async def change(self) -> AsyncIterator[list[TownEvent]]:
         """One change by a person, all or nothing: it is committed at the end with the events
         gathered in the yielded list; if anything fails, the town goes back to the last commit.
         Inside `held`, the change joins the use case's one commit instead."""
@@ -288,7 +252,7 @@ class Engine:
         clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
         usage = store.usage_log(town.id, lambda: clock.tick)
         # Every call this town makes carries its game day and its usage sink.
-        model = WithContext(model, ClockReadings(clock, usage).context)
+        model = WithContext(model, lambda: CallContext(game_day=clock.day_number, usage=usage))
         engine = cls(world, store, town, model, clock, {}, bodies, objects, settings,
                      usage=usage)
         engine.minds = {name: engine._mind(name, streams.get(name)
@@ -311,7 +275,7 @@ class Engine:
         place = self.world.sectors.get(sector)
         if place is None:
             return f"there is no place called {sector}"
-        if not place.admits(person, minute_of_day(self._readings.now())):
+        if not place.admits(person, minute_of_day(self.clock.now)):
             return f"{sector} is closed now (open {place.hours.describe()})"  # type: ignore[union-attr]
         if arena is None:
             return None
@@ -340,7 +304,7 @@ class Engine:
 
     async def _tick(self, carry_after: float | None) -> list[TownEvent]:
         began = asyncio.get_running_loop().time()
-        now = self._readings.now()
+        now = self.clock.now
         events: list[TownEvent] = []
         for body in self.bodies.values():
             if body.walking and body.arrives_by(now):
@@ -377,7 +341,7 @@ class Engine:
         budget = self.model.report().budget
         assert budget is not None
         before, self._budget_level = self._budget_level or level, level
-        events.append(self._person_event("notice", "Town hall", budget.change_line(
+        events.append(self.person_event("notice", "Town hall", budget.change_line(
             before, level, self.clock.day_number), "💰", None))
 
     def controlled(self) -> dict[str, str]:
@@ -387,7 +351,7 @@ class Engine:
     def visitor_names(self) -> set[str]:
         return {name for name, body in self.bodies.items() if body.visitor is not None}
 
-    def _depart(self, person_id: str) -> None:
+    def depart(self, person_id: str) -> None:
         row = self.people.pop(person_id)
         if row.resident is None:
             self.bodies.pop(row.name, None)
@@ -453,7 +417,7 @@ class Engine:
             talker = self.bodies[name]
             talker.action, talker.emoji = f"talking with {self.shown(partner)}", "💬"
             talker.announced = f"{sector}|{arena}|{talker.action}"
-        return Talk(first, second, sector, arena, self._readings.now(), lines)
+        return Talk(first, second, sector, arena, self.clock.now, lines)
 
     async def _settle_talks(self, events: list[TownEvent], deadline: float | None) -> None:
         """Wait for the talks under way (until `deadline` on the loop's clock, if given), then
@@ -481,7 +445,7 @@ class Engine:
         town's residents and `visitors` (visitor_names, taken once for a tick's talks)."""
         return next((n for n in visitors if self.shown(n) == seen), seen)
 
-    def _shown_lines(self, lines: list[dialogue.Line]) -> list[dialogue.Line]:
+    def shown_lines(self, lines: list[dialogue.Line]) -> list[dialogue.Line]:
         return [(self.shown(speaker), text) for speaker, text in lines]
 
     def voice_of(self, name: str) -> dialogue.Voice:
@@ -528,7 +492,7 @@ class Engine:
             tuple((s, t, w) for (s, t), w in zip(lines, times, strict=True))))
         talkers = [(name, partner) for name, partner in ((first, second), (second, first))
                    if name in self.minds]
-        shown_lines = self._shown_lines(lines)  # read, never changed, by everyone below
+        shown_lines = self.shown_lines(lines)  # read, never changed, by everyone below
         pronouns = {self.shown(name): dialogue.pronoun_of(self.minds[name].persona)
                     for name in talk.pair if name in self.minds}
         shared = dialogue.JointTakeaways(self.model, [name for name, _ in talkers],
@@ -550,7 +514,7 @@ class Engine:
         self._do(intent, body, events)
 
     def _move(self, intent: Intent, body: Body, events: list[TownEvent]) -> None:
-        now = self._readings.now()
+        now = self.clock.now
         reason = self.availability(intent.agent, intent.sector, intent.arena)
         if reason is not None:
             self.minds[intent.agent].refused(intent.sector, intent.arena, reason, now)
@@ -598,18 +562,20 @@ class Engine:
         body.object_path = body.object_state = None
 
     def set_object(self, path: str, state: str) -> None:
-        if _alarming(self.objects.get(path, "")) or _alarming(state):
+        if is_alarming(self.objects.get(path, "")) or is_alarming(state):
             self._last_mishap[path] = self.clock.tick  # quiet for a while after trouble
         if self.objects.get(path) != state:
             self.objects[path] = state
-            self._changed_objects[path] = (state, self._readings.stamp())
+            self._changed_objects[path] = (state, format_game_time(self.clock.now))
 
     def _event(self, kind: str, actor: str, text: str, emoji: str, sector: str,
                place: str) -> TownEvent:
         channel = self.world.sectors[sector].channel if sector in self.world.sectors \
             else self.world.town_hall_channel
-        return TownEvent(self._readings.stamp(), channel, kind, actor, text, emoji,
+        return TownEvent(format_game_time(self.clock.now), channel, kind, actor, text, emoji,
                          place)
+
+    # --- the commit -------------------------------------------------------------------------
 
     async def _commit(self, events: list[TownEvent], advance: bool = True,
                       audits: list[AuditEntry] | None = None,
@@ -630,11 +596,6 @@ class Engine:
             parts = state.take_changes()
             if parts:  # the lists below are made only when there is something to put in them
                 changes.mind_parts += [(name, part, text) for part, text in parts.items()]
-            if state.logs:
-                for part, rows in state.take_logs().items():
-                    changes.logged += [(name, part, row) for row in rows]
-            if changes.compact:
-                changes.log_starts += [(name, part, n) for part, n in state.log_starts().items()]
             added, touched = mind.stream.take_changes()
             if added:
                 changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
@@ -668,7 +629,9 @@ class Engine:
                                    {**row.body, **(body.to_dict() if body else {})}, row.resident))
         return rows
 
-    def _record_exchange(self, first: str, second: str, lines: list[dialogue.Line]) -> None:
+    # --- for the commands people give between ticks (town/commands.py) ------------------------
+
+    def record_exchange(self, first: str, second: str, lines: list[dialogue.Line]) -> None:
         """Keep a person's exchange with a resident as a conversation, so the visitor's side
         is on record too."""
         body = self.bodies[second]
@@ -677,151 +640,12 @@ class Engine:
             now, now, body.sector or "", body.arena or "", (first, second),
             tuple((speaker, text, now) for speaker, text in lines)))
 
-    async def commit_now(self, events: list[TownEvent]) -> None:
-        """Persist the events of a change made between ticks (all or nothing)."""
-        async with self._change() as gathered:
-            gathered += events
-
-    # --- commands: what people do to the town between ticks ----------------------------------
-    # Each changes minds and bodies, returns its events and commits, all or nothing. The town
-    # service validates, checks permissions and rate limits before calling them.
-
-    def _person_event(self, kind: str, actor: str, text: str, emoji: str, sector: str | None,
-                      place: str = "") -> TownEvent:
+    def person_event(self, kind: str, actor: str, text: str, emoji: str, sector: str | None,
+                     place: str = "") -> TownEvent:
+        """An event of a command between ticks (in #town-hall when `sector` is None)."""
         channel = self.world.sectors[sector].channel if sector else self.world.town_hall_channel
         return TownEvent(format_game_time(self.clock.now), channel, kind, actor, text, emoji,
                          place)
-
-    async def arrive(self, person_id: str, name: str, description: str, sector: str,
-                     arena: str) -> list[TownEvent]:
-        """A visitor joins the town at a place."""
-        async with self._change() as events:
-            body = Body(sector, arena, action="looking around", emoji="👋", visitor=description)
-            self.bodies[name] = body
-            self.people[person_id] = VisitorRow(
-                person_id, name, description,
-                {**body.to_dict(), "joined": format_game_time(self.clock.now)})
-            events.append(self._person_event("arrival", name,
-                                             f"({PeopleText(description, 120)}) arrives", "👋",
-                                             sector, f"{sector}: {arena}"))
-        return events
-
-    async def take_over(self, person_id: str, resident: str) -> None:
-        """A person speaks and moves as a resident, who stops acting on their own meanwhile."""
-        async with self._change():
-            self.people[person_id] = VisitorRow(
-                person_id, resident, f"a person speaking as {resident}",
-                {"joined": format_game_time(self.clock.now)}, resident=resident)
-
-    async def walk(self, name: str, sector: str, arena: str) -> tuple[list[TownEvent], int]:
-        """A person's body sets off for a place; returns the events and the walking minutes."""
-        async with self._change() as events:
-            body = self.bodies[name]
-            origin = body.sector or body.travel_sector
-            minutes = self.world.walking_minutes(origin, sector) if origin else 0
-            if origin == sector:
-                body.sector, body.arena = sector, arena
-            else:
-                body.set_travel(sector, arena, self.clock.now + timedelta(minutes=minutes))
-                body.action, body.emoji = f"walking to {sector}", "🚶"
-                events.append(self._person_event("move", name,
-                                                 f"is walking to {sector} ({minutes} min)",
-                                                 "🚶", origin, f"{sector}: {arena}"))
-        return events, minutes
-
-    async def leave(self, person_id: str) -> list[TownEvent]:
-        """A person leaves: a visitor's body goes, a taken-over resident acts alone again."""
-        async with self._change() as events:
-            row = self.people[person_id]
-            name = row.resident or row.name
-            events.append(self._person_event(
-                "departure", name, "leaves the town" if not row.resident
-                else "is on their own again", "👋", self.bodies[name].sector))
-            self._depart(person_id)
-        return events
-
-    async def speak(self, speaker: str, said: str, listeners: list[str], addressed: str | None,
-                    history: list[dialogue.Line]) -> tuple[list[TownEvent], str | None]:
-        """A person says something in a sector: every listener remembers it; the addressed
-        resident answers at once (from `history`, the exchange so far) and remembers that."""
-        async with self._change() as events:
-            body = self.bodies[speaker]
-            place = f"{body.sector}: {body.arena}"
-            events.append(self._person_event("speech", speaker, said, "💬", body.sector, place))
-            for listener in listeners:
-                self.minds[listener].remember("observation",
-                                              f"{self.shown(speaker)} said: {PeopleText(said)}")
-            reply = None
-            if addressed is not None:
-                reply = await self._answer(speaker, addressed, said, place, history)
-                events.append(self._person_event("speech", addressed, reply, "💬", body.sector,
-                                                 place))
-                self._record_exchange(speaker, addressed, [(speaker, said), (addressed, reply)])
-            for listener in listeners:
-                await self.minds[listener].flush_memories(self.clock.now, force=True)
-        return events, reply
-
-    async def _answer(self, speaker: str, resident: str, said: str, place: str,
-                      history: list[dialogue.Line]) -> str:
-        line = await dialogue.next_line(self.model, self.voice_of(resident),
-                                        self.voice_of(speaker), self._shown_lines(history),
-                                        self.clock.now, place, self.settings.retrieval_count)
-        exchange = (f"{self.shown(speaker)} said to {resident}: {PeopleText(said)}; {resident} answered: "
-                    f"{PeopleText(line.text)}")
-        self.minds[resident].remember("conversation", exchange)
-        if speaker in self.minds:
-            self.minds[speaker].remember("conversation", exchange)
-        return line.text
-
-    async def whisper(self, resident: str, directive: str) -> tuple[str, bool]:
-        """The inner voice: the resident's own thought; returns it and whether the day's plan
-        changed."""
-        async with self._change():
-            mind = self.minds[resident]
-            before = [b.activity for b in mind.state.planning.blocks]
-            thought = await mind.hear_inner_voice(directive, self.clock.now)
-            after = [b.activity for b in mind.state.planning.blocks]
-        return thought, after != before
-
-    async def remember_interview(self, resident: str, asker: str, question: str,
-                                 answer: str) -> None:
-        async with self._change():
-            mind = self.minds[resident]
-            mind.remember("conversation", f"{asker} asked {resident}: {PeopleText(question)}; "
-                                          f"{resident} answered: {PeopleText(answer)}")
-            await mind.flush_memories(self.clock.now, force=True)
-
-    async def change_object(self, path: str, state: str) -> list[TownEvent]:
-        """A person changes an object's state; anyone there notices at the next tick."""
-        async with self._change() as events:
-            self.set_object(path, state)
-            sector, arena, obj = path.split(": ")
-            events.append(self._person_event("object", f"The {obj}", f"is now {state}", "⚠️",
-                                             sector, f"{arena}: {obj}"))
-        return events
-
-    async def _seed(self, resident: str, text: str) -> None:
-        mind = self.minds[resident]
-        mind.remember("thought", f"{resident} thinks: {PeopleText(text)}")  # a person's words
-        await mind.flush_memories(self.clock.now, force=True)
-
-    async def seed(self, resident: str, text: str) -> None:
-        """A moderator plants an intention as the resident's own thought."""
-        async with self._change():
-            await self._seed(resident, text)
-
-    async def apply_scenario(self, seeds: list[tuple[str, str]],
-                             objects: list[tuple[str, str]],
-                             announcement: str | None) -> list[TownEvent]:
-        async with self._change() as events:
-            for resident, thought in seeds:
-                await self._seed(resident, thought)
-            for path, state in objects:
-                self.set_object(path, state)
-            if announcement:
-                events.append(self._person_event("announcement", "Town hall", announcement,
-                                                 "📣", None))
-        return events
 
     def set_flags(self, *, paused: bool | None = None, tick_seconds: float | None = None) -> None:
         """Pause or resume the town, or change its pace; only inside `held`, so that the
@@ -832,58 +656,3 @@ class Engine:
             hold.flags["paused"] = paused
         if tick_seconds is not None:
             hold.flags["tick_seconds"] = tick_seconds
-
-    async def announce(self, notice: str, sector: str | None) -> tuple[list[TownEvent], int]:
-        """Town hall announces to everyone awake (in a sector, or the whole town); returns the
-        events and how many residents heard it."""
-        async with self._change() as events:
-            listeners = [n for n, b in self.bodies.items()
-                         if n in self.minds and b.action != "sleeping" and not b.walking
-                         and (sector is None or b.sector == sector)]
-            for name in listeners:
-                mind = self.minds[name]
-                mind.remember("observation", f"Announcement: {PeopleText(notice)}")
-                await mind.flush_memories(self.clock.now, force=True)
-            events.append(self._person_event("announcement", "Town hall", notice, "📣", sector))
-        return events, len(listeners)
-
-
-@dataclass
-class SavedTown:
-    """Everything of a town's state the database holds, loaded."""
-
-    bodies: dict[str, Body]
-    states: dict[str, MindState]
-    streams: dict[str, MemoryStream]
-    objects: dict[str, str]
-    visitors: list[VisitorRow]
-
-    @classmethod
-    async def load(cls, store: Store, town: TownRow, world: World) -> SavedTown:
-        rows = await store.agents(town.id)
-        missing = sorted(set(world.personas) - set(rows))
-        if missing:
-            raise StoreError(f"residents {', '.join(missing)} are not in this town's database; "
-                             "use the persona folder the town was founded with or a new --db")
-        bodies = {n: Body.from_dict(b) for n, (b, _) in rows.items() if n in world.personas}
-        states = {n: MindState.from_dict(m) for n, (_, m) in rows.items() if n in world.personas}
-        streams = await cls._streams(store, town, bodies)
-        return cls(bodies, states, streams, await store.objects(town.id),
-                   await store.visitors(town.id))
-
-    @staticmethod
-    async def _streams(store: Store, town: TownRow, names: Iterable[str]) -> dict[str, MemoryStream]:
-        """Each resident's memory stream as stored; its arrays are made once, at their full
-        size, after every chunk of the town's memories is read."""
-        chunks: dict[str, list[MemoryChunk]] = {name: [] for name in names}
-        async for chunk in store.memory_chunks(town.id):  # a chunk at a time: no list of all rows
-            if chunk.agent in chunks:
-                chunks[chunk.agent].append(chunk)
-        streams = {name: MemoryStream(town.embedding_dim) for name in chunks}
-        hours: dict[datetime, float] = {}  # a tick's memories share their moments
-        for name, mine in chunks.items():
-            columns = StoredColumns.joined([c.columns for c in mine])
-            streams[name].extend_stored([m for c in mine for m in c.memories],
-                                        *(c.packed for c in mine), hours=hours, columns=columns)
-            mine.clear()  # its embeddings now live in the stream only
-        return streams

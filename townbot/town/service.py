@@ -3,19 +3,21 @@
 Each use case is validated, permission-checked, rate-limited where it costs model calls, and
 written to the audit log with its outcome. Bad input raises `TownError` with what was wrong and
 what would be right, and changes nothing. Platforms (console, Discord) only translate.
+
+What platforms and the service say to each other is in `requests.py` (Person, Outcome,
+TownError, text limits); who is admitted when, in `admission.py`; the changes a use case makes
+go through the engine's commands (`commands.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import difflib
 import re
 import secrets
 import time
-from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,15 +27,18 @@ from townbot.mind import dialogue
 from townbot.mind.agent import AgentMind
 from townbot.mind.answering import Ablation, answer_as, todays_plan
 from townbot.mind.retrieval import retrieve
-from townbot.prompting import NAME_LIMIT, quoted, quoted_name
+from townbot.prompting import quoted, quoted_name
 from townbot.store.database import AuditEntry, VisitorRow
-from townbot.text import clean_text, shows_nothing
+from townbot.text import clean_text
+from townbot.town import commands
+from townbot.town.admission import READ_OUTS, Admission, RateLimit, audited
 from townbot.town.body import Body
 from townbot.town.costs import real_day_line, recent_cost
 from townbot.town.engine import Engine
 from townbot.town.launch import PROJECT_ROOT
 from townbot.town.names import name_problem, taken_names
 from townbot.town.news import describe_status, event_status, tracked_events
+from townbot.town.requests import SPEED_RANGE, Outcome, Person, TownError, bounded, closest_names
 from townbot.town.scenarios import load_scenario, scenario_names
 from townbot.town.usage import model_notes
 from townbot.wording import plural
@@ -42,62 +47,11 @@ from townbot.world.errors import DataError
 from townbot.world.events import TownEvent
 from townbot.world.model import join_path, split_path
 
-MODERATOR_ONLY = frozenset({"seed", "scenario", "announce", "pause", "resume", "speed", "memories",
-                            "takeover", "event_status", "web_rotate", "web_close"})
-USE_CASES = ("join", "say", "go", "leave", "takeover", "whisper", "interview", "set", "look",
-             "seed",
-             "scenario", "announce", "pause", "resume", "speed", "status", "where", "profile",
-             "memories", "event_status", "web_link", "web_rotate", "web_close")
-CHANGES_THE_TOWN = frozenset({"join", "say", "go", "takeover", "whisper", "interview", "set",
-                              "seed", "scenario", "announce"})
-LIMITS = {"name": NAME_LIMIT, "description": 120, "say": 500, "whisper": 300, "interview": 500,
-          "state": 80, "seed": 600, "announce": 500, "query": 200}
-DISPLAY_LIMIT = 80  # characters of a platform's display name kept (Discord allows 32)
-SPEED_RANGE = (0.0, 3600.0)  # real seconds per tick
 WEB_CLOSED = ""  # the stored token of a web page a moderator closed
 OBJECT_FORM = re.compile(r"^\s*<([^>]+)>\s*(?:is\s+)?(.+?)\s*$", re.IGNORECASE)
-
-
 # A tick on a clock waits this share of its interval for its conversations, then lets the
 # unfinished ones go on beside the next ticks: a slow model's talk never makes the town fall behind.
 TALK_SHARE = 0.25
-
-
-ANONYMOUS = "someone"  # a display name that would show as nothing
-
-
-def display_name(name: str) -> str:
-    """A platform's display name as the town shows it: cleaned at the door (direction marks
-    out), on one line, bounded; blank ones become ANONYMOUS."""
-    flat = " ".join(clean_text(name).split())
-    if shows_nothing(flat):
-        return ANONYMOUS
-    return flat if len(flat) <= DISPLAY_LIMIT else flat[:DISPLAY_LIMIT - 1] + "…"
-
-
-class TownError(Exception):
-    """A use case was refused; the message says what was wrong and what would be right."""
-
-
-@dataclass(frozen=True)
-class Person:
-    id: str  # platform-qualified, e.g. "console:local" or "discord:1234"
-    name: str  # a platform's display name: a person's text, cleaned as it is made
-    moderator: bool = False
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "name", display_name(self.name))
-
-    @property
-    def role(self) -> str:
-        return "moderator" if self.moderator else "everyone"
-
-
-@dataclass
-class Outcome:
-    text: str
-    events: list[TownEvent] = field(default_factory=list)
-    data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -116,67 +70,6 @@ class Interview:
 TakenT = TypeVar("TakenT")
 
 
-@dataclass
-class RateLimit:
-    """At most `count` uses per `seconds` of real time, per person and use case."""
-
-    count: int
-    seconds: float
-
-
-# Use cases that only read the town, each in one synchronous step (see TownService._run).
-READ_OUTS = frozenset({"status", "where", "look", "profile"})
-# Every use case that costs model calls or posts to a platform has a limit: one person's
-# join-and-leave loop would otherwise queue thousands of posts and audit rows.
-DEFAULT_RATES = {"whisper": RateLimit(3, 60), "set": RateLimit(5, 60),
-                 "interview": RateLimit(5, 60), "say": RateLimit(10, 60),
-                 "join": RateLimit(3, 60), "leave": RateLimit(3, 60), "go": RateLimit(10, 60),
-                 "announce": RateLimit(5, 60), "scenario": RateLimit(3, 60)}
-
-
-def closest_names(name: str, options: list[str], aliases: dict[str, str] | None = None) -> str:
-    """' (did you mean 'X' or 'Y'?)', or ''. Compared without case; `aliases` maps other forms
-    of a name (a first name) to the name to suggest."""
-    forms = {o.lower(): o for o in options} | {a.lower(): o for a, o in (aliases or {}).items()}
-    close = difflib.get_close_matches(name.strip().lower(), list(forms), n=6, cutoff=0.4)
-    matches = list(dict.fromkeys(forms[c] for c in close))[:3]
-    return f" (did you mean {' or '.join(repr(m) for m in matches)}?)" if matches else ""
-
-
-# What each bounded text is called when it is missing.
-EMPTY = {"name": "a name is missing", "description": "a description is missing",
-         "say": "there is nothing to say", "whisper": "there is nothing to whisper",
-         "interview": "the question is missing", "state": "the new state is missing",
-         "seed": "the intent is missing", "announce": "the announcement is empty",
-         "query": "the memory query is empty"}
-
-
-def bounded(text: str, what: str) -> str:
-    """People's text cleaned at the door (townbot.text), flattened and within its limit; a
-    text that would show as blank (only invisible characters) is empty."""
-    flat = " ".join(clean_text(text or "").split())
-    if shows_nothing(flat):
-        raise TownError(f"{EMPTY[what]}; write some text (up to {LIMITS[what]} characters)")
-    if len(flat) > LIMITS[what]:
-        raise TownError(f"the {what} is {len(flat)} characters long; the limit is "
-                        f"{LIMITS[what]}")
-    return flat
-
-
-AUDIT_TEXT = 600  # characters of one argument kept in the audit log
-
-
-def audited(value: Any) -> Any:
-    """An argument as the audit log keeps it: cleaned, and cut to AUDIT_TEXT characters with
-    its full length noted, so a flood of text is recorded without being stored."""
-    if not isinstance(value, str):
-        return value
-    text = clean_text(value)
-    if len(text) <= AUDIT_TEXT:
-        return text
-    return f"{text[:AUDIT_TEXT]}… [{len(text)} characters in all]"
-
-
 class TownService:
     def __init__(self, engine: Engine, *, scenarios: Path | None = None,
                  permissions: dict[str, str] | None = None,
@@ -186,12 +79,7 @@ class TownService:
         self.engine = engine
         self.model_settings = model_settings  # prices, for the cost per real day
         self.scenarios = scenarios or PROJECT_ROOT / "scenarios"
-        self.permissions = {case: ("moderator" if case in MODERATOR_ONLY else "everyone")
-                            for case in USE_CASES}
-        self.permissions.update(permissions or {})
-        self.rates = dict(DEFAULT_RATES if rates is None else rates)
-        self._now = now
-        self._uses: dict[tuple[str, str], deque[float]] = defaultdict(deque)
+        self.admission = Admission(permissions, rates, now)
         self._exchanges: dict[tuple[str, str], list[dialogue.Line]] = {}
         self.lock = asyncio.Lock()  # a use case and a tick never interleave
 
@@ -220,7 +108,7 @@ class TownService:
         (seconds on a real model) holds the lock."""
         async with contextlib.nullcontext() if case in READ_OUTS else self.lock:
             try:
-                self._admit(case, person)
+                self.admission.admit(case, person, paused=self.paused)
                 async with self.engine.held() as hold:
                     outcome = await action()
                     hold.audits.append(self._audit_row(case, person, arguments, "ok",
@@ -228,7 +116,7 @@ class TownService:
             except TownError as refusal:
                 await self._refused(case, person, arguments, refusal)
                 raise
-            self._count_use(case, person)  # only accepted use cases count toward a rate limit
+            self.admission.count(case, person)  # only accepted use cases count toward a rate limit
             return outcome
 
     async def _run_around_model(self, case: str, person: Person, arguments: dict[str, Any],
@@ -241,12 +129,12 @@ class TownService:
         toward its rate limit when admitted: uses under way at once count too."""
         async with self.lock:
             try:
-                self._admit(case, person)
+                self.admission.admit(case, person, paused=self.paused)
                 taken = await read()
             except TownError as refusal:
                 await self._refused(case, person, arguments, refusal)
                 raise
-            self._count_use(case, person)
+            self.admission.count(case, person)
         reply = await answer(taken)
         async with self.lock, self.engine.held() as hold:  # the write commits with its audit
             outcome = await write(taken, reply)
@@ -257,27 +145,6 @@ class TownService:
                        refusal: TownError) -> None:
         refusal.args = (clean_text(str(refusal)),)  # it may quote what the person typed
         await self._audit(case, person, arguments, "refused", str(refusal))
-
-    def _admit(self, case: str, person: Person) -> None:
-        if self.permissions.get(case) == "moderator" and not person.moderator:
-            raise TownError(f"only moderators may use {case}; ask a moderator")
-        if self.paused and case in CHANGES_THE_TOWN:
-            raise TownError("the town is paused; a moderator can resume it")
-        limit = self.rates.get(case)
-        if limit is None:
-            return
-        uses = self._uses[(person.id, case)]
-        moment = self._now()
-        while uses and moment - uses[0] >= limit.seconds:
-            uses.popleft()
-        if len(uses) >= limit.count:
-            wait = int(limit.seconds - (moment - uses[0])) + 1
-            raise TownError(f"you have used {case} {limit.count} times in the last "
-                            f"{int(limit.seconds)} s; try again in {wait} s")
-
-    def _count_use(self, case: str, person: Person) -> None:
-        if case in self.rates:
-            self._uses[(person.id, case)].append(self._now())
 
     def _audit_row(self, case: str, person: Person, arguments: dict[str, Any], outcome: str,
                    detail: str) -> AuditEntry:
@@ -394,7 +261,8 @@ class TownService:
             if closed:
                 raise TownError(f"you cannot join at {sector}: {closed}; choose another area, "
                                 "e.g. Johnson Park")
-            events = await self.engine.arrive(person.id, visitor_name, about, sector, arena)
+            events = await commands.arrive(self.engine, person.id, visitor_name, about, sector,
+                                           arena)
             return Outcome(f"You are {visitor_name}, {about}, at {sector}: {arena}.", events)
         return await self._run("join", person, {"name": name, "description": description,
                                                 "area": area}, act)
@@ -419,7 +287,7 @@ class TownService:
                 raise TownError(f"{person.name} is already in the town; they must leave first")
             if who in self.engine.controlled():
                 raise TownError(f"{who} is already taken over by someone else")
-            await self.engine.take_over(person.id, who)
+            await commands.take_over(self.engine, person.id, who)
             return Outcome(f"{person.name} now speaks and moves as {who}; {who} stops acting "
                            "on their own until they leave.")
         return await self._run("takeover", moderator, {"person": person.id,
@@ -432,7 +300,7 @@ class TownService:
             reason = self.engine.availability(name, sector, arena)
             if reason:
                 raise TownError(f"you cannot go there now: {reason}")
-            events, minutes = await self.engine.walk(name, sector, arena)
+            events, minutes = await commands.walk(self.engine, name, sector, arena)
             when = f"in {minutes} game minutes" if minutes else "now"
             return Outcome(f"You will be at {sector}: {arena} {when}.", events)
         return await self._run("go", person, {"area": area}, act)
@@ -440,7 +308,7 @@ class TownService:
     async def leave(self, person: Person) -> Outcome:
         async def act() -> Outcome:
             name, _ = self._speaker_body(self.visitor(person))
-            events = await self.engine.leave(person.id)
+            events = await commands.leave(self.engine, person.id)
             return Outcome(f"{name} has left the town.", events)
         return await self._run("leave", person, {}, act)
 
@@ -493,8 +361,8 @@ class TownService:
                        and b.action != "sleeping"]
             addressed = self._addressed(name, said, present)
             history = self._exchanges.setdefault((name, addressed), []) if addressed else []
-            events, reply = await self.engine.speak(name, said, present, addressed,
-                                                    [*history[-7:], (name, said)])
+            events, reply = await commands.speak(self.engine, name, said, present, addressed,
+                                                 [*history[-7:], (name, said)])
             if addressed is not None and reply is not None:
                 history += [(name, said), (addressed, reply)]  # only what was committed
                 del history[:-8]
@@ -515,7 +383,7 @@ class TownService:
         async def act() -> Outcome:
             who = self.resident(resident)
             directive = bounded(text, "whisper")
-            thought, replanned = await self.engine.whisper(who, directive)
+            thought, replanned = await commands.whisper(self.engine, who, directive)
             changed = "and rewrites the rest of the day" if replanned else \
                 "(asleep now: it will shape tomorrow's plan)"
             return Outcome(f"{who} hears the thought {quoted(thought)} {changed}.",
@@ -547,8 +415,8 @@ class TownService:
 
         async def write(taken: Interview, reply: str) -> Outcome:
             if remember:
-                await self.engine.remember_interview(taken.who, taken.asker, taken.question,
-                                                     reply)
+                await commands.remember_interview(self.engine, taken.who, taken.asker,
+                                                  taken.question, reply)
             return Outcome(f"{taken.who}: {reply}", data={"answer": reply, "resident": taken.who})
         return await self._run_around_model(
             "interview", person, {"resident": resident, "question": question, "as": as_persona,
@@ -579,7 +447,7 @@ class TownService:
                 self.parse_object_command(path)
             full = self.object_path(target)
             value = bounded(new_state, "state")
-            events = await self.engine.change_object(full, value)
+            events = await commands.change_object(self.engine, full, value)
             return Outcome(f"<{full}> is {value}; anyone there notices at the next tick.",
                            events)
         return await self._run("set", person, {"path": path, "state": state}, act)
@@ -600,7 +468,7 @@ class TownService:
         async def act() -> Outcome:
             who = self.resident(resident)
             text = bounded(intent, "seed")
-            await self.engine.seed(who, text)
+            await commands.seed(self.engine, who, text)
             return Outcome(f"{who} now has in mind: {quoted(text)}")
         return await self._run("seed", moderator, {"resident": resident, "intent": intent}, act)
 
@@ -622,9 +490,9 @@ class TownService:
             absent = sorted({s.resident for s in spec.seeds} - {s.resident for s in present})
             seeds = [(self.resident(s.resident), s.thought) for s in present]
             objects = [(self.object_path(o.path), o.state) for o in spec.objects]
-            events = await self.engine.apply_scenario(
-                [(who, " ".join(thought.split())) for who, thought in seeds], objects,
-                spec.announcement)
+            events = await commands.apply_scenario(
+                self.engine, [(who, " ".join(thought.split())) for who, thought in seeds],
+                objects, spec.announcement)
             skipped = f" (not in this town, so not seeded: {', '.join(absent)})" if absent else ""
             return Outcome(f"Loaded scenario '{spec.name}': {' '.join(spec.description.split())}"
                            f"{skipped}", events)
@@ -634,7 +502,7 @@ class TownService:
         async def act() -> Outcome:
             notice = bounded(text, "announce")
             where = self.area(area) if area else None
-            events, heard = await self.engine.announce(notice, where[0] if where else None)
+            events, heard = await commands.announce(self.engine, notice, where[0] if where else None)
             return Outcome(f"Announced to {plural(heard, 'resident')} present.", events)
         return await self._run("announce", moderator, {"text": text, "area": area}, act)
 

@@ -1,11 +1,23 @@
 """The offline model: a rule-based stand-in for a language model (deterministic, no network).
 
-Its answers are built from each purpose's structured context (model.py for plans and actions,
-social.py for talk, reflection and interviews, judge.py for the evaluation's judge); its words
-come from the phrase banks in phrases.yaml, picked with a seeded hash, and its verb forms from
-the lemminflect inflection table (words.py).
+It answers each purpose from that purpose's typed question (the offline answers of plans,
+places, steps, reflection and reactions live with their purposes in townbot/llm/purposes/);
+talk.py and interview.py answer conversations and interviews, from their contexts still keyed
+by strings. Its words come from the phrase banks in phrases.yaml, picked with a seeded hash, and
+its verb forms from the lemminflect inflection table (words.py).
+
+`OfflineModel`, `OFFLINE_LABEL` and `score_importance` are read from model.py when first asked
+for: the purposes use this package's phrase machinery, and the model answers through the
+purposes, so importing the package must not import the model.
 """
 
-from townbot.llm.offline.model import OFFLINE_LABEL, OfflineModel, score_importance
+from typing import Any
 
 __all__ = ["OFFLINE_LABEL", "OfflineModel", "score_importance"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from townbot.llm.offline import model
+    return getattr(model, name)

@@ -16,12 +16,13 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from townbot.platforms.discord.buttons import BUTTONS
+from townbot.platforms.discord.buttons import press
 from townbot.platforms.discord.commands import all_commands
+from townbot.platforms.discord.hosting import open_town
 from townbot.platforms.discord.hub import Hub
 from townbot.platforms.discord.setup import SetupError, missing_permissions
 from townbot.platforms.discord.speech import handle_message
-from townbot.town.service import TownError
+from townbot.town.requests import TownError
 
 log = logging.getLogger(__name__)
 
@@ -38,18 +39,22 @@ def intents() -> discord.Intents:
 class TownTree(app_commands.CommandTree):
     """Refuses new interactions once shutdown has begun."""
 
+    def __init__(self, client: discord.Client, hub: Hub) -> None:
+        super().__init__(client)
+        self.hub = hub
+
     async def interaction_check(self, interaction: discord.Interaction) -> bool:
         if getattr(self.client, "closing", False):
             with contextlib.suppress(discord.HTTPException):
                 await interaction.response.send_message(CLOSING, ephemeral=True)
             return False
-        await self.client.hub.seen(interaction.guild_id, wait=False)  # type: ignore[attr-defined]
+        await self.hub.seen(interaction.guild_id, wait=False)
         return True
 
 
-def command_tree(client: discord.Client) -> app_commands.CommandTree:
-    tree = TownTree(client)
-    for command in all_commands():
+def command_tree(client: discord.Client, hub: Hub) -> app_commands.CommandTree:
+    tree = TownTree(client, hub)
+    for command in all_commands(hub):
         tree.add_command(command)
     return tree
 
@@ -78,7 +83,7 @@ class TownBotBehaviour:
 
     def _setup_town_bot(self, hub: Hub, *, sync: bool) -> None:
         self.hub = hub
-        self.tree = command_tree(self)  # type: ignore[arg-type]
+        self.tree = command_tree(self, hub)  # type: ignore[arg-type]
         self.tree.error(self.command_failed)
         self.closing = False
         self.gateway_closed = False
@@ -88,8 +93,6 @@ class TownBotBehaviour:
 
     async def setup_hook(self) -> None:
         self.hub.scheduler.start()  # inside the running loop, before the gateway connects
-        for button in BUTTONS:
-            self.add_dynamic_items(button)  # type: ignore[attr-defined]
 
     async def on_ready(self) -> None:
         guilds = self.guilds  # type: ignore[attr-defined]
@@ -138,7 +141,7 @@ class TownBotBehaviour:
             if missing:
                 raise SetupError(f"the bot lacks {', '.join(missing)}; invite it again with the "
                                  "link from `townbot run --dry-run`")
-            await self.hub.open_town(guild)
+            await open_town(self.hub, guild)
         except Exception as error:  # one server's trouble must not stop the others' towns
             self.hub.failures[guild.id] = str(error)
             log.error("server %s (%s): the town could not open: %s", guild.id, guild.name, error,
@@ -167,10 +170,12 @@ class TownBotBehaviour:
 
     async def on_interaction(self, interaction: discord.Interaction) -> None:
         """A button pressed or a form sent is someone being there too (commands count in
-        TownTree.interaction_check, before they run)."""
+        TownTree.interaction_check, before they run); a button of ours is answered here."""
         if interaction.type in (discord.InteractionType.component,
                                 discord.InteractionType.modal_submit):
             await self.hub.seen(interaction.guild_id, wait=False)
+        if interaction.type == discord.InteractionType.component:
+            await press(self.hub, interaction)
 
     async def on_message(self, message: discord.Message) -> None:
         if not self.closing:

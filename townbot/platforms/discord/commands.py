@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 import discord
 from discord import app_commands
 
-from townbot.platforms.discord.buttons import AskButton, view_of
+from townbot.platforms.discord.buttons import ask_button
 from townbot.platforms.discord.cards import (
     Status,
     help_card,
@@ -26,12 +26,13 @@ from townbot.platforms.discord.cards import (
     status_card,
     web_line,
 )
-from townbot.platforms.discord.respond import Reply, hub_of, refuse, run, send
+from townbot.platforms.discord.hub import Hub
+from townbot.platforms.discord.respond import Reply, refuse, run, send
 from townbot.platforms.discord.store import InterviewThread
 from townbot.platforms.discord.town import MEMORY_ACCESS, GuildTown
 from townbot.platforms.discord.townmap import FILE_LIMIT, attachment, caption, current_picture
 from townbot.platforms.discord.welcome import show_link
-from townbot.town.service import LIMITS, SPEED_RANGE, Person, TownError, bounded
+from townbot.town.requests import LIMITS, SPEED_RANGE, Outcome, Person, TownError, bounded
 from townbot.world.model import join_path
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,9 @@ Notice = app_commands.Range[str, 1, LIMITS["announce"]]
 Query = app_commands.Range[str, 1, LIMITS["query"]]
 Seconds = app_commands.Range[float, SPEED_RANGE[0], SPEED_RANGE[1]]
 Count = app_commands.Range[int, 1, 50]
+# Free text, suggested from the town as it is typed (each group's autocomplete); the service
+# checks what is sent.
+Resident = Area = ObjectPath = Scenario = str
 NO_WEB_PAGE = "this bot serves no web page; its owner can set TOWNBOT_WEB_PORT and TOWNBOT_WEB_URL"
 
 
@@ -63,96 +67,69 @@ def best(options: Iterable[str], typed: str) -> list[app_commands.Choice[str]]:
     return [app_commands.Choice(name=o, value=o) for o in (starts + inside)[:CHOICES]]
 
 
-def _town_or_none(interaction: discord.Interaction) -> GuildTown | None:
+Choices = list[app_commands.Choice[str]]
+
+
+async def suggest(hub: Hub, interaction: discord.Interaction, typed: str,
+                  options: Callable[[GuildTown], Iterable[str]]) -> Choices:
+    """Names from the server's town as someone types (the service validates what is sent)."""
     with contextlib.suppress(TownError):
-        return hub_of(interaction).town(interaction.guild_id)
-    return None
+        return best(options(hub.town(interaction.guild_id)), typed)
+    return []
 
 
-class Completed(app_commands.Transformer):
-    """A free-text option with suggestions from the town; the service validates the value."""
-
-    def options(self, town: GuildTown) -> Iterable[str]:
-        raise NotImplementedError
-
-    async def transform(self, interaction: discord.Interaction, value: str) -> str:
-        return value
-
-    async def autocomplete(self, interaction: discord.Interaction,  # type: ignore[override]
-                           value: str) -> list[app_commands.Choice[str]]:
-        town = _town_or_none(interaction)
-        return best(self.options(town), value) if town is not None else []
+def residents(town: GuildTown) -> Iterable[str]:
+    return sorted(town.engine.minds)
 
 
-class Residents(Completed):
-    def options(self, town: GuildTown) -> Iterable[str]:
-        return sorted(town.engine.minds)
+def areas(town: GuildTown) -> Iterable[str]:
+    for sector in town.engine.world.sectors.values():
+        yield sector.name
+        yield from (join_path(sector.name, arena) for arena in sector.arenas)
 
 
-class Areas(Completed):
-    def options(self, town: GuildTown) -> Iterable[str]:
-        for sector in town.engine.world.sectors.values():
-            yield sector.name
-            yield from (join_path(sector.name, arena) for arena in sector.arenas)
+def objects(town: GuildTown) -> Iterable[str]:
+    return town.engine.world.object_paths()
 
 
-class Objects(Completed):
-    def options(self, town: GuildTown) -> Iterable[str]:
-        return town.engine.world.object_paths()
-
-
-class Scenarios(Completed):
-    def options(self, town: GuildTown) -> Iterable[str]:
-        return town.service.scenario_names()
-
-
-Resident = app_commands.Transform[str, Residents]
-Area = app_commands.Transform[str, Areas]
-ObjectPath = app_commands.Transform[str, Objects]
-Scenario = app_commands.Transform[str, Scenarios]
+def scenarios(town: GuildTown) -> Iterable[str]:
+    return town.service.scenario_names()
 
 
 # --- /town ----------------------------------------------------------------------------------------
 
 class TownGroup(app_commands.Group):
-    def __init__(self) -> None:
+    def __init__(self, hub: Hub) -> None:
         super().__init__(name="town", description="Join, move about and look at the town",
                          guild_only=True)
+        self.hub = hub
 
     @app_commands.command(description="Join the town as a visitor")
     @app_commands.describe(name="your name in the town", description="who you are, in one line",
                            area="where you arrive (default: Johnson Park)")
     async def join(self, interaction: discord.Interaction, name: Name, description: About,
                    area: Area | None = None) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            where = {"area": area} if area else {}  # the service's default place otherwise
-            outcome = await town.service.join(person, name, description, **where)
-            town.publisher.wake()
-            return outcome.text
-        await run(interaction, work)
+        where = {"area": area} if area else {}  # the service's default place otherwise
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.join(person, name, description, **where))
 
     @app_commands.command(description="Walk to an area (a sector, 'Sector: arena' or a channel)")
     async def go(self, interaction: discord.Interaction, area: Area) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            outcome = await town.service.go(person, area)
-            town.publisher.wake()
-            return outcome.text
-        await run(interaction, work)
+        await run(self.hub, interaction, lambda town, person: town.service.go(person, area))
 
     @app_commands.command(description="Leave the town")
     async def leave(self, interaction: discord.Interaction) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
+        async def work(town: GuildTown, person: Person) -> Outcome:
             outcome = await town.service.leave(person)
             await town.store.forget_words(person.id)
-            town.publisher.wake()
-            return outcome.text
-        await run(interaction, work)
+            return outcome
+        await run(self.hub, interaction, work)
 
     @app_commands.command(description="Where everyone is and what they are doing")
     async def where(self, interaction: discord.Interaction) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            return (await town.service.where(person)).text
-        await run(interaction, work, more="/town profile shows any one resident in full")
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.where(person),
+                  more="/town profile shows any one resident in full")
 
     @app_commands.command(name="map", description="The town's map now, or one area close up")
     @app_commands.describe(area="an area to show close up (default: the whole town)")
@@ -163,20 +140,20 @@ class TownGroup(app_commands.Group):
                                                     town.engine.store.path, sector)
             link = None
             with contextlib.suppress(TownError):  # a closed page: the map without its link
-                link = await hub_of(interaction).page_link(town, person)
+                link = await self.hub.page_link(town, person)
             limit = interaction.guild.filesize_limit if interaction.guild else FILE_LIMIT
             return Reply(caption(moment, sector, link), file=attachment(picture, limit))
-        await run(interaction, work, public=True)
+        await run(self.hub, interaction, work, public=True)
 
     @app_commands.command(description="The link to the town's web page: live map, replay, "
                                       "residents (for this server's people only)")
     async def web(self, interaction: discord.Interaction) -> None:
         async def work(town: GuildTown, person: Person) -> str:
-            link = await hub_of(interaction).page_link(town, person)
+            link = await self.hub.page_link(town, person)
             if link is None:
                 raise TownError(NO_WEB_PAGE)
             return web_line(link)
-        await run(interaction, work)
+        await run(self.hub, interaction, work)
 
     @app_commands.command(description="The town's clock, speed and people")
     async def status(self, interaction: discord.Interaction) -> None:
@@ -189,14 +166,14 @@ class TownGroup(app_commands.Group):
                 seconds_per_tick=engine.town.tick_seconds, tick_minutes=engine.clock.tick_minutes,
                 residents=len(engine.minds), people=len(engine.people),
                 waiting=await town.store.backlog(),
-                skipped=hub_of(interaction).scheduler.skipped[town.key], model=engine.model.label,
+                skipped=self.hub.scheduler.skipped[town.key], model=engine.model.label,
                 cost=outcome.data.get("per_real_day_line", ""),
                 answers=tuple(outcome.data.get("answers", ())),
                 budget=tuple(outcome.data.get("budget", ()))))
             problem = getattr(interaction.client, "sync_problem", None)
             note = f"Commands: not synced: {problem}" if problem and person.moderator else ""
             return Reply(note, card)
-        await run(interaction, work)
+        await run(self.hub, interaction, work)
 
     @app_commands.command(description="A resident's card: who they are, where, their day")
     async def profile(self, interaction: discord.Interaction, resident: Resident) -> None:
@@ -205,79 +182,86 @@ class TownGroup(app_commands.Group):
             return Reply(embed=profile_card(data["resident"], data["summary"], data["place"],
                                             data["action"], data["plan"],
                                             town.outlet.avatar(data["resident"])))
-        await run(interaction, work)
+        await run(self.hub, interaction, work)
+
+    @join.autocomplete("area")
+    @go.autocomplete("area")
+    @map_.autocomplete("area")
+    async def _areas(self, interaction: discord.Interaction, typed: str) -> Choices:
+        return await suggest(self.hub, interaction, typed, areas)
+
+    @profile.autocomplete("resident")
+    async def _residents(self, interaction: discord.Interaction, typed: str) -> Choices:
+        return await suggest(self.hub, interaction, typed, residents)
 
 
 # --- /mod: moderators only ---------------------------------------------------------------------------
 
 @app_commands.default_permissions(manage_guild=True)
 class ModGroup(app_commands.Group):
-    def __init__(self) -> None:
+    def __init__(self, hub: Hub) -> None:
         super().__init__(name="mod", description="Moderators: the clock, news, ideas, scenarios",
                          guild_only=True)
+        self.hub = hub
 
     @app_commands.command(description="Stop the clock")
     async def pause(self, interaction: discord.Interaction) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
+        async def work(town: GuildTown, person: Person) -> Outcome:
             outcome = await town.service.pause(person)
-            hub_of(interaction).scheduler.pause(town.key)
-            return outcome.text
-        await run(interaction, work, moderators="/mod pause")
+            self.hub.scheduler.pause(town.key)
+            return outcome
+        await run(self.hub, interaction, work, moderators="/mod pause")
 
     @app_commands.command(description="Start the clock again")
     async def resume(self, interaction: discord.Interaction) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
+        async def work(town: GuildTown, person: Person) -> Outcome:
             outcome = await town.service.resume(person)
-            hub_of(interaction).scheduler.resume(town.key)
-            return outcome.text
-        await run(interaction, work, moderators="/mod resume")
+            self.hub.scheduler.resume(town.key)
+            return outcome
+        await run(self.hub, interaction, work, moderators="/mod resume")
 
     @app_commands.command(description="Real seconds per tick (one tick is 10 game minutes)")
     async def speed(self, interaction: discord.Interaction, seconds: Seconds) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
+        async def work(town: GuildTown, person: Person) -> Outcome:
             outcome = await town.service.speed(person, seconds)
-            hub_of(interaction).scheduler.set_interval(town.key, seconds)
-            return outcome.text
-        await run(interaction, work, moderators="/mod speed")
+            self.hub.scheduler.set_interval(town.key, seconds)
+            return outcome
+        await run(self.hub, interaction, work, moderators="/mod speed")
 
     @app_commands.command(description="Let a member speak and move as a resident")
     async def takeover(self, interaction: discord.Interaction, member: discord.Member,
                        resident: Resident) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            target = hub_of(interaction).person(member)
-            return (await town.service.takeover(person, target, resident)).text
-        await run(interaction, work, moderators="/mod takeover")
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.takeover(person, self.hub.person(member),
+                                                             resident),
+                  moderators="/mod takeover")
 
     @app_commands.command(description="Plant an intention in a resident's mind")
     async def seed(self, interaction: discord.Interaction, resident: Resident,
                    intent: Intent) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            return (await town.service.seed(person, resident, intent)).text
-        await run(interaction, work, moderators="/mod seed")
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.seed(person, resident, intent),
+                  moderators="/mod seed")
 
     @app_commands.command(description="Announce to the town (#town-hall) or one area")
     async def announce(self, interaction: discord.Interaction, text: Notice,
                        area: Area | None = None) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            outcome = await town.service.announce(person, text, area)
-            town.publisher.wake()
-            return outcome.text
-        await run(interaction, work, moderators="/mod announce")
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.announce(person, text, area),
+                  moderators="/mod announce")
 
     @app_commands.command(description="Load a scenario from scenarios/")
     async def scenario(self, interaction: discord.Interaction, name: Scenario) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            outcome = await town.service.load_scenario(person, name)
-            town.publisher.wake()
-            return outcome.text
-        await run(interaction, work, moderators="/mod scenario")
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.load_scenario(person, name),
+                  moderators="/mod scenario")
 
     @app_commands.command(description="A resident's memories retrieved for a query, with scores")
     async def memories(self, interaction: discord.Interaction, resident: Resident, query: Query,
                        count: Count = 10) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            return (await town.service.memories(person, resident, query, count)).text
-        await run(interaction, work, moderators="/mod memories", more="ask for a smaller count")
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.memories(person, resident, query, count),
+                  moderators="/mod memories", more="ask for a smaller count")
 
     @app_commands.command(description="The web page's link: a new one (the old stops working) "
                                       "or none")
@@ -285,89 +269,112 @@ class ModGroup(app_commands.Group):
                                   "no link opens the page until the next rotate")
     async def web(self, interaction: discord.Interaction, action: Literal["rotate", "off"]) -> None:
         async def work(town: GuildTown, person: Person) -> str:
-            hub = hub_of(interaction)
             if action == "off":
                 outcome, link = await town.service.close_web_page(person), None
             else:
                 outcome = await town.service.rotate_web_link(person)
-                link = hub.config.web_link(town.guild_id, outcome.data["token"])
+                link = self.hub.config.web_link(town.guild_id, outcome.data["token"])
             lines = [outcome.text] + ([web_line(link)] if link else [])
-            if not hub.config.serves_web:
+            if not self.hub.config.serves_web:
                 lines.append(NO_WEB_PAGE[0].upper() + NO_WEB_PAGE[1:] + ".")
             elif not await show_link(town, link):
                 lines.append(f"The welcome pinned in #{town.engine.world.town_hall_channel} "
                              "could not be changed; /town web gives the link that works.")
             return "\n".join(lines)
-        await run(interaction, work, moderators="/mod web")
+        await run(self.hub, interaction, work, moderators="/mod web")
 
     @app_commands.command(description="Who knows of each seeded event, from whom, who plans to go")
     async def events(self, interaction: discord.Interaction) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            return (await town.service.event_status(person)).text
-        await run(interaction, work, moderators="/mod events")
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.event_status(person), moderators="/mod events")
+
+    @takeover.autocomplete("resident")
+    @seed.autocomplete("resident")
+    @memories.autocomplete("resident")
+    async def _residents(self, interaction: discord.Interaction, typed: str) -> Choices:
+        return await suggest(self.hub, interaction, typed, residents)
+
+    @announce.autocomplete("area")
+    async def _areas(self, interaction: discord.Interaction, typed: str) -> Choices:
+        return await suggest(self.hub, interaction, typed, areas)
+
+    @scenario.autocomplete("name")
+    async def _scenarios(self, interaction: discord.Interaction, typed: str) -> Choices:
+        return await suggest(self.hub, interaction, typed, scenarios)
 
 
 # --- /object --------------------------------------------------------------------------------------
 
 class ObjectGroup(app_commands.Group):
-    def __init__(self) -> None:
+    def __init__(self, hub: Hub) -> None:
         super().__init__(name="object", description="Look at or change things in the town",
                          guild_only=True)
+        self.hub = hub
 
     @app_commands.command(name="set", description="Change an object's state, e.g. stove: burning")
     async def set_(self, interaction: discord.Interaction, path: ObjectPath, state: State) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            outcome = await town.service.set_object(person, path, state)
-            town.publisher.wake()
-            return outcome.text
-        await run(interaction, work)
+        await run(self.hub, interaction,
+                  lambda town, person: town.service.set_object(person, path, state))
 
     @app_commands.command(description="An object's state now and who is using it")
     async def look(self, interaction: discord.Interaction, path: ObjectPath) -> None:
-        async def work(town: GuildTown, person: Person) -> str:
-            return (await town.service.look(person, path)).text
-        await run(interaction, work)
+        await run(self.hub, interaction, lambda town, person: town.service.look(person, path))
+
+    @set_.autocomplete("path")
+    @look.autocomplete("path")
+    async def _objects(self, interaction: discord.Interaction, typed: str) -> Choices:
+        return await suggest(self.hub, interaction, typed, objects)
 
 
 # --- top-level commands -----------------------------------------------------------------------------
 
-@app_commands.command(description="Say something where you are in the town")
-@app_commands.guild_only()
-async def say(interaction: discord.Interaction, text: Speech) -> None:
-    async def work(town: GuildTown, person: Person) -> str:
-        outcome = await town.service.say(person, text)
-        town.publisher.wake()
-        return outcome.text
-    await run(interaction, work)
+def visitor_commands(hub: Hub) -> list[app_commands.Command[Any, ..., Any]]:
+    """The commands outside a group, made for one hub."""
+
+    @app_commands.command(description="Say something where you are in the town")
+    @app_commands.guild_only()
+    async def say(interaction: discord.Interaction, text: Speech) -> None:
+        await run(hub, interaction, lambda town, person: town.service.say(person, text))
+
+    @app_commands.command(description="Be a resident's inner voice: they hear it as their own "
+                                      "thought")
+    @app_commands.guild_only()
+    async def whisper(interaction: discord.Interaction, resident: Resident,
+                      text: Whisper) -> None:
+        await run(hub, interaction,
+                  lambda town, person: town.service.whisper(person, resident, text))
+
+    @app_commands.command(name="help", description="What the town is and how to take part")
+    @app_commands.guild_only()
+    async def help_(interaction: discord.Interaction) -> None:
+        async def work(town: GuildTown, person: Person) -> Reply:
+            return Reply(embed=help_card(town.engine.world.town, person.moderator,
+                                         town.engine.model.label))
+        await run(hub, interaction, work)
+
+    @app_commands.command(description="Ask a resident a question; ask more in the thread it "
+                                      "opens")
+    @app_commands.describe(as_persona="ask as someone else, described in one line",
+                           remember="the resident remembers this interview",
+                           memory="which memories the answer may use (the paper's conditions)")
+    @app_commands.guild_only()
+    async def interview(interaction: discord.Interaction, resident: Resident, question: Question,
+                        as_persona: About | None = None, remember: bool = False,
+                        memory: Memory = "full") -> None:
+        await ask(hub, interaction, resident, question, as_persona, remember, memory)
+
+    @whisper.autocomplete("resident")
+    @interview.autocomplete("resident")
+    async def _residents(interaction: discord.Interaction, typed: str) -> Choices:
+        return await suggest(hub, interaction, typed, residents)
+
+    return [say, whisper, interview, help_]
 
 
-@app_commands.command(description="Be a resident's inner voice: they hear it as their own thought")
-@app_commands.guild_only()
-async def whisper(interaction: discord.Interaction, resident: Resident, text: Whisper) -> None:
-    async def work(town: GuildTown, person: Person) -> str:
-        return (await town.service.whisper(person, resident, text)).text
-    await run(interaction, work)
-
-
-@app_commands.command(name="help", description="What the town is and how to take part")
-@app_commands.guild_only()
-async def help_(interaction: discord.Interaction) -> None:
-    async def work(town: GuildTown, person: Person) -> Reply:
-        return Reply(embed=help_card(town.engine.world.town, person.moderator,
-                                     town.engine.model.label))
-    await run(interaction, work)
-
-
-@app_commands.command(description="Ask a resident a question; ask more in the thread it opens")
-@app_commands.describe(as_persona="ask as someone else, described in one line",
-                       remember="the resident remembers this interview",
-                       memory="which memories the answer may use (the paper's conditions)")
-@app_commands.guild_only()
-async def interview(interaction: discord.Interaction, resident: Resident, question: Question,
-                    as_persona: About | None = None, remember: bool = False,
-                    memory: Memory = "full") -> None:
+async def ask(hub: Hub, interaction: discord.Interaction, resident: str, question: str,
+              as_persona: str | None, remember: bool, memory: Memory) -> None:
+    """/interview: the answer as a card in the channel, further questions in its thread."""
     await interaction.response.defer(thinking=True)
-    hub = hub_of(interaction)
     person = hub.person(interaction.user)
     try:
         town = hub.town(interaction.guild_id)
@@ -381,7 +388,7 @@ async def interview(interaction: discord.Interaction, resident: Resident, questi
     card = interview_card(who, bounded(question, "interview"), outcome.data["answer"],
                           town.outlet.avatar(who),
                           asker=bounded(as_persona, "description") if as_persona else person.name)
-    await send(interaction, Reply(embed=card, view=view_of(AskButton())), ephemeral=False)
+    await send(interaction, Reply(embed=card, view=ask_button()), ephemeral=False)
     await _open_thread(interaction, town, InterviewThread(who, memory, remember, person.id))
 
 
@@ -406,8 +413,9 @@ async def _open_thread(interaction: discord.Interaction, town: GuildTown,
     await town.store.open_thread(thread.id, interview)
 
 
-def all_commands() -> list[app_commands.Command[Any, ..., Any] | app_commands.Group]:
-    return [TownGroup(), ObjectGroup(), ModGroup(), say, whisper, interview, help_]
+def all_commands(hub: Hub) -> list[app_commands.Command[Any, ..., Any] | app_commands.Group]:
+    """Every command, acting in `hub`'s towns."""
+    return [TownGroup(hub), ObjectGroup(hub), ModGroup(hub), *visitor_commands(hub)]
 
 
 MODERATOR_COMMANDS = frozenset({"mod pause", "mod resume", "mod speed", "mod takeover",

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from townbot.town.service import SPEED_RANGE
+from townbot.town.requests import SPEED_RANGE
 
 TOKEN = "DISCORD_TOKEN"
 ALLOWED_GUILDS = "TOWNBOT_ALLOWED_GUILDS"

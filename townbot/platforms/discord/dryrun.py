@@ -18,11 +18,14 @@ from townbot.llm.offline import OFFLINE_LABEL
 from townbot.llm.settings import ModelSettings
 from townbot.platforms.discord.commands import MODERATOR_COMMANDS, all_commands
 from townbot.platforms.discord.config import DiscordConfig
+from townbot.platforms.discord.hub import Hub
+from townbot.platforms.discord.scheduler import TownScheduler
 from townbot.platforms.discord.setup import NEEDED, PERMISSIONS, channel_plan
 from townbot.town.engine import Engine
 from townbot.town.launch import PROJECT_ROOT
+from townbot.town.requests import TownError
 from townbot.town.scenarios import load_scenario, scenario_names
-from townbot.town.service import TownError, TownService
+from townbot.town.service import TownService
 from townbot.world.errors import DataError
 from townbot.world.model import World
 
@@ -59,9 +62,9 @@ def check_scenarios(world: World, folder: Path) -> list[str]:
     return names
 
 
-def command_lines() -> list[str]:
+def command_lines(hub: Hub) -> list[str]:
     lines = []
-    for command in all_commands():
+    for command in all_commands(hub):
         subcommands = command.commands if isinstance(command, app_commands.Group) else [command]
         for sub in subcommands:
             assert isinstance(sub, app_commands.Command)
@@ -128,7 +131,7 @@ def dry_run(config: DiscordConfig, settings: ModelSettings, world: World, out: T
     for channel in plan.channels:
         write(f"  #{channel.slug:<24} {channel.title}")
     write("Commands (* autocomplete, [optional]):")
-    for line in command_lines():
+    for line in command_lines(Hub(config, TownScheduler())):  # only listed: nothing runs
         write(line)
     app = application_id(config.token) or "<APPLICATION_ID>"
     write(f"Invite link (scopes bot and applications.commands; {', '.join(PERMISSIONS.values())}):")

@@ -1,42 +1,32 @@
-"""The towns this bot hosts, one per server, and who counts as a moderator where."""
+"""The towns this bot hosts, one per server, and who counts as a moderator where; their rest
+and backups, and closing them (opening one and its tick job: `hosting.py`)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
-from townbot.llm.port import ServerUnavailable
 from townbot.llm.settings import ModelSettings
-from townbot.llm.watching import AnswersUnusable
 from townbot.platforms.discord.config import DiscordConfig
-from townbot.platforms.discord.outlet import WebhookOutlet
 from townbot.platforms.discord.pacing import GLOBAL_WINDOWS, Pacer
-from townbot.platforms.discord.publisher import Publisher
 from townbot.platforms.discord.scheduler import TownScheduler
-from townbot.platforms.discord.setup import GuildLike, channel_plan
-from townbot.platforms.discord.speech import deliver_arrivals
-from townbot.platforms.discord.store import DiscordStore
 from townbot.platforms.discord.town import GuildTown
 from townbot.platforms.discord.upkeep import Upkeep
-from townbot.platforms.discord.welcome import post_welcome
 from townbot.platforms.metrics import TownMetrics
 from townbot.store.backup import backup_database, prune_backups
 from townbot.store.errors import StoreError
-from townbot.town.engine import Engine
-from townbot.town.launch import TownFiles, open_engine
-from townbot.town.rest import WOKE, Rest
-from townbot.town.service import Person, TownError, TownService
+from townbot.town.launch import TownFiles
+from townbot.town.requests import Person, TownError
+from townbot.town.rest import WOKE
 
 log = logging.getLogger(__name__)
 
 # Shutdown must fit a container's default 10 s stop timeout: ticks under way get most of it.
 TICK_GRACE, POST_GRACE, USE_CASE_GRACE = 6.0, 1.5, 1.0
 
-FOUNDER = Person("discord:townbot", "townbot", moderator=True)  # settings made at founding
 UPKEEP_KEY, BACKUP_KEY = "upkeep", "backups"  # the scheduler's hub-wide jobs
 UPKEEP_SECONDS = 60.0  # how often idle towns are looked for
 
@@ -55,7 +45,7 @@ class Hub:
         self.failures: dict[int, str] = {}  # server id -> why its town could not open
         # Discord's 50 requests per second are per bot: one pacer for every town's posts.
         self.pacer = Pacer(GLOBAL_WINDOWS, time.monotonic)
-        self._opening: dict[int, asyncio.Lock] = {}
+        self.opening: dict[int, asyncio.Lock] = {}  # one opening at a time per server
         self.metrics = TownMetrics(lambda: self.towns)
         self.notices: set[asyncio.Task[bool]] = set()  # wake-up notices being posted
         self.closing = False
@@ -98,53 +88,9 @@ class Hub:
         role = f" or the {self.config.moderator_role} role" if self.config.moderator_role else ""
         return f"Manage Server{role}"
 
-    # --- opening and closing ----------------------------------------------------------------------
-
-    async def open_town(self, guild: GuildLike) -> GuildTown:
-        """The server's town: founded on first use, resumed after, channels checked each time."""
-        lock = self._opening.setdefault(guild.id, asyncio.Lock())
-        async with lock:
-            if guild.id not in self.towns:
-                self.towns[guild.id] = await self._open(guild)
-                self.failures.pop(guild.id, None)
-            return self.towns[guild.id]
-
-    async def _open(self, guild: GuildLike) -> GuildTown:
-        path = self.config.database(guild.id)
-        founding = not path.exists()
-        engine = await open_engine(self.files, str(path), settings=self.settings)
-        store = None
-        try:
-            service = TownService(engine, model_settings=self.settings)
-            if founding and self.config.tick_seconds is not None:
-                await service.speed(FOUNDER, self.config.tick_seconds)
-            store = await DiscordStore.open(path, engine.town.id)
-            outlet = WebhookOutlet(guild, channel_plan(engine.world), store, self.config.avatar_url,
-                                   avatars=engine.world.personas)
-            layout = await outlet.ensure()
-            if layout.made:
-                log.info("server %s: made %s", guild.id, ", ".join(layout.made))
-            publisher = Publisher(store, outlet, engine.world.town, global_pacer=self.pacer,
-                                  residents=frozenset(engine.minds))
-            town = GuildTown(guild.id, service, store, publisher, outlet)
-            try:
-                link = await self.page_link(town, FOUNDER)
-            except TownError:
-                link = None  # a moderator closed the page
-            await post_welcome(town, link)
-        except BaseException:
-            await _close_quietly(engine, store)
-            raise
-        town.publisher.start()
-        town.rest = Rest(self.upkeep.rest, self.clock)
-        self.scheduler.add(town.key, lambda: tick_town(town, self.metrics), engine.town.tick_seconds,
-                           paused=service.paused)
-        self._start_upkeep()
-        return town
-
     # --- rest and backups -------------------------------------------------------------------
 
-    def _start_upkeep(self) -> None:
+    def start_upkeep(self) -> None:
         """The hub-wide jobs, added with the first town."""
         if self.scheduler.interval(UPKEEP_KEY) is None and self.upkeep.rest.after:
             self.scheduler.add(UPKEEP_KEY, self.rest_round, UPKEEP_SECONDS)
@@ -214,6 +160,8 @@ class Hub:
                 continue
             log.info("server %s: backed up to %s (%.1f MB)", guild_id, made.path, made.bytes / 1e6)
 
+    # --- closing ------------------------------------------------------------------------------
+
     async def close_town(self, guild_id: int) -> bool:
         """Stop one town for good in this run: no ticks, no posts, no retries; files closed."""
         self.failures.pop(guild_id, None)
@@ -255,45 +203,3 @@ class Hub:
         Discord did not take it (the reason is logged)."""
         town = self.towns.get(guild_id)
         return town is not None and await town.notify(text)
-
-
-# Who pauses a town whose model gives too many unusable answers, in the audit log.
-MODEL_WATCH = Person("townbot:model-watch", "townbot's model watch", moderator=True)
-
-
-async def tick_town(town: GuildTown, metrics: TownMetrics | None = None) -> None:
-    """The scheduled job: one tick, then post what happened and speak words that arrived.
-    While the model server is down the town waits (each due tick first checks whether the
-    server answers again), and #town-hall is told when it stops and when it goes on."""
-    if town.server_down:
-        from townbot.llm.probe import answering_again  # only a server stops: openai is loaded
-
-        if not await answering_again(town.engine.model):
-            return
-        town.server_down = False
-        await town.notify("The language-model server answers again; the town goes on.")
-    began = time.monotonic()
-    try:
-        await town.service.tick(interval=town.engine.town.tick_seconds)
-    except ServerUnavailable as error:
-        town.server_down = True
-        await town.notify(f"The town is waiting for its language-model server: {error}. It goes "
-                          "on by itself once the server answers again.")
-        return
-    except AnswersUnusable as error:  # the server answers, but not usably: a person decides
-        with contextlib.suppress(TownError):  # already paused by a moderator meanwhile
-            await town.service.pause(MODEL_WATCH)
-        await town.notify(f"The town is paused: {error}. A moderator resumes it with /mod resume "
-                          "once the model is changed.")
-        return
-    if metrics is not None:
-        metrics.tick_done(town.guild_id, time.monotonic() - began, await town.store.backlog())
-    town.publisher.wake()
-    await deliver_arrivals(town)
-
-
-async def _close_quietly(engine: Engine, store: DiscordStore | None) -> None:
-    if store is not None:
-        await store.close()
-    await engine.model.close()
-    await engine.store.close()

@@ -10,17 +10,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 
+from townbot.platforms.discord.hub import Hub
 from townbot.platforms.discord.outlet import NO_MENTIONS
 from townbot.platforms.discord.posts import LIMIT, split_text
 from townbot.platforms.discord.town import GuildTown
-from townbot.town.service import Person, TownError
-
-if TYPE_CHECKING:
-    from townbot.platforms.discord.hub import Hub
+from townbot.town.requests import Outcome, Person, TownError
 
 MAX_PARTS = 3  # follow-ups per answer (a long `where` or `memories` list)
 MORE = "ask for less to see the rest"
@@ -37,11 +35,7 @@ class Reply:
     file: discord.File | None = None  # a picture (the map), sent with the first part
 
 
-Work = Callable[[GuildTown, Person], Awaitable["str | Reply"]]
-
-
-def hub_of(interaction: discord.Interaction) -> Hub:
-    return interaction.client.hub  # type: ignore[attr-defined]
+Work = Callable[[GuildTown, Person], Awaitable["str | Reply | Outcome"]]
 
 
 def fit(text: str, more: str = MORE) -> list[str]:
@@ -88,12 +82,11 @@ async def refuse(interaction: discord.Interaction, refusal: TownError, *, public
     await send(interaction, str(refusal), ephemeral=True)
 
 
-async def not_a_moderator(interaction: discord.Interaction, case: str) -> bool:
+async def not_a_moderator(hub: Hub, interaction: discord.Interaction, case: str) -> bool:
     """Refuse a moderator command to anyone else, before anything is deferred or done.
 
     Discord already hides /mod from members without Manage Server; this check also covers a
     server that shows it to more people, and the configured moderator role."""
-    hub = hub_of(interaction)
     person = hub.person(interaction.user)
     if person.moderator:
         return False
@@ -104,16 +97,18 @@ async def not_a_moderator(interaction: discord.Interaction, case: str) -> bool:
     return True
 
 
-async def run(interaction: discord.Interaction, work: Work, *, public: bool = False,
+async def run(hub: Hub, interaction: discord.Interaction, work: Work, *, public: bool = False,
               moderators: str | None = None, more: str = MORE) -> None:
-    """Defer, do the work in this server's town, answer or refuse."""
-    if moderators is not None and await not_a_moderator(interaction, moderators):
+    """Defer, do the work in this server's town, answer (an Outcome by its text) or refuse."""
+    if moderators is not None and await not_a_moderator(hub, interaction, moderators):
         return
     await interaction.response.defer(ephemeral=not public, thinking=True)
-    hub = hub_of(interaction)
     try:
-        reply = await work(hub.town(interaction.guild_id), hub.person(interaction.user))
+        town = hub.town(interaction.guild_id)
+        reply = await work(town, hub.person(interaction.user))
     except TownError as refusal:
         await refuse(interaction, refusal, public=public)
         return
-    await send(interaction, reply, ephemeral=not public, more=more)
+    town.publisher.wake()  # what the use case posted goes out now
+    await send(interaction, reply.text if isinstance(reply, Outcome) else reply,
+               ephemeral=not public, more=more)

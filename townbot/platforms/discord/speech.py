@@ -11,20 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 
 from townbot.platforms.discord.buttons import ask_in_thread
+from townbot.platforms.discord.hub import Hub
 from townbot.platforms.discord.outlet import NO_MENTIONS
 from townbot.platforms.discord.posts import without_mentions
 from townbot.platforms.discord.store import WaitingWords
 from townbot.platforms.discord.town import GuildTown, partial_message
 from townbot.text import shows_nothing
-from townbot.town.service import Person, TownError
-
-if TYPE_CHECKING:
-    from townbot.platforms.discord.hub import Hub
+from townbot.town.requests import Person, TownError
 
 log = logging.getLogger(__name__)
 

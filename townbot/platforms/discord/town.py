@@ -18,8 +18,9 @@ from townbot.platforms.discord.publisher import Publisher, classify
 from townbot.platforms.discord.store import DiscordStore
 from townbot.town.body import Body
 from townbot.town.engine import Engine
+from townbot.town.requests import Person
 from townbot.town.rest import Rest
-from townbot.town.service import Person, TownService
+from townbot.town.service import TownService
 
 log = logging.getLogger(__name__)
 

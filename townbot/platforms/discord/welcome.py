@@ -8,7 +8,7 @@ import logging
 
 import discord
 
-from townbot.platforms.discord.buttons import GoButton, JoinButton, view_of
+from townbot.platforms.discord.buttons import go_button, join_button
 from townbot.platforms.discord.cards import area_note, welcome_card
 from townbot.platforms.discord.outlet import NO_MENTIONS
 from townbot.platforms.discord.town import GuildTown
@@ -24,13 +24,13 @@ async def post_welcome(town: GuildTown, link: str | None = None) -> None:
     if _missing(town, done, hall):
         card = welcome_card(world.town, len(world.personas), hall, town.engine.model.label,
                             link)
-        await _pin(town, hall, embed=card, view=view_of(JoinButton()))
+        await _pin(town, hall, embed=card, view=join_button())
     for sector in world.sectors.values():
         if _missing(town, done, sector.channel):
             hours = sector.hours.describe() if sector.hours else None
             await _pin(town, sector.channel, content=area_note(sector.name, sector.description,
                                                                hours),
-                       view=view_of(GoButton(sector.channel)))
+                       view=go_button(sector.channel))
 
 
 def _missing(town: GuildTown, done: dict[str, tuple[int, int]], slug: str) -> bool:
