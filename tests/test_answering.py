@@ -163,3 +163,34 @@ async def test_a_claim_is_backed_by_a_memory_of_meeting_not_by_a_mention(world):
                         kinds) == ["Tom Moreno"]
     assert unmet_claims("I chatted with Jane Moreno.", PEOPLE, "Sam Moore", stream,
                         Ablation(observations=False).kinds()) == ["Jane Moreno"]
+
+
+async def test_the_offline_model_is_also_given_what_it_knows_of_whom_it_is_asked_about(world):
+    """Beside the retrieved memories (all a language model sees), the answer's context holds
+    the memories naming the person asked about, the news the agent was told and its home, each
+    only of the kinds the ablation allows: the offline model reads nothing else."""
+    model = ScriptedModel({"answer": lambda r: {"text": "A book on justice, I think."},
+                           "summary": summary_from_context})
+    klaus = world.personas["Klaus Mueller"]
+    stream = MemoryStream(256)
+    texts = [("observation", "Ayesha Khan is writing a chapter of her thesis"),
+             ("conversation", "Sam Moore intends to run for mayor. (heard from Ayesha Khan)"),
+             ("conversation", f"Klaus Mueller talked with Maria Lopez at {klaus.home_sector}: "
+                              "kitchen. Maria: Hi Klaus!"),
+             ("observation", "Klaus Mueller lives next door to Wolfgang Schulz in the dorm.")]
+    vectors = await model.embed([t for _, t in texts])
+    for (kind, text), vector in zip(texts, vectors, strict=True):
+        stream.add(kind, text, datetime(2023, 2, 14, 9, 0), 5, vector)
+    question = "If you were getting Ayesha Khan a birthday present, what would it be?"
+    people = ["Ayesha Khan", "Maria Lopez", "Klaus Mueller"]
+    await answer_as(model, klaus, "Klaus", stream, question, NOON, people=people)
+    context = model.asked("answer")[0].context
+    assert context["about_people"] == {"Ayesha Khan": [texts[1][1], texts[0][1]]}
+    assert texts[1][1] in context["known"]
+    assert context["home"] == klaus.home_sector and context["met_at_home"] == ["Maria Lopez"]
+    assert context["living"] == [texts[3][1]]
+    await answer_as(model, klaus, "Klaus", stream, question, NOON, people=people,
+                    access=Ablation(observations=False), guarded=False)  # asked all the same
+    ablated = model.asked("answer")[1].context
+    assert ablated["about_people"] == {"Ayesha Khan": []} and ablated["known"] == []
+    assert ablated["met_at_home"] == [] and ablated["living"] == []

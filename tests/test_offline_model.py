@@ -486,3 +486,23 @@ def test_each_piece_of_news_in_a_line_is_remembered_on_its_own() -> None:
     assert facts == ["Sam Moore intends to run for mayor. (heard from Jane Moreno)",
                      "Isabella Rodriguez intends to host a Valentine's Day party on February 14, "
                      "from 5 pm until 7 pm. (heard from Jane Moreno)"]
+
+
+async def test_a_rule_that_fails_costs_one_answer_counted_as_a_fallback_not_the_tick(caplog):
+    """The offline rules misreading a context (here an utterance context without its speaker)
+    answer with the ask's default; through the real stack that is a counted fallback, and the
+    error is logged for whoever looks into it."""
+    from townbot.llm.purposes import Utterance
+    from townbot.llm.stack import build_model_stack
+
+    model = OfflineModel(seed=0)
+    stack = build_model_stack(model)
+    request = Ask(purpose="utterance", prompt="(prompt for utterance)", schema=Utterance,
+                  agent="Klaus Mueller", context={"partner": "Maria Lopez", "history": []},
+                  default=lambda: Utterance(text="Anyway, I should get going.", end=True))
+    with caplog.at_level("WARNING", logger="townbot.llm.offline.model"):
+        answer = await stack.ask(request)
+    assert answer == Utterance(text="Anyway, I should get going.", end=True)
+    assert stack.report().fallbacks == {"utterance": 1}
+    assert "offline rules for utterance failed: KeyError('speaker')" in caplog.text
+    assert await model.ask(request) == answer  # asked directly: the default too, no error

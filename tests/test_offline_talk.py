@@ -4,6 +4,8 @@ same seed, the same words."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from townbot.llm.offline import interview, talk
@@ -162,3 +164,133 @@ def test_every_phrase_bank_says_something_even_with_its_slots_unfilled():
             "partner", "me", "doing", "place", "news", "host", "event", "guest", "memory",
             "source", "who", "fact", "trait", "time", "start", "end", "interest", "feeling")})
         assert filled.strip() and "{" not in filled, bank
+
+
+def test_what_the_speaker_knows_beyond_this_lines_memories_is_never_asked_or_passed_back():
+    """`known` (what the mind knows of the news, beside the memories retrieved for the line):
+    asked about a party it knows of, the speaker does not claim never to have heard of it; news
+    that came from the listener is not told back to them, even when it was heard again since."""
+    asked = [("Maria Lopez", "Hi Klaus!"), ("Klaus Mueller", "Good, thanks, Maria."),
+             ("Maria Lopez", "Are you going to Isabella's Valentine's Day party, Klaus?")]
+    unaware = line("Klaus Mueller", "Maria Lopez", asked)
+    assert unaware.text in {t.format(partner="Maria") for t in alternatives("not_heard_of_it")}
+    aware = line("Klaus Mueller", "Maria Lopez", asked, known=[PARTY])
+    assert aware.text in {t.format(partner="Maria") for t in alternatives("already_going")}
+
+    news = "Sam Moore intends to run for mayor in Smallville's coming local election."
+    again = {"text": f"{news} (heard from Tom Moreno)", "importance": 8, "kind": "conversation"}
+    first = {"text": f"{news} (heard from Jennifer Moore)", "importance": 8,
+             "kind": "conversation"}
+    greeted = [("Klaus Mueller", "Hi Jennifer!"), ("Jennifer Moore", "Hello, Klaus.")]
+    assert news in line("Klaus Mueller", "Jennifer Moore", greeted, [again]).text
+    told = line("Klaus Mueller", "Jennifer Moore", greeted, [again], known=[first]).text
+    assert news not in told
+
+
+def ask(question: str, **context) -> str:
+    return interview.answer({"name": "Klaus Mueller", "question": question, "memories": [],
+                             **context}, seed=0).text
+
+
+def test_a_gift_for_a_friend_comes_from_what_one_remembers_of_them_not_only_what_was_retrieved():
+    question = "If you were getting Ayesha Khan a birthday present, what would it be?"
+    assert "don't know" in ask(question) or "not sure" in ask(question)
+    seen = ["Ayesha Khan is writing a chapter of her thesis"] * 3 + [
+        "Ayesha Khan is getting the hang of it", "Ayesha Khan is eating lunch"]
+    answer = ask(question, about_people={"Ayesha Khan": seen})
+    assert "thesis" in answer and "hang" not in answer and "lunch" not in answer
+
+
+def test_who_lives_with_me_comes_from_the_home_and_the_people_met_there():
+    question = "Who lives with you?"
+    alone = interview.answer({"name": "Isabella Rodriguez", "question": question,
+                              "memories": [], "home": "Isabella Rodriguez's apartment"}, 0).text
+    assert re.search(r"\b(alone|by myself)\b", alone) and "apartment" in alone
+    dorm = ask(question, home="Dorm for Oak Hill College",
+               met_at_home=["Wolfgang Schulz", "Maria Lopez"],
+               living=["Klaus Mueller lives next door to Wolfgang Schulz in the dorm, though "
+                       "they mostly see each other in passing."])
+    assert "I live next door to Wolfgang Schulz" in dorm and "we mostly see" in dorm
+    assert "Maria" in dorm
+    assert "don't know" in ask(question) or "not sure" in ask(question)
+
+
+def test_after_the_party_nobody_says_they_are_going_to_it_later():
+    plans = ("9:00 am: serve customers", "5:00 pm: attend the Valentine's Day party",
+             "7:00 pm: read a book")
+    greeted = [("Maria Lopez", "Hi Klaus! How are you?")]
+    before = line("Klaus Mueller", "Maria Lopez", greeted, plans=plans,
+                  moment="Tuesday February 14, 2023, 3:20 pm")
+    after = line("Klaus Mueller", "Maria Lopez", greeted, plans=plans,
+                 moment="Tuesday February 14, 2023, 7:20 pm")
+    assert "party" in before.text and "party" not in after.text
+    view = talk.TalkView.of({"speaker": "Klaus Mueller", "partner": "Maria Lopez",
+                             "moment": "Tuesday February 14, 2023, 7:20 pm"})
+    assert view.is_over(PARTY["text"]) and not view.is_over(PARTY["text"].replace("14", "15"))
+
+
+def test_an_interjection_before_a_comma_is_not_someone_asked_after():
+    heard = [("Klaus Mueller", "Guess what I heard, Wolfgang: Sam Moore intends to run for mayor."),
+             ("Wolfgang Schulz", "Mm, I'd heard. What do you make of it, Klaus?")]
+    reply = line("Klaus Mueller", "Wolfgang Schulz", heard)
+    assert "isn't here" not in reply.text and "Mm" not in reply.text
+    asked = [("Maria Lopez", "Hi!"), ("Isabella Rodriguez", "Hello, Maria."),
+             ("Maria Lopez", "Klaus, are you around?")]
+    assert "Klaus" in line("Isabella Rodriguez", "Maria Lopez", asked).text
+
+
+def test_interview_answers_read_as_sentences():
+    weekday = interview.answer({"name": "Sam Moore", "memories": [],
+                                "question": "Roughly, how does a normal weekday go for you?",
+                                "plan": ["6:00 am to 7:00 am: wake up and shave"]}, 0).text
+    assert "Waking up and shaving from 6:00 am" in weekday
+    into = interview.answer({"name": "Tom Moreno", "question": "What are you into these days?",
+                             "memories": [], "summary": "Name: Tom Moreno (age 50). He has been "
+                             "following local politics and likes nothing better than an "
+                             "argument with John."},
+                            0).text
+    assert "I've been following local politics and like nothing better" in into
+
+
+def test_at_the_party_a_reply_answers_what_was_said_and_only_the_host_hosts():
+    at_party = {"speaker_action": "trying the food at the Valentine's Day party",
+                "partner_action": "dancing with the other guests"}
+    asked = [("Klaus Mueller", "Have you tried the food yet, Maria? It's wonderful.")]
+    reply = line("Maria Lopez", "Klaus Mueller", asked, [PARTY], **at_party)
+    assert reply.text.split(" Word")[0] in {t.format(partner="Klaus", host="Isabella")
+                                            for t in alternatives("party_reply_food")}
+    arriving = line("Maria Lopez", "Klaus Mueller", [], [PARTY], **{
+        **at_party, "speaker_action": "arriving at the Valentine's Day party and greeting the host"})
+    hosts = {t.format(partner="Klaus", guest="").split("{")[0] for t in alternatives("host_talk")}
+    assert arriving.text not in hosts
+    hosting = line("Isabella Rodriguez", "Klaus Mueller", [], [PARTY], **{
+        **at_party, "speaker_action": "chatting with the guests at the Valentine's Day party"})
+    assert "Isabella really went all out" not in hosting.text
+
+
+def test_a_step_is_never_finishing_up_still_doing_something():
+    from townbot.llm.offline.steps import _work_steps
+
+    steps = _work_steps("keep writing over a cup of tea", False, "pausing for a moment")
+    assert not any("still" in step and not step.startswith("still") for step in steps)
+    assert talk.core_activity("finishing up still writing over a cup of tea") == \
+        "writing over a cup of tea"
+
+
+def test_about_oneself_the_verb_after_an_adverb_is_in_the_first_person_too():
+    from townbot.llm.offline.social import first_person
+
+    said = first_person("Abigail Chen sometimes asks Francisco Lopez to voice characters.",
+                        "Abigail Chen")
+    assert said == "I sometimes ask Francisco Lopez to voice characters."
+
+
+def test_a_gift_for_someone_a_memory_describes_fits_what_they_are():
+    about = {"Jennifer Moore": ["Sam Moore has been married to Jennifer Moore, a watercolour "
+                                "painter, for forty years.", "Jennifer Moore is reading a book"]}
+    for question in ("From what you know of Jennifer Moore, what book might they enjoy?",
+                     "If you were getting Jennifer Moore a birthday present, what would it be?",
+                     "What would you say to Jennifer Moore to pay them a compliment?"):
+        answer = interview.answer({"name": "Sam Moore", "memories": [], "question": question,
+                                   "about_people": about}, 0).text
+        assert "watercolour painter" in answer and "book about reading" not in answer

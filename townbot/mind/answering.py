@@ -14,13 +14,16 @@ claims a meeting or talk the agent has no memory of is refused, repaired once, t
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 from townbot.llm.port import Ask, LanguageModel
 from townbot.llm.purposes.answer import Answer, no_answer
-from townbot.mind.memory import KINDS, MemoryStream
+from townbot.mind.dialogue import news_known
+from townbot.mind.memory import KINDS, Memory, MemoryStream
+from townbot.mind.planning import dated_memories
 from townbot.mind.plans import PlanBlock
 from townbot.mind.retrieval import retrieve
 from townbot.mind.summary import render_summary, summarise
@@ -46,6 +49,8 @@ NOT_A_CLAIM = re.compile(r"\b(?:never|not|no|haven't|hasn't|didn't|don't|can't|w
 # The person a claim names when nobody in the town has that name ("I talked with Ana Ruiz").
 CLAIMED_WITH = re.compile(r"\b(?:met|(?:talked|spoke|chatted|conversation|caught up) (?:with|to)|"
                           r"ran into|bumped into)\s+([A-Z][a-z]+ [A-Z][a-z]+)")
+# Whom a memory of a talk was with ("Klaus Mueller talked with Wolfgang Schulz at ...").
+TALKED_WITH = re.compile(r"^[A-Z][\w'-]+ [A-Z][\w'-]+ talked with ([A-Z][\w'-]+ [A-Z][\w'-]+) at ")
 # What a memory of meeting someone says (beside a memory of the kind "conversation").
 MET_WORDS = re.compile(r"\b(?:talk|talked|talks|chat|chatted|spoke|speak|met|meet|meets|"
                        r"conversation|told|tells|said|says|asked|asks|invited|visited|helped)\b",
@@ -199,6 +204,40 @@ def unmet_claims(text: str, people: Collection[str], own_name: str, stream: Memo
             if not has_met(p, people, stream, kinds)]
 
 
+ABOUT_KEPT = 40  # memories naming someone asked about, latest first, for the offline model
+LIVING = re.compile(r"\b(?:live|lives|living|lived)\b", re.IGNORECASE)
+
+
+def what_it_knows(persona: Persona, stream: MemoryStream, question: str, now: datetime,
+                  people: Collection[str], kinds: Collection[str]) -> dict[str, object]:
+    """What the agent knows that bears on a question beside the memories retrieved for it, for
+    the offline model (a language model answers from the prompt alone, as in the paper; the
+    offline model reads only what it is given): the memories naming each person asked about
+    (what they are to me, what they love doing), the news it knows (what it was told, the
+    dated events of yesterday to tomorrow), and its home: where it is, the memories of who
+    lives there, the people it has talked with there. All of the allowed kinds only."""
+    def allowed(memory: Memory) -> bool:
+        return memory.kind in kinds and memory.kind != "plan"
+
+    memories = stream.memories
+    about = {}
+    for person in people_asked_about(question, people, persona.name):
+        naming = [memories[i] for i in stream.ids_containing(person)]
+        about[person] = [m.text for m in reversed(naming) if allowed(m)][:ABOUT_KEPT]
+    news = [entry["text"] for entry in news_known(stream, persona.name, now)
+            if entry["kind"] in kinds]
+    news += [m.text for m in dated_memories(stream, now - timedelta(days=1)) if allowed(m)]
+    home = persona.home_sector
+    talks_home = [memories[i] for i in stream.ids_containing(f" at {home}: ")]
+    met_at_home = Counter(found.group(1) for m in talks_home if allowed(m)
+                          and (found := TALKED_WITH.match(m.text)) and m.text.startswith(persona.name))
+    living = [memories[i].text for i in stream.ids_containing("live") if allowed(memories[i])
+              and LIVING.search(memories[i].text) and persona.name in memories[i].text]
+    return {"about_people": about, "known": list(dict.fromkeys(news)), "home": home,
+            "met_at_home": [name for name, _ in met_at_home.most_common()],
+            "living": living[:4]}
+
+
 def describe_moment(first_name: str, now: datetime, doing: str | None,
                     plan: tuple[str, ...] | None) -> str:
     """The answer prompt's moment: the time, what the agent is doing and today's plan."""
@@ -248,7 +287,8 @@ async def interview_as(model: LanguageModel, persona: Persona, knowledge: SelfKn
         context={"name": persona.name, "question": question, "memories": memories,
                  "asker": asker, "background": persona.background,
                  "plan": list(knowledge.plan or ()), "planned_today": knowledge.plan is not None,
-                 "now": now, "doing": doing, "summary": knowledge.summary}))
+                 "now": now, "doing": doing, "summary": knowledge.summary,
+                 **what_it_knows(persona, stream, question, now, people, kinds)}))
     return Answered(answer.text, tuple(s.memory.id for s in found))
 
 

@@ -12,8 +12,10 @@ A setting generates the whole exchange in one call instead (the paper's suggeste
 from __future__ import annotations
 
 import asyncio
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 
 from townbot.llm.port import Ask, LanguageModel
@@ -21,10 +23,12 @@ from townbot.llm.purposes.conversation import conversation_among, greetings, str
 from townbot.llm.purposes.relationship import RelationshipQuestion
 from townbot.llm.purposes.takeaways import Takeaways, entries_problem, nothing_learned, takeaways_among
 from townbot.llm.purposes.utterance import Utterance, default_line
-from townbot.mind.memory import MemoryStream
+from townbot.mind.memory import Memory, MemoryStream
+from townbot.mind.planning import dated_memories
 from townbot.mind.retrieval import recall
 from townbot.prompting import quoted, render
 from townbot.world.clock import clock_face, minute_of_day
+from townbot.world.model import Persona
 
 Line = tuple[str, str]  # (speaker, text)
 
@@ -44,9 +48,41 @@ class Voice:
     relationships: dict[str, str] = field(default_factory=dict)  # summarised this conversation
     plans: tuple[str, ...] = ()  # today's plan blocks ("5:00 pm: attend the party"), for the
     # offline model (a language model reads its plans from the memories retrieved)
+    known: list[dict] | None = None  # what it knows of the news, read once a talk (`news_known`)
 
     def told_to(self, listener: str) -> list[str]:
         return list(self.told.get(listener, []))
+
+    def knows(self, now: datetime) -> list[dict]:
+        if self.known is None:
+            self.known = news_known(self.stream, self.name, now)
+        return self.known
+
+
+TOLD_KEPT = 30  # facts learned in talks that a speaker keeps in mind beside its retrieval
+TALKS_KEPT = 16  # of the latest memories of talks, the last day's transcripts: what was said
+
+
+def _entry(memory: Memory) -> dict:
+    return {"text": memory.text, "importance": memory.importance, "kind": memory.kind}
+
+
+def news_known(stream: MemoryStream, name: str, now: datetime) -> list[dict]:
+    """What the speaker knows of the news beside what each line's retrieval brings up, for the
+    offline model, which reads only what it is given: the latest facts it was told in talks
+    (with whom they came from), what it remembers of today's and tomorrow's dated events, and
+    its talks of the last day (what it heard mentioned, and what came up with whom).
+    A language model gets the retrieved memories alone, as in the paper; the offline model
+    uses these to know what it has heard, never as more news to tell."""
+    talks = stream.by_kind("conversation")
+    told = [m for m in talks if not m.text.startswith(f"{name} talked with ")][-TOLD_KEPT:]
+    heard = [m for m in talks[-TALKS_KEPT:] if m.text.startswith(f"{name} talked with ")
+             and now - m.created < timedelta(days=1)]
+    dated = dated_memories(stream, now) + dated_memories(stream, now + timedelta(days=1))
+    chosen: dict[str, dict] = {}
+    for memory in [*reversed(told), *dated, *reversed(heard)]:
+        chosen.setdefault(memory.text, _entry(memory))
+    return list(chosen.values())
 
 
 def transcript(lines: list[Line]) -> str:
@@ -120,7 +156,7 @@ async def next_line(model: LanguageModel, voice: Voice, partner: Voice, lines: l
         context={"speaker": voice.name, "partner": partner.name, "partner_action": partner.action,
                  "speaker_action": voice.action, "relationship": relationship,
                  "date": now.date().isoformat(), "moment": moment(now), "place": place,
-                 "plans": list(voice.plans),
+                 "plans": list(voice.plans), "known": voice.knows(now),
                  "memories": memories, "history": list(lines), "turn": len(lines),
                  "already_said": voice.told_to(partner.name)
                  + [t for s, t in lines if s == voice.name]}))
@@ -166,11 +202,23 @@ async def converse_in_one_call(model: LanguageModel, first: Voice, second: Voice
         check=lambda a: strangers_problem(a, {first.name, second.name}),
         default=lambda: greetings(first.name, second.name),
         context={"first": first.name, "second": second.name, "memories_a": memories_a,
-                 "memories_b": memories_b, "partner_action_a": second.action,
+                 "memories_b": memories_b, "known_a": first.knows(now),
+                 "known_b": second.knows(now), "partner_action_a": second.action,
                  "partner_action_b": first.action, "moment": moment(now), "place": place,
                  "already_said_a": first.told_to(second.name),
                  "already_said_b": second.told_to(first.name)}))
     return [(line.speaker, line.text) for line in answer.lines]
+
+
+def pronoun_of(persona: Persona) -> str:
+    """'she', 'he' or 'they': as the persona's own description speaks of them (a description
+    naming no one but them by pronoun; 'they' when it uses neither)."""
+    text = f"{persona.background} {persona.currently}".lower()
+    counts = {p: len(re.findall(rf"\b{p}\b", text)) for p in ("she", "he")}
+    counts["she"] += len(re.findall(r"\bher\b", text))
+    counts["he"] += len(re.findall(r"\b(?:his|him)\b", text))
+    best = max(counts, key=lambda p: counts[p])
+    return best if counts[best] else "they"
 
 
 @dataclass(frozen=True)
@@ -186,8 +234,10 @@ class JointTakeaways:
     """What everyone who remembers a conversation learned from it, asked in one call: the
     first participant to ask starts it, the other shares its answer."""
 
-    def __init__(self, model: LanguageModel, names: list[str], lines: list[Line]) -> None:
+    def __init__(self, model: LanguageModel, names: list[str], lines: list[Line],
+                 pronouns: Mapping[str, str] | None = None) -> None:
         self.model, self.names, self.lines = model, names, lines
+        self.pronouns = dict(pronouns or {})  # speaker -> 'she', 'he' or 'they' (the default)
         self._lock = asyncio.Lock()
         self._answer: Takeaways | None = None
 
@@ -214,4 +264,4 @@ class JointTakeaways:
             agent=self.names[0],
             check=lambda a: entries_problem(a, self.names),
             default=lambda: nothing_learned(self.names),
-            context={"names": self.names, "lines": self.lines}))
+            context={"names": self.names, "lines": self.lines, "pronouns": self.pronouns}))

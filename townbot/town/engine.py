@@ -493,8 +493,10 @@ class Engine:
         talkers = [(name, partner) for name, partner in ((first, second), (second, first))
                    if name in self.minds]
         shown_lines = self.shown_lines(lines)  # read, never changed, by everyone below
+        pronouns = {self.shown(name): dialogue.pronoun_of(self.minds[name].persona)
+                    for name in talk.pair if name in self.minds}
         shared = dialogue.JointTakeaways(self.model, [name for name, _ in talkers],
-                                         shown_lines)  # one call for both
+                                         shown_lines, pronouns)  # one call for both
         return [self.minds[name].after_conversation(self.shown(partner), shown_lines,
                                                     f"{sector}: {arena}", now, end, sector, arena,
                                                     shared)

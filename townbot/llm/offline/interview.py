@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from townbot.llm.offline.social import (
@@ -41,9 +41,11 @@ DOING = re.compile(r"^([A-Z][\w'-]+ [A-Z][\w'-]+) is (?:still |just )?(\w+ing\b[
 EVENT_WORDS = re.compile(r"\b(party|guests?|celebration)\b", re.IGNORECASE)
 STEP_NOISE = re.compile(r"^(getting ready to|getting back to|finishing up|still) ")
 LIVES = re.compile(r"[^.]*\b(lives? with|shares? [^.]* with|live together|housemates?|roommates?|"
-                   r"married to|husband|wife|family)\b[^.]*\.?", re.IGNORECASE)
+                   r"married to|husband|wife|family|lives? next door)\b[^.]*\.?",
+                   re.IGNORECASE)
 LIVES_IN = re.compile(r"[^.]*\b(lives? in|lives? at|living in|lives? above)\b[^.]*\.?",
                       re.IGNORECASE)
+SENTENCE_START = re.compile(r"(?:^|(?<=[.?!] ))[a-z]")  # "A normal weekday? waking up" -> "Waking"
 KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("ai", AI_QUESTION),
     ("plan", ASKED_TIME),
@@ -86,6 +88,11 @@ class InterviewView:
     background: str
     action: str
     seed: int
+    known: tuple[str, ...] = ()  # news it knows beside the memories retrieved
+    about: Mapping[str, list[str]] = field(default_factory=dict)  # person asked about -> memories
+    home: str = ""  # where it lives ("Dorm for Oak Hill College")
+    met_at_home: tuple[str, ...] = ()  # people it talked with there, most often first
+    living: tuple[str, ...] = ()  # memories of where and with whom it lives
 
     @classmethod
     def of(cls, context: Mapping[str, Any], seed: int) -> InterviewView:
@@ -93,7 +100,21 @@ class InterviewView:
                    [HEARD_FROM.sub("", m) for m in context.get("memories", [])],
                    list(context.get("plan", [])), str(context.get("summary", "")),
                    str(context.get("background", "")),
-                   str(context.get("action") or context.get("current_action") or ""), seed)
+                   str(context.get("action") or context.get("current_action") or ""), seed,
+                   tuple(HEARD_FROM.sub("", m) for m in context.get("known", ())),
+                   {person: [HEARD_FROM.sub("", m) for m in texts]
+                    for person, texts in dict(context.get("about_people") or {}).items()},
+                   str(context.get("home", "")), tuple(context.get("met_at_home", ())),
+                   tuple(context.get("living", ())))
+
+    @property
+    def recalled(self) -> list[str]:
+        """The memories retrieved for the question, then the news it knows besides."""
+        return list(dict.fromkeys([*self.memories, *self.known]))
+
+    def on(self, person: str) -> list[str]:
+        """Everything it has in mind that may name `person`."""
+        return list(dict.fromkeys([*self.recalled, *self.about.get(person, [])]))
 
     def say(self, bank: str, **slots: str) -> str:
         return say(bank, self.seed, self.name, self.question, **slots)
@@ -110,6 +131,7 @@ class InterviewView:
         text = re.sub(rf"^{re.escape(self.first)} (?!{re.escape(self.name.split()[-1])})",
                       f"{self.name} ", text)
         said = first_person(text, self.name)
+        said = re.sub(r"\bthey(?= [^.]*\beach other\b)", "we", said)  # "... and I: we"
         return re.sub(r"\b(?:her|his|their)\b", "my", said)
 
 
@@ -128,7 +150,7 @@ def _traits(view: InterviewView) -> list[str]:
 
 def _people(view: InterviewView) -> Counter[str]:
     found: Counter[str] = Counter()
-    for text in view.memories:
+    for text in view.recalled + [t for texts in view.about.values() for t in texts]:
         for name in PERSON.findall(text):
             if name != view.name and not set(name.split()) & PLACE_WORDS:
                 found[name] += 1
@@ -139,7 +161,7 @@ def _about_person(view: InterviewView, person: str) -> str | None:
     """What one remembers of someone, summarised: a fact, what they were doing, where one last
     talked with them."""
     facts, doings, places = [], [], []
-    for text in view.memories:
+    for text in view.on(person):
         if person not in text:
             continue
         talked = TALKED.match(text)
@@ -148,6 +170,8 @@ def _about_person(view: InterviewView, person: str) -> str | None:
             places.append(talked.group(2).strip())
         elif doing and doing.group(1) == person:
             doings.append(STEP_NOISE.sub("", doing.group(2).strip()))
+        elif doing:
+            continue  # someone else's doings ("Giorgio is talking with Arthur") say little
         elif " talked with " not in text and " knows that " not in text:
             facts.append(first_person(text, view.name))
     parts = []
@@ -160,38 +184,58 @@ def _about_person(view: InterviewView, person: str) -> str | None:
     return " ".join(parts) or None
 
 
+JOINING = frozenset("with from into at in on for and to over of by around near".split())
+SMALL_WORDS = frozenset("the a an her his their my some what is so".split())
+PARTS = frozenset("chapter cup piece bit draft page pages few couple lot".split())  # of what
+READING = frozenset("book books novel novels magazine paper".split())  # read, not a subject
+# What anyone does, or says in passing ("I'm getting the hang of it"): not what they love.
+NOT_AN_INTEREST = re.compile(r"(sleeping|eating|talking (?!about)|chatting|walking|taking|pausing|"
+                             r"getting|looking|waiting|washing|fixing|reacting|heading|having|jotting|"
+                             r"checking|stepping|stretching|tidying|"
+                             r"going|leaving|arriving|finishing|wrapping)")
+
+
 def _interest(view: InterviewView, person: str) -> tuple[str, str] | None:
     """What someone seems to love doing (the activity one saw them at most) and its subject."""
     doings: Counter[str] = Counter()
-    for text in view.memories:
+    remembered = view.on(person)
+    for text in remembered:
         match = DOING.match(text)
         if match and match.group(1) == person:
             doing = STEP_NOISE.sub("", match.group(2).strip())
-            if not re.match(r"(sleeping|eating|talking|chatting|walking|taking|pausing)", doing) \
-                    and not EVENT_WORDS.search(doing):
+            if not re.match(NOT_AN_INTEREST, doing) and not EVENT_WORDS.search(doing):
                 doings[doing] += 1
     first = person.split()[0]
-    for text in view.memories:  # what they said they were doing, when talking with us
+    for text in remembered:  # what they said they were doing, when talking with us
         for said in re.findall(rf"\b{first}: [^:]*?\b(?:I'm|I've been|caught me|just|as ever -|"
                                rf"know me, \w+ -) (?:still |just )?(\w+ing\b[^.!?:]*)", text):
-            if not re.match(r"(sleeping|eating|talking (?!about)|chatting|walking|taking|pausing|"
-                            r"getting on)", said) and not EVENT_WORDS.search(said):
+            if not re.match(NOT_AN_INTEREST, said) and not EVENT_WORDS.search(said):
                 doings[said.strip()] += 1
     if not doings:
         return None
     doing = doings.most_common(1)[0][0]
     topic = re.search(r"\babout (.+)", doing)
     tail = topic.group(1).split() if topic else doing.split()[1:]
-    words = []
+    if not topic and (not tail or tail[0] in JOINING):
+        return _their(doing), doing.split()[0]  # "writing over a cup of tea": the writing
+    words: list[str] = []
     for word in tail:
-        if word in ("with", "from", "into", "at", "in", "on", "for", "and", "to"):
+        if word in JOINING:
             if words:
                 break
             continue
-        if len(word) > 2 and word not in ("the", "her", "his", "their", "some"):
-            words.append(word)
-    subject = " ".join(words[:2]) or doing.split()[0][:-3]
-    return re.sub(r"\b(?:her|his|their|my)\b", "their", doing), subject
+        if len(word) > 2 and word not in SMALL_WORDS and word not in PARTS:
+            words.append(word.rstrip(",;"))
+            if word.endswith((",", ";")):
+                break
+    if not words or words[0] in READING:  # "reading a novel": the reading
+        return _their(doing), doing.split()[0]
+    subject = " ".join(words[:2])
+    return _their(doing), subject
+
+
+def _their(doing: str) -> str:
+    return re.sub(r"\b(?:her|his|their|my)\b", "their", doing)
 
 
 def _plan_at(view: InterviewView, asked: re.Match[str]) -> str:
@@ -227,7 +271,7 @@ ABOUT_SOMEONE = re.compile(r"\b(intends?|plans?|hopes?|will|is going) to (run|ho
 
 def _news(view: InterviewView, words: re.Pattern[str]) -> str:
     """The news on a topic: who intends what first, a sight of it last."""
-    found = [m for m in view.memories if words.search(m) and " talked with " not in m
+    found = [m for m in view.recalled if words.search(m) and " talked with " not in m
              and not m.startswith(f"{view.name} is ")]
     found.sort(key=lambda m: (ABOUT_SOMEONE.search(m) is None, " knows that " in m,
                               " is " in m[:40]))
@@ -288,12 +332,28 @@ def _self(view: InterviewView, kind: str) -> str:
         fact = view.mine(currently[0] if currently else background[-1] if background else "")
         return view.say("into_now", fact=fact) if fact else view.say("unknown_answer")
     if kind == "home":
-        texts = [t for t in [view.background, *view.memories] if " talked with " not in t]
-        lives = [m.group(0).strip() for pattern in (LIVES, LIVES_IN) for text in texts
-                 for m in [pattern.search(text)] if m]
-        return view.say("live_with", fact=view.mine(lives[0])) if lives \
-            else view.say("no_housemates")
+        return _home(view)
     return _weekday(view)
+
+
+def _home(view: InterviewView) -> str:
+    """Who one lives with: what the persona and memory say of it; else the home itself (one's
+    own apartment, a family's house) and the people one has talked with there."""
+    texts = [t for t in [view.background, *view.living, *view.memories]
+             if " talked with " not in t]
+    lives = [m.group(0).strip() for pattern in (LIVES, LIVES_IN) for text in texts
+             for m in [pattern.search(text)] if m]
+    fact = view.mine(lives[0]) if lives else ""
+    mates = [p.split()[0] for p in view.met_at_home if p.split()[0] not in fact][:3]
+    if mates and view.home:
+        seen = view.say("home_mates", home=view.home, who=" and ".join(
+            [", ".join(mates[:-1]), mates[-1]] if len(mates) > 1 else mates))
+        fact = f"{fact} {seen}".strip()
+    if fact:
+        return view.say("live_with", fact=fact)
+    if view.home.startswith(f"{view.name}'s "):  # "Isabella Rodriguez's apartment"
+        return view.say("live_alone", home=view.home.split("'s ", 1)[1])
+    return view.say("no_housemates")
 
 
 def _friend_answer(view: InterviewView, kind: str) -> str:
@@ -302,12 +362,33 @@ def _friend_answer(view: InterviewView, kind: str) -> str:
     if not named:
         return view.say("unknown_answer")
     person = named[0]
+    role = _role(view, person)
+    if role:
+        bank = {"book": "gift_book_role", "present": "gift_present_role",
+                "compliment": "compliment_role"}[kind]
+        return view.say(bank, who=person.split()[0], role=role)
     interest = _interest(view, person)
     if interest is None:
         return view.say(f"{kind}_unknown", who=person.split()[0])
     doing, subject = interest
     bank = {"book": "gift_book", "present": "gift_present", "compliment": "compliment"}[kind]
     return view.say(bank, who=person.split()[0], interest=subject, doing=doing)
+
+
+NOT_A_ROLE = re.compile(r"\b(neighbou?r|friend|regular|customer|fan|guest|resident|person)\b")
+
+
+def _role(view: InterviewView, person: str) -> str:
+    """What someone is, as a memory describes them ('Jennifer Moore, a watercolour painter';
+    'Adam Smith is a philosopher who...'), '' when none does."""
+    name = re.escape(person)
+    phrase = r"an? ([a-z][a-z-]*(?: [a-z][a-z-]*){0,2}?)"
+    for text in view.on(person):
+        found = re.search(rf"\b{name}, {phrase}(?=[,.;]| for\b| who\b| and\b|$)", text) or \
+            re.search(rf"\b{name} is {phrase}(?= who\b| at\b| in\b| living\b|[,.;]|$)", text)
+        if found and not NOT_A_ROLE.search(found.group(1)):
+            return found.group(1)
+    return ""
 
 
 def answer(context: Mapping[str, Any], seed: int = 0) -> Answer:
@@ -353,7 +434,7 @@ def answer(context: Mapping[str, Any], seed: int = 0) -> Answer:
         text = _news(view, re.compile(r"\b(party|celebration|exhibition|concert)\b", re.I))
     else:
         text = _person_or_topic(view)
-    return Answer(text=clip(text, 1200))
+    return Answer(text=clip(SENTENCE_START.sub(lambda m: m.group(0).upper(), text), 1200))
 
 
 def _person_or_topic(view: InterviewView) -> str:

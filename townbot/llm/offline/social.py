@@ -20,15 +20,19 @@ AI_QUESTION = re.compile(r"\b(ai|a bot|robot|computer|program|simulat|real perso
                          re.IGNORECASE)
 
 
-# A verb joined to an earlier one about the same subject: "... and wonders who ...".
-JOINED_VERB = re.compile(r"\b(and|but|then|or) (\w+s) (?=(?:who|what|whether|how|about|to|that|"
-                         r"if|when|where|why|the|a|an|my|it|for|on|in|with|at)\b)")
+# A verb joined to an earlier one about the same subject: "... and wonders who ...", "... and
+# cares deeply", "... and has strong opinions".
+JOINED_VERB = re.compile(r"\b(and|but|then|or) (has|is|does|\w+s(?= (?:who|what|whether|how|about|"
+                         r"to|that|if|when|where|why|the|a|an|my|it|for|on|in|with|at|\w+ly|"
+                         r"nothing|everything|everyone|people|more|most|all|some|this|these|"
+                         r"those|them|him|her|his|their)\b)) ")
 
 
 PLAIN_JOINED_VERB = re.compile(
-    r"\b(and|but|or) (?!(?:then|also|just|still|now|so|not|they|their|I)\b)(\w{3,}[^s\W]) "
-    r"(?=(?:who|what|whether|how|about|to|that|if|when|where|why|the|a|an|it|for|on|in|with|"
-    r"at)\b)")
+    r"\b(and|but|or) (?!(?:then|also|just|still|now|so|not|they|their|I)\b)(have|do|\w{3,}[^s\W]"
+    r"(?= (?:who|what|whether|how|about|to|that|if|when|where|why|the|a|an|it|for|on|in|with|"
+    r"at|\w+ly|nothing|everything|everyone|people|more|most|all|some|this|these|those|them|"
+    r"him|her|his|my)\b)) ")
 
 
 def first_person(text: str, speaker: str) -> str:
@@ -44,30 +48,39 @@ def first_person(text: str, speaker: str) -> str:
         text = text.replace(old, new)
 
     def singular(match: re.Match[str]) -> str:
-        return "I " + first_singular(match.group(1))
+        return "I " + (match.group(1) or "") + first_singular(match.group(2))
 
-    return re.sub(rf"\b{re.escape(speaker)} (\w+)", singular, text)
+    # "Abigail Chen sometimes asks" -> "I sometimes ask": the verb after an adverb too.
+    return re.sub(rf"\b{re.escape(speaker)} ((?:sometimes|often|always|usually|never|also|"
+                  rf"rarely|really|still|just|\w+ly) )?(\w+)", singular, text)
 
 
-def third_person(text: str, speaker: str) -> str:
+def third_person(text: str, speaker: str, pronoun: str = "they") -> str:
     """The reverse, for remembering what someone said about themselves: the first mention
-    becomes the speaker's name, later ones 'they'."""
+    becomes the speaker's name, later ones the speaker's pronoun ('she', 'he', 'they')."""
     named = False
+    single = pronoun in ("she", "he")
+    they, possessive = pronoun, {"she": "her", "he": "his"}.get(pronoun, "their")
 
     def who(match: re.Match[str]) -> str:
         nonlocal named
         word, rest = match.group(1), match.group(2) or ""
         first, named = not named, True
+        opens = match.string[:match.start()].rstrip().endswith((".", "!", "?")) \
+            or match.start() == 0  # a sentence: "She is..."
+        pronoun, their = (said.capitalize() if opens else said for said in (they, possessive))
         if word in ("I'm", "I'll", "I've"):
-            verb = {"I'm": "is" if first else "are", "I'll": "will",
-                    "I've": "has" if first else "have"}[word]
-            return f"{speaker if first else 'they'} {verb}{rest}"
+            verb = {"I'm": "is" if first or single else "are", "I'll": "will",
+                    "I've": "has" if first or single else "have"}[word]
+            return f"{speaker if first else pronoun} {verb}{rest}"
         if word.lower() == "my":
-            return f"{speaker}'s{rest}" if first else f"their{rest}"
+            return f"{speaker}'s{rest}" if first else f"{their}{rest}"
         verb = rest.strip()
-        if first:
-            return f"{speaker} " + (verb if verb.endswith("s") else verb + "s")
-        return f"they {verb}"
+        if not verb:
+            return speaker if first else pronoun
+        if first or single:
+            return f"{speaker if first else pronoun} {third_singular(verb)}"
+        return f"{pronoun} {verb}"
 
     converted = re.sub(r"\b(I'm|I'll|I've|[Mm]y|I)\b( \w+)?", who, text)
     if re.match(r"(I'm|I'll|I've|I)\b", text):  # "... and wonder who" -> "... and wonders who"

@@ -80,15 +80,16 @@ def _meal_steps(activity: str) -> list[str]:
 def _work_steps(activity: str, resuming: bool, pause: str) -> list[str]:
     base = re.sub(r"^(continue to|finish off:) ", "", activity.rstrip("."))
     doing = progressive(base)
+    plain = doing.removeprefix("still ")  # "keep writing" is "still writing": not "finishing up still"
     return [
         f"getting ready to {base}"
         if not activity.startswith(("continue", "finish off")) and not resuming
-        else f"getting back to {doing}",
+        else f"getting back to {plain}",
         doing,
-        doing if doing.startswith("still ") else f"still {doing}",
+        f"still {plain}",
         pause,
         doing,
-        f"finishing up {doing}",
+        f"finishing up {plain}",
     ]
 
 

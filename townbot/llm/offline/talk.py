@@ -24,12 +24,13 @@ from townbot.llm.offline.social import (
     PERSON,
     PLACE_WORDS,
     TIME_RANGE,
+    _minute,
     clip,
     first_person,
     is_news,
     third_person,
 )
-from townbot.llm.offline.words import alternatives, say
+from townbot.llm.offline.words import alternatives, banks, say
 from townbot.llm.purposes import Exchange, PersonTakeaways, Takeaways, Utterance, WholeConversation
 from townbot.wording import progressive
 
@@ -58,6 +59,15 @@ def _opener_pattern() -> re.Pattern[str]:
             head = template.split("{news}")[0]
             heads.append(re.escape(head).replace(re.escape("{partner}"), r"[A-Z][\w'-]*"))
     return re.compile("|".join(sorted(set(heads), key=len, reverse=True)))
+
+
+CLOCK = re.compile(r"\b(\d{1,2}):(\d\d) ?([ap]m)\b", re.IGNORECASE)
+
+
+def _clock_minute(face: str) -> int:
+    """'7:20 pm' (or a text ending in one) -> 1160."""
+    found = CLOCK.findall(face)[-1]
+    return _minute(*found)
 
 
 def _first(name: str) -> str:
@@ -102,6 +112,7 @@ class TalkView:
     already_said: list[str]
     seed: int = 0
     plans: tuple[str, ...] = ()  # today's plan blocks, when the context has them
+    known: tuple[dict[str, Any], ...] = ()  # news it knows beside the memories retrieved
 
     @classmethod
     def of(cls, context: Mapping[str, Any], seed: int = 0) -> TalkView:
@@ -110,16 +121,41 @@ class TalkView:
                    str(context.get("partner_action") or ""), str(context.get("relationship", "")),
                    str(context.get("place", "")), str(context.get("moment", "")),
                    list(context.get("already_said", [])), seed,
-                   tuple(context.get("plans", ())))
+                   tuple(context.get("plans", ())), tuple(context.get("known", ())))
+
+    @property
+    def recalled(self) -> list[dict[str, Any]]:
+        """Everything the speaker has in mind: the memories retrieved for this line, then the
+        news it knows (what it was told, today's and tomorrow's events). What it knows is
+        read from all of it; what it brings up, from the retrieved memories alone."""
+        texts = {m["text"] for m in self.memories}
+        return self.memories + [m for m in self.known if m["text"] not in texts]
 
     def planned_event(self) -> tuple[str, str]:
-        """The event today's plan has the speaker attend or host, and when it begins (two ''
-        when none); a plan line reads '5:00 pm: attend the Valentine's Day party'."""
+        """The event today's plan has the speaker attend or host later, and when it begins
+        (two '' when none); a plan line reads '5:00 pm: attend the Valentine's Day party'."""
+        now = self.minute
         for line in self.plans:
             when, _, activity = line.rpartition(": ") if PLAN_TIME.match(line) else ("", "", line)
-            if EVENT_ACTIVITY.match(activity):
+            if EVENT_ACTIVITY.match(activity) and not (
+                    now is not None and when and _clock_minute(when) <= now):
                 return _event_of(activity), when
         return "", ""
+
+    @property
+    def minute(self) -> int | None:
+        """The minute of the day the talk is at ('..., 7:20 pm' -> 1160), None if not said."""
+        return _clock_minute(self.moment) if CLOCK.search(self.moment) else None
+
+    def is_over(self, text: str) -> bool:
+        """Whether a dated event ('on February 14, from 5 pm until 7 pm') has ended by now."""
+        dated, timed, today = DATED.search(text), TIME_RANGE.search(text), DATED.search(self.moment)
+        if not dated or not today or dated.group(1) != today.group(1):
+            return False
+        day, this_day = int(dated.group(0).split()[1]), int(today.group(0).split()[1])
+        if day != this_day or not timed or self.minute is None:
+            return day < this_day
+        return _minute(timed.group(4), timed.group(5), timed.group(6)) <= self.minute
 
     def plans_event(self) -> str:
         return self.planned_event()[0]
@@ -161,7 +197,7 @@ def core_activity(action: str) -> str:
     """What someone is at, without the step's frame: 'still painting' and 'getting ready to
     paint' are both 'painting'; '' for a pause, a talk or sleep."""
     action = action.strip().rstrip(".")
-    for frame in STEP_FRAMES:
+    for frame in (*STEP_FRAMES, *STEP_FRAMES):  # "finishing up (still writing)": both frames
         action = frame.sub("", action).strip()
     if not action or IDLE.search(action) or PAUSES.search(action):
         return ""
@@ -194,15 +230,25 @@ class Event:
     timed: bool
 
 
-def _events(view: TalkView) -> list[Event]:
+def _events(view: TalkView, on_mind: bool = False) -> list[Event]:
+    """The events the speaker knows of, timed first; `on_mind`: only those in the memories
+    retrieved for this line (what it would bring up unasked)."""
     found = []
-    for memory in view.memories:
+    for memory in view.memories if on_mind else view.recalled:
         text = HEARD_FROM.sub("", memory["text"])
         host = HOSTING.match(text)
         if host and EVENT_WORDS.search(text):
             found.append(Event(_event_of(text), host.group(1), text,
                                bool(DATED.search(text) and TIME_RANGE.search(text))))
     return sorted(found, key=lambda e: not e.timed)
+
+
+def _hosting(action: str) -> bool:
+    """A host's step ('hosting the party', 'welcoming the first guests'), not a guest's
+    ('greeting the host', 'thanking the host')."""
+    return bool(re.search(r"\bhost(?:s|ing)?\b|\bwelcoming|\bthe guests\b|\bintroducing guests|"
+                          r"\bsetting out the food", action)) \
+        and not re.search(r"\bthe host\b", action)
 
 
 def _at_event(action: str) -> bool:
@@ -223,7 +269,7 @@ def _guest(view: TalkView) -> str:
 def _knew(view: TalkView, news: str) -> tuple[bool, str]:
     """Whether the speaker had this news already, and from whom ('' when not remembered)."""
     key = news_key(news)
-    for memory in view.memories:
+    for memory in view.recalled:
         if memory["kind"] == "plan" or not same_news(key, news_key(memory["text"])):
             continue
         source = re.search(r"\(heard from ([^)]*)\)", memory["text"])
@@ -247,7 +293,7 @@ def _partner_knows(view: TalkView, content: str) -> bool:
     if any(same_news(key, news_key(text, view.speaker)) for text in view.already_said
            if not ASK_GOING.search(text)):
         return True
-    if any(same_news(key, news_key(m["text"])) for m in view.memories
+    if any(same_news(key, news_key(m["text"])) for m in view.recalled
            if m["kind"] == "conversation" and f"talked with {view.partner}" in m["text"]):
         return True  # it came up when we last talked
     return "party" in key and _at_event(view.partner_action)
@@ -290,7 +336,7 @@ def _news_of(memory: Mapping[str, Any], score: Scorer) -> tuple[str, str] | None
 
 def _shareable(view: TalkView, score: Scorer) -> str | None:
     """The most important news not yet told to this listener and not theirs: as a line."""
-    from_partner = [news_key(m["text"]) for m in view.memories
+    from_partner = [news_key(m["text"]) for m in view.recalled
                     if f"(heard from {view.partner})" in m["text"]]
     for memory in sorted(view.memories,
                          key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
@@ -374,15 +420,32 @@ def _opening(view: TalkView) -> str:
 
 def _party_line(view: TalkView, opening: bool = False) -> str:
     events = _events(view)
-    hosting = bool(re.search(r"\bhost", view.speaker_action))
+    hosting = _hosting(view.speaker_action) or bool(events and events[0].host == view.speaker)
     host = view.me if hosting else (_first(events[0].host) if events else "")
     guest = _guest(view)
     if hosting and opening:
         return view.say("host_talk", partner=view.you, guest=guest)
     if opening and host and host == view.you:
         return view.say("thank_host", host=host)
-    bank = "party_talk" if opening else "party_reply"
+    bank = "party_talk" if opening else _party_reply_bank(view)
     return view.say(bank, partner=view.you, host=host or "our host", guest=guest)
+
+
+PARTY_TOPICS = (("first", r"first time"), ("welcome", r"good time|need anything|you made it|"
+                                                   r"for coming|you're here|you came|welcome"),
+                ("food", r"food|eat|tried|pastr|tarts|cake|snack"), ("drink", r"drinks?\b"),
+                ("music", r"music|song|picked it"), ("dance", r"danc"),
+                ("people", r"people came|saw \w+|is here|so many|everyone in one"),
+                ("room", r"decorations|lights|looks"))
+
+
+def _party_reply_bank(view: TalkView) -> str:
+    """The reply bank for what the other just said at a party (its food, the music...)."""
+    last = view.history[-1][1] if view.history and view.history[-1][0] == view.partner else ""
+    for topic, words in PARTY_TOPICS:
+        if re.search(rf"\b(?:{words})", last, re.IGNORECASE):
+            return f"party_reply_{topic}"
+    return "party_reply"
 
 
 def _first_reply(view: TalkView, last: str) -> str:
@@ -395,7 +458,7 @@ def _first_reply(view: TalkView, last: str) -> str:
         answer = view.say("answer_work", partner=view.you)
     else:
         answer = view.say("how_i_am", partner=view.you, doing=doing)
-    own = _events(view)
+    own = [e for e in _events(view, on_mind=True) if not view.is_over(e.text)]
     if own and not _at_event(view.partner_action):
         event = own[0]
         if event.host == view.speaker:
@@ -428,6 +491,16 @@ def _farewell(view: TalkView) -> str:
 ASK_GOING = re.compile(r"\b(?:going to|coming to|see you at|told you about) (my|the|[A-Z][\w-]*'s) "
                        r"([^?]*)\?")
 @cache
+def _interjections() -> frozenset[str]:
+    """Words that open a line before a comma and are not anyone's name ("Mm, I'd heard"):
+    the openers of every phrase bank, and a few more people say."""
+    openers = {t.split(",")[0] for bank in banks() for t in alternatives(bank)
+               if re.match(r"[A-Z][a-z]+,", t)}
+    return frozenset(openers | {"No", "Yes", "Well", "Oh", "Hi", "Hey", "So", "Sure", "Right",
+                                "Okay", "Mm", "Hmm", "Ah", "Wow", "Huh", "Thanks", "Sorry"})
+
+
+@cache
 def _not_heard() -> re.Pattern[str]:
     """How a line saying one has not heard (enough) of an event begins, from the banks."""
     heads = [re.escape(t.split("{")[0].rstrip()) for bank in ("not_heard_of_it",
@@ -440,16 +513,17 @@ def _answer_going(view: TalkView, asked: re.Match[str]) -> str:
     """Whether one is going to the event one is asked about, from what one remembers of it."""
     whose = asked.group(1)
     host = view.you if whose == "my" else "" if whose == "the" else whose[:-2]
-    known = [e for e in _events(view) if not host or _first(e.host) == host]
-    heard = any(host in m["text"] and re.search(r"\bparty\b", m["text"], re.IGNORECASE)
-                for m in view.memories if m["kind"] != "plan")
+    known = [e for e in _events(view) if (not host or _first(e.host) == host) and e.timed]
     event = re.sub(r",\s*[A-Z][\w'-]*$", "", asked.group(2).strip())  # "party, Giorgio"
-    if known or heard or view.plans_event():
+    if known or view.plans_event():
         if host == view.you:
             return view.say("mention_to_host", partner=view.you, event=event)
         return view.say("already_going", partner=view.you)
-    if any(event.lower() in text.lower() for text in
-           [m["text"] for m in view.memories] + [t for _, t in view.history[:-1]]):
+    # Heard it named (a sight of it, a mention in a talk) but not when: not going yet.
+    heard = any(host in m["text"] and re.search(r"\bparty\b", m["text"], re.IGNORECASE)
+                for m in view.recalled if m["kind"] != "plan")
+    if heard or any(event.lower() in text.lower() for text in
+                    [m["text"] for m in view.recalled] + [t for _, t in view.history[:-1]]):
         return view.say("heard_vaguely", partner=view.you, event=event)
     return view.say("not_heard_of_it", partner=view.you)
 
@@ -498,7 +572,7 @@ def _answer_topic(view: TalkView, question: str) -> str | None:
     if not asked:
         return None
     best, overlap = None, 0
-    for memory in view.memories:
+    for memory in view.recalled:
         if memory["kind"] == "plan" or " talked with " in memory["text"]:
             continue
         words = set(re.findall(r"[a-z]{4,}", memory["text"].lower()))
@@ -540,7 +614,7 @@ def _mentions_unknown_event(view: TalkView, line: str) -> bool:
         return False
     event = named.group(1).strip().lower()
     return not (_events(view) or view.plans_event()
-                or any(event in m["text"].lower() for m in view.memories))
+                or any(event in m["text"].lower() for m in view.recalled))
 
 
 def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utterance:
@@ -566,7 +640,10 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
                                                  time=when) if when else None)
         parts.append(answer or view.say("dont_know", partner=view.you))
     elif _not_heard().search(last):
-        asked_me = False  # what follows is the news itself
+        asked_me = False  # what follows is the news itself, from all it knows of the event
+        told = _answer_when(view) if _asked_about(view) else None
+        if told and not any(news_in(told) in said for said in view.already_said):
+            parts.append(told)
     elif last_speaker == view.partner and _mentions_unknown_event(view, last) and not asked_when:
         parts.append(view.say("ask_when", partner=view.you))
     elif asked_me and (topic := _answer_topic(view, last)):
@@ -589,8 +666,7 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
         someone = re.match(r"(?:(?:Is|Where is|Have you seen) ([A-Z][a-z]+)\b|([A-Z][a-z]+), )",
                            last)
         named = (someone.group(1) or someone.group(2)) if someone else ""
-        elsewhere = bool(named) and named not in (view.me, view.you, "No", "Yes", "Well", "Oh",
-                                                  "Hi", "Hey", "So", "Sure", "Right", "Okay")
+        elsewhere = bool(named) and named not in (view.me, view.you, *_interjections())
         if about_work:
             parts.append(view.say("answer_work", partner=view.you))
         elif about_me:
@@ -612,17 +688,24 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
     both_at_event = _at_event(view.speaker_action) and _at_event(view.partner_action)
     if not parts and view.turn < 3 and both_at_event:
         parts.append(_party_line(view, opening=True))
-        return Utterance(text=clip(" ".join(parts), 400), end=False)
+        return Utterance(text=_joined(parts), end=False)
     if not parts and view.turn < 3 and not any(t.rstrip().endswith("?") for t in mine):
         you_doing = _your(view.partner_action)
         parts.append(view.say("ask_about_work", doing=you_doing) if you_doing
                      else view.say("ask_back", partner=view.you))
-        return Utterance(text=clip(" ".join(parts), 400), end=False)
+        return Utterance(text=_joined(parts), end=False)
     if not parts or (not news and not partner_shared and not asked_me and view.turn >= 3) \
             or view.turn >= 9:
         parts.append(_farewell(view))
-        return Utterance(text=clip(" ".join(parts), 400), end=True)
-    return Utterance(text=clip(" ".join(parts), 400), end=False)
+        return Utterance(text=_joined(parts), end=True)
+    return Utterance(text=_joined(parts), end=False)
+
+
+def _joined(parts: list[str]) -> str:
+    """The parts of a line as one, each a finished sentence (news as remembered may end
+    without a full stop)."""
+    return clip(" ".join(p if p.rstrip().endswith((".", "!", "?", "…", "'", '"')) else f"{p}."
+                         for p in parts), 400)
 
 
 def whole_conversation(context: Mapping[str, Any], score: Scorer,
@@ -630,14 +713,16 @@ def whole_conversation(context: Mapping[str, Any], score: Scorer,
     """The cheaper setting's whole exchange, line by line as above."""
     first, second = context["first"], context["second"]
     lines: list[Line] = []
-    sides = {first: ("memories_a", "already_said_a", "partner_action_a", "partner_action_b"),
-             second: ("memories_b", "already_said_b", "partner_action_b", "partner_action_a")}
+    sides = {first: ("_a", "partner_action_a", "partner_action_b"),
+             second: ("_b", "partner_action_b", "partner_action_a")}
     for turn in range(8):
         speaker = (first, second)[turn % 2]
         partner = (second, first)[turn % 2]
-        memories, said, partner_action, own_action = sides[speaker]
+        side, partner_action, own_action = sides[speaker]
+        said = f"already_said{side}"
         reply = utterance({"speaker": speaker, "partner": partner, "history": lines,
-                           "memories": context[memories],
+                           "memories": context[f"memories{side}"],
+                           "known": context.get(f"known{side}", ()),
                            "partner_action": context.get(partner_action, ""),
                            "speaker_action": context.get(own_action, ""),
                            "place": context.get("place", ""), "moment": context.get("moment", ""),
@@ -656,8 +741,9 @@ def joint_takeaways(context: Mapping[str, Any], score: Scorer) -> Takeaways:
     learned = []
     for name in context["names"]:
         partner = next((s for s, _ in lines if s != name), name)
-        learned.append(takeaways({"partner": partner, "lines": lines}, score).model_copy(
-            update={"name": name}))
+        pronoun = dict(context.get("pronouns") or {}).get(partner, "they")
+        learned.append(takeaways({"partner": partner, "lines": lines, "pronoun": pronoun},
+                                 score).model_copy(update={"name": name}))
     return Takeaways(learned=learned)
 
 
@@ -670,7 +756,7 @@ def takeaways(context: Mapping[str, Any], score: Scorer) -> PersonTakeaways:
         if speaker != partner:
             continue
         for piece in _opener_pattern().split(text)[1:]:
-            content = third_person(_news_only(piece), partner)
+            content = third_person(_news_only(piece), partner, context.get("pronoun", "they"))
             fact = clip(f"{content} (heard from {partner})")
             if content and is_news(content, score) and fact not in facts:
                 facts.append(fact)
