@@ -120,9 +120,6 @@ def rewind_to_day(connection: sqlite3.Connection, town_id: int, day: int) -> Day
             connection.execute(f"INSERT INTO {table} (town_id, {listed}) SELECT town_id, "
                                f"{listed} FROM checkpoint_{table} WHERE town_id = ? AND day = ?",
                                (town_id, day))
-        # Packs summarise rows that may now be gone; a resume reads the rows instead.
-        for table in ("memory_packs", "access_packs"):
-            connection.execute(f"DELETE FROM {table} WHERE town_id = ?", (town_id,))
         connection.execute("UPDATE towns SET tick = ? WHERE id = ?", (kept[day].tick, town_id))
         for statement, values in _drop(town_id, "day > ?", (day,)):
             connection.execute(statement, values)

@@ -341,7 +341,13 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     """
     ALTER TABLE llm_usage ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
     """,
-    plain_minds,
+    plain_minds,  # 14
+    # 15: resumes read the memory rows themselves (townbot.store.memories): the packed copies
+    # of migrations 8 and 9 are no longer written or read, and being copies, nothing goes with them.
+    """
+    DROP TABLE IF EXISTS memory_packs;
+    DROP TABLE IF EXISTS access_packs;
+    """,
 ]
 
 
