@@ -13,7 +13,7 @@ from townbot.mind.reacting import Sighting
 from townbot.prompting import PeopleText, quoted_name
 from townbot.town.body import Body
 from townbot.town.mishaps import is_alarming
-from townbot.world.model import World, split_path
+from townbot.world.model import World
 
 ATTENTION_BANDWIDTH = 8
 STATE_LIMIT = 80  # characters of an object's state (the town service's limit)
@@ -58,8 +58,9 @@ class Scene:
                               if state != defaults.get(path))
 
     def perceive(self, name: str, bandwidth: int = ATTENTION_BANDWIDTH) -> list[Sighting]:
-        """What `name` sees: the others in its arena, then the arena's unusual objects (but
-        the one it uses itself, in the state it put it in), at most `bandwidth` in all."""
+        """What `name` sees: the others in its arena, then the arena's unusual objects and
+        trouble anywhere in its building (but not the object it uses itself, in the state it
+        put it in), at most `bandwidth` in all."""
         me = self.bodies[name]
         if me.walking or me.sector is None:
             return []
@@ -68,14 +69,19 @@ class Scene:
                          available=is_free_to_talk(body))
                 for other, body in here if other != name][:bandwidth]
         in_use = {(body.object_path, body.object_state) for body in self.bodies.values()}
+        building = f"{me.sector}: "
         for path in self.unusual:
             state = self.objects[path]
             if len(seen) == bandwidth:
                 break
-            sector, arena, thing = split_path(path)
-            if sector != me.sector or (arena != me.arena and not is_alarming(state)) \
-                    or (path == me.object_path and state == me.object_state):
+            if not path.startswith(building) or (path == me.object_path and state == me.object_state):
                 continue  # elsewhere, or what we use ourselves: no news to us
+            arena, _, thing = path[len(building):].rpartition(": ")
+            in_room = path.startswith(f"{building}{me.arena}: ")
+            if not in_room and not is_alarming(state):
+                continue  # another room's ordinary state is out of sight
+            if in_room:
+                arena = me.arena
             room = arena if "'s " in arena else f"the {arena}"
             # A state may be a person's words (/object set), so every state is shown quoted.
             text = f"The {thing} in {room} is {PeopleText(state, STATE_LIMIT)}"
