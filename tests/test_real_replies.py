@@ -111,6 +111,7 @@ MORNING = Path(__file__).parent / "real_replies" / "qwen-1.5b-morning.jsonl"
 # The morning before trouble was noticed from every room: the stove burned unseen in the Lin
 # kitchen, and Mei and Eddy talked (read by benchmarks/real_model.py, not replayed).
 EARLIER_MORNING = MORNING.with_name("qwen-1.5b-morning-earlier.jsonl")
+SMALL_MORNING = MORNING.with_name("qwen-0.5b-morning.jsonl")  # the 0.5B model's, read alike
 MORNING_REPLAYED_TICKS = MORNING_TICKS  # the whole recorded morning, interviews included
 # 28 calls live (25 ok, 2 repaired, 1 defaulted: benchmarks/real_model.py), 21 of their replies
 # taken from the earlier morning for the very same prompts (tests/real_run.py --reuse); every
@@ -162,15 +163,15 @@ def test_the_family_deals_with_the_stove_set_burning(morning_replayed):
 
 
 def test_the_recording_meets_the_goals_that_do_not_depend_on_its_length():
-    """What benchmarks/real_model.py prints for the 1.5B mornings: no accepted reply names what
-    it was not offered, someone reacts to the burning stove and no right answer to it is
-    refused, and every refusal says why."""
+    """What benchmarks/real_model.py prints for the mornings (1.5B and 0.5B): no accepted reply
+    names what it was not offered, no right answer to the burning stove is refused (and in the
+    1.5B morning someone reacts to it), and every refusal says why."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     try:
         from real_model import alarm_reactions, read_calls, strangers
     finally:
         sys.path.pop(0)
-    for recording in (MORNING, EARLIER_MORNING):
+    for recording in (MORNING, EARLIER_MORNING, SMALL_MORNING):
         calls = read_calls(recording)
         accepted = [r for c in calls for r in c.replies if r.get("problem") is None]
         assert [s for r in accepted for s in strangers(r)] == []
