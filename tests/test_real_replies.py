@@ -113,9 +113,9 @@ MORNING = Path(__file__).parent / "real_replies" / "qwen-1.5b-morning.jsonl"
 EARLIER_MORNING = MORNING.with_name("qwen-1.5b-morning-earlier.jsonl")
 SMALL_MORNING = MORNING.with_name("qwen-0.5b-morning.jsonl")  # the 0.5B model's, read alike
 MORNING_REPLAYED_TICKS = MORNING_TICKS  # the whole recorded morning, interviews included
-# 28 calls live (25 ok, 2 repaired, 1 defaulted: benchmarks/real_model.py), 21 of their replies
-# taken from the earlier morning for the very same prompts (tests/real_run.py --reuse); every
-# reply is found by its prompt. The replay counts the interviews' three answers in too.
+# 30 calls live (27 ok, 2 repaired, 1 defaulted: benchmarks/real_model.py), 21 of their 33
+# replies taken from the earlier morning for the very same prompts (tests/real_run.py --reuse);
+# every reply is found by its prompt.
 MORNING_OUTCOMES = {"ok": 27, "repaired": 2, "fallback": 1}
 INVENTED = re.compile(r"Wren|Tallis|Gullrock|Odo Marsh|Skerry|Juniper")  # the examples' cast
 CLOCK_IN_TEXT = re.compile(r"\d{1,2}:\d{2}\s*[ap]m|\b\d{1,2}\s*[ap]m\b", re.IGNORECASE)
