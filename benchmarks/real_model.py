@@ -11,7 +11,8 @@ replies into calls (a reply and its repair) and prints:
   how many right answers (react, with an action) were refused (goal 0);
 - the conversations held (goal at least 1 in the 3-hour morning run);
 - the wall time of the town's calls per game hour (the interviews left out): from the start of
-  the first call to the last reply.
+  the first call to the last reply (replies reused from an earlier recording of the same prompt,
+  `tests/real_run.py --reuse`, took no time: the figure is then scaled by the live ones).
 
 Usage: python benchmarks/real_model.py FILE [--hours H]   (H: game hours the run covered;
 default 3, the morning run's; the older one-hour recordings need --hours 1)
@@ -39,6 +40,7 @@ OBJECTS_LINE = re.compile(r"^Objects here: (.+)$", re.MULTILINE)
 PARTNER = re.compile(r"starts a conversation with (.+?),\s+who was")
 PEOPLE = re.compile(r"^(.+) just had this conversation:$", re.MULTILINE)
 NOTICED = re.compile(r"notices: (.+)")
+REUSED = "(reused: "  # the model's name in a reply tests/real_run.py --reuse took from a recording
 
 
 @dataclass
@@ -190,7 +192,17 @@ def report(path: Path, hours: float) -> list[str]:
     town = [r for c in calls if c.first["purpose"] != "answer" for r in c.replies]
     stamps = [r["at"] - r.get("seconds", 0) for r in town[:1] if "at" in r] + \
         [r["at"] for r in town[-1:] if "at" in r]
-    if len(stamps) == 2:
+    reused = sum(REUSED in str(r.get("model", "")) for r in town)
+    if len(stamps) == 2 and reused:
+        # Reused replies (tests/real_run.py --reuse) came at once: scale by the live ones.
+        wall = stamps[1] - stamps[0]
+        estimate = wall * len(town) / max(1, len(town) - reused)
+        lines.append(f"  wall time of the town's calls: {wall:.0f} s over {hours:g} game hours for "
+                     f"the {len(town) - reused} live replies; {reused} of {len(town)} were reused "
+                     f"from an earlier recording of the same prompts and took no time, so about "
+                     f"{estimate / hours / 60:.0f} min per game hour had all been asked (the "
+                     f"interviews left out)")
+    elif len(stamps) == 2:
         wall = stamps[1] - stamps[0]
         lines.append(f"  wall time of the town's calls: {wall:.0f} s over {hours:g} game hours, "
                      f"{wall / hours / 60:.1f} min per game hour (the interviews left out)")

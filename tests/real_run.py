@@ -14,6 +14,13 @@ tokens and wall time are printed; the server is not needed afterwards):
     --morning tests/real_replies/qwen-1.5b-morning.jsonl; `benchmarks/real_model.py FILE`
     reads a recording's figures)
 
+On a busy machine a call may take minutes: raise TOWNBOT_TIMEOUT (1200) and set
+TOWNBOT_MAX_FAILURES=0 and TOWNBOT_MAX_UNUSABLE=1, so that nothing stops the run. After a
+change to the town, `--reuse EARLIER.jsonl` takes the replies an earlier recording of the same
+model holds for the very same prompts (a llama-cpp-python server answers a prompt the same way
+each time) and asks the server only what the change made new; those replies say so in their
+model's name.
+
 The tests replay the file (`ReplayModel`) through the same script: the same town, seed and
 questions, so most prompts come out the same and get the very reply they got live.
 """
@@ -21,14 +28,15 @@ questions, so most prompts come out the same and get the very reply they got liv
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from townbot.llm.port import LanguageModel
+from townbot.llm.port import AnswerT, Ask, LanguageModel, Layer, Reply
+from townbot.llm.recording import ReplayModel
 from townbot.store.database import Store
 from townbot.town.engine import Engine
 from townbot.town.service import Person, TownService
@@ -143,13 +151,48 @@ async def scripted_talk(model: LanguageModel) -> dict[str, list[str]]:
             for name, mind in minds.items()}
 
 
-async def record(path: Path, talk: bool = False, morning: bool = False) -> None:
-    from townbot.llm.settings import load_settings
-    from townbot.town.launch import checked_model
+REUSED = " (reused: the same prompt in an earlier recording)"
 
-    os.environ["TOWNBOT_RECORD"] = str(path)
+
+class Reusing(Layer):
+    """Answers a prompt an earlier recording of the same model holds, word for word, with the
+    reply it got there (each used once), and asks the server the rest. llama-cpp-python's server
+    answers the same prompt the same way (its sampling seed is fixed), so a run changed from
+    some tick on gives the same replies up to it without waiting for them again; the reply's
+    model says it was reused (benchmarks/real_model.py leaves those out of the wall time)."""
+
+    def __init__(self, inner: LanguageModel, earlier: Path) -> None:
+        super().__init__(inner)
+        self.earlier = ReplayModel(earlier)
+        self.reused = 0
+
+    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
+        key = (request.purpose, request.prompt)
+        if self.earlier._by_prompt.get(key) and self.earlier.records[
+                self.earlier._by_prompt[key][0]].get("problem") != "failed":
+            found = await self.earlier.reply(request)
+            self.reused += 1
+            return replace(found, model=found.model + REUSED)
+        return await self.inner.reply(request)
+
+
+async def record(path: Path, talk: bool = False, morning: bool = False,
+                 earlier: Path | None = None) -> None:
+    from townbot.llm.budget import Budget
+    from townbot.llm.openai_client import OpenAIModel
+    from townbot.llm.probe import start_up_check
+    from townbot.llm.recording import ReplyRecorder
+    from townbot.llm.settings import load_settings
+    from townbot.llm.stack import build_model_stack
+
     path.unlink(missing_ok=True)
-    model = await checked_model(SEED, load_settings())
+    settings = load_settings()
+    client = OpenAIModel(settings)
+    await start_up_check(client)
+    reusing = Reusing(client, earlier) if earlier else None
+    model = build_model_stack(ReplyRecorder(reusing or client, path),
+                              budget=Budget(settings.caps) if settings.caps.any else None,
+                              max_unusable=settings.max_unusable)
     started = time.perf_counter()
     db = path.with_suffix(".db")
     db.unlink(missing_ok=True)
@@ -174,8 +217,11 @@ async def record(path: Path, talk: bool = False, morning: bool = False) -> None:
         print(f"interview {resident}: {answer}")
     print(f"wall time {elapsed:.0f} s (with the interviews); the usage is in {db}: "
           f"townbot usage --db {db}")
+    if reusing:
+        print(f"{reusing.reused} replies reused from {earlier}")
 
 
 if __name__ == "__main__":
+    reuse = sys.argv[sys.argv.index("--reuse") + 1] if "--reuse" in sys.argv else None
     asyncio.run(record(Path(sys.argv[-1]), talk="--talk" in sys.argv,
-                       morning="--morning" in sys.argv))
+                       morning="--morning" in sys.argv, earlier=Path(reuse) if reuse else None))

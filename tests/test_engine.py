@@ -180,6 +180,39 @@ async def test_a_burning_stove_gets_turned_off(engine):
     assert engine.objects[stove] == "off"
 
 
+def test_trouble_is_noticed_throughout_the_building_and_nothing_else_is(world):
+    """A fire in the kitchen is smelled from the common room (the recorded 1.5B morning had
+    the family in the common room while the Lin stove burned unseen); an ordinary state in
+    another room stays out of sight, and another building hears nothing."""
+    house = "Lin family's house"
+    stove = join_path(house, "kitchen", "stove")
+    objects = {**world.default_object_states(), stove: "burning",
+               join_path(house, "kitchen", "refrigerator"): "open"}
+    bodies = {"Mei Lin": Body(house, "common room", action="reading"),
+              "Sam Moore": Body("Moore family's house", "kitchen", action="cooking")}
+    seen = perceive("Mei Lin", bodies, objects, world, world.default_object_states())
+    assert [(s.text, s.subject) for s in seen] == [
+        ('The stove in the kitchen is "burning"', stove)]
+    assert not seen[0].attended
+    assert perceive("Sam Moore", bodies, objects, world, world.default_object_states()) == []
+
+
+async def test_cooking_on_a_burning_stove_does_not_put_it_out(engine):
+    """Only a reaction to the trouble changes it: a resident who walks in and starts cooking
+    leaves the fire a person set, sees it next tick and deals with it."""
+    engine.clock.tick = 3  # 07:30, Isabella (up at 6:00) is awake
+    apartment = "Isabella Rodriguez's apartment"
+    stove = join_path(apartment, "kitchen", "stove")
+    engine.objects[stove] = "burning"
+    engine._apply(Intent("Isabella Rodriguez", apartment, "kitchen", "cooking eggs", "🍳",
+                         "stove", "cooking eggs"), [])
+    assert engine.objects[stove] == "burning"
+    assert engine.bodies["Isabella Rodriguez"].object_path == stove
+    events = await run_ticks(engine, 1)
+    assert any(e.actor == "Isabella Rodriguez" and "stove" in e.text for e in events)
+    assert engine.objects[stove] != "burning"
+
+
 def test_a_resident_does_not_note_the_object_it_is_using(world):
     machine = join_path("Hobbs Cafe", "cafe", "coffee machine")
     barista = Body("Hobbs Cafe", "cafe", action="brewing coffee", object_path=machine,

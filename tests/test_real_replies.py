@@ -61,12 +61,10 @@ def test_the_replay_says_how_many_replies_were_repaired_or_defaulted(replayed):
     assert outcomes == EXPECTED_OUTCOMES
 
 
-# 34 calls. This recording was made with the prompts before they were reordered for prefix
-# caching (issue 37), so none of its replies is found by its prompt: they are given in order of
-# purpose, and 1 call finds none left (failed). Judged by the fairer echo rule (issue 34), most
-# of what the 0.5B model said is now usable (it answered the old prompts: record it again with
-# tests/real_run.py to measure the 0.5B model on today's).
-EXPECTED_OUTCOMES = {"ok": 26, "repaired": 1, "fallback": 6, "failed": 1}
+# 37 calls against today's prompts, every reply found by its prompt: the importance ratings
+# are right; most else copies the examples' lighthouse keeper (refused; repairs rarely help),
+# so 18 calls are answered by defaults (benchmarks/real_model.py --hours 1: 49%).
+EXPECTED_OUTCOMES = {"ok": 13, "repaired": 6, "fallback": 18}
 
 
 TALK_RECORDING = Path(__file__).parent / "real_replies" / "qwen-0.5b-talk.jsonl"
@@ -101,20 +99,24 @@ def test_a_replayed_talk_and_reflection_remember_only_real_text(talk_replayed):
     assert outcomes == TALK_OUTCOMES
 
 
-# 8 calls in the live run and the replay alike: the importance of the seed memories (2, ok),
-# one takeaways call for both (the example's facts copied back: refused, repaired, defaulted),
-# the importance of the talks (2, ok), the reflection's questions and its one insights call
-# (examples copied back: defaulted), the default insight's importance (ok).
-TALK_OUTCOMES = {"ok": 5}  # replies to the prompts before they were reordered (see above)
+# 6 calls in the live run and the replay alike, recorded against today's prompts: the
+# importance of the seed memories (2, ok), one takeaways call for both (accepted, though its
+# one fact borrows the instructions' "not the ones you are asked about"), the importance of the
+# talks (ok), the reflection's questions (the example copied back, and again in the repair:
+# defaulted) and its one insights call (ok).
+TALK_OUTCOMES = {"ok": 5, "fallback": 1}
 
 
 MORNING = Path(__file__).parent / "real_replies" / "qwen-1.5b-morning.jsonl"
+# The morning before trouble was noticed from every room: the stove burned unseen in the Lin
+# kitchen, and Mei and Eddy talked (read by benchmarks/real_model.py, not replayed).
+EARLIER_MORNING = MORNING.with_name("qwen-1.5b-morning-earlier.jsonl")
+SMALL_MORNING = MORNING.with_name("qwen-0.5b-morning.jsonl")  # the 0.5B model's, read alike
 MORNING_REPLAYED_TICKS = MORNING_TICKS  # the whole recorded morning, interviews included
-# 42 calls live (34 ok, 5 repaired, 3 defaulted: benchmarks/real_model.py). The replay judges
-# with today's rules, which since accept two replies the live run refused (a plan kept with no
-# reason, a schedule block left to choose its place later); the plans then differ a little, so
-# 21 of the replies are given in order of purpose rather than found by their prompt.
-MORNING_OUTCOMES = {"ok": 36, "repaired": 2, "fallback": 3}
+# 30 calls live (27 ok, 2 repaired, 1 defaulted: benchmarks/real_model.py), 21 of their 33
+# replies taken from the earlier morning for the very same prompts (tests/real_run.py --reuse);
+# every reply is found by its prompt.
+MORNING_OUTCOMES = {"ok": 27, "repaired": 2, "fallback": 1}
 INVENTED = re.compile(r"Wren|Tallis|Gullrock|Odo Marsh|Skerry|Juniper")  # the examples' cast
 CLOCK_IN_TEXT = re.compile(r"\d{1,2}:\d{2}\s*[ap]m|\b\d{1,2}\s*[ap]m\b", re.IGNORECASE)
 
@@ -136,7 +138,7 @@ def test_a_replayed_1_5b_morning_finds_a_reply_for_every_call(morning_replayed):
     outcomes = dict(model.report().outcomes)
     print(f"replayed outcomes: {outcomes}; by prompt {replay.replay.exact}, in order "
           f"{replay.replay.in_order}, missing {replay.replay.missing}")
-    assert replay.replay.missing == 0
+    assert replay.replay.missing == 0 and replay.replay.in_order == 0
     assert outcomes == MORNING_OUTCOMES
 
 
@@ -151,17 +153,28 @@ def test_what_the_1_5b_model_did_reads_as_its_own(morning_replayed):
     assert not CLOCK_IN_TEXT.search(activities), activities
 
 
+def test_the_family_deals_with_the_stove_set_burning(morning_replayed):
+    """The stove set burning at 07:50 is seen from the other rooms of the house, and what the
+    1.5B model answered (turn it off) is what a resident then does."""
+    _, _, events, _ = morning_replayed
+    fire = next(i for i, e in enumerate(events) if e.kind == "object" and "burning" in e.text)
+    dealing = [e for e in events[fire + 1:] if e.kind == "action" and e.place == "kitchen: stove"]
+    assert dealing and "stove" in dealing[0].text, [e.line() for e in events[fire:fire + 5]]
+
+
 def test_the_recording_meets_the_goals_that_do_not_depend_on_its_length():
-    """What benchmarks/real_model.py prints for the recording: no accepted reply names what it
-    was not offered, no right answer to something burning is refused, and every refusal says
-    why."""
+    """What benchmarks/real_model.py prints for the mornings (1.5B and 0.5B): no accepted reply
+    names what it was not offered, no right answer to the burning stove is refused (and in the
+    1.5B morning someone reacts to it), and every refusal says why."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     try:
         from real_model import alarm_reactions, read_calls, strangers
     finally:
         sys.path.pop(0)
-    calls = read_calls(MORNING)
-    accepted = [r for c in calls for r in c.replies if r.get("problem") is None]
-    assert [s for r in accepted for s in strangers(r)] == []
-    assert not [r for r, right in alarm_reactions(calls) if right and r.get("problem")]
-    assert all(r.get("why") for c in calls for r in c.replies if r.get("problem"))
+    for recording in (MORNING, EARLIER_MORNING, SMALL_MORNING):
+        calls = read_calls(recording)
+        accepted = [r for c in calls for r in c.replies if r.get("problem") is None]
+        assert [s for r in accepted for s in strangers(r)] == []
+        assert not [r for r, right in alarm_reactions(calls) if right and r.get("problem")]
+        assert all(r.get("why") for c in calls for r in c.replies if r.get("problem"))
+    assert any(right for _, right in alarm_reactions(read_calls(MORNING))), "the fire is seen"

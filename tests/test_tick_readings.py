@@ -13,8 +13,8 @@ from townbot.mind.plans import PlanBlock
 from townbot.mind.reacting import Sighting
 from townbot.mind.state import MindState
 from townbot.town.body import Body
+from townbot.town.mishaps import is_alarming
 from townbot.town.perception import Scene, describe, is_free_to_talk, shown
-from townbot.world.model import split_path
 
 NINE = datetime(2023, 2, 13, 9, 0)
 GAP = timedelta(hours=2)
@@ -29,13 +29,17 @@ def own_perception(name: str, bodies: dict[str, Body], objects: dict[str, str],
     here = sorted((n, b) for n, b in bodies.items() if (b.sector, b.arena) == (me.sector, me.arena))
     seen = [Sighting(describe(n, b), "agent", shown(n, b), b.action, available=is_free_to_talk(b))
             for n, b in here if n != name][:bandwidth]
-    in_use = {(b.object_path, b.object_state) for _, b in here}
+    in_use = {(b.object_path, b.object_state) for b in bodies.values()}
     room = me.arena if "'s " in me.arena else f"the {me.arena}"
     for path in sorted(p for p, s in objects.items() if s != defaults.get(p)):
         state = objects[path]
-        if len(seen) < bandwidth and path.startswith(f"{me.sector}: {me.arena}: ") and not (
+        arena, _, thing = path[len(f"{me.sector}: "):].rpartition(": ")
+        in_room = path.startswith(f"{me.sector}: {me.arena}: ")
+        trouble = path.startswith(f"{me.sector}: ") and is_alarming(state)  # seen from any room
+        where = room if in_room else arena if "'s " in arena else f"the {arena}"
+        if len(seen) < bandwidth and (in_room or trouble) and not (
                 path == me.object_path and state == me.object_state):
-            seen.append(Sighting(f"The {split_path(path)[2]} in {room} is \"{state}\"", "object",
+            seen.append(Sighting(f"The {thing} in {where} is \"{state}\"", "object",
                                  path, state, attended=(path, state) in in_use))
     return seen
 

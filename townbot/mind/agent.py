@@ -69,6 +69,7 @@ class Intent:
     object_state: str | None = None
     asleep: bool = False
     talk_to: str | None = None
+    tending: bool = False  # dealing with trouble in the object: its state may replace the trouble
 
 
 def starting_knowledge(persona: Persona, arenas_of: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -444,14 +445,15 @@ class AgentMind:
                         decision.object_state or "being seen to", decision.emoji or "❗")
         self.remember("observation", f"{self.name} reacted to '{sighting.text}' by deciding to "
                                      f"{action}")
-        self.interrupt(now, until, action, sector, arena, [step])
+        self.interrupt(now, until, action, sector, arena, [step], tending=True)
 
     def interrupt(self, now: datetime, until: datetime, activity: str, sector: str, arena: str,
-                  steps: list[PlanStep]) -> None:
+                  steps: list[PlanStep], *, tending: bool = False) -> None:
         """Insert a reaction and rewrite the plan from that moment: what it displaced is
         decomposed again when it resumes."""
         self.state.planning.blocks = planning.insert_block(
-            self.state.planning.blocks, PlanBlock(now, until, activity, sector, arena, steps))
+            self.state.planning.blocks,
+            PlanBlock(now, until, activity, sector, arena, steps, tending=tending))
         self.state.planning.mark()
 
     # --- conversations ----------------------------------------------------------------------
@@ -564,7 +566,7 @@ class AgentMind:
         if step is None:
             return Intent(self.name, block.sector, block.arena, block.activity, "🙂")
         return Intent(self.name, block.sector, block.arena, step.action, step.emoji,
-                      step.object or None, step.object_state or None)
+                      step.object or None, step.object_state or None, tending=block.tending)
 
     def _steps_memory(self, block: PlanBlock) -> str:
         steps = "; ".join([f"{planning.face_of(s.start)} {s.action}" for s in block.steps])

@@ -56,6 +56,7 @@ class PlanBlock:
     arena: str | None = None
     steps: list[PlanStep] = field(default_factory=list)
     resumed: bool = False  # what is left of a block after a reaction cut into it
+    tending: bool = False  # a reaction dealing with an object in trouble (only it may put it right)
 
     def covers(self, moment: datetime) -> bool:
         return self.start <= moment < self.end
@@ -66,11 +67,13 @@ class PlanBlock:
     def to_dict(self) -> dict:
         return {"start": format_game_time(self.start), "end": format_game_time(self.end),
                 "activity": self.activity, "sector": self.sector, "arena": self.arena,
-                "steps": [s.to_dict() for s in self.steps], "resumed": self.resumed}
+                "steps": [s.to_dict() for s in self.steps], "resumed": self.resumed,
+                **({"tending": True} if self.tending else {})}
 
     @classmethod
     def from_dict(cls, data: dict) -> PlanBlock:
         return cls(start=parse_game_time(data["start"]), end=parse_game_time(data["end"]),
                    activity=data["activity"], sector=data.get("sector"), arena=data.get("arena"),
                    steps=[PlanStep.from_dict(s) for s in data.get("steps", [])],
-                   resumed=bool(data.get("resumed", False)))
+                   resumed=bool(data.get("resumed", False)),
+                   tending=bool(data.get("tending", False)))

@@ -542,7 +542,10 @@ class Engine:
         if path != body.object_path:
             self._release_object(body)
         if path is not None and intent.object_state:
-            self.set_object(path, intent.object_state)
+            # Cooking on a burning stove does not put it out: trouble (a person's /set, a mishap)
+            # stays until a resident reacts to it, so whoever comes in still sees it.
+            if intent.tending or not is_alarming(self.objects.get(path, "")):
+                self.set_object(path, intent.object_state)
             body.object_path, body.object_state = path, intent.object_state
         body.action, body.emoji = intent.action, intent.emoji
         announcement = f"{intent.sector}|{intent.arena}|{intent.action}"

@@ -1,8 +1,10 @@
 """Perception: what each resident can see and hear in its arena this tick.
 
 Others in the same arena and objects whose state is out of the ordinary, nearest first, capped
-by an attention bandwidth (the original kept a handful of events per step). Each sighting says
-whether a person could be talked to and whether an object's state is someone's doing.
+by an attention bandwidth (the original kept a handful of events per step). Trouble (something
+burning, smoking or leaking) reaches the whole building: a fire in the kitchen is smelled from
+the common room. Each sighting says whether a person could be talked to and whether an object's
+state is someone's doing.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 from townbot.mind.reacting import Sighting
 from townbot.prompting import PeopleText, quoted_name
 from townbot.town.body import Body
-from townbot.world.model import World, split_path
+from townbot.town.mishaps import is_alarming
+from townbot.world.model import World
 
 ATTENTION_BANDWIDTH = 8
 STATE_LIMIT = 80  # characters of an object's state (the town service's limit)
@@ -55,8 +58,9 @@ class Scene:
                               if state != defaults.get(path))
 
     def perceive(self, name: str, bandwidth: int = ATTENTION_BANDWIDTH) -> list[Sighting]:
-        """What `name` sees: the others in its arena, then the arena's unusual objects (but
-        the one it uses itself, in the state it put it in), at most `bandwidth` in all."""
+        """What `name` sees: the others in its arena, then the arena's unusual objects and
+        trouble anywhere in its building (but not the object it uses itself, in the state it
+        put it in), at most `bandwidth` in all."""
         me = self.bodies[name]
         if me.walking or me.sector is None:
             return []
@@ -64,16 +68,22 @@ class Scene:
         seen = [Sighting(describe(other, body), "agent", shown(other, body), body.action,
                          available=is_free_to_talk(body))
                 for other, body in here if other != name][:bandwidth]
-        in_use = {(body.object_path, body.object_state) for _, body in here}
-        room = me.arena if "'s " in me.arena else f"the {me.arena}"
-        prefix = f"{me.sector}: {me.arena}: "
+        in_use = {(body.object_path, body.object_state) for body in self.bodies.values()}
+        building = f"{me.sector}: "
         for path in self.unusual:
             state = self.objects[path]
             if len(seen) == bandwidth:
                 break
-            if not path.startswith(prefix) or (path == me.object_path and state == me.object_state):
+            if not path.startswith(building) or (path == me.object_path and state == me.object_state):
                 continue  # elsewhere, or what we use ourselves: no news to us
+            arena, _, thing = path[len(building):].rpartition(": ")
+            in_room = path.startswith(f"{building}{me.arena}: ")
+            if not in_room and not is_alarming(state):
+                continue  # another room's ordinary state is out of sight
+            if in_room:
+                arena = me.arena
+            room = arena if "'s " in arena else f"the {arena}"
             # A state may be a person's words (/object set), so every state is shown quoted.
-            text = f"The {split_path(path)[2]} in {room} is {PeopleText(state, STATE_LIMIT)}"
+            text = f"The {thing} in {room} is {PeopleText(state, STATE_LIMIT)}"
             seen.append(Sighting(text, "object", path, state, attended=(path, state) in in_use))
         return seen
