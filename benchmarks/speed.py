@@ -251,13 +251,16 @@ def child(arguments: Sequence[str],
     return answer, usage.ru_utime + usage.ru_stime
 
 
-def source_key() -> str:
-    """A digest of the code and data a town is built from, so a cached town is rebuilt when
-    either changes."""
+def source_key(code: Path = ROOT) -> str:
+    """A digest of the code (townbot/ under `code`) and the data a town is built from, so a
+    cached town is rebuilt when either changes."""
     digest = hashlib.sha256()
-    for path in sorted([*ROOT.glob("townbot/**/*.*"), ROOT / "world.yaml", *ROOT.glob("personas/*")]):
+    files = [(path, path.relative_to(code)) for path in sorted(code.glob("townbot/**/*.*"))]
+    files += [(path, path.relative_to(ROOT))
+              for path in sorted([ROOT / "world.yaml", *ROOT.glob("personas/*")])]
+    for path, name in files:
         if path.is_file() and "__pycache__" not in path.parts:
-            digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+            digest.update(str(name).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -289,20 +292,30 @@ def aged_days(last_day: int) -> list[int]:
     return sorted({1, min(10, last_day), last_day})
 
 
-def aged_towns(days: list[int], me: list[str]) -> dict[int, Path]:
-    """The 25-resident town after each of `days` game days, built once per version of the code
+def aged_towns(days: list[int], me: list[str], code: Path = ROOT) -> dict[int, Path]:
+    """The 25-resident town after each of `days` game days, built once by the townbot of `code`
     (the first run takes a few minutes) and kept in the temp dir."""
-    folder = CACHE / f"aged-{source_key()}-{'-'.join(map(str, days))}"
+    folder = CACHE / f"aged-{source_key(code)}-{'-'.join(map(str, days))}"
     towns = {day: folder / f"town-{day}d.db" for day in days}
     if not all(town.exists() for town in towns.values()):
-        for stale in CACHE.glob("aged-*"):
-            shutil.rmtree(stale)
         building = CACHE / "aged-building"
         shutil.rmtree(building, ignore_errors=True)
         building.mkdir(parents=True)
-        child([*me, "--build", str(building), ",".join(map(str, days))])
+        child([*me, "--build", str(building), ",".join(map(str, days))],
+              env={**OFFLINE_ENV, "PYTHONPATH": str(code)})
+        shutil.rmtree(folder, ignore_errors=True)
         building.rename(folder)
     return towns
+
+
+def migrated(town: Path, me: list[str]) -> Path:
+    """A copy of `town` opened once by today's code (so that its migrations, if any, are done
+    before a measurement), kept beside it."""
+    copy = town.with_name(f"{town.stem}-now-{source_key(ROOT)}.db")
+    if not copy.exists():
+        shutil.copyfile(town, copy)
+        child([*me, "--hours", "0", "--resume", str(copy)], env={**OFFLINE_ENV, "PYTHONPATH": str(ROOT)})
+    return copy
 
 
 def resumed(db: Path, me: list[str], hours: float = 0.0, code: Path = ROOT) -> tuple[dict[str, Any], float]:
@@ -340,12 +353,16 @@ def code_of(revision: str) -> Path:
 
 def memory_figures(last_day: int, before: str, me: list[str]) -> tuple[str, str]:
     """Peak memory of a day's run of the town resumed after 1, 10 and `last_day` game days, with
-    `before`'s code and today's, and the growth per game day from the first to the last."""
+    `before`'s code and today's, and the growth per game day from the first to the last. The
+    towns are built by `before`'s code, which may not open a newer schema; today's opens them
+    once first, so that its migrations are not measured."""
     days = aged_days(last_day)
-    towns = aged_towns(days, me)
+    old_code = code_of(before)
+    towns = aged_towns(days, me, old_code)
     cells, growth = [], []
-    for label, code in ((before, code_of(before)), ("now", ROOT)):
-        peaks = {day: resumed(towns[day], me, 24.0, code)[0]["peak_mb"] for day in days}
+    for label, code in ((before, old_code), ("now", ROOT)):
+        peaks = {day: resumed(towns[day] if code == old_code else migrated(towns[day], me), me,
+                              24.0, code)[0]["peak_mb"] for day in days}
         cells.append(f"{label}: " + ", ".join(f"day {day} {peaks[day]:.0f} MB" for day in days))
         growth.append(f"{label} {(peaks[last_day] - peaks[1]) / (last_day - 1):.1f} MB")
     return "; ".join(cells), f"{', '.join(growth)} a game day (day 1 to day {last_day})"
