@@ -30,6 +30,7 @@ def opener_pattern() -> re.Pattern[str]:
 
 
 def first_of(name: str) -> str:
+    """'Maria Lopez' (or '"Maria Lopez"') -> 'Maria'."""
     return name.strip('"').split()[0]
 
 
