@@ -67,7 +67,7 @@ async def test_each_ablation_removes_its_kinds_from_retrieval_and_summary(world,
     await answer_as(model, sam, full_summary, stream, "What have you been up to?", NOON,
                     access=access, plan=plan, count=20)
     request = model.asked("answer")[0]
-    used_kinds = {m.kind for m in stream.memories if m.text in request.context["memories"]}
+    used_kinds = {m.kind for m in stream.memories if m.text in request.context.memories}
     assert used_kinds == allowed
     for kind, text in KIND_TEXTS.items():
         assert (text in request.prompt) == (kind in allowed), (kind, condition)
@@ -185,12 +185,12 @@ async def test_the_offline_model_is_also_given_what_it_knows_of_whom_it_is_asked
     people = ["Ayesha Khan", "Maria Lopez", "Klaus Mueller"]
     await answer_as(model, klaus, "Klaus", stream, question, NOON, people=people)
     context = model.asked("answer")[0].context
-    assert context["about_people"] == {"Ayesha Khan": [texts[1][1], texts[0][1]]}
-    assert texts[1][1] in context["known"]
-    assert context["home"] == klaus.home_sector and context["met_at_home"] == ["Maria Lopez"]
-    assert context["living"] == [texts[3][1]]
+    assert context.about_people == {"Ayesha Khan": [texts[1][1], texts[0][1]]}
+    assert texts[1][1] in context.known
+    assert context.home == klaus.home_sector and context.met_at_home == ("Maria Lopez",)
+    assert context.living == (texts[3][1],)
     await answer_as(model, klaus, "Klaus", stream, question, NOON, people=people,
                     access=Ablation(observations=False), guarded=False)  # asked all the same
     ablated = model.asked("answer")[1].context
-    assert ablated["about_people"] == {"Ayesha Khan": []} and ablated["known"] == []
-    assert ablated["met_at_home"] == [] and ablated["living"] == []
+    assert ablated.about_people == {"Ayesha Khan": []} and ablated.known == ()
+    assert ablated.met_at_home == () and ablated.living == ()

@@ -73,8 +73,8 @@ PARTY_START = datetime(2023, 2, 14, 17, 0)
 
 def scripted_answer(request) -> dict:
     """Yes when a retrieved memory backs it, except Klaus, who always claims the party."""
-    question, name = request.context["question"], request.context["name"]
-    memories = " ".join(request.context["memories"])
+    question, name = request.context.question, request.context.name
+    memories = " ".join(request.context.memories)
     if "Valentine" in question:
         if name == "Klaus Mueller" or "Valentine" in memories:
             return {"text": "Yes, there is a Valentine's Day party at Hobbs Cafe."}

@@ -275,8 +275,8 @@ async def test_a_conversation_alternates_and_ends_when_a_speaker_ends_it(world):
                                             MORNING, "Oak Hill College: library", 8, 5)
     assert talk == [("Klaus Mueller", "Hi Maria!"), ("Maria Lopez", "Hi Klaus, busy?"),
                     ("Klaus Mueller", "Always. Bye!")]
-    history = model.asked("utterance")[2].context["history"]
-    assert history == talk[:2], "each line sees the conversation so far"
+    history = model.asked("utterance")[2].context.history
+    assert list(history) == talk[:2], "each line sees the conversation so far"
 
 
 async def test_a_conversation_stops_at_the_turn_cap(world):
@@ -289,7 +289,7 @@ async def test_a_conversation_stops_at_the_turn_cap(world):
 async def test_each_line_knows_the_listener_the_date_and_the_speakers_own_action(world):
     model = ScriptedModel({
         "relationship": lambda r: {"text": "Maria has a quiet crush on Klaus; they share a dorm."},
-        "utterance": lambda r: {"text": "Hi Klaus!", "end": len(r.context["history"]) >= 1}})
+        "utterance": lambda r: {"text": "Hi Klaus!", "end": len(r.context.history) >= 1}})
     maria = await started(make_mind(world, "Maria Lopez", model))
     klaus = await started(make_mind(world, "Klaus Mueller", model))
     await dialogue.converse_by_lines(model, maria.voice("studying physics"),
@@ -356,7 +356,7 @@ async def test_the_decision_to_talk_knows_when_they_last_talked_and_about_what(w
 
 async def test_after_a_conversation_both_remember_it_and_what_they_learned(world):
     model = ScriptedModel({"takeaways": lambda r: {"learned": [
-        {"name": r.context["names"][0], "facts": ["Maria Lopez is throwing a party on Friday"]}]}})
+        {"name": r.context.names[0], "facts": ["Maria Lopez is throwing a party on Friday"]}]}})
     klaus = await started(make_mind(world, "Klaus Mueller", model))
     lines = [("Klaus Mueller", "Hi!"), ("Maria Lopez", "I'm throwing a party on Friday")]
     end = MORNING + timedelta(minutes=5)

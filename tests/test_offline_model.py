@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from townbot.llm.offline import OfflineModel, score_importance, social, talk
+from townbot.llm.offline import OfflineModel, social
 from townbot.llm.port import Ask
 from townbot.llm.purposes import (
     DayPlan,
@@ -30,6 +30,8 @@ from townbot.llm.purposes.decompose import DecomposeQuestion
 from townbot.llm.purposes.hourly_schedule import ScheduleQuestion
 from townbot.llm.purposes.importance import ImportanceQuestion
 from townbot.llm.purposes.insights import insights_on
+from townbot.llm.purposes.takeaways import TakeawaysQuestion
+from townbot.llm.purposes.utterance import UtteranceQuestion
 from townbot.wording import progressive
 from townbot.world.clock import parse_clock
 from townbot.world.errors import DataError
@@ -457,23 +459,24 @@ def test_nobody_is_told_their_own_news_and_each_listener_hears_it_once() -> None
     context = {"speaker": "Maria Lopez", "memories": [party], "already_said": [],
                "history": [("Maria Lopez", "Hi!"), ("Isabella Rodriguez", "Hello!")],
                "relationship": "Maria knows Isabella."}
-    to_host = talk.utterance({**context, "partner": "Isabella Rodriguez"}, score_importance)
+    to_host = UtteranceQuestion(**context, partner="Isabella Rodriguez").offline(0)
     assert "party" not in to_host.text
     history = [("Maria Lopez", "Hi!"), ("Ayesha Khan", "Hello!")]
-    asked = talk.utterance({**context, "partner": "Ayesha Khan", "history": history},
-                           score_importance)
+    asked = UtteranceQuestion(**{**context, "partner": "Ayesha Khan", "history": history}
+                              ).offline(0)
     assert "Isabella's party" in asked.text and asked.text.endswith("?")  # going already?
-    going = talk.utterance({**context, "partner": "Ayesha Khan", "already_said": [asked.text],
-                            "history": [*history, ("Maria Lopez", asked.text),
-                                        ("Ayesha Khan", "Yes! I'm going - see you there.")]},
-                           score_importance)
+    going = UtteranceQuestion(**{**context, "partner": "Ayesha Khan",
+                                 "already_said": [asked.text],
+                                 "history": [*history, ("Maria Lopez", asked.text),
+                                             ("Ayesha Khan", "Yes! I'm going - see you there.")]}
+                              ).offline(0)
     assert "hosting a party" not in going.text  # never invited to what they will attend
     history += [("Maria Lopez", asked.text), ("Ayesha Khan", "No, Maria - what's that about?")]
-    to_friend = talk.utterance({**context, "partner": "Ayesha Khan", "history": history,
-                                "already_said": [asked.text]}, score_importance)
+    to_friend = UtteranceQuestion(**{**context, "partner": "Ayesha Khan", "history": history,
+                                     "already_said": [asked.text]}).offline(0)
     assert "hosting a party" in to_friend.text
-    told = talk.utterance({**context, "partner": "Ayesha Khan", "history": history,
-                           "already_said": [asked.text, to_friend.text]}, score_importance)
+    told = UtteranceQuestion(**{**context, "partner": "Ayesha Khan", "history": history,
+                                "already_said": [asked.text, to_friend.text]}).offline(0)
     assert "hosting a party" not in told.text
 
 
@@ -481,28 +484,27 @@ def test_each_piece_of_news_in_a_line_is_remembered_on_its_own() -> None:
     line = ("Oh, I'm eating. Have you heard? Sam Moore intends to run for mayor. Have you heard? "
             "Isabella Rodriguez intends to host a Valentine's Day party on February 14, from 5 pm "
             "until 7 pm. Right, back to eating for me. Good talking, Tom!")
-    facts = talk.joint_takeaways({"names": ["Tom Moreno"], "lines": [("Jane Moreno", line)]},
-                                   score_importance).learned[0].facts
+    facts = TakeawaysQuestion(("Tom Moreno",), (("Jane Moreno", line),)).offline(0).learned[0].facts
     assert facts == ["Sam Moore intends to run for mayor. (heard from Jane Moreno)",
                      "Isabella Rodriguez intends to host a Valentine's Day party on February 14, "
                      "from 5 pm until 7 pm. (heard from Jane Moreno)"]
 
 
 async def test_a_rule_that_fails_costs_one_answer_counted_as_a_fallback_not_the_tick(caplog):
-    """The offline rules misreading a context (here an utterance context without its speaker)
+    """The offline rules misreading a question (here a remembered entry without its text)
     answer with the ask's default; through the real stack that is a counted fallback, and the
     error is logged for whoever looks into it."""
-    from townbot.llm.purposes import Utterance
+    from townbot.llm.purposes.utterance import default_line
     from townbot.llm.stack import build_model_stack
 
     model = OfflineModel(seed=0)
     stack = build_model_stack(model)
-    request = Ask(purpose="utterance", prompt="(prompt for utterance)", schema=Utterance,
-                  agent="Klaus Mueller", context={"partner": "Maria Lopez", "history": []},
-                  default=lambda: Utterance(text="Anyway, I should get going.", end=True))
+    question = UtteranceQuestion("Klaus Mueller", "Maria Lopez")
+    misread = replace(question, memories=({"importance": 5},))
+    request = replace(question.ask("Klaus Mueller"), context=misread)
     with caplog.at_level("WARNING", logger="townbot.llm.offline.model"):
         answer = await stack.ask(request)
-    assert answer == Utterance(text="Anyway, I should get going.", end=True)
+    assert answer == default_line()
     assert stack.report().fallbacks == {"utterance": 1}
-    assert "offline rules for utterance failed: KeyError('speaker')" in caplog.text
+    assert "offline rules for utterance failed: KeyError('text')" in caplog.text
     assert await model.ask(request) == answer  # asked directly: the default too, no error

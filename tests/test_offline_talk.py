@@ -5,12 +5,15 @@ same seed, the same words."""
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 import pytest
 
-from townbot.llm.offline import interview, talk
+from townbot.llm.offline import news, talk
 from townbot.llm.offline.model import OfflineModel, score_importance
 from townbot.llm.offline.words import alternatives, banks, base_form, third_singular
+from townbot.llm.purposes.answer import AnswerQuestion
+from townbot.llm.purposes.utterance import Utterance, UtteranceQuestion
 from townbot.wording import progressive
 
 PARTY = {"text": "Isabella Rodriguez intends to host a Valentine's Day party at Hobbs Cafe on "
@@ -19,11 +22,17 @@ PARTY = {"text": "Isabella Rodriguez intends to host a Valentine's Day party at 
 KNOWS = "Maria knows Klaus Mueller."
 
 
-def line(speaker: str, partner: str, history=(), memories=(), **more) -> talk.Utterance:
+def line(speaker: str, partner: str, history=(), memories=(), **more) -> Utterance:
     context = {"speaker": speaker, "partner": partner, "history": list(history),
                "memories": list(memories), "already_said": [], "relationship": KNOWS,
                "moment": "Monday February 13, 2023, 9:00 am", **more}
-    return talk.utterance(context, score_importance, seed=0)
+    return UtteranceQuestion(**context).offline(seed=0)
+
+
+def answered(context: dict) -> str:
+    """The offline interview answer to the question in `context` (the answer question's
+    fields), asked on a Monday morning."""
+    return AnswerQuestion(now=datetime(2023, 2, 13, 9, 0), **context).offline(seed=0).text
 
 
 def test_a_stranger_introduces_herself_and_a_friend_is_greeted_by_name():
@@ -83,8 +92,7 @@ def test_a_talk_ends_for_a_reason_and_not_after_the_greeting():
 def test_the_takeaways_are_the_news_whole_after_any_opener():
     for template in alternatives("share_news"):
         said = template.format(partner="Tom", news="Sam Moore intends to run for mayor.")
-        facts = talk.takeaways({"partner": "Jane Moreno", "lines": [("Jane Moreno", said)]},
-                               score_importance).facts
+        facts = news.passed_on([("Jane Moreno", said)], "Jane Moreno", "they", score_importance)
         assert facts == ["Sam Moore intends to run for mayor. (heard from Jane Moreno)"], said
 
 
@@ -118,7 +126,7 @@ def test_interviews_answer_by_the_question_s_kind():
                             "Sam Moore intends to run for mayor. (heard from Maria Lopez)"]}
 
     def ask(question: str) -> str:
-        return interview.answer({**context, "question": question}, seed=0).text
+        return answered({**context, "question": question})
 
     assert "sociology student" in ask("What do you do for work?")
     assert "research paper" in ask("What will you be doing at 9 am today?")
@@ -139,7 +147,8 @@ async def test_the_same_seed_gives_the_same_words_and_the_banks_load():
     first, second = OfflineModel(seed=3), OfflineModel(seed=3)
     context = {"speaker": "Maria Lopez", "partner": "Klaus Mueller", "history": [],
                "memories": [], "already_said": [], "relationship": KNOWS, "moment": "x"}
-    assert first._responders["utterance"](context) == second._responders["utterance"](context)
+    question = UtteranceQuestion(**context)
+    assert await first.ask(question.ask()) == await second.ask(question.ask())
 
 
 def test_news_from_a_remembered_talk_is_never_put_in_the_other_s_mouth():
@@ -147,11 +156,11 @@ def test_news_from_a_remembered_talk_is_never_put_in_the_other_s_mouth():
                   "Jane Moreno talked with Hailey Johnson at Hobbs Cafe: cafe. Hailey: Good, "
                   "thanks. Jane: I wanted to tell you: I intend to host a party at Hobbs Cafe on "
                   "February 14, from 5 pm until 7 pm. Hailey: Count me in!"}
-    assert talk._news_of(remembered, score_importance) is None  # Jane's news, not Hailey's
+    assert news.news_of(remembered, score_importance) is None  # Jane's news, not Hailey's
     remembered["text"] = remembered["text"].replace(
         "Hailey: Good, thanks. Jane: I wanted to tell you: I intend",
         "Hailey: Good, thanks. Guess what I heard, Jane: Isabella Rodriguez intends")
-    content, source = talk._news_of(remembered, score_importance)
+    content, source = news.news_of(remembered, score_importance)
     assert content.startswith("Isabella Rodriguez intends to host") and source == "Hailey Johnson"
 
 
@@ -188,8 +197,8 @@ def test_what_the_speaker_knows_beyond_this_lines_memories_is_never_asked_or_pas
 
 
 def ask(question: str, **context) -> str:
-    return interview.answer({"name": "Klaus Mueller", "question": question, "memories": [],
-                             **context}, seed=0).text
+    return answered({"name": "Klaus Mueller", "question": question, "memories": [],
+                             **context})
 
 
 def test_a_gift_for_a_friend_comes_from_what_one_remembers_of_them_not_only_what_was_retrieved():
@@ -203,8 +212,8 @@ def test_a_gift_for_a_friend_comes_from_what_one_remembers_of_them_not_only_what
 
 def test_who_lives_with_me_comes_from_the_home_and_the_people_met_there():
     question = "Who lives with you?"
-    alone = interview.answer({"name": "Isabella Rodriguez", "question": question,
-                              "memories": [], "home": "Isabella Rodriguez's apartment"}, 0).text
+    alone = answered({"name": "Isabella Rodriguez", "question": question,
+                              "memories": [], "home": "Isabella Rodriguez's apartment"})
     assert re.search(r"\b(alone|by myself)\b", alone) and "apartment" in alone
     dorm = ask(question, home="Dorm for Oak Hill College",
                met_at_home=["Wolfgang Schulz", "Maria Lopez"],
@@ -224,8 +233,7 @@ def test_after_the_party_nobody_says_they_are_going_to_it_later():
     after = line("Klaus Mueller", "Maria Lopez", greeted, plans=plans,
                  moment="Tuesday February 14, 2023, 7:20 pm")
     assert "party" in before.text and "party" not in after.text
-    view = talk.TalkView.of({"speaker": "Klaus Mueller", "partner": "Maria Lopez",
-                             "moment": "Tuesday February 14, 2023, 7:20 pm"})
+    view = talk.TalkView("Klaus Mueller", "Maria Lopez", moment="Tuesday February 14, 2023, 7:20 pm")
     assert view.is_over(PARTY["text"]) and not view.is_over(PARTY["text"].replace("14", "15"))
 
 
@@ -240,15 +248,14 @@ def test_an_interjection_before_a_comma_is_not_someone_asked_after():
 
 
 def test_interview_answers_read_as_sentences():
-    weekday = interview.answer({"name": "Sam Moore", "memories": [],
+    weekday = answered({"name": "Sam Moore", "memories": [],
                                 "question": "Roughly, how does a normal weekday go for you?",
-                                "plan": ["6:00 am to 7:00 am: wake up and shave"]}, 0).text
+                                "plan": ["6:00 am to 7:00 am: wake up and shave"]})
     assert "Waking up and shaving from 6:00 am" in weekday
-    into = interview.answer({"name": "Tom Moreno", "question": "What are you into these days?",
+    into = answered({"name": "Tom Moreno", "question": "What are you into these days?",
                              "memories": [], "summary": "Name: Tom Moreno (age 50). He has been "
                              "following local politics and likes nothing better than an "
-                             "argument with John."},
-                            0).text
+                             "argument with John."})
     assert "I've been following local politics and like nothing better" in into
 
 
@@ -291,6 +298,6 @@ def test_a_gift_for_someone_a_memory_describes_fits_what_they_are():
     for question in ("From what you know of Jennifer Moore, what book might they enjoy?",
                      "If you were getting Jennifer Moore a birthday present, what would it be?",
                      "What would you say to Jennifer Moore to pay them a compliment?"):
-        answer = interview.answer({"name": "Sam Moore", "memories": [], "question": question,
-                                   "about_people": about}, 0).text
+        answer = answered({"name": "Sam Moore", "memories": [], "question": question,
+                                   "about_people": about})
         assert "watercolour painter" in answer and "book about reading" not in answer

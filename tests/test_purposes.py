@@ -9,8 +9,10 @@ from datetime import datetime
 import pytest
 
 from townbot.llm.offline import OfflineModel
+from townbot.llm.purposes.answer import AnswerQuestion
 from townbot.llm.purposes.choose_place import PlaceQuestion
 from townbot.llm.purposes.common import Question
+from townbot.llm.purposes.conversation import ConversationQuestion
 from townbot.llm.purposes.day_plan import DayPlanQuestion
 from townbot.llm.purposes.decompose import DecomposeQuestion
 from townbot.llm.purposes.hourly_schedule import ScheduleQuestion
@@ -24,6 +26,8 @@ from townbot.llm.purposes.reflection_questions import SalientQuestions
 from townbot.llm.purposes.relationship import RelationshipQuestion
 from townbot.llm.purposes.revise_plan import RevisionQuestion
 from townbot.llm.purposes.summary import SummaryQuestion
+from townbot.llm.purposes.takeaways import TakeawaysQuestion
+from townbot.llm.purposes.utterance import UtteranceQuestion
 from townbot.world.model import World
 
 NOON = datetime(2023, 2, 13, 12, 0)
@@ -31,6 +35,12 @@ PARTY = "Isabella Rodriguez is hosting a Valentine's Day party at Hobbs Cafe on 
         "from 5 pm to 7 pm (heard from Maria Lopez)"
 MEMORIES = (PARTY, "Klaus Mueller talked with Maria Lopez at Oak Hill College: about her thesis",
             "Klaus Mueller is reading a book", "the stove is burning")
+RECALLED = tuple({"text": text, "importance": 5, "kind": kind}
+                 for text, kind in zip(MEMORIES, ("conversation", "conversation", "observation",
+                                                  "observation"), strict=True))
+MOMENT = "Monday February 13, 2023, 12:00 pm"
+TALK = (("Maria Lopez", "Hi Klaus! How is the paper going?"),
+        ("Klaus Mueller", f"Slowly, Maria. Have you heard? {PARTY.split(' (')[0]}."))
 
 
 def questions(world: World) -> list[Question]:
@@ -61,6 +71,17 @@ def questions(world: World) -> list[Question]:
         LabelQuestion("of the party", (LabelItem("Any plans?", "The party at 5 pm!", ("party",)),),
                       ("The party at 5 pm!",)),
         ProbeQuestion(),
+        UtteranceQuestion(klaus.name, "Maria Lopez", "Klaus is a student.", "reading",
+                          "painting", "Klaus knows Maria Lopez.", "Hobbs Cafe", MOMENT, RECALLED,
+                          TALK[:1], plans=("5:00 pm: attend the party",)),
+        ConversationQuestion(klaus.name, "Maria Lopez", "Klaus is a student.",
+                             "Maria is a student.", "reading", "painting", place="Hobbs Cafe",
+                             moment=MOMENT, memories_a=RECALLED, known_b=RECALLED[:1]),
+        TakeawaysQuestion((klaus.name, "Maria Lopez"), TALK, {klaus.name: "he"}),
+        AnswerQuestion(klaus.name, "What are you doing this evening?", NOON, "Maria Lopez",
+                       "Klaus is a student.", "reading", ("5:00 pm to 7:00 pm: attend the party",),
+                       MEMORIES, klaus.background, {"Maria Lopez": [MEMORIES[1]]},
+                       check=lambda answer: None),
     ]
 
 
@@ -68,7 +89,7 @@ def test_every_question_kind_is_in_the_table(world: World) -> None:
     assert {type(q) for q in questions(world)} == set(Question.__subclasses__())
 
 
-@pytest.mark.parametrize("index", range(16))
+@pytest.mark.parametrize("index", range(20))
 async def test_the_offline_answer_and_the_default_fit_the_question(world: World,
                                                                     index: int) -> None:
     question = questions(world)[index]

@@ -231,9 +231,11 @@ def is_emoji(text: str) -> bool:
 def _person_problem(request: Ask, answer: BaseModel) -> str | None:
     """A resident answering in their own voice must not speak of themself by name."""
     fields = SPOKEN.get(request.purpose)
-    if not fields:  # (the spoken purposes' contexts are mappings)
+    if not fields:
         return None
-    name = request.context.get("name") or request.context.get("speaker") or request.agent
+    # Who speaks: the answer question's `name`, the utterance question's `speaker`.
+    name = getattr(request.context, "name", None) or getattr(request.context, "speaker", None) \
+        or request.agent
     if not name:
         return None
     names = sorted({name, name.split()[0]}, key=len, reverse=True)

@@ -65,11 +65,11 @@ NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
 class Ask(Generic[AnswerT]):
     """One question: a purpose tag, the rendered prompt, the answer's schema.
 
-    `context` is the typed question the prompt was rendered from (a purpose's `Question`; the
-    social purposes' are still mappings); a real model reads only the prompt, the offline model
-    answers from the context. `check` returns a complaint about a
-    well-formed but unusable answer (say, a place that is not among the options); `default` is
-    the safe answer used when the model cannot give a usable one.
+    `context` is the typed question the prompt was rendered from (a purpose's `Question`); a
+    real model reads only the prompt, the offline model answers from the context. `check`
+    returns a complaint about a well-formed but unusable answer (say, a place that is not
+    among the options); `default` is the safe answer used when the model cannot give a usable
+    one.
     """
 
     purpose: str

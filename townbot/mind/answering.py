@@ -19,15 +19,14 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from townbot.llm.port import Ask, LanguageModel
-from townbot.llm.purposes.answer import Answer, no_answer
+from townbot.llm.port import LanguageModel
+from townbot.llm.purposes.answer import Answer, AnswerQuestion
 from townbot.mind.dialogue import news_known
 from townbot.mind.memory import KINDS, Memory, MemoryStream
 from townbot.mind.planning import dated_memories
 from townbot.mind.plans import PlanBlock
 from townbot.mind.retrieval import retrieve
 from townbot.mind.summary import render_summary, summarise
-from townbot.prompting import quoted, render
 from townbot.world.clock import clock_face, minute_of_day
 from townbot.world.model import Persona
 
@@ -208,8 +207,19 @@ ABOUT_KEPT = 40  # memories naming someone asked about, latest first, for the of
 LIVING = re.compile(r"\b(?:live|lives|living|lived)\b", re.IGNORECASE)
 
 
+@dataclass(frozen=True)
+class Background:
+    """What `what_it_knows` finds (the answer question's fields of the same names)."""
+
+    about_people: dict[str, list[str]]
+    known: tuple[str, ...]
+    home: str
+    met_at_home: tuple[str, ...]
+    living: tuple[str, ...]
+
+
 def what_it_knows(persona: Persona, stream: MemoryStream, question: str, now: datetime,
-                  people: Collection[str], kinds: Collection[str]) -> dict[str, object]:
+                  people: Collection[str], kinds: Collection[str]) -> Background:
     """What the agent knows that bears on a question beside the memories retrieved for it, for
     the offline model (a language model answers from the prompt alone, as in the paper; the
     offline model reads only what it is given): the memories naming each person asked about
@@ -233,22 +243,8 @@ def what_it_knows(persona: Persona, stream: MemoryStream, question: str, now: da
                           and (found := TALKED_WITH.match(m.text)) and m.text.startswith(persona.name))
     living = [memories[i].text for i in stream.ids_containing("live") if allowed(memories[i])
               and LIVING.search(memories[i].text) and persona.name in memories[i].text]
-    return {"about_people": about, "known": list(dict.fromkeys(news)), "home": home,
-            "met_at_home": [name for name, _ in met_at_home.most_common()],
-            "living": living[:4]}
-
-
-def describe_moment(first_name: str, now: datetime, doing: str | None,
-                    plan: tuple[str, ...] | None) -> str:
-    """The answer prompt's moment: the time, what the agent is doing and today's plan."""
-    lines = [f"It is {now:%A %B} {now.day}, {clock_face(minute_of_day(now))}."
-             + (f" Right now {first_name} is {doing}." if doing else "")]
-    if plan is None:
-        lines.append(f"{first_name} has not planned today yet (the plan is made on waking).")
-    else:
-        lines.append(f"{first_name}'s plan for today:")
-        lines += [f"- {line}" for line in plan] or ["- (no plan in mind for today)"]
-    return "\n".join(lines)
+    return Background(about, tuple(dict.fromkeys(news)), home,
+                      tuple(name for name, _ in met_at_home.most_common()), tuple(living[:4]))
 
 
 async def interview_as(model: LanguageModel, persona: Persona, knowledge: SelfKnowledge,
@@ -268,10 +264,6 @@ async def interview_as(model: LanguageModel, persona: Persona, knowledge: SelfKn
     found = retrieve(stream, vector, now, limit=count, kinds=kinds, touch=remember)
     memories = [s.memory.text for s in found]
     first = persona.first_name
-    prompt = render("answer", summary=knowledge.summary, first_name=first,
-                    moment=describe_moment(first, now, doing, knowledge.plan),
-                    context="\n".join(f"- {t}" for t in memories) or "- (nothing comes to mind)",
-                    asker=asker, question=quoted(question))
 
     def stays_with_what_happened(answer: Answer) -> str | None:
         unmet = unmet_claims(answer.text, people, persona.name, stream, kinds)
@@ -280,15 +272,14 @@ async def interview_as(model: LanguageModel, persona: Persona, knowledge: SelfKn
         return (f"{first} has no memory of meeting or talking with {' or '.join(unmet)}; answer "
                 "again from what is remembered, without claiming that meeting")
 
-    answer = await model.ask(Ask(
-        purpose="answer", prompt=prompt, schema=Answer, agent=persona.name,
-        check=stays_with_what_happened if guarded else None,
-        default=no_answer,
-        context={"name": persona.name, "question": question, "memories": memories,
-                 "asker": asker, "background": persona.background,
-                 "plan": list(knowledge.plan or ()), "planned_today": knowledge.plan is not None,
-                 "now": now, "doing": doing, "summary": knowledge.summary,
-                 **what_it_knows(persona, stream, question, now, people, kinds)}))
+    known = what_it_knows(persona, stream, question, now, people, kinds)
+    asked = AnswerQuestion(
+        persona.name, question, now, asker=asker, summary=knowledge.summary, doing=doing,
+        plan=knowledge.plan, memories=tuple(memories), background=persona.background,
+        about_people=known.about_people, known=known.known, home=known.home,
+        met_at_home=known.met_at_home, living=known.living,
+        check=stays_with_what_happened if guarded else None)
+    answer = await model.ask(asked.ask(persona.name))
     return Answered(answer.text, tuple(s.memory.id for s in found))
 
 

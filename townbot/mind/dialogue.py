@@ -18,15 +18,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
 
-from townbot.llm.port import Ask, LanguageModel
-from townbot.llm.purposes.conversation import conversation_among, greetings, strangers_problem
+from townbot.llm.port import LanguageModel
+from townbot.llm.purposes.conversation import ConversationQuestion
 from townbot.llm.purposes.relationship import RelationshipQuestion
-from townbot.llm.purposes.takeaways import Takeaways, entries_problem, nothing_learned, takeaways_among
-from townbot.llm.purposes.utterance import Utterance, default_line
+from townbot.llm.purposes.takeaways import Takeaways, TakeawaysQuestion
+from townbot.llm.purposes.utterance import Utterance, UtteranceQuestion
 from townbot.mind.memory import Memory, MemoryStream
 from townbot.mind.planning import dated_memories
 from townbot.mind.retrieval import recall
-from townbot.prompting import quoted, render
 from townbot.world.clock import clock_face, minute_of_day
 from townbot.world.model import Persona
 
@@ -85,16 +84,6 @@ def news_known(stream: MemoryStream, name: str, now: datetime) -> list[dict]:
     return list(chosen.values())
 
 
-def transcript(lines: list[Line]) -> str:
-    """The lines so far, each quoted and bounded: a visitor's words are among them."""
-    return "\n".join([f"{speaker}: {quoted(text)}" for speaker, text in lines]) \
-        or "(nothing yet)"
-
-
-def bullets(texts: list[str]) -> str:
-    return "\n".join([f"- {t}" for t in texts]) or "- (nothing)"
-
-
 async def relationship_with(model: LanguageModel, voice: Voice, partner: Voice,
                             now: datetime, count: int) -> str:
     """The paper's first step before speaking: what the speaker makes of the listener, from
@@ -144,22 +133,13 @@ async def next_line(model: LanguageModel, voice: Voice, partner: Voice, lines: l
     if relationship is None:
         relationship = await relationship_with(model, voice, partner, now, count)
     memories = await recall_for(model, voice, partner, relationship, lines, now, count)
-    first_name = voice.name.split()[0]
-    prompt = render("utterance", summary=voice.summary, moment=moment(now), place=place,
-                    first_name=first_name, action=voice.action or "talking",
-                    partner=partner.name, partner_action=partner.action,
-                    relationship=relationship,
-                    context=bullets([m["text"] for m in memories]), history=transcript(lines))
-    return await model.ask(Ask(
-        purpose="utterance", prompt=prompt, schema=Utterance, agent=voice.name,
-        default=default_line,
-        context={"speaker": voice.name, "partner": partner.name, "partner_action": partner.action,
-                 "speaker_action": voice.action, "relationship": relationship,
-                 "date": now.date().isoformat(), "moment": moment(now), "place": place,
-                 "plans": list(voice.plans), "known": voice.knows(now),
-                 "memories": memories, "history": list(lines), "turn": len(lines),
-                 "already_said": voice.told_to(partner.name)
-                 + [t for s, t in lines if s == voice.name]}))
+    question = UtteranceQuestion(
+        voice.name, partner.name, summary=voice.summary, speaker_action=voice.action,
+        partner_action=partner.action, relationship=relationship, place=place,
+        moment=moment(now), memories=tuple(memories), history=tuple(lines),
+        already_said=(*voice.told_to(partner.name), *[t for s, t in lines if s == voice.name]),
+        plans=tuple(voice.plans), known=tuple(voice.knows(now)))
+    return await model.ask(question.ask(voice.name))
 
 
 async def relationships(model: LanguageModel, first: Voice, second: Voice, now: datetime,
@@ -190,23 +170,14 @@ async def converse_in_one_call(model: LanguageModel, first: Voice, second: Voice
     memories_a, memories_b = await asyncio.gather(
         recall_for(model, first, second, relation_a, [], now, count),
         recall_for(model, second, first, relation_b, [], now, count))
-    prompt = render("conversation", summary_a=first.summary, summary_b=second.summary,
-                    moment=moment(now), place=place, first=first.name, second=second.name,
-                    action_a=first.action or "talking", action_b=second.action or "talking",
-                    relation_a=relation_a, relation_b=relation_b,
-                    context_a="; ".join(m["text"] for m in memories_a) or "nothing in particular",
-                    context_b="; ".join(m["text"] for m in memories_b) or "nothing in particular")
-    answer = await model.ask(Ask(
-        purpose="conversation", prompt=prompt, agent=first.name,
-        schema=conversation_among((first.name, second.name)),
-        check=lambda a: strangers_problem(a, {first.name, second.name}),
-        default=lambda: greetings(first.name, second.name),
-        context={"first": first.name, "second": second.name, "memories_a": memories_a,
-                 "memories_b": memories_b, "known_a": first.knows(now),
-                 "known_b": second.knows(now), "partner_action_a": second.action,
-                 "partner_action_b": first.action, "moment": moment(now), "place": place,
-                 "already_said_a": first.told_to(second.name),
-                 "already_said_b": second.told_to(first.name)}))
+    question = ConversationQuestion(
+        first.name, second.name, summary_a=first.summary, summary_b=second.summary,
+        action_a=first.action, action_b=second.action, relation_a=relation_a,
+        relation_b=relation_b, place=place, moment=moment(now), memories_a=tuple(memories_a),
+        memories_b=tuple(memories_b), known_a=tuple(first.knows(now)),
+        known_b=tuple(second.knows(now)), already_said_a=tuple(first.told_to(second.name)),
+        already_said_b=tuple(second.told_to(first.name)))
+    answer = await model.ask(question.ask(first.name))
     return [(line.speaker, line.text) for line in answer.lines]
 
 
@@ -252,16 +223,5 @@ class JointTakeaways:
         return Learned(dict(zip(entry.facts, scores, strict=True)), entry.importance)
 
     async def _ask(self) -> Takeaways:
-        first = self.names[0]
-        other = next((s for s, _ in self.lines if s != first), first)
-        more = "".join(f', {{"name": "{name}", "facts": [], "scores": [], "importance": 2}}'
-                       for name in self.names[1:])  # the example's others learned nothing new
-        prompt = render("takeaways", people=" and ".join(self.names),
-                        transcript=transcript(self.lines), first=first,
-                        other=other.split()[0], others=more)
-        return await self.model.ask(Ask(
-            purpose="takeaways", prompt=prompt, schema=takeaways_among(tuple(self.names)),
-            agent=self.names[0],
-            check=lambda a: entries_problem(a, self.names),
-            default=lambda: nothing_learned(self.names),
-            context={"names": self.names, "lines": self.lines, "pronouns": self.pronouns}))
+        question = TakeawaysQuestion(tuple(self.names), tuple(self.lines), self.pronouns)
+        return await self.model.ask(question.ask(self.names[0]))

@@ -1,10 +1,10 @@
 """The offline model: a rule-based stand-in for a language model (deterministic, no network).
 
-It answers each purpose from that purpose's typed question (the offline answers of plans,
-places, steps, reflection and reactions live with their purposes in townbot/llm/purposes/);
-talk.py and interview.py answer conversations and interviews, from their contexts still keyed
-by strings. Its words come from the phrase banks in phrases.yaml, picked with a seeded hash, and
-its verb forms from the lemminflect inflection table (words.py).
+It answers each purpose from that purpose's typed question (the offline answers live with their
+purposes in townbot/llm/purposes/); talk.py says the lines of a conversation, news.py what
+counts as news in them, interview.py answers interviews. Its words come from the phrase banks
+in phrases.yaml, picked with a seeded hash, and its verb forms from the lemminflect inflection
+table (words.py).
 
 `OfflineModel`, `OFFLINE_LABEL` and `score_importance` are read from model.py when first asked
 for: the purposes use this package's phrase machinery, and the model answers through the

@@ -17,12 +17,10 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from townbot.llm.offline.social import (
     AI_QUESTION,
     ASKED_TIME,
-    HEARD_FROM,
     PERSON,
     PLACE_WORDS,
     PLAN_LINE,
@@ -31,7 +29,6 @@ from townbot.llm.offline.social import (
     first_person,
 )
 from townbot.llm.offline.words import say
-from townbot.llm.purposes import Answer
 from townbot.wording import progressive
 from townbot.world.clock import clock_face
 
@@ -77,8 +74,8 @@ KINDS: list[tuple[str, re.Pattern[str]]] = [
 
 @dataclass(frozen=True)
 class InterviewView:
-    """The answer context as the offline model reads it (fields a newer context adds, such as
-    the current action, are read when present)."""
+    """The answer's question as the offline model reads it (purposes/answer.py), with "(heard
+    from ...)" taken off what it remembers."""
 
     name: str
     question: str
@@ -93,19 +90,6 @@ class InterviewView:
     home: str = ""  # where it lives ("Dorm for Oak Hill College")
     met_at_home: tuple[str, ...] = ()  # people it talked with there, most often first
     living: tuple[str, ...] = ()  # memories of where and with whom it lives
-
-    @classmethod
-    def of(cls, context: Mapping[str, Any], seed: int) -> InterviewView:
-        return cls(context["name"], context["question"],
-                   [HEARD_FROM.sub("", m) for m in context.get("memories", [])],
-                   list(context.get("plan", [])), str(context.get("summary", "")),
-                   str(context.get("background", "")),
-                   str(context.get("action") or context.get("current_action") or ""), seed,
-                   tuple(HEARD_FROM.sub("", m) for m in context.get("known", ())),
-                   {person: [HEARD_FROM.sub("", m) for m in texts]
-                    for person, texts in dict(context.get("about_people") or {}).items()},
-                   str(context.get("home", "")), tuple(context.get("met_at_home", ())),
-                   tuple(context.get("living", ())))
 
     @property
     def recalled(self) -> list[str]:
@@ -391,13 +375,12 @@ def _role(view: InterviewView, person: str) -> str:
     return ""
 
 
-def answer(context: Mapping[str, Any], seed: int = 0) -> Answer:
+def answer(view: InterviewView) -> str:
     """An interview answer by the question's kind (see the module's docstring)."""
-    view = InterviewView.of(context, seed)
     kind = kind_of(view.question)
     if kind == "ai":
-        return Answer(text=f"I'm {view.name}, a simulated resident of Smallville: a character "
-                           "in a computer program, not a real person.")
+        return (f"I'm {view.name}, a simulated resident of Smallville: a character in a "
+                "computer program, not a real person.")
     if kind == "plan":
         text = _plan_at(view, ASKED_TIME.search(view.question))  # type: ignore[arg-type]
     elif kind == "today":
@@ -434,7 +417,7 @@ def answer(context: Mapping[str, Any], seed: int = 0) -> Answer:
         text = _news(view, re.compile(r"\b(party|celebration|exhibition|concert)\b", re.I))
     else:
         text = _person_or_topic(view)
-    return Answer(text=clip(SENTENCE_START.sub(lambda m: m.group(0).upper(), text), 1200))
+    return clip(SENTENCE_START.sub(lambda m: m.group(0).upper(), text), 1200)
 
 
 def _person_or_topic(view: InterviewView) -> str:

@@ -2,9 +2,9 @@
 
 It is the default when no model is configured. Each ask carries its purpose's typed question
 (townbot/llm/purposes/), which gives the offline answer from what the prompt was rendered from:
-a routine becomes a day plan, keywords become importance, the offered options become a choice.
-Conversations and interviews are answered by talk.py and interview.py from their contexts, still
-keyed by strings. Wording varies with a seeded hash, so a fixed seed always gives the same town.
+a routine becomes a day plan, keywords become importance, the offered options become a choice,
+what the speakers know becomes a conversation (talk.py), what the resident knows an interview
+answer (interview.py). Wording varies with a seeded hash, so a fixed seed always gives the same town.
 """
 
 from __future__ import annotations
@@ -12,14 +12,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 from pydantic import BaseModel
 
 from townbot.llm.embedding import HashingEmbedder
-from townbot.llm.offline import interview, talk
 from townbot.llm.offline.words import banks
 from townbot.llm.port import AnswerT, Ask, CallContext, LanguageModel, Reply
 from townbot.llm.purposes.common import Question
@@ -45,19 +43,11 @@ class OfflineModel(LanguageModel):
         self.last_error = ""
         warm_up()  # the inflection table and the phrase banks, loaded here rather than in a tick
         banks()
-        # The purposes whose contexts are still mappings of strings.
-        self._responders: dict[str, Callable[[Mapping[str, Any]], BaseModel]] = {
-            "utterance": lambda c: talk.utterance(c, score_importance, self.seed),
-            "conversation": lambda c: talk.whole_conversation(c, score_importance, self.seed),
-            "takeaways": lambda c: talk.joint_takeaways(c, score_importance),
-            "answer": lambda c: interview.answer(c, self.seed),
-        }
 
     def _answer(self, request: Ask[AnswerT]) -> BaseModel | None:
         if isinstance(request.context, Question):
             return request.context.offline(self.seed)
-        responder = self._responders.get(request.purpose)
-        return None if responder is None else responder(request.context)
+        return None
 
     async def ask(self, request: Ask[AnswerT]) -> AnswerT:
         try:

@@ -7,17 +7,24 @@ not told it, is not at it and has not mentioned it; news one knew is met with wh
 it, never with surprise; a party with a time is accepted, one without is asked about once. A
 talk ends for a reason (back to what one was doing, off to the food), never right after the
 greeting. What follows a news opener is the news whole, so that the listener's takeaways
-(`takeaways`) are the remembered text.
+(purposes/takeaways.py) are the remembered text.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
+from townbot.llm.offline.news import (
+    first_of,
+    news_in,
+    news_key,
+    news_of,
+    same_news,
+)
 from townbot.llm.offline.social import (
     DATED,
     HEARD_FROM,
@@ -31,11 +38,17 @@ from townbot.llm.offline.social import (
     third_person,
 )
 from townbot.llm.offline.words import alternatives, banks, say
-from townbot.llm.purposes import Exchange, PersonTakeaways, Takeaways, Utterance, WholeConversation
 from townbot.wording import progressive
 
 Scorer = Callable[[str], int]
 Line = tuple[str, str]
+
+
+class Spoken(NamedTuple):
+    """One line of talk, and whether it ends the talk."""
+
+    text: str
+    end: bool
 EVENT_WORDS = re.compile(r"\b(party|celebration|gathering|exhibition|concert|opening)\b",
                          re.IGNORECASE)
 EVENT_NAME = re.compile(r"((?:[A-Z][\w']*\s){0,3}(?:party|celebration|exhibition|concert))")
@@ -49,18 +62,6 @@ IDLE = re.compile(r"^(talking|chatting|sleeping|walking|in a conversation)|\bcon
 STOP_WORDS = frozenset("intends plans hopes going about their there which would could".split())
 
 
-@cache
-def _opener_pattern() -> re.Pattern[str]:
-    """What comes before {news} in every news line, as one pattern: the listener's takeaways
-    are what follows it."""
-    heads = []
-    for bank in ("share_news", "share_own"):
-        for template in alternatives(bank):
-            head = template.split("{news}")[0]
-            heads.append(re.escape(head).replace(re.escape("{partner}"), r"[A-Z][\w'-]*"))
-    return re.compile("|".join(sorted(set(heads), key=len, reverse=True)))
-
-
 CLOCK = re.compile(r"\b(\d{1,2}):(\d\d) ?([ap]m)\b", re.IGNORECASE)
 
 
@@ -70,58 +71,24 @@ def _clock_minute(face: str) -> int:
     return _minute(*found)
 
 
-def _first(name: str) -> str:
-    return name.strip('"').split()[0]
-
-
-def news_key(text: str, said_by: str = "") -> frozenset[str]:
-    """What makes two texts the same news: the people it names (the one saying it, when it is
-    said in the first person) and its event word."""
-    names = {w.split()[0] for w in PERSON.findall(text) if not set(w.split()) & PLACE_WORDS}
-    names |= set(re.findall(r"\b([A-Z][a-z]+)'s\b", text)) - {"Valentine"}
-    if said_by and re.search(r"\b(I|I'm|I've|I'll|my)\b", text):
-        names.add(_first(said_by))
-    events = {m.lower() for m in re.findall(r"\b(party|mayor|election|exhibition|concert)", text,
-                                            re.IGNORECASE)}
-    return frozenset(names | events)
-
-
-NEWS_EVENTS = frozenset({"party", "mayor", "election", "exhibition", "concert"})
-
-
-def same_news(a: frozenset[str], b: frozenset[str]) -> bool:
-    """About the same event, and naming the same person where both name one ("I intend to run
-    for mayor" said by Sam is Sam's candidacy)."""
-    names_a, names_b = a - NEWS_EVENTS, b - NEWS_EVENTS
-    return bool(a & b & NEWS_EVENTS) and (not names_a or not names_b or bool(names_a & names_b))
-
-
 @dataclass(frozen=True)
 class TalkView:
-    """The utterance context as the offline model reads it."""
+    """What the speaker of the next line has in mind, as the offline model reads it (from the
+    utterance's question, or from each side of a whole conversation's)."""
 
     speaker: str
     partner: str
-    history: list[Line]
-    memories: list[dict[str, Any]]
-    speaker_action: str
-    partner_action: str
-    relationship: str
-    place: str
-    moment: str
-    already_said: list[str]
+    history: list[Line] = field(default_factory=list)
+    memories: list[dict[str, Any]] = field(default_factory=list)
+    speaker_action: str = ""
+    partner_action: str = ""
+    relationship: str = ""
+    place: str = ""
+    moment: str = ""
+    already_said: list[str] = field(default_factory=list)
     seed: int = 0
     plans: tuple[str, ...] = ()  # today's plan blocks, when the context has them
     known: tuple[dict[str, Any], ...] = ()  # news it knows beside the memories retrieved
-
-    @classmethod
-    def of(cls, context: Mapping[str, Any], seed: int = 0) -> TalkView:
-        return cls(context["speaker"], context["partner"], list(context.get("history", [])),
-                   list(context.get("memories", [])), str(context.get("speaker_action") or ""),
-                   str(context.get("partner_action") or ""), str(context.get("relationship", "")),
-                   str(context.get("place", "")), str(context.get("moment", "")),
-                   list(context.get("already_said", [])), seed,
-                   tuple(context.get("plans", ())), tuple(context.get("known", ())))
 
     @property
     def recalled(self) -> list[dict[str, Any]]:
@@ -162,11 +129,11 @@ class TalkView:
 
     @property
     def me(self) -> str:
-        return _first(self.speaker)
+        return first_of(self.speaker)
 
     @property
     def you(self) -> str:
-        return _first(self.partner)
+        return first_of(self.partner)
 
     @property
     def turn(self) -> int:
@@ -262,7 +229,7 @@ def _guest(view: TalkView) -> str:
     for memory in view.memories:
         for name in PERSON.findall(memory["text"]):
             if name not in (view.speaker, view.partner) and not set(name.split()) & PLACE_WORDS:
-                return _first(name)
+                return first_of(name)
     return ""
 
 
@@ -274,11 +241,11 @@ def _knew(view: TalkView, news: str) -> tuple[bool, str]:
             continue
         source = re.search(r"\(heard from ([^)]*)\)", memory["text"])
         if source and source.group(1) != view.partner:
-            return True, _first(source.group(1))
+            return True, first_of(source.group(1))
         talked = re.match(r"[A-Z][\w'-]+ [A-Z][\w'-]+ talked with ([A-Z][\w'-]+ [A-Z][\w'-]+)",
                           memory["text"])
         if talked and talked.group(1) != view.partner:
-            return True, _first(talked.group(1))
+            return True, first_of(talked.group(1))
         return True, ""
     return False, ""
 
@@ -299,48 +266,13 @@ def _partner_knows(view: TalkView, content: str) -> bool:
     return "party" in key and _at_event(view.partner_action)
 
 
-KNOWS_THAT = re.compile(r"^[A-Z][\w'-]+ [A-Z][\w'-]+ knows that ")
-
-
-TRANSCRIPT = re.compile(r"^([A-Z][\w'-]+ [A-Z][\w'-]+) talked with ([A-Z][\w'-]+ [A-Z][\w'-]+) at ")
-
-
-def _news_of(memory: Mapping[str, Any], score: Scorer) -> tuple[str, str] | None:
-    """The news a memory holds as it would be told, and whom it came from ('' when not said):
-    a fact heard or an intention; what a reflection says the speaker knows ('Arthur knows that
-    Isabella intends to host...'); what the other passed on in a remembered talk."""
-    text = memory["text"]
-    talk = TRANSCRIPT.match(text)
-    if talk:
-        partner = talk.group(2)
-        for segment in re.split(rf"(?=\b{re.escape(partner.split()[0])}: )", text)[1:]:
-            # Their line only: up to the next speaker's label, so that news someone else
-            # told in the same talk is never put in their mouth.
-            own = re.split(r"(?<=[.!?…]) [A-Z][\w'-]+: ", segment.split(": ", 1)[-1])[0]
-            told = news_in(own)
-            if told:
-                content = third_person(told, partner)
-                if is_news(content, score):
-                    return content, partner
-        return None
-    source = re.search(r"\(heard from ([^)]*)\)", text)
-    if memory["kind"] == "reflection" and KNOWS_THAT.match(text):
-        rest = KNOWS_THAT.sub("", text)
-        text = rest[:1].upper() + rest[1:]
-    elif memory["kind"] in ("plan", "reflection"):
-        return None
-    if not is_news(text, score):
-        return None
-    return HEARD_FROM.sub("", text), source.group(1) if source else ""
-
-
 def _shareable(view: TalkView, score: Scorer) -> str | None:
     """The most important news not yet told to this listener and not theirs: as a line."""
     from_partner = [news_key(m["text"]) for m in view.recalled
                     if f"(heard from {view.partner})" in m["text"]]
     for memory in sorted(view.memories,
                          key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
-        found = _news_of(memory, score)
+        found = news_of(memory, score)
         if found is None or found[0].startswith(view.partner) or found[1] == view.partner:
             continue  # nobody is told their own news, or news they told us
         content = found[0]
@@ -361,12 +293,6 @@ def _shareable(view: TalkView, score: Scorer) -> str | None:
     return None
 
 
-def news_in(text: str) -> str | None:
-    """The news a line passes on (what follows its opener), or None."""
-    match = _opener_pattern().search(text)
-    return text[match.end():].strip() if match else None
-
-
 def _react_to_news(view: TalkView, news: str, asked_when: bool) -> str:
     """Surprise at news one did not have; where one heard news one had; accept a party with a
     time, ask once about one without."""
@@ -379,7 +305,7 @@ def _react_to_news(view: TalkView, news: str, asked_when: bool) -> str:
             return view.say("already_going", partner=view.you)
         if timed:
             return view.say("accept", partner=view.you,
-                            host=_first(host.group(1)) if host else view.you)
+                            host=first_of(host.group(1)) if host else view.you)
         if not asked_when:
             return view.say("ask_when", partner=view.you)
     if knew:
@@ -421,7 +347,7 @@ def _opening(view: TalkView) -> str:
 def _party_line(view: TalkView, opening: bool = False) -> str:
     events = _events(view)
     hosting = _hosting(view.speaker_action) or bool(events and events[0].host == view.speaker)
-    host = view.me if hosting else (_first(events[0].host) if events else "")
+    host = view.me if hosting else (first_of(events[0].host) if events else "")
     guest = _guest(view)
     if hosting and opening:
         return view.say("host_talk", partner=view.you, guest=guest)
@@ -467,7 +393,7 @@ def _first_reply(view: TalkView, last: str) -> str:
             answer += " " + view.say("mention_to_host", partner=view.you, event=event.name)
         elif event.timed:
             place = next((w for w in ("Hobbs Cafe",) if w in event.text), "")
-            answer += " " + view.say("mention_event", host=_first(event.host),
+            answer += " " + view.say("mention_event", host=first_of(event.host),
                                      event=event.name, place=place)
     elif view.plans_event() and not _at_event(view.partner_action) and not own:
         answer += " " + view.say("mention_event", event=view.plans_event())
@@ -477,7 +403,7 @@ def _first_reply(view: TalkView, last: str) -> str:
 def _farewell(view: TalkView) -> str:
     if _at_event(view.speaker_action):
         events = _events(view)
-        host = _first(events[0].host) if events else ""
+        host = first_of(events[0].host) if events else ""
         if host == view.me:
             host = ""
         return view.say("farewell_party", partner=view.you, guest=_guest(view),
@@ -513,7 +439,7 @@ def _answer_going(view: TalkView, asked: re.Match[str]) -> str:
     """Whether one is going to the event one is asked about, from what one remembers of it."""
     whose = asked.group(1)
     host = view.you if whose == "my" else "" if whose == "the" else whose[:-2]
-    known = [e for e in _events(view) if (not host or _first(e.host) == host) and e.timed]
+    known = [e for e in _events(view) if (not host or first_of(e.host) == host) and e.timed]
     event = re.sub(r",\s*[A-Z][\w'-]*$", "", asked.group(2).strip())  # "party, Giorgio"
     if known or view.plans_event():
         if host == view.you:
@@ -551,7 +477,7 @@ def _ask_or_share(view: TalkView, line: str, content: str) -> str | None:
         if content.startswith(view.speaker):
             return view.say("ask_going_own", partner=view.you, event=_event_of(content))
         return view.say("ask_going", partner=view.you, event=_event_of(content),
-                        host=_first(host.group(1)) if host else "")
+                        host=first_of(host.group(1)) if host else "")
     return line if _not_heard().search(reply) else None
 
 
@@ -599,7 +525,7 @@ def _best_news(view: TalkView, score: Scorer) -> str | None:
     """The most important news one has, in one's own words, for someone who asked for it."""
     for memory in sorted(view.memories,
                          key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
-        found = _news_of(memory, score)
+        found = news_of(memory, score)
         if found and found[1] != view.partner:
             content = found[0]
             return first_person(content, view.speaker) if content.startswith(view.speaker) \
@@ -617,12 +543,11 @@ def _mentions_unknown_event(view: TalkView, line: str) -> bool:
                 or any(event in m["text"].lower() for m in view.recalled))
 
 
-def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utterance:
+def utterance(view: TalkView, score: Scorer) -> Spoken:
     """The next line: an opener fitting the two; then a reply to the last line, news of one's
     own, a question back; a farewell with its reason once nothing new is left."""
-    view = TalkView.of(context, seed)
     if not view.history:
-        return Utterance(text=clip(_opening(view), 400), end=False)
+        return Spoken(clip(_opening(view), 400), False)
     last_speaker, last = view.history[-1]
     mine = [t for s, t in view.history if s == view.speaker]
     parts: list[str] = []
@@ -688,17 +613,17 @@ def utterance(context: Mapping[str, Any], score: Scorer, seed: int = 0) -> Utter
     both_at_event = _at_event(view.speaker_action) and _at_event(view.partner_action)
     if not parts and view.turn < 3 and both_at_event:
         parts.append(_party_line(view, opening=True))
-        return Utterance(text=_joined(parts), end=False)
+        return Spoken(_joined(parts), False)
     if not parts and view.turn < 3 and not any(t.rstrip().endswith("?") for t in mine):
         you_doing = _your(view.partner_action)
         parts.append(view.say("ask_about_work", doing=you_doing) if you_doing
                      else view.say("ask_back", partner=view.you))
-        return Utterance(text=_joined(parts), end=False)
+        return Spoken(_joined(parts), False)
     if not parts or (not news and not partner_shared and not asked_me and view.turn >= 3) \
             or view.turn >= 9:
         parts.append(_farewell(view))
-        return Utterance(text=_joined(parts), end=True)
-    return Utterance(text=_joined(parts), end=False)
+        return Spoken(_joined(parts), True)
+    return Spoken(_joined(parts), False)
 
 
 def _joined(parts: list[str]) -> str:
@@ -708,69 +633,15 @@ def _joined(parts: list[str]) -> str:
                          for p in parts), 400)
 
 
-def whole_conversation(context: Mapping[str, Any], score: Scorer,
-                       seed: int = 0) -> WholeConversation:
-    """The cheaper setting's whole exchange, line by line as above."""
-    first, second = context["first"], context["second"]
+def exchange(first: TalkView, second: TalkView, score: Scorer) -> list[Line]:
+    """A whole talk line by line as above, each side speaking from what it had in mind before
+    it began (its `history` and `already_said` grow as the two speak)."""
     lines: list[Line] = []
-    sides = {first: ("_a", "partner_action_a", "partner_action_b"),
-             second: ("_b", "partner_action_b", "partner_action_a")}
     for turn in range(8):
-        speaker = (first, second)[turn % 2]
-        partner = (second, first)[turn % 2]
-        side, partner_action, own_action = sides[speaker]
-        said = f"already_said{side}"
-        reply = utterance({"speaker": speaker, "partner": partner, "history": lines,
-                           "memories": context[f"memories{side}"],
-                           "known": context.get(f"known{side}", ()),
-                           "partner_action": context.get(partner_action, ""),
-                           "speaker_action": context.get(own_action, ""),
-                           "place": context.get("place", ""), "moment": context.get("moment", ""),
-                           "already_said": list(context[said]) + [t for s, t in lines
-                                                                  if s == speaker]},
-                          score, seed)
-        lines.append((speaker, reply.text))
-        if reply.end and turn >= 1:
+        side = (first, second)[turn % 2]
+        said = side.already_said + [t for s, t in lines if s == side.speaker]
+        spoken = utterance(replace(side, history=list(lines), already_said=said), score)
+        lines.append((side.speaker, spoken.text))
+        if spoken.end and turn >= 1:
             break
-    return WholeConversation(lines=[Exchange(speaker=s, text=t) for s, t in lines])
-
-
-def joint_takeaways(context: Mapping[str, Any], score: Scorer) -> Takeaways:
-    """Each participant's takeaways, from the lines of the others."""
-    lines = list(context["lines"])
-    learned = []
-    for name in context["names"]:
-        partner = next((s for s, _ in lines if s != name), name)
-        pronoun = dict(context.get("pronouns") or {}).get(partner, "they")
-        learned.append(takeaways({"partner": partner, "lines": lines, "pronoun": pronoun},
-                                 score).model_copy(update={"name": name}))
-    return Takeaways(learned=learned)
-
-
-def takeaways(context: Mapping[str, Any], score: Scorer) -> PersonTakeaways:
-    """Each piece of news the partner passed on: what follows a news opener, up to the end of
-    its sentence group (a farewell after it is not news)."""
-    partner = context["partner"]
-    facts: list[str] = []
-    for speaker, text in context["lines"]:
-        if speaker != partner:
-            continue
-        for piece in _opener_pattern().split(text)[1:]:
-            content = third_person(_news_only(piece), partner, context.get("pronoun", "they"))
-            fact = clip(f"{content} (heard from {partner})")
-            if content and is_news(content, score) and fact not in facts:
-                facts.append(fact)
-    talk = " ".join(text for _, text in context["lines"])
-    return PersonTakeaways(name=partner, facts=facts[:5], scores=[score(f) for f in facts[:5]],
-                           importance=max(4, score(talk)))  # a talk is never mere routine
-
-
-def _news_only(piece: str) -> str:
-    """The news at the start of what followed an opener, without a farewell after it."""
-    piece = piece.strip()
-    for bank in ("farewell_back_to", "farewell_party", "farewell_reply"):
-        for template in alternatives(bank):
-            head = template.split("{")[0]
-            if len(head) > 6 and head in piece:
-                piece = piece[:piece.index(head)].strip()
-    return piece
+    return lines

@@ -16,9 +16,11 @@ from typing import Annotated, Any, ClassVar, Generic, Literal
 from pydantic import BaseModel, Field, create_model
 
 from townbot.llm.port import AnswerT, Ask
+from townbot.prompting import quoted
 
 Score = Literal[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
 Line = Annotated[str, Field(min_length=1, max_length=300)]
+Turn = tuple[str, str]  # (speaker, text): one line of a conversation
 ENUM_LIMIT = 80  # longer lists would swell every request's schema: the check refuses instead
 SCHEMAS_KEPT = 2048  # schemas made for lists of choices (each list is a town's, so they recur)
 
@@ -77,3 +79,9 @@ def items_choosing(outer: type[BaseModel], items: str, inner: type[BaseModel], f
 def bulleted(lines: Iterable[str], empty: str = "- (nothing)") -> str:
     """One "- line" a line, or `empty` when there are none."""
     return "\n".join([f"- {line}" for line in lines]) or empty
+
+
+def transcript(lines: Iterable[Turn]) -> str:
+    """The lines so far, each quoted and bounded: a visitor's words are among them."""
+    return "\n".join([f"{speaker}: {quoted(text)}" for speaker, text in lines]) \
+        or "(nothing yet)"

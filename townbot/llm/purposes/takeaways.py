@@ -1,18 +1,32 @@
 """purpose 'takeaways': what each participant of a conversation learned from it (one call for
 both).
 
-Its ask is made in mind/dialogue.py and answered offline by offline/talk.py, from a context
-still keyed by strings.
+Its question is built in mind/dialogue.py. Offline: each participant learns the news the other
+passed on (offline/news.py), and the talk's importance is never below routine.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from townbot.llm.purposes.common import SCHEMAS_KEPT, Line, Score, choice_of, items_choosing
+from townbot.llm.offline.news import passed_on
+from townbot.llm.purposes.common import (
+    SCHEMAS_KEPT,
+    Line,
+    Question,
+    Score,
+    Turn,
+    choice_of,
+    items_choosing,
+    transcript,
+)
+from townbot.llm.purposes.importance import score_importance
+from townbot.prompting import render
 
 
 class PersonTakeaways(BaseModel):
@@ -53,3 +67,48 @@ def entries_problem(answer: Takeaways, names: list[str]) -> str | None:
 def nothing_learned(names: list[str]) -> Takeaways:
     """The safe takeaways: nobody learned anything new."""
     return Takeaways(learned=[PersonTakeaways(name=n) for n in names])
+
+
+@dataclass(frozen=True)
+class TakeawaysQuestion(Question[Takeaways]):
+    """What each of `names` (the participants who remember the talk, in order) learned from
+    its `lines` (speaker, text). Only the offline model reads `pronouns` (speaker -> 'she',
+    'he' or 'they'), to tell what someone said of them."""
+
+    purpose = "takeaways"
+    answer_schema = Takeaways
+    names: tuple[str, ...]
+    lines: tuple[Turn, ...]
+    pronouns: Mapping[str, str] = field(default_factory=dict)
+
+    def prompt(self) -> str:
+        first = self.names[0]
+        other = next((s for s, _ in self.lines if s != first), first)
+        more = "".join(f', {{"name": "{name}", "facts": [], "scores": [], "importance": 2}}'
+                       for name in self.names[1:])  # the example's others learned nothing new
+        return render("takeaways", people=" and ".join(self.names),
+                      transcript=transcript(self.lines), first=first,
+                      other=other.split()[0], others=more)
+
+    def schema(self) -> type[Takeaways]:
+        return takeaways_among(tuple(self.names))
+
+    def default(self) -> Takeaways:
+        return nothing_learned(list(self.names))
+
+    def problem(self, answer: Takeaways) -> str | None:
+        return entries_problem(answer, list(self.names))
+
+    def offline(self, seed: int) -> Takeaways:
+        """Each participant learns what the other (the first other speaker) passed on."""
+        talk = " ".join(text for _, text in self.lines)
+        importance = max(4, score_importance(talk))  # a talk is never mere routine
+        learned = []
+        for name in self.names:
+            partner = next((s for s, _ in self.lines if s != name), name)
+            facts = passed_on(self.lines, partner, self.pronouns.get(partner, "they"),
+                              score_importance)[:5]
+            learned.append(PersonTakeaways(name=name, facts=facts,
+                                           scores=[score_importance(f) for f in facts],
+                                           importance=importance))
+        return Takeaways(learned=learned)
