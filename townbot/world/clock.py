@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 TIME_FORMAT = "%Y-%m-%d %H:%M"
 
@@ -17,6 +18,7 @@ def parse_game_time(text: str) -> datetime:
                     int(text[14:16]))
 
 
+@lru_cache(maxsize=4096)  # a town's stored times are a few hundred moments, written again every tick
 def format_game_time(moment: datetime) -> str:
     return (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d} "
             f"{moment.hour:02d}:{moment.minute:02d}")
