@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 from townbot.world.model import Sector, World
+from townbot.world.paths import Street
 
 CLEARANCE = 0.3  # from a street's centre line to the buildings beside it
 GAP = 0.1  # between two buildings
@@ -58,7 +59,7 @@ class SectorPlan:
 @dataclass(frozen=True)
 class TownLayout:
     sectors: dict[str, SectorPlan]
-    streets: list[tuple[str, tuple[int, int], tuple[int, int]]]
+    streets: list[Street]
     bounds: Box
 
     def overlapping(self) -> list[tuple[str, str]]:
@@ -110,15 +111,19 @@ def building(point: tuple[int, int], side: str, size: tuple[float, float], shift
     return Box(left, top, left + away, top + along)
 
 
-def _street_boxes(streets: list[tuple[str, tuple[int, int], tuple[int, int]]]) -> list[Box]:
+def _street_boxes(streets: list[Street]) -> list[Box]:
     half = CLEARANCE - 0.05
-    return [Box(min(a[0], b[0]) - half, min(a[1], b[1]) - half, max(a[0], b[0]) + half,
-                max(a[1], b[1]) + half) for _, a, b in streets]
+    boxes = []
+    for street in streets:
+        (x1, y1), (x2, y2) = street.start, street.end
+        boxes.append(Box(min(x1, x2) - half, min(y1, y2) - half, max(x1, x2) + half,
+                         max(y1, y2) + half))
+    return boxes
 
 
 def plan_town(world: World) -> TownLayout:
     """Place every sector: hinted ones first, then the rest in world.yaml's order."""
-    streets = [(s.name, s.start, s.end) for s in world.streets.streets]
+    streets = world.streets.streets
     blocked = _street_boxes(streets)
     placed: dict[str, Box] = {}
     sides: dict[str, str] = {}
@@ -162,9 +167,8 @@ def arena_cells(box: Box, arenas: list[str]) -> dict[str, Box]:
     return cells
 
 
-def _bounds(boxes: list[Box], streets: list[tuple[str, tuple[int, int], tuple[int, int]]]) -> Box:
-    xs = [b.left for b in boxes] + [b.right for b in boxes] + \
-        [p[0] for _, a, b in streets for p in (a, b)]
-    ys = [b.top for b in boxes] + [b.bottom for b in boxes] + \
-        [p[1] for _, a, b in streets for p in (a, b)]
+def _bounds(boxes: list[Box], streets: list[Street]) -> Box:
+    ends = [end for street in streets for end in (street.start, street.end)]
+    xs = [b.left for b in boxes] + [b.right for b in boxes] + [x for x, _ in ends]
+    ys = [b.top for b in boxes] + [b.bottom for b in boxes] + [y for _, y in ends]
     return Box(min(xs) - 0.5, min(ys) - 0.5, max(xs) + 0.5, max(ys) + 0.5)
