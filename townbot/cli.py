@@ -49,12 +49,10 @@ class VersionAction(argparse.Action):
     """`--version`: the installed package's version, looked up only when asked for, so that
     `townbot --help` and every command start without importlib.metadata."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
-                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
-        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, default=argparse.SUPPRESS, nargs=0, help=help)
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: object, option_string: str | None = None) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:  # (namespace, values)
         print(f"townbot {installed_version()}")
         parser.exit()
 
