@@ -62,17 +62,6 @@ class TownLayout:
     streets: list[Street]
     bounds: Box
 
-    def overlapping(self) -> list[tuple[str, str]]:
-        """Pairs of sectors whose buildings overlap (none in a good layout)."""
-        plans = list(self.sectors.values())
-        return [(a.name, b.name) for i, a in enumerate(plans) for b in plans[i + 1:]
-                if a.box.overlaps(b.box)]
-
-    def on_streets(self) -> list[str]:
-        """Sectors whose building covers a street (none in a good layout)."""
-        return [plan.name for plan in self.sectors.values()
-                if any(plan.box.overlaps(street) for street in _street_boxes(self.streets))]
-
 
 def default_size(sector: Sector) -> tuple[float, float]:
     """(along the street, away from it) in blocks, from how many arenas it has."""
@@ -111,7 +100,8 @@ def building(point: tuple[int, int], side: str, size: tuple[float, float], shift
     return Box(left, top, left + away, top + along)
 
 
-def _street_boxes(streets: list[Street]) -> list[Box]:
+def street_boxes(streets: list[Street]) -> list[Box]:
+    """The band along each street that no building may cover."""
     half = CLEARANCE - 0.05
     boxes = []
     for street in streets:
@@ -124,7 +114,7 @@ def _street_boxes(streets: list[Street]) -> list[Box]:
 def plan_town(world: World) -> TownLayout:
     """Place every sector: hinted ones first, then the rest in world.yaml's order."""
     streets = world.streets.streets
-    blocked = _street_boxes(streets)
+    blocked = street_boxes(streets)
     placed: dict[str, Box] = {}
     sides: dict[str, str] = {}
     order = sorted(world.sectors.values(), key=lambda s: s.layout.side is None)
