@@ -16,7 +16,7 @@ from functools import cache
 
 from PIL import Image, ImageDraw, ImageFont
 
-from townbot.pictures.layout import Box, TownLayout, plan_town
+from townbot.pictures.layout import Box, plan_town
 from townbot.pictures.markers import PALETTE, VISITOR, Identity, identities
 from townbot.town.history import Moment, Whereabouts
 from townbot.world.model import World, split_path
@@ -130,9 +130,9 @@ def drawable(text: str) -> str:
 class MapPainter:
     """Draws moments of one world; keeps each view's buildings to draw over."""
 
-    def __init__(self, world: World, layout: TownLayout | None = None) -> None:
+    def __init__(self, world: World) -> None:
         self.world = world
-        self.layout = layout or plan_town(world)
+        self.layout = plan_town(world)
         self._bases: dict[object, tuple[Image.Image, Box, float]] = {}  # by view (and night)
 
     def view(self, focus: str | None) -> tuple[Image.Image, Box, float]:
