@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TextIO, TypeVar
+from typing import TextIO
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
@@ -60,7 +60,6 @@ EXAMPLES = {"/whisper": "/whisper John Lin: You are going to run for mayor",
             "/memories": "/memories Klaus Mueller: research"}
 PROMPT = "you> "
 WAIT_MAX = 1000  # /wait's most ticks at once, when --ticks does not leave fewer
-T = TypeVar("T")
 
 
 @dataclass
@@ -326,22 +325,6 @@ class TownCompleter(Completer):
 # --- the session --------------------------------------------------------------------------------
 
 
-async def first_of(awaitable: Awaitable[T], *events: asyncio.Event) -> T | None:
-    """The awaitable's result, or None as soon as one of `events` is set (it is then cancelled)."""
-    task = asyncio.ensure_future(awaitable)
-    waiters = [asyncio.ensure_future(event.wait()) for event in events]
-    try:
-        await asyncio.wait([task, *waiters], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiter in waiters:
-            waiter.cancel()
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-    return task.result() if not task.cancelled() else None
-
-
 def read_piped_lines(queue: asyncio.Queue[str | None], stream: TextIO) -> None:
     """Feed standard input's lines to `queue` from a daemon thread (it never holds up the exit);
     bytes that are not UTF-8 become U+FFFD instead of stopping the session."""
@@ -365,7 +348,7 @@ async def play_scripted(console: Console, queue: asyncio.Queue[str | None], limi
     """A tick passes before each line, so a script plays out over game time (/wait N lets more
     pass), then the remaining ticks up to `limit`. Ends at /quit, the end of input, or `stop`."""
     while not stop.is_set():
-        line = await first_of(queue.get(), stop)
+        line = await queue.get()  # None: the end of input, or `stop` (see _session)
         if line is None:
             break
         if not line.strip():
@@ -377,7 +360,8 @@ async def play_scripted(console: Console, queue: asyncio.Queue[str | None], limi
     while limit is not None and console.ticks_done < limit and not console.service.paused \
             and not stop.is_set():
         await console.tick()
-        await first_of(asyncio.sleep(console.seconds_per_tick), stop)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), console.seconds_per_tick)
 
 
 async def play_live(console: Console, session: PromptSession, limit: int | None,
@@ -432,7 +416,12 @@ async def _session(console: Console, limit: int | None, interactive: bool,
             return await play_live(console, make_session(console), limit, stop)
     queue: asyncio.Queue[str | None] = asyncio.Queue()
     read_piped_lines(queue, sys.stdin)
-    await play_scripted(console, queue, limit, stop)
+    stopped = asyncio.create_task(stop.wait())
+    stopped.add_done_callback(lambda _: queue.put_nowait(None))  # a wait for a line ends too
+    try:
+        await play_scripted(console, queue, limit, stop)
+    finally:
+        stopped.cancel()
     return stop.is_set()
 
 
