@@ -26,6 +26,7 @@ from townbot.platforms.arguments import (
     add_play_parser,
     add_sim_parser,
     add_town_files,
+    add_web_parser,
     check_scenario,
     exit_code,
     quiet_further_signals,
@@ -33,7 +34,6 @@ from townbot.platforms.arguments import (
     stop_like_ctrl_c,
 )
 from townbot.platforms.discord.cli import add_run_parser, add_sync_parser
-from townbot.platforms.web.cli import add_web_parser
 
 if TYPE_CHECKING:
     from townbot.llm.settings import ModelSettings

@@ -1,4 +1,4 @@
-"""The arguments of `townbot sim`, `play` and `map`, the argument types and checks the
+"""The arguments of `townbot sim`, `play`, `map` and `web`, the argument types and checks the
 subcommands share, and their exit codes on signals.
 
 Light on purpose (argparse only): `townbot --help` imports this, so the town's own modules load
@@ -69,6 +69,7 @@ DAYS_MAX = 365.0
 TICKS_MAX = 1_000_000
 SEED_MAX = 2**32 - 1
 SPEED_MAX = 3600.0  # real seconds per tick, as /speed allows (town.service.SPEED_RANGE)
+TOKEN_LENGTH = 16  # the shortest token of a web page
 
 
 def positive(text: str, high: float = float("inf")) -> float:
@@ -193,3 +194,16 @@ def add_map_parser(commands: argparse._SubParsersAction) -> None:
     draw.add_argument("--positions", help="also write where each person was drawn (pixels and "
                       "place) to this JSON file")
     add_town_files(draw)
+
+
+def add_web_parser(commands: argparse._SubParsersAction) -> None:
+    serve = commands.add_parser("web", help="serve a town's read-only web page: live map, "
+                                "replay, events, residents")
+    serve.add_argument("--db", required=True, help="the town's database (read only)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
+                       "127.0.0.1; 0.0.0.0 for every interface)")
+    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    serve.add_argument("--token", help="serve the page only under /TOKEN/ (at least "
+                       f"{TOKEN_LENGTH} letters, digits, - or _); needed off localhost, where "
+                       "one is made and printed when none is given")
+    add_town_files(serve)

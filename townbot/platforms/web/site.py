@@ -145,9 +145,17 @@ def shown_path(request: web.BaseRequest) -> str:
     return request.app[REDACT_KEY](request.path)
 
 
-def runner(app: web.Application) -> web.AppRunner:
-    """The app's runner, logging requests without their tokens."""
-    return web.AppRunner(app, access_log_class=AccessLog, access_log=ACCESS_LOG)
+async def serve_app(app: web.Application, host: str, port: int) -> web.AppRunner:
+    """The app listening on host:port, logging requests without their tokens (an OSError
+    when it cannot listen)."""
+    app_runner = web.AppRunner(app, access_log_class=AccessLog, access_log=ACCESS_LOG)
+    await app_runner.setup()
+    try:
+        await web.TCPSite(app_runner, host, port).start()
+    except OSError:
+        await app_runner.cleanup()
+        raise
+    return app_runner
 
 
 class TownShelf:
