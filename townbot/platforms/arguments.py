@@ -52,6 +52,8 @@ def quiet_further_signals() -> None:
     for signum in STOP_SIGNALS:
         with contextlib.suppress(ValueError, OSError):  # not the main thread
             signal.signal(signum, lambda number, frame: say_stopping(number))
+
+
 RESIDENTS_HELP = ("a smaller town: a number of residents who know each other, or names "
                   "separated by commas (e.g. 4, or 'Isabella Rodriguez, Klaus Mueller')")
 

@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
@@ -60,6 +60,7 @@ EXAMPLES = {"/whisper": "/whisper John Lin: You are going to run for mayor",
             "/memories": "/memories Klaus Mueller: research"}
 PROMPT = "you> "
 WAIT_MAX = 1000  # /wait's most ticks at once, when --ticks does not leave fewer
+T = TypeVar("T")
 
 
 @dataclass
@@ -92,9 +93,6 @@ class Console:
         its lines go between the tick's other events rather than stepping the clock back."""
         for event in sorted(events, key=lambda e: e.game_time):
             self.screen.area_line(event_line(event, self._width))
-
-    def say(self, text: str) -> None:
-        self.screen.line(text)
 
     async def tick(self, *, paced: bool = False) -> None:
         """One tick; a tick of the running clock lets slow talks carry over (Engine.tick)."""
@@ -254,10 +252,7 @@ class Console:
             await self.tick()
 
     async def _help(self, arguments: str) -> None:
-        self.say(HELP)
-
-
-# --- completion -------------------------------------------------------------------------------
+        self.screen.line(HELP)
 
 
 def _already_shown(outcome: Outcome) -> bool:
@@ -266,6 +261,9 @@ def _already_shown(outcome: Outcome) -> bool:
     reply, speaker = (outcome.data or {}).get("reply"), (outcome.data or {}).get("from")
     return bool(reply) and any(e.kind == "speech" and e.actor == speaker and e.text == reply
                                for e in outcome.events)
+
+
+# --- completion -------------------------------------------------------------------------------
 
 
 def _matching(typed: str, options: Iterable[str]) -> list[str]:
@@ -325,6 +323,22 @@ class TownCompleter(Completer):
 # --- the session --------------------------------------------------------------------------------
 
 
+async def first_of(awaitable: Awaitable[T], *events: asyncio.Event) -> T | None:
+    """The awaitable's result, or None as soon as one of `events` is set (it is then cancelled)."""
+    task = asyncio.ensure_future(awaitable)
+    waiters = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait([task, *waiters], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    return task.result() if not task.cancelled() else None
+
+
 def read_piped_lines(queue: asyncio.Queue[str | None], stream: TextIO) -> None:
     """Feed standard input's lines to `queue` from a daemon thread (it never holds up the exit);
     bytes that are not UTF-8 become U+FFFD instead of stopping the session."""
@@ -348,7 +362,7 @@ async def play_scripted(console: Console, queue: asyncio.Queue[str | None], limi
     """A tick passes before each line, so a script plays out over game time (/wait N lets more
     pass), then the remaining ticks up to `limit`. Ends at /quit, the end of input, or `stop`."""
     while not stop.is_set():
-        line = await queue.get()  # None: the end of input, or `stop` (see _session)
+        line = await first_of(queue.get(), stop)
         if line is None:
             break
         if not line.strip():
@@ -360,8 +374,7 @@ async def play_scripted(console: Console, queue: asyncio.Queue[str | None], limi
     while limit is not None and console.ticks_done < limit and not console.service.paused \
             and not stop.is_set():
         await console.tick()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), console.seconds_per_tick)
+        await first_of(asyncio.sleep(console.seconds_per_tick), stop)
 
 
 async def play_live(console: Console, session: PromptSession, limit: int | None,
@@ -416,12 +429,7 @@ async def _session(console: Console, limit: int | None, interactive: bool,
             return await play_live(console, make_session(console), limit, stop)
     queue: asyncio.Queue[str | None] = asyncio.Queue()
     read_piped_lines(queue, sys.stdin)
-    stopped = asyncio.create_task(stop.wait())
-    stopped.add_done_callback(lambda _: queue.put_nowait(None))  # a wait for a line ends too
-    try:
-        await play_scripted(console, queue, limit, stop)
-    finally:
-        stopped.cancel()
+    await play_scripted(console, queue, limit, stop)
     return stop.is_set()
 
 
@@ -465,9 +473,10 @@ async def _play(engine: Engine, args: argparse.Namespace, stop: asyncio.Event) -
     console = Console(TownService(engine, model_settings=load_settings()), person_for(args),
                       styled=sys.stdout.isatty(), seconds_per_tick=max(0.0, args.speed),
                       tick_limit=args.ticks, stopping=stop)
-    console.say(f"{engine.world.town}, {engine.clock.now:%A %B %d %H:%M}: "
-                f"{plural(len(engine.minds), 'resident')}. One tick ({engine.clock.tick_minutes} "
-                f"game minutes) {console.pace()}. Type /help for commands.")
+    console.screen.line(f"{engine.world.town}, {engine.clock.now:%A %B %d %H:%M}: "
+                        f"{plural(len(engine.minds), 'resident')}. One tick "
+                        f"({engine.clock.tick_minutes} game minutes) {console.pace()}. "
+                        "Type /help for commands.")
     console.screen.legend()
     if args.scenario:
         console.screen.reply((await console.service.load_scenario(SYSTEM, args.scenario)).text)
