@@ -23,7 +23,11 @@ from townbot.eval.parser import add_eval_parser
 from townbot.platforms.arguments import (
     STOP_SIGNALS,
     Stopped,
+    add_map_parser,
+    add_play_parser,
+    add_sim_parser,
     add_town_files,
+    add_web_parser,
     check_scenario,
     exit_code,
     quiet_further_signals,
@@ -31,10 +35,6 @@ from townbot.platforms.arguments import (
     stop_like_ctrl_c,
 )
 from townbot.platforms.discord.cli import add_run_parser, add_sync_parser
-from townbot.platforms.map_parser import add_map_parser
-from townbot.platforms.play_parser import add_play_parser
-from townbot.platforms.sim_parser import add_sim_parser
-from townbot.platforms.web.cli import add_web_parser
 
 if TYPE_CHECKING:
     from townbot.llm.settings import ModelSettings
