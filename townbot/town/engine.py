@@ -73,25 +73,6 @@ class Talk:
 
 
 @dataclass
-class TownView:
-    """The read-only world a mind may consult while thinking (see mind.agent.WorldView)."""
-
-    engine: Engine
-
-    def availability(self, person: str, sector: str, arena: str | None) -> str | None:
-        return self.engine.availability(person, sector, arena)
-
-    def arenas_of(self, sector: str) -> list[str]:
-        return list(self.engine.world.sectors[sector].arenas)
-
-    def objects_in(self, sector: str, arena: str) -> list[str]:
-        return list(self.engine.world.arena(sector, arena).objects)
-
-    def norms_of(self, sector: str) -> str:
-        return " ".join(self.engine.world.sectors[sector].norms)
-
-
-@dataclass
 class Hold:
     """A use case under way (Engine.held): what its commands changed, to commit at its end
     with its audit rows."""
@@ -268,7 +249,16 @@ class Engine:
                                for m in self.minds.values()))
         await self._commit([], advance=False)
 
-    # --- rules of the world -----------------------------------------------------------------
+    # --- rules of the world (what a mind may ask while it thinks: mind.agent.WorldView) --------
+
+    def arenas_of(self, sector: str) -> list[str]:
+        return list(self.world.sectors[sector].arenas)
+
+    def objects_in(self, sector: str, arena: str) -> list[str]:
+        return list(self.world.arena(sector, arena).objects)
+
+    def norms_of(self, sector: str) -> str:
+        return " ".join(self.world.sectors[sector].norms)
 
     def availability(self, person: str, sector: str, arena: str | None) -> str | None:
         """Why `person` cannot enter now (closing time, a full one-person room), or None."""
@@ -314,10 +304,9 @@ class Engine:
             name: Perception(now, body.sector, body.arena,
                              [] if body.action == "sleeping" else scene.perceive(name))
             for name, body in self.bodies.items() if name in self.minds}
-        view = TownView(self)
         skipped = self.controlled().keys() | self.talking()  # taken over, or still talking
         thinking = [name for name in sorted(self.minds) if name not in skipped]
-        intents = await asyncio.gather(*(self.minds[name].think(perceptions[name], view)
+        intents = await asyncio.gather(*(self.minds[name].think(perceptions[name], self)
                                          for name in thinking))
         for intent in intents:
             self._apply(intent, events)
