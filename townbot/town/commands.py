@@ -138,16 +138,9 @@ async def change_object(engine: Engine, path: str, state: str) -> list[TownEvent
     return events
 
 
-async def _seed(engine: Engine, resident: str, text: str) -> None:
-    mind = engine.minds[resident]
-    mind.remember("thought", f"{resident} thinks: {PeopleText(text)}")  # a person's words
-    await mind.flush_memories(engine.clock.now, force=True)
-
-
 async def seed(engine: Engine, resident: str, text: str) -> None:
     """A moderator plants an intention as the resident's own thought."""
-    async with engine.change():
-        await _seed(engine, resident, text)
+    await apply_scenario(engine, [(resident, text)], [], None)
 
 
 async def apply_scenario(engine: Engine, seeds: list[tuple[str, str]],
@@ -155,7 +148,9 @@ async def apply_scenario(engine: Engine, seeds: list[tuple[str, str]],
                          announcement: str | None) -> list[TownEvent]:
     async with engine.change() as events:
         for resident, thought in seeds:
-            await _seed(engine, resident, thought)
+            mind = engine.minds[resident]
+            mind.remember("thought", f"{resident} thinks: {PeopleText(thought)}")  # a person's words
+            await mind.flush_memories(engine.clock.now, force=True)
         for path, state in objects:
             engine.set_object(path, state)
         if announcement:

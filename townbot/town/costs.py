@@ -39,12 +39,6 @@ class RealDayCost:
     offline: bool
     measured_hours: float  # game hours of recorded usage the figures come from
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"game_days": self.game_days, "calls": self.calls,
-                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "dollars": self.dollars, "offline": self.offline,
-                "measured_hours": self.measured_hours}
-
 
 def real_day_cost(summary: dict[str, Any], ticks: int, tick_minutes: int,
                   tick_seconds: float) -> RealDayCost | None:

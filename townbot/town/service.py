@@ -16,7 +16,9 @@ import contextlib
 import re
 import secrets
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -267,29 +269,26 @@ class TownService:
 
     # --- speaking ---------------------------------------------------------------------------
 
-    def _addressed(self, speaker: str, text: str, present: list[str]) -> str | None:
+    @staticmethod
+    def _addressed(text: str, present: list[str]) -> str | None:
+        """The first one present whom the text names (full or first name), else the only one."""
         lowered = text.lower()
-        named = [n for n in present if re.search(rf"\b({re.escape(n.lower())}|"
-                                                 rf"{re.escape(n.split()[0].lower())})\b",
-                                                 lowered)]
-        if named:
-            return named[0]
-        return present[0] if len(present) == 1 else None
+        named = (n for n in present if re.search(rf"\b({re.escape(n.lower())}|"
+                                                 rf"{re.escape(n.split()[0].lower())})\b", lowered))
+        return next(named, present[0] if len(present) == 1 else None)
 
     def _named_elsewhere(self, text: str, present: list[str], speaker: str) -> str | None:
         """A resident the text names who is not among those present (nor the speaker)."""
         lowered = text.lower()
+        firsts = Counter(n.split()[0] for n in self.engine.minds)
         for name in sorted(self.engine.minds):
             if name in present or name == speaker:
                 continue
-            forms = [name.lower()] + ([name.split()[0].lower()] if self._first_name_unique(name) else [])
+            first = name.split()[0]
+            forms = [name.lower()] + ([first.lower()] if firsts[first] == 1 else [])
             if any(re.search(rf"\b{re.escape(form)}\b", lowered) for form in forms):
                 return name
         return None
-
-    def _first_name_unique(self, name: str) -> bool:
-        first = name.split()[0]
-        return sum(n.split()[0] == first for n in self.engine.minds) == 1
 
     def whereabouts(self, resident: str) -> str:
         """'Isabella is at Hobbs Cafe, serving coffee' (or on the way somewhere, or asleep)."""
@@ -312,7 +311,7 @@ class TownService:
             present = [n for n, b in sorted(self.engine.bodies.items())
                        if n in self.engine.minds and n != name and b.sector == body.sector
                        and b.action != "sleeping"]
-            addressed = self._addressed(name, said, present)
+            addressed = self._addressed(said, present)
             history = self._exchanges.setdefault((name, addressed), []) if addressed else []
             events, reply = await commands.speak(self.engine, name, said, present, addressed,
                                                  [*history[-7:], (name, said)])
@@ -514,7 +513,7 @@ class TownService:
                                        "visitors": visitors, "tick_seconds": seconds,
                                        "tick_minutes": engine.clock.tick_minutes,
                                        "model": engine.model.label,
-                                       "per_real_day": cost.as_dict() if cost else None,
+                                       "per_real_day": asdict(cost) if cost else None,
                                        "per_real_day_line": cost_line,
                                        **{key: lines for key, lines in notes.items() if lines}})
         return await self._run("status", person, {}, act)
