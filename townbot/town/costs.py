@@ -63,10 +63,6 @@ def _count(value: float) -> str:
     return f"{value:.0f}"
 
 
-def pace(tick_minutes: int, tick_seconds: float) -> str:
-    return f"one tick ({tick_minutes} game minutes) every {plural(tick_seconds, 'real second')}"
-
-
 def real_day_line(cost: RealDayCost | None, tick_minutes: int, tick_seconds: float) -> str:
     """One line: calls, tokens and money per real day at this pace."""
     if tick_seconds <= 0:
@@ -80,7 +76,8 @@ def real_day_line(cost: RealDayCost | None, tick_minutes: int, tick_seconds: flo
         money = "price unknown (set TOWNBOT_PRICE_PROMPT and TOWNBOT_PRICE_COMPLETION)"
     else:
         money = f"about ${cost.dollars:,.2f}"
-    line = (f"per real day at {pace(tick_minutes, tick_seconds)}, {cost.game_days:.3g} game "
+    line = (f"per real day at one tick ({tick_minutes} game minutes) every "
+            f"{plural(tick_seconds, 'real second')}, {cost.game_days:.3g} game "
             f"days: {_count(cost.calls)} calls, {_count(cost.prompt_tokens)} prompt and "
             f"{_count(cost.completion_tokens)} completion tokens, {money}")
     if cost.measured_hours < 24:  # a few hours (a morning's planning) speak less for a day

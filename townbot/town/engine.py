@@ -330,7 +330,7 @@ class Engine:
         budget = self.model.report().budget
         assert budget is not None
         before, self._budget_level = self._budget_level or level, level
-        events.append(self.person_event("notice", "Town hall", budget.change_line(
+        events.append(self.event("notice", "Town hall", budget.change_line(
             before, level, self.clock.day_number), "💰", None))
 
     def controlled(self) -> dict[str, str]:
@@ -359,7 +359,7 @@ class Engine:
             if state is not None:
                 self.set_object(path, state)
                 sector, arena, obj = path.split(": ")
-                events.append(self._event("object", f"The {obj}", f"is {state}!", "⚠️", sector,
+                events.append(self.event("object", f"The {obj}", f"is {state}!", "⚠️", sector,
                                           f"{arena}: {obj}"))
 
     # --- conversations ----------------------------------------------------------------------
@@ -508,7 +508,7 @@ class Engine:
         if reason is not None:
             self.minds[intent.agent].refused(intent.sector, intent.arena, reason, now)
             here = body.sector or intent.sector
-            events.append(self._event("notice", intent.agent, f"cannot go in: {reason}", "🚫",
+            events.append(self.event("notice", intent.agent, f"cannot go in: {reason}", "🚫",
                                       here, f"{intent.sector}: {intent.arena}"))
             return
         self._release_object(body)
@@ -520,7 +520,7 @@ class Engine:
         minutes = self.world.walking_minutes(origin, intent.sector) if origin else 0
         body.set_travel(intent.sector, intent.arena, now + timedelta(minutes=minutes))
         body.action, body.emoji, body.announced = f"walking to {intent.sector}", "🚶", None
-        events.append(self._event("move", intent.agent, f"is walking to {intent.sector} "
+        events.append(self.event("move", intent.agent, f"is walking to {intent.sector} "
                                   f"({minutes} min)", "🚶", origin or intent.sector,
                                   f"{intent.sector}: {intent.arena}"))
 
@@ -541,7 +541,7 @@ class Engine:
         if body.announced != announcement:
             body.announced = announcement
             where = f"{intent.arena}: {intent.object}" if path else intent.arena
-            events.append(self._event("action", intent.agent, f"is {intent.action}",
+            events.append(self.event("action", intent.agent, f"is {intent.action}",
                                       intent.emoji, intent.sector, where))
 
     def _release_object(self, body: Body) -> None:
@@ -560,8 +560,9 @@ class Engine:
             self.objects[path] = state
             self._changed_objects[path] = (state, format_game_time(self.clock.now))
 
-    def _event(self, kind: str, actor: str, text: str, emoji: str, sector: str,
-               place: str) -> TownEvent:
+    def event(self, kind: str, actor: str, text: str, emoji: str, sector: str | None,
+              place: str = "") -> TownEvent:
+        """An event now in the sector's channel (in #town-hall for None or no sector)."""
         channel = self.world.sectors[sector].channel if sector in self.world.sectors \
             else self.world.town_hall_channel
         return TownEvent(format_game_time(self.clock.now), channel, kind, actor, text, emoji,
@@ -584,21 +585,17 @@ class Engine:
             body = self.bodies[name].take_change()
             if body is not None:
                 changes.bodies[name] = body
-            state = mind.state
-            parts = state.take_changes()
-            if parts:  # the lists below are made only when there is something to put in them
-                changes.mind_parts += [(name, part, text) for part, text in parts.items()]
+            changes.mind_parts += [(name, part, text)
+                                   for part, text in mind.state.take_changes().items()]
             added, touched = mind.stream.take_changes()
-            if added:
-                changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
+            changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
             if touched:
                 changes.touched.append((name, touched))
         # What the calls cost joins the commit, and is stored even if the commit fails.
         await self.store.save_tick(changes, self.usage)
         if changes.flags:
             self.town = replace(self.town, **changes.flags)
-        self._changed_objects, self._conversations = {}, []
-        self._departed = []
+        self._changed_objects, self._conversations, self._departed = {}, [], []
         self.clock.tick = next_tick
         if changes.compact:
             await self._keep_day_start(next_tick)
@@ -631,13 +628,6 @@ class Engine:
         self._conversations.append(ConversationRecord(
             now, now, body.sector or "", body.arena or "", (first, second),
             tuple((speaker, text, now) for speaker, text in lines)))
-
-    def person_event(self, kind: str, actor: str, text: str, emoji: str, sector: str | None,
-                     place: str = "") -> TownEvent:
-        """An event of a command between ticks (in #town-hall when `sector` is None)."""
-        channel = self.world.sectors[sector].channel if sector else self.world.town_hall_channel
-        return TownEvent(format_game_time(self.clock.now), channel, kind, actor, text, emoji,
-                         place)
 
     def set_flags(self, *, paused: bool | None = None, tick_seconds: float | None = None) -> None:
         """Pause or resume the town, or change its pace; only inside `held`, so that the
