@@ -138,7 +138,8 @@ class Engine:
             world.town, start, tick_minutes, seed, model.label, model.embedding_model,
             model.embedding_dim, {n: (bodies[n].to_dict(), states[n].to_dict()) for n in bodies},
             objects)
-        engine = cls._assemble(world, store, model, town, bodies, states, objects, {}, settings)
+        engine = cls._assemble(world, store, model, town, SavedTown(bodies, states, {}, objects, []),
+                               settings)
         await engine._plant_seed_memories()
         await engine._keep_day_start(0)
         return engine
@@ -154,20 +155,20 @@ class Engine:
                 f"embedding model (TOWNBOT_EMBEDDING_MODEL), re-embed the memories with "
                 f"`townbot reembed --db {store.path}`, or start a new database")
         saved = await SavedTown.load(store, town, world)
-        engine = cls._assemble(world, store, model, town, saved.bodies, saved.states,
-                               saved.objects, saved.streams, settings)
-        engine._take_visitors(saved.visitors)
-        return engine
+        return cls._assemble(world, store, model, town, saved, settings)
 
-    def _take_visitors(self, visitors: list[VisitorRow]) -> None:
-        for row in visitors:
+    def _take(self, saved: SavedTown) -> None:
+        """A saved town's minds, bodies, objects and people, in place of what was here."""
+        self.minds = {name: AgentMind(self.world.personas[name], self.model,
+                                      saved.streams.get(name) or MemoryStream(self.town.embedding_dim),
+                                      saved.states[name], self.settings,
+                                      clock_now=lambda: self.clock.now)
+                      for name in sorted(saved.bodies)}
+        self.bodies, self.objects, self.people = saved.bodies, saved.objects, {}
+        for row in saved.visitors:
             self.people[row.person_id] = row
             if row.resident is None:
                 self.bodies[row.name] = Body.from_dict(row.body)
-
-    def _mind(self, name: str, stream: MemoryStream, state: MindState) -> AgentMind:
-        return AgentMind(self.world.personas[name], self.model, stream, state, self.settings,
-                         clock_now=lambda: self.clock.now)
 
     async def _restore(self) -> None:
         """Put the town in memory back to what the database holds (minds, memories, bodies,
@@ -178,10 +179,7 @@ class Engine:
         assert town is not None
         saved = await SavedTown.load(self.store, town, self.world)
         self.town, self.clock.tick = town, town.tick
-        self.minds = {name: self._mind(name, saved.streams[name], saved.states[name])
-                      for name in sorted(saved.bodies)}
-        self.bodies, self.objects, self.people = saved.bodies, saved.objects, {}
-        self._take_visitors(saved.visitors)
+        self._take(saved)
         self._changed_objects, self._conversations, self._departed = {}, [], []
 
     @asynccontextmanager
@@ -228,17 +226,13 @@ class Engine:
 
     @classmethod
     def _assemble(cls, world: World, store: Store, model: LanguageModel, town: TownRow,
-                  bodies: dict[str, Body], states: dict[str, MindState], objects: dict[str, str],
-                  streams: dict[str, MemoryStream], settings: MindSettings) -> Engine:
+                  saved: SavedTown, settings: MindSettings) -> Engine:
         clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
         usage = store.usage_log(town.id, lambda: clock.tick)
         # Every call this town makes carries its game day and its usage sink.
         model = WithContext(model, lambda: CallContext(game_day=clock.day_number, usage=usage))
-        engine = cls(world, store, town, model, clock, {}, bodies, objects, settings,
-                     usage=usage)
-        engine.minds = {name: engine._mind(name, streams.get(name)
-                                           or MemoryStream(town.embedding_dim), states[name])
-                        for name in sorted(bodies)}
+        engine = cls(world, store, town, model, clock, {}, {}, {}, settings, usage=usage)
+        engine._take(saved)
         return engine
 
     async def _plant_seed_memories(self) -> None:
