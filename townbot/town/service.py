@@ -106,7 +106,7 @@ class TownService:
     async def _refused(self, case: str, person: Person, arguments: dict[str, Any],
                        refusal: TownError) -> None:
         refusal.args = (clean_text(str(refusal)),)  # it may quote what the person typed
-        await self._audit(case, person, arguments, "refused", str(refusal))
+        await self._audit_refusal(case, person, arguments, str(refusal))
 
     def _audit_row(self, case: str, person: Person, arguments: dict[str, Any], outcome: str,
                    detail: str) -> AuditEntry:
@@ -116,18 +116,17 @@ class TownService:
                           {key: audited(value) for key, value in arguments.items()}, outcome,
                           detail)
 
-    async def _audit(self, case: str, person: Person, arguments: dict[str, Any], outcome: str,
-                     detail: str) -> None:
-        """An audit row alone: for a refusal, which changed nothing."""
-        await self.engine.store.add_audit(self.engine.town.id,
-                                          self._audit_row(case, person, arguments, outcome,
-                                                          detail))
+    async def _audit_refusal(self, case: str, person: Person, arguments: dict[str, Any],
+                             reason: str) -> None:
+        """An audit row alone: a refusal changed nothing."""
+        row = self._audit_row(case, person, arguments, "refused", reason)
+        await self.engine.store.add_audit(self.engine.town.id, row)
 
     async def refused(self, case: str, person: Person, reason: str) -> None:
         """Audit a refusal a platform made before the use case ran (a moderator command
         asked for by someone else, turned away at once so that nothing waits for a tick)."""
         async with self.lock:
-            await self._audit(case, person, {}, "refused", clean_text(reason))
+            await self._audit_refusal(case, person, {}, clean_text(reason))
 
     # --- lookups ----------------------------------------------------------------------------
 
@@ -520,12 +519,9 @@ class TownService:
 
     async def where(self, person: Person) -> Outcome:
         async def act() -> Outcome:
-            rows = []
-            for name in sorted(self.engine.bodies):
-                body = self.engine.bodies[name]
-                kind = "visitor" if body.visitor is not None else "resident"
-                rows.append({"name": name, "kind": kind, "place": body.place,
-                             "action": body.action, "emoji": body.emoji})
+            rows = [{"name": name, "kind": "resident" if body.visitor is None else "visitor",
+                     "place": body.place, "action": body.action, "emoji": body.emoji}
+                    for name, body in sorted(self.engine.bodies.items())]
             text = "\n".join(f"{r['emoji']} {r['name']}: {r['action']} ({r['place']})"
                              for r in rows)
             return Outcome(text, data={"people": rows})
