@@ -406,10 +406,9 @@ class Engine:
         """Wait for the talks under way (until `deadline` on the loop's clock, if given), then
         post and remember every one that has ended, in the order they began."""
         running = [talk.lines for talk in self._talks]
-        if running and deadline is None:
-            await asyncio.wait(running)
-        elif running:
-            timeout = max(0.0, deadline - asyncio.get_running_loop().time())
+        if running:
+            timeout = None if deadline is None else \
+                max(0.0, deadline - asyncio.get_running_loop().time())
             await asyncio.wait(running, timeout=timeout)
         ended = [talk for talk in self._talks if talk.lines.done()]
         self._talks = [talk for talk in self._talks if not talk.lines.done()]
