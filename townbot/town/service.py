@@ -189,15 +189,16 @@ class TownService:
                             "description)")
         return row
 
-    def _speaker_body(self, row: VisitorRow) -> tuple[str, Body]:
+    def _speaker(self, person: Person) -> tuple[str, Body]:
+        """The name a person speaks under in the town (a visitor's, or a taken-over
+        resident's) and that body."""
+        row = self.visitor(person)
         name = row.resident or row.name
         return name, self.engine.bodies[name]
 
     def speaker_of(self, person: Person) -> tuple[str, Body] | None:
-        """The name a person speaks under in the town (a visitor's, or a taken-over
-        resident's) and that body; None when the person is not in the town."""
-        row = self.engine.people.get(person.id)
-        return self._speaker_body(row) if row else None
+        """`_speaker`, or None when the person is not in the town."""
+        return self._speaker(person) if person.id in self.engine.people else None
 
     # --- joining and moving -----------------------------------------------------------------
 
@@ -249,7 +250,7 @@ class TownService:
 
     async def go(self, person: Person, area: str) -> Outcome:
         async def act() -> Outcome:
-            name, _ = self._speaker_body(self.visitor(person))
+            name, _ = self._speaker(person)
             sector, arena = self.area(area)
             reason = self.engine.availability(name, sector, arena)
             if reason:
@@ -261,7 +262,7 @@ class TownService:
 
     async def leave(self, person: Person) -> Outcome:
         async def act() -> Outcome:
-            name, _ = self._speaker_body(self.visitor(person))
+            name, _ = self._speaker(person)
             events = await commands.leave(self.engine, person.id)
             return Outcome(f"{name} has left the town.", events)
         return await self._run("leave", person, {}, act)
@@ -300,9 +301,8 @@ class TownService:
 
     async def say(self, person: Person, text: str) -> Outcome:
         async def act() -> Outcome:
-            row = self.visitor(person)
+            name, body = self._speaker(person)
             said = bounded(text, "say")
-            name, body = self._speaker_body(row)
             if body.walking or body.sector is None:
                 raise TownError(f"you are on the way to {body.travel_sector}; speak when you "
                                 "arrive")
