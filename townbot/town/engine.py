@@ -124,7 +124,15 @@ class Engine:
         if town is None:
             return await cls._found(world, store, model, seed, start or world.start,
                                     tick_minutes or world.tick_minutes, settings)
-        return await cls._resume(world, store, model, town, settings)
+        if town.embedding_dim != model.embedding_dim or town.embedding_model != model.embedding_model:
+            raise StoreError(
+                f"this town's memories were embedded with {town.embedding_model} "
+                f"({town.embedding_dim} dimensions) but the configured model embeds with "
+                f"{model.embedding_model} ({model.embedding_dim}); configure the original "
+                f"embedding model (TOWNBOT_EMBEDDING_MODEL), re-embed the memories with "
+                f"`townbot reembed --db {store.path}`, or start a new database")
+        return cls._assemble(world, store, model, town, await SavedTown.load(store, town, world),
+                             settings)
 
     @classmethod
     async def _found(cls, world: World, store: Store, model: LanguageModel, seed: int,
@@ -143,19 +151,6 @@ class Engine:
         await engine._plant_seed_memories()
         await engine._keep_day_start(0)
         return engine
-
-    @classmethod
-    async def _resume(cls, world: World, store: Store, model: LanguageModel, town: TownRow,
-                      settings: MindSettings) -> Engine:
-        if town.embedding_dim != model.embedding_dim or town.embedding_model != model.embedding_model:
-            raise StoreError(
-                f"this town's memories were embedded with {town.embedding_model} "
-                f"({town.embedding_dim} dimensions) but the configured model embeds with "
-                f"{model.embedding_model} ({model.embedding_dim}); configure the original "
-                f"embedding model (TOWNBOT_EMBEDDING_MODEL), re-embed the memories with "
-                f"`townbot reembed --db {store.path}`, or start a new database")
-        saved = await SavedTown.load(store, town, world)
-        return cls._assemble(world, store, model, town, saved, settings)
 
     def _take(self, saved: SavedTown) -> None:
         """A saved town's minds, bodies, objects and people, in place of what was here."""
