@@ -1,4 +1,5 @@
-"""Budget caps per town and per game day, in calls or tokens, that degrade instead of stopping.
+"""Budget caps per town and per game day, in calls or tokens, that degrade instead of stopping,
+and `Budgeted`, the layer of the model stack that applies them.
 
 Below `soft_fraction` of every cap, everything is asked. From there on optional asks are
 skipped (their default answer is used), keeping the rest for essential ones. At a cap no ask
@@ -10,26 +11,27 @@ without a vector would be lost to retrieval, and they cost a small share of the 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+from townbot.llm.port import (
+    AnswerT,
+    Ask,
+    CallContext,
+    Embedded,
+    LanguageModel,
+    Layer,
+    ModelReport,
+    Pressure,
+    Reply,
+)
 from townbot.llm.settings import Caps
 
 # Outcomes of asks that reached the model (cached, skipped and over-budget ones did not).
 CALL_OUTCOMES = frozenset({"ok", "repaired", "fallback", "failed"})
 EMBEDDING_PURPOSES = frozenset({"embedding", "reembed"})
 OPEN, SAVING, SPENT = "open", "saving", "spent"
-
-
-@dataclass(frozen=True)
-class Pressure:
-    """The most used cap: its share used, and words for it."""
-
-    fraction: float
-    used: int
-    cap: int
-    what: str  # e.g. "calls on game day 2"
 
 
 class Budget:
@@ -118,3 +120,37 @@ class Budget:
         until = "the next game day" if "day" in pressure.what else "the cap is raised"
         return (f"budget: cap reached, {used}: the model is not asked until {until}; "
                 "residents follow their plans")
+
+
+class Budgeted(Layer):
+    """Admits each ask under the budget of its game day (refused: the default, outcome
+    `skipped` or `over_budget`) and counts what the admitted ones spent."""
+
+    def __init__(self, inner: LanguageModel, budget: Budget) -> None:
+        super().__init__(inner)
+        self.spending = budget
+
+    def report(self) -> ModelReport:
+        return replace(self.inner.report(), budget=self.spending)
+
+    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
+        day = request.game_day or 1
+        refused = self.spending.admit(request.optional, day)
+        if refused is not None:
+            return Reply(request.default(), self.label, 0, 0, estimated=False, requests=0,
+                         outcome=refused)
+        try:
+            reply = await self.inner.reply(request)
+            self.spending.count(request.purpose, reply.outcome, day,
+                                reply.prompt_tokens + reply.completion_tokens)
+            return reply
+        finally:
+            self.spending.release()
+
+    async def embed_report(self, texts: Sequence[str],
+                           call: CallContext | None = None) -> Embedded:
+        call = call or CallContext()
+        embedded = await self.inner.embed_report(texts, call)
+        if embedded.requests:  # never refused: a memory without a vector is lost to retrieval
+            self.spending.count(call.purpose, "ok", call.game_day or 1, embedded.prompt_tokens)
+        return embedded

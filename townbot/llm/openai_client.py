@@ -28,7 +28,6 @@ from openai.types.chat import ChatCompletion
 
 from townbot.llm.cache import LruCache
 from townbot.llm.local_embedding import MiniLMEmbedder
-from townbot.llm.metering import estimate_tokens
 from townbot.llm.port import (
     AnswerT,
     Ask,
@@ -40,6 +39,7 @@ from townbot.llm.port import (
     ModelReport,
     Reply,
     ServerUnavailable,
+    estimate_tokens,
     usable,
 )
 from townbot.llm.settings import OPENAI_URL, ModelSettings

@@ -17,8 +17,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from townbot.llm.budget import Budget
-from townbot.llm.budgeting import Budgeted
+from townbot.llm.budget import Budget, Budgeted
 from townbot.llm.cache import AnswerCache, Cached
 from townbot.llm.checking import Checked
 from townbot.llm.metering import Recorded
