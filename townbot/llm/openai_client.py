@@ -39,6 +39,7 @@ from townbot.llm.port import (
     ModelReport,
     Reply,
     ServerUnavailable,
+    answer_from_reply,
     estimate_tokens,
     usable,
 )
@@ -55,7 +56,14 @@ class NoAnswer(CallFailed):
     """The server itself failed the call (down, failing, silent), not the request."""
 
 
-# --- one server -----------------------------------------------------------------------------
+class GarbledResponse(Exception):
+    """A 200 response whose body is not what the endpoint returns; retried like a 5xx."""
+
+
+# Worth another try: the server was busy, failing, slow, unreachable or sent a broken body.
+RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
+             openai.APIResponseValidationError, GarbledResponse)
+SILENT_TIMEOUTS = 2  # a server silent for this many timeouts (of any calls) is down
 
 
 @dataclass(frozen=True)
@@ -92,16 +100,6 @@ class ServerStats:
                 + (f" ({errors})" if errors else "") + mended)
 
 
-class GarbledResponse(Exception):
-    """A 200 response whose body is not what the endpoint returns; retried like a 5xx."""
-
-
-# Worth another try: the server was busy, failing, slow, unreachable or sent a broken body.
-SILENT_TIMEOUTS = 2  # a server silent for this many timeouts (of any calls) is down
-RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
-             openai.APIResponseValidationError, GarbledResponse)
-
-
 def _error_kind(error: Exception) -> str:
     if isinstance(error, openai.APITimeoutError):
         return "timeout"
@@ -126,6 +124,11 @@ def brief(error: Exception) -> str:
     return " ".join(message.split())[:200]
 
 
+def refused_key(url: str, error: openai.APIStatusError) -> ModelConfigError:
+    return ModelConfigError(f"{url} refused the API key ({error.status_code}: {brief(error)}); set "
+                            "TOWNBOT_API_KEY (or OPENAI_API_KEY) to a key it accepts")
+
+
 class Endpoint:
     """One server: its client, a concurrency limit, and retries with backoff."""
 
@@ -148,21 +151,7 @@ class Endpoint:
 
     def limit(self, concurrency: int) -> None:
         """Serve this many requests at once from now on (set before the town starts)."""
-        self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
-
-    @property
-    def down(self) -> bool:
-        return bool(self.max_failures) and (self.stats.in_a_row >= self.max_failures
-                                            or self.silence() is not None)
-
-    def silence(self) -> float | None:
-        """Seconds the server has answered nothing while requests timed out, once that is long
-        enough to count as down (see silent_after); else None."""
-        quiet = time.monotonic() - self._last_answer
-        if self.silent_after and self._timeouts >= 2 and quiet >= self.silent_after:
-            return quiet
-        return None
 
     def revive(self) -> None:
         """The server answered a check again: let calls through once more."""
@@ -189,13 +178,15 @@ class Endpoint:
         return result
 
     def _refuse_when_down(self) -> None:
-        quiet = self.silence() if self.max_failures else None
-        if quiet is not None:
+        if not self.max_failures:
+            return
+        quiet = time.monotonic() - self._last_answer
+        if self.silent_after and self._timeouts >= SILENT_TIMEOUTS and quiet >= self.silent_after:
             raise ServerUnavailable(
                 f"{self.url} has answered nothing for {quiet:.0f} s ({self._timeouts} requests "
                 "timed out); check that the server is running and answering, or raise "
                 "TOWNBOT_TIMEOUT for a slow one (TOWNBOT_MAX_FAILURES=0 never stops a run)")
-        if self.down:
+        if self.stats.in_a_row >= self.max_failures:
             raise ServerUnavailable(
                 f"{self.url} failed {self.stats.in_a_row} calls in a row (last: "
                 f"{self.stats.last_error}); check that the server is running and answering, or "
@@ -239,9 +230,7 @@ class Endpoint:
     def _refuse_settings(self, error: Exception, setting: str, model: str) -> None:
         """Errors no retry can fix become ModelConfigError naming the setting to change."""
         if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
-            raise ModelConfigError(
-                f"{self.url} refused the API key ({error.status_code}: {brief(error)}); set "
-                "TOWNBOT_API_KEY (or OPENAI_API_KEY) to a key it accepts") from None
+            raise refused_key(self.url, error) from None
         if isinstance(error, openai.NotFoundError):
             raise ModelConfigError(
                 f"{self.url} has no model '{model}' or no such endpoint (404: {brief(error)}); set "
@@ -324,13 +313,8 @@ class OpenAIModel(LanguageModel):
 
     async def ask(self, request: Ask[AnswerT]) -> AnswerT:
         """The answer, or the ask's default when there is no usable one (no repair here)."""
-        try:
-            reply = await self.reply(request)
-        except CallFailed:
-            return request.default()
-        if reply.answer is None or usable(request, reply.answer) is not None:
-            return request.default()
-        return reply.answer
+        answer = await answer_from_reply(self, request)
+        return answer if usable(request, answer) is None else request.default()
 
     async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
         model = self.model_for(request.purpose)
@@ -346,7 +330,8 @@ class OpenAIModel(LanguageModel):
         completion, requests = await self.chat.call(send, setting, model)
         return self._read(request, model, arguments["messages"], completion, requests)
 
-    def chat_arguments(self, request: Ask, model: str, mode: str | None = None) -> dict[str, Any]:
+    def chat_arguments(self, request: Ask, model: str, mode: str | None = None,
+                       max_tokens: int | None = None) -> dict[str, Any]:
         """The keyword arguments of one chat request in a structured-output mode."""
         mode = mode or self.settings.structured_output
         arguments: dict[str, Any] = {"model": model, "messages": chat_messages(request, mode)}
@@ -354,7 +339,7 @@ class OpenAIModel(LanguageModel):
             arguments["response_format"] = answer_format
         # OpenAI's newer models accept only max_completion_tokens; other servers know max_tokens.
         limit = "max_completion_tokens" if self.settings.base_url == OPENAI_URL else "max_tokens"
-        arguments[limit] = self.settings.max_tokens
+        arguments[limit] = max_tokens or self.settings.max_tokens
         if self.settings.temperature is not None:
             arguments["temperature"] = self.settings.temperature
         return arguments
@@ -400,7 +385,11 @@ class OpenAIModel(LanguageModel):
                            call: CallContext | None = None) -> Embedded:
         if self._local_embedder is not None:
             return Embedded(self._local_embedder.embed(list(texts)), self.embedding_model)
-        found, wanted, hits = self._from_cache(texts)
+        # A text repeated within one call is embedded once and counts as a hit.
+        found = {text: vector for text in dict.fromkeys(texts)
+                 if (vector := self._vectors.get(text)) is not None}
+        wanted = [text for text in dict.fromkeys(texts) if text not in found]
+        hits = len(texts) - len(wanted)
         size = self.settings.embedding_batch
         batches = [wanted[i:i + size] for i in range(0, len(wanted), size)]
         results = await asyncio.gather(*(self._embed_or_none(batch) for batch in batches))
@@ -421,19 +410,6 @@ class OpenAIModel(LanguageModel):
             np.zeros((0, self.embedding_dim), dtype=np.float32)
         return Embedded(vectors, self.embedding_model, tokens, estimated, requests, hits,
                         sum(1 for t in texts if t in failed))
-
-    def _from_cache(self, texts: Sequence[str]) -> tuple[dict[str, np.ndarray], list[str], int]:
-        """(vectors already known, distinct texts still to embed, hits): a text repeated within
-        one call is embedded once and counts as a hit."""
-        found: dict[str, np.ndarray] = {}
-        wanted: list[str] = []
-        for text in dict.fromkeys(texts):
-            vector = self._vectors.get(text)
-            if vector is None:
-                wanted.append(text)
-            else:
-                found[text] = vector
-        return found, wanted, len(texts) - len(wanted)
 
     async def _embed_or_none(self, batch: list[str]) -> tuple[np.ndarray, int, bool, int] | None:
         """A batch's vectors, or None when the server stayed unavailable (the texts get zeros)."""

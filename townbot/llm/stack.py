@@ -21,16 +21,7 @@ from townbot.llm.budget import Budget, Budgeted
 from townbot.llm.cache import AnswerCache, Cached
 from townbot.llm.checking import Checked
 from townbot.llm.metering import Recorded
-from townbot.llm.port import (
-    AnswerT,
-    Ask,
-    CallContext,
-    Embedded,
-    LanguageModel,
-    Layer,
-    Reply,
-    UsageSink,
-)
+from townbot.llm.port import AnswerT, Ask, CallContext, Embedded, LanguageModel, Layer, Reply, UsageSink
 from townbot.llm.watching import Watched
 
 

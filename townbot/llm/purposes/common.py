@@ -23,6 +23,7 @@ Line = Annotated[str, Field(min_length=1, max_length=300)]
 Turn = tuple[str, str]  # (speaker, text): one line of a conversation
 ENUM_LIMIT = 80  # longer lists would swell every request's schema: the check refuses instead
 SCHEMAS_KEPT = 2048  # schemas made for lists of choices (each list is a town's, so they recur)
+NOTHING = "- (nothing in particular)"  # a prompt's empty list
 
 
 class Question(ABC, Generic[AnswerT]):

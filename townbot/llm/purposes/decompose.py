@@ -16,13 +16,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from townbot.llm.offline.activities import vocabulary
-from townbot.llm.offline.steps import (
-    chunks,
-    object_state,
-    pick_emoji,
-    pick_object,
-    steps_text,
-)
+from townbot.llm.offline.steps import chunks, object_state, pick_emoji, pick_object, steps_text
 from townbot.llm.purposes.common import SCHEMAS_KEPT, Line, Question, choice_of, items_choosing
 from townbot.prompting import render
 from townbot.wording import progressive
@@ -41,8 +35,6 @@ class Step(BaseModel):
 
 
 class Decomposition(BaseModel):
-    """purpose 'decompose': an hour-level block as 5-15 minute steps, each with its object."""
-
     steps: Annotated[list[Step], Field(min_length=1, max_length=40)]
 
 

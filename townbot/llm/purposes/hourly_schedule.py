@@ -18,12 +18,18 @@ from pydantic import BaseModel, Field
 
 from townbot.llm.offline.plans import from_now, with_appointments
 from townbot.llm.purposes.choose_place import places_text
-from townbot.llm.purposes.common import SCHEMAS_KEPT, Line, Question, bulleted, choice_of, items_choosing
+from townbot.llm.purposes.common import (
+    NOTHING,
+    SCHEMAS_KEPT,
+    Line,
+    Question,
+    bulleted,
+    choice_of,
+    items_choosing,
+)
 from townbot.prompting import render
 from townbot.world.clock import clock_face, minute_of_day, parse_clock
 from townbot.world.model import Persona
-
-NOTHING = "- (nothing in particular)"
 
 
 class ScheduleBlock(BaseModel):
@@ -34,9 +40,6 @@ class ScheduleBlock(BaseModel):
 
 
 class HourlySchedule(BaseModel):
-    """purpose 'hourly_schedule': the waking day as hour-level blocks, each with the known
-    place and area it happens in (a place that is not known is chosen when the block begins)."""
-
     blocks: Annotated[list[ScheduleBlock], Field(min_length=1, max_length=40)]
 
 
