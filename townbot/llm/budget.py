@@ -56,15 +56,18 @@ class Budget:
         self.town_tokens += tokens
         self.day_tokens[game_day] += tokens
 
-    def pressure(self, day: int) -> Pressure | None:
+    def _used(self, day: int, in_flight: int = 0) -> list[tuple[int, int, str]]:
+        """(cap, used, words) of each cap that is set; `in_flight` calls count as used."""
         caps = self.caps
-        candidates = [
-            (caps.calls_per_town, self.town_calls + self.in_flight, "calls in this town"),
-            (caps.calls_per_day, self.day_calls[day] + self.in_flight, f"calls on game day {day}"),
+        return [(cap, used, what) for cap, used, what in [
+            (caps.calls_per_town, self.town_calls + in_flight, "calls in this town"),
+            (caps.calls_per_day, self.day_calls[day] + in_flight, f"calls on game day {day}"),
             (caps.tokens_per_town, self.town_tokens, "tokens in this town"),
-            (caps.tokens_per_day, self.day_tokens[day], f"tokens on game day {day}"),
-        ]
-        measured = [Pressure(used / cap, used, cap, what) for cap, used, what in candidates if cap]
+            (caps.tokens_per_day, self.day_tokens[day], f"tokens on game day {day}")] if cap]
+
+    def pressure(self, day: int) -> Pressure | None:
+        measured = [Pressure(used / cap, used, cap, what)
+                    for cap, used, what in self._used(day, self.in_flight)]
         return max(measured, key=lambda p: p.fraction, default=None)
 
     def level(self, day: int) -> str:
@@ -89,13 +92,8 @@ class Budget:
 
     def caps_used(self, day: int) -> list[str]:
         """Each cap set, with what is used and what is left of it (for status read-outs)."""
-        caps = self.caps
-        rows = [(caps.calls_per_town, self.town_calls, "calls in this town"),
-                (caps.calls_per_day, self.day_calls[day], f"calls on game day {day}"),
-                (caps.tokens_per_town, self.town_tokens, "tokens in this town"),
-                (caps.tokens_per_day, self.day_tokens[day], f"tokens on game day {day}")]
         return [f"{what}: {used:,} used, {max(0, cap - used):,} left of {cap:,}"
-                for cap, used, what in rows if cap]
+                for cap, used, what in self._used(day)]
 
     def change_line(self, before: str, after: str, day: int) -> str:
         """One line for #town-hall when the budget's level changes between ticks: saving

@@ -132,22 +132,21 @@ def refused_key(url: str, error: openai.APIStatusError) -> ModelConfigError:
 class Endpoint:
     """One server: its client, a concurrency limit, and retries with backoff."""
 
-    def __init__(self, client: openai.AsyncOpenAI, url: str, *, concurrency: int, max_retries: int,
-                 backoff: Backoff, stats: ServerStats, max_failures: int = 0,
-                 silent_after: float = 0.0) -> None:
+    def __init__(self, client: openai.AsyncOpenAI, url: str, settings: ModelSettings,
+                 backoff: Backoff, stats: ServerStats) -> None:
         self.client = client
         self.url = url
-        self.max_retries = max_retries
+        self.max_retries = settings.max_retries
         self.backoff = backoff
         self.stats = stats
-        self.max_failures = max_failures  # 0: never give up on the server
+        self.max_failures = settings.max_failures  # 0: never give up on the server
         # A server that stopped answering is down once requests timed out (two at least, of any
         # calls at once) and nothing was answered for this long: two timeouts' worth, not
         # every waiting call's retries one after another (22 minutes at the defaults).
-        self.silent_after = silent_after  # 0: only max_failures counts
+        self.silent_after = SILENT_TIMEOUTS * settings.timeout
         self._timeouts = 0  # requests timed out since the last answer
         self._last_answer = time.monotonic()
-        self.limit(concurrency)
+        self.limit(settings.concurrency or UNMEASURED_CONCURRENCY)
 
     def limit(self, concurrency: int) -> None:
         """Serve this many requests at once from now on (set before the town starts)."""
@@ -181,7 +180,7 @@ class Endpoint:
         if not self.max_failures:
             return
         quiet = time.monotonic() - self._last_answer
-        if self.silent_after and self._timeouts >= SILENT_TIMEOUTS and quiet >= self.silent_after:
+        if self._timeouts >= SILENT_TIMEOUTS and quiet >= self.silent_after:
             raise ServerUnavailable(
                 f"{self.url} has answered nothing for {quiet:.0f} s ({self._timeouts} requests "
                 "timed out); check that the server is running and answering, or raise "
@@ -248,7 +247,7 @@ class Endpoint:
 
 
 class OpenAIModel(LanguageModel):
-    """A LanguageModel (and ReportingModel) over OpenAI-compatible endpoints."""
+    """A LanguageModel over OpenAI-compatible endpoints."""
 
     def __init__(self, settings: ModelSettings, *, http_client: httpx2.AsyncClient | None = None,
                  embedding_http_client: httpx2.AsyncClient | None = None,
@@ -281,10 +280,7 @@ class OpenAIModel(LanguageModel):
                   backoff: Backoff) -> Endpoint:
         client = openai.AsyncOpenAI(api_key=key, base_url=url, timeout=self.settings.timeout,
                                     max_retries=0, http_client=http_client)
-        return Endpoint(client, url, concurrency=self.settings.concurrency or UNMEASURED_CONCURRENCY,
-                        max_retries=self.settings.max_retries, backoff=backoff, stats=self.stats,
-                        max_failures=self.settings.max_failures,
-                        silent_after=SILENT_TIMEOUTS * self.settings.timeout)
+        return Endpoint(client, url, self.settings, backoff, self.stats)
 
     def model_for(self, purpose: str) -> str:
         return self.settings.model_for(purpose)
@@ -418,17 +414,19 @@ class OpenAIModel(LanguageModel):
         except CallFailed:
             return None
 
+    def embedding_arguments(self, inputs: list[str]) -> dict[str, Any]:
+        """The keyword arguments of one embedding request."""
+        dimensions = self.settings.embedding_dimensions
+        return {"model": self.embedding_model, "input": inputs, "encoding_format": "float",
+                **({"dimensions": dimensions} if dimensions else {})}
+
     async def _embed_batch(self, batch: list[str]) -> tuple[np.ndarray, int, bool, int]:
         assert self.embeddings is not None
         endpoint = self.embeddings
-        extra: dict[str, Any] = {}
-        if self.settings.embedding_dimensions:
-            extra["dimensions"] = self.settings.embedding_dimensions
         inputs = [text if text.strip() else "(nothing)" for text in batch]  # servers refuse ""
 
         async def send() -> Any:
-            response = await endpoint.client.embeddings.create(
-                model=self.embedding_model, input=inputs, encoding_format="float", **extra)
+            response = await endpoint.client.embeddings.create(**self.embedding_arguments(inputs))
             data = getattr(response, "data", None)
             if not isinstance(data, list) or len(data) != len(batch):
                 raise GarbledResponse(f"expected {len(batch)} embeddings, got {response!r:.80}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
@@ -237,12 +237,7 @@ async def answer_from_reply(model: LanguageModel, request: Ask[AnswerT]) -> Answ
 
 
 class Layer(LanguageModel):
-    """A model wrapped around another: everything passes through unless a layer changes it.
-
-    A call passed through unchanged hands back the inner call's coroutine instead of awaiting
-    it in a coroutine of its own (`reply`, `embed_report`), so a call through the stack runs a
-    coroutine only in the layers that do something with it.
-    """
+    """A model wrapped around another: everything passes through unless a layer changes it."""
 
     def __init__(self, inner: LanguageModel) -> None:
         self.inner = inner
@@ -264,15 +259,15 @@ class Layer(LanguageModel):
         reply = await self.reply(request)
         return reply.answer if reply.answer is not None else request.default()
 
-    def reply(self, request: Ask[AnswerT]) -> Coroutine[Any, Any, Reply[AnswerT]]:
-        return self.inner.reply(request)
+    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
+        return await self.inner.reply(request)
 
     async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
         return (await self.embed_report(texts, call)).vectors
 
-    def embed_report(self, texts: Sequence[str],
-                     call: CallContext | None = None) -> Coroutine[Any, Any, Embedded]:
-        return self.inner.embed_report(texts, call)
+    async def embed_report(self, texts: Sequence[str],
+                           call: CallContext | None = None) -> Embedded:
+        return await self.inner.embed_report(texts, call)
 
     async def prepare(self) -> None:
         await self.inner.prepare()

@@ -20,7 +20,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from townbot.llm.openai_client import OpenAIModel, brief, refused_key
-from townbot.llm.port import LanguageModel, ModelConfigError
+from townbot.llm.port import LanguageModel, ModelConfigError, estimate_tokens
 from townbot.llm.purposes.probe import ProbeQuestion
 from townbot.llm.settings import STRUCTURED_MODES, ModelSettings
 from townbot.llm.stack import find_layer
@@ -146,7 +146,7 @@ async def try_mode(client: OpenAIModel, mode: str, model: str | None = None) -> 
         return ModeResult(mode, False, False, seconds, detail="the reply was not a chat completion")
     content = completion.choices[0].message.content or ""
     answer, problem, _, _ = read_answer(request, content)
-    tokens = completion.usage.completion_tokens if completion.usage else max(1, len(content) // 4)
+    tokens = completion.usage.completion_tokens if completion.usage else estimate_tokens(content)
     return ModeResult(mode, True, answer is not None, seconds, tokens,
                       detail=problem or "" if answer is None else "")
 
@@ -259,9 +259,7 @@ async def check_embeddings(client: OpenAIModel, report: ProbeReport) -> None:
     started = time.perf_counter()
     try:
         response = await endpoint.client.embeddings.create(
-            model=settings.embedding_model or "", input=["a quiet morning at the cafe"],
-            encoding_format="float",
-            **({"dimensions": settings.embedding_dimensions} if settings.embedding_dimensions else {}))
+            **client.embedding_arguments(["a quiet morning at the cafe"]))
     except openai.NotFoundError as error:
         raise ModelConfigError(
             f"{url} has no embedding model '{settings.embedding_model}' (404: {brief(error)[:120]}); "
@@ -289,16 +287,13 @@ async def check_embeddings(client: OpenAIModel, report: ProbeReport) -> None:
 def apply(client: OpenAIModel, report: ProbeReport) -> None:
     """Take what the check found: the mode for `auto`, the measured concurrency, the dimension."""
     settings = client.settings
-    changes: dict[str, Any] = {}
-    if settings.structured_output == "auto" and report.chosen:
-        changes["structured_output"] = report.chosen
     if settings.concurrency is None and report.parallel is not None:
         concurrency = report.suggested_concurrency()
         client.chat.limit(concurrency)
         if client.embeddings is not None and client.embeddings is not client.chat:
             client.embeddings.limit(concurrency)
-    if changes:
-        client.settings = replace(settings, **changes)
+    if settings.structured_output == "auto" and report.chosen:
+        client.settings = replace(settings, structured_output=report.chosen)
     if report.embedding_dim and not client.embedding_dim:
         client.embedding_dim = report.embedding_dim
 
