@@ -7,13 +7,12 @@ Its question is built in mind/dialogue.py. Offline: the two speak line by line a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from townbot.llm.offline import talk
-from townbot.llm.purposes.common import SCHEMAS_KEPT, Line, Question, choice_of, items_choosing
+from townbot.llm.purposes.common import Line, Question, items_choosing
 from townbot.llm.purposes.importance import score_importance
 from townbot.prompting import render
 
@@ -27,13 +26,9 @@ class WholeConversation(BaseModel):
     lines: Annotated[list[Exchange], Field(min_length=2, max_length=16)]
 
 
-@lru_cache(maxsize=SCHEMAS_KEPT)
 def conversation_among(names: tuple[str, ...]) -> type[WholeConversation]:
     """WholeConversation whose speakers are the participants."""
-    choice = choice_of(names)
-    if choice is None:
-        return WholeConversation
-    return items_choosing(WholeConversation, "lines", Exchange, "speaker", choice, (2, 16))
+    return items_choosing(WholeConversation, "lines", Exchange, "speaker", names, (2, 16))
 
 
 @dataclass(frozen=True)

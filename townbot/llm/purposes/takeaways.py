@@ -9,22 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from townbot.llm.offline.news import passed_on
-from townbot.llm.purposes.common import (
-    SCHEMAS_KEPT,
-    Line,
-    Question,
-    Score,
-    Turn,
-    choice_of,
-    items_choosing,
-    transcript,
-)
+from townbot.llm.purposes.common import Line, Question, Score, Turn, items_choosing, transcript
 from townbot.llm.purposes.importance import score_importance
 from townbot.prompting import render
 
@@ -44,13 +34,9 @@ class Takeaways(BaseModel):
     learned: Annotated[list[PersonTakeaways], Field(min_length=1, max_length=2)]
 
 
-@lru_cache(maxsize=SCHEMAS_KEPT)
 def takeaways_among(names: tuple[str, ...]) -> type[Takeaways]:
     """Takeaways with one entry per participant, each named as one of them."""
-    choice = choice_of(names)
-    if choice is None:
-        return Takeaways
-    return items_choosing(Takeaways, "learned", PersonTakeaways, "name", choice, (1, 2))
+    return items_choosing(Takeaways, "learned", PersonTakeaways, "name", names, (1, 2))
 
 
 @dataclass(frozen=True)
