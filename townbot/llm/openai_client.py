@@ -435,17 +435,14 @@ class OpenAIModel(LanguageModel):
         response, requests = await endpoint.call(send, "TOWNBOT_EMBEDDING_MODEL", self.embedding_model)
         ordered = sorted(response.data, key=lambda item: item.index)
         matrix = np.asarray([item.embedding for item in ordered], dtype=np.float32)
-        self._check_dimension(matrix)
+        if self.embedding_dim and matrix.shape[1] != self.embedding_dim:
+            raise ModelConfigError(
+                f"the embedding model '{self.embedding_model}' returned vectors of {matrix.shape[1]} "
+                f"dimensions, not the {self.embedding_dim} this town stores; configure the model "
+                "the town was embedded with, or run `townbot reembed --db PATH`")
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         matrix = matrix / np.where(norms == 0, 1.0, norms)  # retrieval assumes unit vectors
         usage = getattr(response, "usage", None)
         if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
             return matrix, int(usage.prompt_tokens), False, requests
         return matrix, sum(estimate_tokens(t) for t in inputs), True, requests
-
-    def _check_dimension(self, matrix: np.ndarray) -> None:
-        if self.embedding_dim and matrix.shape[1] != self.embedding_dim:
-            raise ModelConfigError(
-                f"the embedding model '{self.embedding_model}' returned vectors of {matrix.shape[1]} "
-                f"dimensions, not the {self.embedding_dim} this town stores; configure the model "
-                "the town was embedded with, or run `townbot reembed --db PATH`")

@@ -67,9 +67,9 @@ def reasons(report: ModelReport) -> str:
     return ", ".join(parts) or "no reason recorded"
 
 
-def defaulted_share(outcomes: dict[str, int] | ModelReport) -> tuple[int, int]:
+def defaulted_share(report: ModelReport) -> tuple[int, int]:
     """(answers from defaults, answers) among a session's outcomes."""
-    counts = outcomes.outcomes if isinstance(outcomes, ModelReport) else outcomes
+    counts = report.outcomes
     asked = sum(counts.get(outcome, 0) for outcome in ANSWERED)
     return sum(counts.get(outcome, 0) for outcome in DEFAULTED), asked
 
