@@ -58,8 +58,8 @@ EMOJI_ONLY = regex.compile(r"[\p{Emoji}\p{Emoji_Component}\u200d\ufe0f\u20e3\s]+
 PICTOGRAPH = regex.compile(r"\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3")
 THIRD_PERSON_VERBS = ("is", "was", "has", "had", "would", "will", "thinks", "feels", "says",
                       "likes", "loves", "remembers", "knows", "does", "did", "can", "wants")
-# Fields the whole reply is judged by when a resident speaks (first person expected).
-SPOKEN = {"answer": ("text",), "utterance": ("text",)}
+# Purposes whose `text` a resident speaks in their own voice (first person expected).
+SPOKEN = frozenset({"answer", "utterance"})
 MAX_COERCE_ROUNDS = 4
 
 
@@ -230,8 +230,7 @@ def is_emoji(text: str) -> bool:
 
 def _person_problem(request: Ask, answer: BaseModel) -> str | None:
     """A resident answering in their own voice must not speak of themself by name."""
-    fields = SPOKEN.get(request.purpose)
-    if not fields:
+    if request.purpose not in SPOKEN:
         return None
     # Who speaks: the answer question's `name`, the utterance question's `speaker`.
     name = getattr(request.context, "name", None) or getattr(request.context, "speaker", None) \
@@ -241,11 +240,9 @@ def _person_problem(request: Ask, answer: BaseModel) -> str | None:
     names = sorted({name, name.split()[0]}, key=len, reverse=True)
     pattern = re.compile(r"(?:^|[.!?]\s+)(?:" + "|".join(map(re.escape, names)) + r")(?:'s)?\s+(?:"
                          + "|".join(THIRD_PERSON_VERBS) + r")\b")
-    for field in fields:
-        text = str(getattr(answer, field, ""))
-        if pattern.search(text):
-            return (f"{field} speaks of {name.split()[0]} in the third person; answer as "
-                    f"{name.split()[0]} in the first person (\"I ...\")")
+    if pattern.search(str(getattr(answer, "text", ""))):
+        return (f"text speaks of {name.split()[0]} in the third person; answer as "
+                f"{name.split()[0]} in the first person (\"I ...\")")
     return None
 
 
