@@ -152,19 +152,18 @@ async def _connect_failure(work: Any) -> int:
     try:
         await work()
     except discord.LoginFailure:
-        print(BAD_TOKEN, file=sys.stderr)
-        return 2
+        problem = BAD_TOKEN
     except discord.PrivilegedIntentsRequired:
-        print(NO_INTENT, file=sys.stderr)
-        return 2
+        problem = NO_INTENT
     except (aiohttp.ClientError, OSError, discord.GatewayNotFound, TimeoutError) as error:
-        print(NETWORK.format(detail=str(error) or error.__class__.__name__), file=sys.stderr)
-        return 2
+        problem = NETWORK.format(detail=str(error) or error.__class__.__name__)
     except discord.HTTPException as error:
-        print(f"error: Discord answered {error.status} at start ({error.text or 'no reason'}); "
-              "try again later", file=sys.stderr)
-        return 2
-    return 0
+        problem = (f"error: Discord answered {error.status} at start ({error.text or 'no reason'}); "
+                   "try again later")
+    else:
+        return 0
+    print(problem, file=sys.stderr)
+    return 2
 
 
 async def _serve(config: Any, files: Any, settings: Any,
