@@ -15,12 +15,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 import aiosqlite
 
 from townbot.store.begin import begin_writing
 
 BUSY_MS = 10_000
+T = TypeVar("T")
 MAX_ID = 2**63 - 1  # SQLite's largest integer: no upper bound on the rows read
 CATEGORY = "#category"  # the layout key of the category (channel slugs never start with '#')
 SCHEMA: list[str] = [
@@ -182,15 +184,17 @@ class DiscordStore:
             await self.db.execute(statement)
         await self.db.execute("INSERT INTO discord_schema (version) VALUES (?)", (number,))
 
-    async def _transaction(self, work: Callable[[], Awaitable[object]]) -> None:
+    async def _transaction(self, work: Callable[[], Awaitable[T]]) -> T:
+        """`work` in one write transaction, committed when it returns; its result."""
         async with self._turn:
             await begin_writing(lambda: self.db.execute("BEGIN IMMEDIATE"))
             try:
-                await work()
+                result = await work()
             except BaseException:
                 await self.db.execute("ROLLBACK")
                 raise
             await self.db.execute("COMMIT")
+            return result
 
     async def _write(self, sql: str, parameters: tuple = ()) -> None:
         await self._transaction(lambda: self.db.execute(sql, parameters))
@@ -279,34 +283,29 @@ class DiscordStore:
 
     async def expect_echo(self, channel: str, actor: str, text: str) -> int:
         """Note speech a person wrote on Discord themselves, so the outbox does not repeat it."""
-        ids: list[int] = []
-
-        async def work() -> None:
+        async def work() -> int:
             cursor = await self.db.execute(
                 "INSERT INTO discord_echoes (channel, actor, text) VALUES (?, ?, ?)",
                 (channel, actor, " ".join(text.split())))
-            ids.append(int(cursor.lastrowid or 0))
-        await self._transaction(work)
-        return ids[0]
+            return int(cursor.lastrowid or 0)
+        return await self._transaction(work)
 
     async def forget_echo(self, echo_id: int) -> None:
         await self._write("DELETE FROM discord_echoes WHERE id = ?", (echo_id,))
 
     async def consume_echo(self, row: OutboxRow) -> bool:
         """A person's own message already shows this speech: mark it sent without posting."""
-        consumed = []
-
-        async def work() -> None:
+        async def work() -> bool:
             async with self.db.execute(
                     "SELECT id FROM discord_echoes WHERE channel = ? AND actor = ? AND text = ? "
                     "ORDER BY id LIMIT 1", (row.channel, row.actor, row.text)) as cursor:
                 found = await cursor.fetchone()
-            if found is not None:
-                await self.db.execute("DELETE FROM discord_echoes WHERE id = ?", (found[0],))
-                await self._mark_sent([row.id])
-                consumed.append(found[0])
-        await self._transaction(work)
-        return bool(consumed)
+            if found is None:
+                return False
+            await self.db.execute("DELETE FROM discord_echoes WHERE id = ?", (found[0],))
+            await self._mark_sent([row.id])
+            return True
+        return await self._transaction(work)
 
     # --- interview threads ----------------------------------------------------------------------
 
