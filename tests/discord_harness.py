@@ -19,10 +19,9 @@ from fakediscord import FakeDiscord
 from townbot.llm.settings import load_settings
 from townbot.platforms.discord.bot import TownBot
 from townbot.platforms.discord.config import DiscordConfig
-from townbot.platforms.discord.hub import Hub
+from townbot.platforms.discord.hub import GuildTown, Hub
 from townbot.platforms.discord.publisher import ChannelGone, Seen
 from townbot.platforms.discord.scheduler import TownScheduler
-from townbot.platforms.discord.town import GuildTown
 
 SNOWFLAKES = itertools.count(10_000)
 

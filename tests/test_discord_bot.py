@@ -11,9 +11,8 @@ from discord_harness import connect, fake_fixture, make_bot, server_fixture, unt
 
 from townbot.platforms.discord.bot import GATEWAY_GRACE, ShardedTownBot
 from townbot.platforms.discord.hosting import tick_town
-from townbot.platforms.discord.hub import POST_GRACE, TICK_GRACE, USE_CASE_GRACE
+from townbot.platforms.discord.hub import MEMORY_ACCESS, POST_GRACE, TICK_GRACE, USE_CASE_GRACE
 from townbot.platforms.discord.setup import NEEDED
-from townbot.platforms.discord.town import MEMORY_ACCESS
 from townbot.town.requests import LIMITS, SPEED_RANGE
 
 

@@ -113,4 +113,4 @@ async def test_a_person_who_leaves_on_the_way_says_nothing_on_arrival(server):
     await server.slash("town leave")
     assert await server.town.store.waiting_words() == []
     person = Person(f"discord:{server.ada}", "Ada")
-    assert server.town.speaker(person) is None
+    assert server.town.service.speaker_of(person) is None

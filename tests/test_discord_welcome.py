@@ -7,8 +7,8 @@ from dataclasses import replace
 from discord_harness import connect, fake_fixture, server_fixture, until  # noqa: F401  (fixtures)
 
 from townbot.platforms.discord.cards import help_card, welcome_card
-from townbot.platforms.discord.outlet import avatar_for
 from townbot.platforms.discord.respond import fit
+from townbot.platforms.discord.setup import avatar_for
 
 COMMANDS = (
     "`/town join`: arrive as a visitor with a name and a one-line description\n"
@@ -193,13 +193,11 @@ async def test_a_persona_picture_is_used_for_its_posts(server):
 
 
 async def test_a_notice_reaches_the_town_hall_for_moderators(server):
-    assert await server.bot.hub.notify_town_hall(
-        server.guild, "The model server stopped answering; the town is paused.")
+    assert await server.town.notify("The model server stopped answering; the town is paused.")
     assert server.fake.said(server.channel("town-hall"))[-1] == (
         "Smallville", "The model server stopped answering; the town is paused.")
-    assert not await server.bot.hub.notify_town_hall(12345, "no town here")
     server.fake.fail("POST", r"^/webhooks/", 403)
-    assert not await server.bot.hub.notify_town_hall(server.guild, "refused")
+    assert not await server.town.notify("refused")
 
 
 def test_text_beyond_three_messages_says_it_was_cut_and_how_to_see_the_rest():

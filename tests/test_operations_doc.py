@@ -11,8 +11,7 @@ from pathlib import Path
 
 from townbot.cli import build_parser
 from townbot.llm.settings import CAP_SPECS, PRICE_SPECS, SPECS
-from townbot.platforms.discord.config import VARIABLES
-from townbot.platforms.discord.upkeep import UPKEEP_VARIABLES
+from townbot.platforms.discord.config import UPKEEP_VARIABLES, VARIABLES
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTALL = "python3 -m venv .venv && .venv/bin/pip install -e ."

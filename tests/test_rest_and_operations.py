@@ -16,11 +16,18 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from townbot.llm.settings import load_settings
 from townbot.platforms.discord.bot import TownBot
-from townbot.platforms.discord.config import ConfigError, DiscordConfig
+from townbot.platforms.discord.config import (
+    API_BASE,
+    LOG_FORMAT,
+    ConfigError,
+    DiscordConfig,
+    Upkeep,
+    load_upkeep,
+    use_api_base,
+)
 from townbot.platforms.discord.hosting import tick_town
 from townbot.platforms.discord.hub import Hub
 from townbot.platforms.discord.scheduler import TownScheduler
-from townbot.platforms.discord.upkeep import API_BASE, LOG_FORMAT, Upkeep, load_upkeep, use_api_base
 from townbot.platforms.log_format import formatter
 from townbot.town.rest import WOKE, Rest, RestSettings, rest_settings
 from townbot.town.service import Person

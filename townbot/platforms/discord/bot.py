@@ -16,10 +16,10 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from townbot.platforms.discord.buttons import press
 from townbot.platforms.discord.commands import all_commands
 from townbot.platforms.discord.hosting import open_town
 from townbot.platforms.discord.hub import Hub
+from townbot.platforms.discord.respond import press
 from townbot.platforms.discord.setup import SetupError, missing_permissions
 from townbot.platforms.discord.speech import handle_message
 from townbot.town.requests import TownError
@@ -31,17 +31,18 @@ CLOSING = "the bot is shutting down; try again in a minute"
 
 
 def intents() -> discord.Intents:
-    chosen = discord.Intents.default()
-    chosen.message_content = True  # privileged: visitors speak by writing
-    return chosen
+    """The defaults and message content (privileged): visitors speak by writing."""
+    return discord.Intents(discord.Intents.default().value, message_content=True)
 
 
 class TownTree(app_commands.CommandTree):
-    """Refuses new interactions once shutdown has begun."""
+    """Every command of the town; refuses new interactions once shutdown has begun."""
 
     def __init__(self, client: discord.Client, hub: Hub) -> None:
         super().__init__(client)
         self.hub = hub
+        for command in all_commands(hub):
+            self.add_command(command)
 
     async def interaction_check(self, interaction: discord.Interaction) -> bool:
         if getattr(self.client, "closing", False):
@@ -52,15 +53,7 @@ class TownTree(app_commands.CommandTree):
         return True
 
 
-def command_tree(client: discord.Client, hub: Hub) -> app_commands.CommandTree:
-    tree = TownTree(client, hub)
-    for command in all_commands(hub):
-        tree.add_command(command)
-    return tree
-
-
 def explain_sync_failure(error: BaseException) -> str:
-    """What a failed command sync means, and what to do about it."""
     if isinstance(error, discord.Forbidden):
         return ("Discord refused the commands (403 Missing Access): the bot was invited without "
                 "the applications.commands scope; invite it again with the link from `townbot "
@@ -73,23 +66,15 @@ def explain_sync_failure(error: BaseException) -> str:
 class TownBotBehaviour:
     """The town's side of the client; mixed into discord.Client or AutoShardedClient."""
 
-    hub: Hub
-    tree: app_commands.CommandTree
-    closing: bool
-    gateway_closed: bool
-    _town_closing: asyncio.Future[None] | None
-    commands_synced: bool
-    sync_problem: str | None
-
     def _setup_town_bot(self, hub: Hub, *, sync: bool) -> None:
         self.hub = hub
-        self.tree = command_tree(self, hub)  # type: ignore[arg-type]
+        self.tree = TownTree(self, hub)  # type: ignore[arg-type]
         self.tree.error(self.command_failed)
         self.closing = False
         self.gateway_closed = False
         self._town_closing: asyncio.Future[None] | None = None
         self.commands_synced = not sync  # False: sync on (re)connect until it works
-        self.sync_problem = None
+        self.sync_problem: str | None = None
 
     async def setup_hook(self) -> None:
         self.hub.scheduler.start()  # inside the running loop, before the gateway connects

@@ -25,38 +25,33 @@ def clip(text: str, limit: int) -> str:
     return split_text(text, limit - 1)[0].rstrip() + "…"
 
 
-@dataclass(frozen=True)
-class Guide:
-    """The commands as people meet them, shared by the welcome and /help."""
-
-    everyone: tuple[tuple[str, str], ...] = (
-        ("/town join", "arrive as a visitor with a name and a one-line description"),
-        ("/town go", "walk to an area (it takes game time)"),
-        ("/town where", "who is where and what they are doing"),
-        ("/town status", "the clock, the speed and how many people are here"),
-        ("/town profile", "a resident's card: who they are, where, their day"),
-        ("/town map", "the map of the town now, or one area close up"),
-        ("/town web", "the link to the town's web page, for this server's people only"),
-        ("/interview", "ask a resident anything; a thread opens for more questions"),
-        ("/whisper", "be a resident's inner voice: they take it as their own thought"),
-        ("/object set", "change a thing, e.g. set the cafe's stove burning"),
-        ("/say", "speak where you are (writing in the area's channel does the same)"),
-        ("/town leave", "leave the town"),
-    )
-    moderators: tuple[tuple[str, str], ...] = (
-        ("/mod pause, /mod resume, /mod speed", "the town's clock"),
-        ("/mod announce, /mod seed, /mod scenario", "news in #town-hall, an idea planted in "
-                                                   "a resident, a prepared event"),
-        ("/mod takeover, /mod memories", "speak as a resident; see what a resident recalls"),
-        ("/mod events", "who has heard of a seeded event, from whom, and who plans to go"),
-        ("/mod web", "a new link to the web page (the old one stops working), or none"),
-    )
-
-    def lines(self, entries: Sequence[tuple[str, str]]) -> str:
-        return "\n".join(f"`{name}`: {what}" for name, what in entries)
+# The commands as people meet them, shared by the welcome and /help.
+EVERYONE = (
+    ("/town join", "arrive as a visitor with a name and a one-line description"),
+    ("/town go", "walk to an area (it takes game time)"),
+    ("/town where", "who is where and what they are doing"),
+    ("/town status", "the clock, the speed and how many people are here"),
+    ("/town profile", "a resident's card: who they are, where, their day"),
+    ("/town map", "the map of the town now, or one area close up"),
+    ("/town web", "the link to the town's web page, for this server's people only"),
+    ("/interview", "ask a resident anything; a thread opens for more questions"),
+    ("/whisper", "be a resident's inner voice: they take it as their own thought"),
+    ("/object set", "change a thing, e.g. set the cafe's stove burning"),
+    ("/say", "speak where you are (writing in the area's channel does the same)"),
+    ("/town leave", "leave the town"),
+)
+MODERATORS = (
+    ("/mod pause, /mod resume, /mod speed", "the town's clock"),
+    ("/mod announce, /mod seed, /mod scenario", "news in #town-hall, an idea planted in "
+                                               "a resident, a prepared event"),
+    ("/mod takeover, /mod memories", "speak as a resident; see what a resident recalls"),
+    ("/mod events", "who has heard of a seeded event, from whom, and who plans to go"),
+    ("/mod web", "a new link to the web page (the old one stops working), or none"),
+)
 
 
-GUIDE = Guide()
+def guide(entries: Sequence[tuple[str, str]]) -> str:
+    return clip("\n".join(f"`{name}`: {what}" for name, what in entries), FIELD)
 
 
 def model_name(label: str) -> str | None:
@@ -108,9 +103,9 @@ def welcome_card(town: str, residents: int, hall: str, model: str,
         "Press **Join** below, or use `/town join`. You arrive in Johnson Park as a visitor. "
         "Then write in any area's channel to speak there: you walk there first, everyone there "
         "hears you, and the resident you name answers."))
-    card.add_field(name="Commands", inline=False, value=clip(GUIDE.lines(GUIDE.everyone), FIELD))
+    card.add_field(name="Commands", inline=False, value=guide(EVERYONE))
     card.add_field(name="Moderators (Manage Server)", inline=False,
-                   value=clip(GUIDE.lines(GUIDE.moderators), FIELD))
+                   value=guide(MODERATORS))
     if link is not None:
         card.add_field(name="The town on the web", inline=False, value=web_line(link))
     card.set_footer(text="/help shows this again at any time.")
@@ -136,13 +131,13 @@ def help_card(town: str, moderator: bool, model: str) -> discord.Embed:
     card = discord.Embed(title=f"{town}: how to take part", colour=COLOUR, description=(
         "Join with `/town join`, then write in an area's channel to speak there. The residents "
         "are AI characters."))
-    card.add_field(name="Commands", inline=False, value=clip(GUIDE.lines(GUIDE.everyone), FIELD))
+    card.add_field(name="Commands", inline=False, value=guide(EVERYONE))
     card.add_field(name="The residents", inline=False, value=clip(about_the_residents(model),
                                                                   FIELD))
     card.add_field(name="What is kept", inline=False, value=clip(what_is_kept(model), FIELD))
     if moderator:
         card.add_field(name="For moderators", inline=False,
-                       value=clip(GUIDE.lines(GUIDE.moderators), FIELD))
+                       value=guide(MODERATORS))
     return card
 
 

@@ -82,7 +82,7 @@ def run_sync(args: argparse.Namespace) -> int:
 
 def _guarded(args: argparse.Namespace, *, dry_run: bool = False, sync_only: bool = False) -> int:
     from townbot.llm.settings import SettingsError, load_settings
-    from townbot.platforms.discord.config import ConfigError, load_config
+    from townbot.platforms.discord.config import ConfigError, load_config, load_upkeep
     from townbot.store.database import StoreError
     from townbot.town.launch import TownFiles
     from townbot.world.errors import DataError
@@ -92,7 +92,6 @@ def _guarded(args: argparse.Namespace, *, dry_run: bool = False, sync_only: bool
         settings = load_settings(config.env)
         files = TownFiles(args.world, args.personas)
         world = files.load()
-        from townbot.platforms.discord.upkeep import load_upkeep
         load_upkeep(config.env)  # a running-long setting that cannot work stops here too
         if dry_run:
             from townbot.platforms.discord.dryrun import dry_run as print_plan
@@ -153,27 +152,26 @@ async def _connect_failure(work: Any) -> int:
     try:
         await work()
     except discord.LoginFailure:
-        print(BAD_TOKEN, file=sys.stderr)
-        return 2
+        problem = BAD_TOKEN
     except discord.PrivilegedIntentsRequired:
-        print(NO_INTENT, file=sys.stderr)
-        return 2
+        problem = NO_INTENT
     except (aiohttp.ClientError, OSError, discord.GatewayNotFound, TimeoutError) as error:
-        print(NETWORK.format(detail=str(error) or error.__class__.__name__), file=sys.stderr)
-        return 2
+        problem = NETWORK.format(detail=str(error) or error.__class__.__name__)
     except discord.HTTPException as error:
-        print(f"error: Discord answered {error.status} at start ({error.text or 'no reason'}); "
-              "try again later", file=sys.stderr)
-        return 2
-    return 0
+        problem = (f"error: Discord answered {error.status} at start ({error.text or 'no reason'}); "
+                   "try again later")
+    else:
+        return 0
+    print(problem, file=sys.stderr)
+    return 2
 
 
 async def _serve(config: Any, files: Any, settings: Any,
                  shards: tuple[int, list[int]] | None) -> int:
     from townbot.platforms.discord.bot import ShardedTownBot, TownBot
+    from townbot.platforms.discord.config import load_upkeep, use_api_base
     from townbot.platforms.discord.hub import Hub
     from townbot.platforms.discord.scheduler import TownScheduler
-    from townbot.platforms.discord.upkeep import load_upkeep, use_api_base
 
     upkeep = load_upkeep(config.env)
     _logging(kind=upkeep.log_format)

@@ -17,7 +17,6 @@ from typing import Any, Literal
 import discord
 from discord import app_commands
 
-from townbot.platforms.discord.buttons import ask_button
 from townbot.platforms.discord.cards import (
     Status,
     help_card,
@@ -26,12 +25,11 @@ from townbot.platforms.discord.cards import (
     status_card,
     web_line,
 )
-from townbot.platforms.discord.hub import Hub
-from townbot.platforms.discord.respond import Reply, refuse, run, send
+from townbot.platforms.discord.hosting import show_link
+from townbot.platforms.discord.hub import MEMORY_ACCESS, GuildTown, Hub
+from townbot.platforms.discord.respond import Reply, ask_button, refuse, run, send
 from townbot.platforms.discord.store import InterviewThread
-from townbot.platforms.discord.town import MEMORY_ACCESS, GuildTown
 from townbot.platforms.discord.townmap import FILE_LIMIT, attachment, caption, current_picture
-from townbot.platforms.discord.welcome import show_link
 from townbot.town.requests import LIMITS, SPEED_RANGE, Outcome, Person, TownError, bounded
 from townbot.world.model import join_path
 
@@ -78,35 +76,44 @@ async def suggest(hub: Hub, interaction: discord.Interaction, typed: str,
     return []
 
 
-def residents(town: GuildTown) -> Iterable[str]:
-    return sorted(town.engine.minds)
-
-
 def areas(town: GuildTown) -> Iterable[str]:
     for sector in town.engine.world.sectors.values():
         yield sector.name
         yield from (join_path(sector.name, arena) for arena in sector.arenas)
 
 
-def objects(town: GuildTown) -> Iterable[str]:
-    return town.engine.world.object_paths()
+class TownCommands(app_commands.Group):
+    """A group of commands acting in `hub`'s towns, with the suggestions its parameters share."""
 
+    def __init__(self, hub: Hub, name: str, description: str) -> None:
+        super().__init__(name=name, description=description, guild_only=True)
+        self.hub = hub
 
-def scenarios(town: GuildTown) -> Iterable[str]:
-    return town.service.scenario_names()
+    async def residents(self, interaction: discord.Interaction, typed: str) -> Choices:
+        return await suggest(self.hub, interaction, typed, lambda town: sorted(town.engine.minds))
+
+    async def areas(self, interaction: discord.Interaction, typed: str) -> Choices:
+        return await suggest(self.hub, interaction, typed, areas)
+
+    async def objects(self, interaction: discord.Interaction, typed: str) -> Choices:
+        return await suggest(self.hub, interaction, typed,
+                             lambda town: town.engine.world.object_paths())
+
+    async def scenarios(self, interaction: discord.Interaction, typed: str) -> Choices:
+        return await suggest(self.hub, interaction, typed,
+                             lambda town: town.service.scenario_names())
 
 
 # --- /town ----------------------------------------------------------------------------------------
 
-class TownGroup(app_commands.Group):
+class TownGroup(TownCommands):
     def __init__(self, hub: Hub) -> None:
-        super().__init__(name="town", description="Join, move about and look at the town",
-                         guild_only=True)
-        self.hub = hub
+        super().__init__(hub, "town", "Join, move about and look at the town")
 
     @app_commands.command(description="Join the town as a visitor")
     @app_commands.describe(name="your name in the town", description="who you are, in one line",
                            area="where you arrive (default: Johnson Park)")
+    @app_commands.autocomplete(area=TownCommands.areas)
     async def join(self, interaction: discord.Interaction, name: Name, description: About,
                    area: Area | None = None) -> None:
         where = {"area": area} if area else {}  # the service's default place otherwise
@@ -114,6 +121,7 @@ class TownGroup(app_commands.Group):
                   lambda town, person: town.service.join(person, name, description, **where))
 
     @app_commands.command(description="Walk to an area (a sector, 'Sector: arena' or a channel)")
+    @app_commands.autocomplete(area=TownCommands.areas)
     async def go(self, interaction: discord.Interaction, area: Area) -> None:
         await run(self.hub, interaction, lambda town, person: town.service.go(person, area))
 
@@ -133,6 +141,7 @@ class TownGroup(app_commands.Group):
 
     @app_commands.command(name="map", description="The town's map now, or one area close up")
     @app_commands.describe(area="an area to show close up (default: the whole town)")
+    @app_commands.autocomplete(area=TownCommands.areas)
     async def map_(self, interaction: discord.Interaction, area: Area | None = None) -> None:
         async def work(town: GuildTown, person: Person) -> Reply:
             sector = town.service.area(area)[0] if area else None
@@ -176,6 +185,7 @@ class TownGroup(app_commands.Group):
         await run(self.hub, interaction, work)
 
     @app_commands.command(description="A resident's card: who they are, where, their day")
+    @app_commands.autocomplete(resident=TownCommands.residents)
     async def profile(self, interaction: discord.Interaction, resident: Resident) -> None:
         async def work(town: GuildTown, person: Person) -> Reply:
             data = (await town.service.profile(person, resident)).data
@@ -184,25 +194,13 @@ class TownGroup(app_commands.Group):
                                             town.outlet.avatar(data["resident"])))
         await run(self.hub, interaction, work)
 
-    @join.autocomplete("area")
-    @go.autocomplete("area")
-    @map_.autocomplete("area")
-    async def _areas(self, interaction: discord.Interaction, typed: str) -> Choices:
-        return await suggest(self.hub, interaction, typed, areas)
-
-    @profile.autocomplete("resident")
-    async def _residents(self, interaction: discord.Interaction, typed: str) -> Choices:
-        return await suggest(self.hub, interaction, typed, residents)
-
 
 # --- /mod: moderators only ---------------------------------------------------------------------------
 
 @app_commands.default_permissions(manage_guild=True)
-class ModGroup(app_commands.Group):
+class ModGroup(TownCommands):
     def __init__(self, hub: Hub) -> None:
-        super().__init__(name="mod", description="Moderators: the clock, news, ideas, scenarios",
-                         guild_only=True)
-        self.hub = hub
+        super().__init__(hub, "mod", "Moderators: the clock, news, ideas, scenarios")
 
     @app_commands.command(description="Stop the clock")
     async def pause(self, interaction: discord.Interaction) -> None:
@@ -229,6 +227,7 @@ class ModGroup(app_commands.Group):
         await run(self.hub, interaction, work, moderators="/mod speed")
 
     @app_commands.command(description="Let a member speak and move as a resident")
+    @app_commands.autocomplete(resident=TownCommands.residents)
     async def takeover(self, interaction: discord.Interaction, member: discord.Member,
                        resident: Resident) -> None:
         await run(self.hub, interaction,
@@ -237,6 +236,7 @@ class ModGroup(app_commands.Group):
                   moderators="/mod takeover")
 
     @app_commands.command(description="Plant an intention in a resident's mind")
+    @app_commands.autocomplete(resident=TownCommands.residents)
     async def seed(self, interaction: discord.Interaction, resident: Resident,
                    intent: Intent) -> None:
         await run(self.hub, interaction,
@@ -244,6 +244,7 @@ class ModGroup(app_commands.Group):
                   moderators="/mod seed")
 
     @app_commands.command(description="Announce to the town (#town-hall) or one area")
+    @app_commands.autocomplete(area=TownCommands.areas)
     async def announce(self, interaction: discord.Interaction, text: Notice,
                        area: Area | None = None) -> None:
         await run(self.hub, interaction,
@@ -251,12 +252,14 @@ class ModGroup(app_commands.Group):
                   moderators="/mod announce")
 
     @app_commands.command(description="Load a scenario from scenarios/")
+    @app_commands.autocomplete(name=TownCommands.scenarios)
     async def scenario(self, interaction: discord.Interaction, name: Scenario) -> None:
         await run(self.hub, interaction,
                   lambda town, person: town.service.load_scenario(person, name),
                   moderators="/mod scenario")
 
     @app_commands.command(description="A resident's memories retrieved for a query, with scores")
+    @app_commands.autocomplete(resident=TownCommands.residents)
     async def memories(self, interaction: discord.Interaction, resident: Resident, query: Query,
                        count: Count = 10) -> None:
         await run(self.hub, interaction,
@@ -288,48 +291,28 @@ class ModGroup(app_commands.Group):
         await run(self.hub, interaction,
                   lambda town, person: town.service.event_status(person), moderators="/mod events")
 
-    @takeover.autocomplete("resident")
-    @seed.autocomplete("resident")
-    @memories.autocomplete("resident")
-    async def _residents(self, interaction: discord.Interaction, typed: str) -> Choices:
-        return await suggest(self.hub, interaction, typed, residents)
-
-    @announce.autocomplete("area")
-    async def _areas(self, interaction: discord.Interaction, typed: str) -> Choices:
-        return await suggest(self.hub, interaction, typed, areas)
-
-    @scenario.autocomplete("name")
-    async def _scenarios(self, interaction: discord.Interaction, typed: str) -> Choices:
-        return await suggest(self.hub, interaction, typed, scenarios)
-
 
 # --- /object --------------------------------------------------------------------------------------
 
-class ObjectGroup(app_commands.Group):
+class ObjectGroup(TownCommands):
     def __init__(self, hub: Hub) -> None:
-        super().__init__(name="object", description="Look at or change things in the town",
-                         guild_only=True)
-        self.hub = hub
+        super().__init__(hub, "object", "Look at or change things in the town")
 
     @app_commands.command(name="set", description="Change an object's state, e.g. stove: burning")
+    @app_commands.autocomplete(path=TownCommands.objects)
     async def set_(self, interaction: discord.Interaction, path: ObjectPath, state: State) -> None:
         await run(self.hub, interaction,
                   lambda town, person: town.service.set_object(person, path, state))
 
     @app_commands.command(description="An object's state now and who is using it")
+    @app_commands.autocomplete(path=TownCommands.objects)
     async def look(self, interaction: discord.Interaction, path: ObjectPath) -> None:
         await run(self.hub, interaction, lambda town, person: town.service.look(person, path))
-
-    @set_.autocomplete("path")
-    @look.autocomplete("path")
-    async def _objects(self, interaction: discord.Interaction, typed: str) -> Choices:
-        return await suggest(self.hub, interaction, typed, objects)
 
 
 # --- top-level commands -----------------------------------------------------------------------------
 
 def visitor_commands(hub: Hub) -> list[app_commands.Command[Any, ..., Any]]:
-    """The commands outside a group, made for one hub."""
 
     @app_commands.command(description="Say something where you are in the town")
     @app_commands.guild_only()
@@ -365,8 +348,8 @@ def visitor_commands(hub: Hub) -> list[app_commands.Command[Any, ..., Any]]:
 
     @whisper.autocomplete("resident")
     @interview.autocomplete("resident")
-    async def _residents(interaction: discord.Interaction, typed: str) -> Choices:
-        return await suggest(hub, interaction, typed, residents)
+    async def residents(interaction: discord.Interaction, typed: str) -> Choices:
+        return await suggest(hub, interaction, typed, lambda town: sorted(town.engine.minds))
 
     return [say, whisper, interview, help_]
 
@@ -414,7 +397,6 @@ async def _open_thread(interaction: discord.Interaction, town: GuildTown,
 
 
 def all_commands(hub: Hub) -> list[app_commands.Command[Any, ..., Any] | app_commands.Group]:
-    """Every command, acting in `hub`'s towns."""
     return [TownGroup(hub), ObjectGroup(hub), ModGroup(hub), *visitor_commands(hub)]
 
 

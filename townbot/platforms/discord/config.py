@@ -1,4 +1,6 @@
-"""Discord settings from the environment over an optional `.env` file.
+"""Discord settings from the environment over an optional `.env` file, and the settings for
+running the bot for a long time (`Upkeep`: rest when nobody is there, scheduled backups, a shared
+REST proxy for every shard process, the log format), read from the same merged environment.
 
 The environment wins over `.env`, as everywhere else. A value that cannot work stops the program
 with a `ConfigError` naming the variable and showing a value that would.
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from townbot.town.requests import SPEED_RANGE
+from townbot.town.rest import IDLE_AFTER, IDLE_SPEED, RestSettingError, RestSettings, rest_settings
 
 TOKEN = "DISCORD_TOKEN"
 ALLOWED_GUILDS = "TOWNBOT_ALLOWED_GUILDS"
@@ -105,10 +108,10 @@ def load_config(environ: Mapping[str, str] | None = None,
         moderator_role=env.get(MODERATOR_ROLE, "").strip() or None,
         tick_seconds=_tick_seconds(env.get(TICK_SECONDS, "")),
         data_dir=Path(env.get(DATA_DIR) or "data"),
-        avatar_url=_avatar(env.get(AVATAR_URL, "")),
+        avatar_url=_avatar(env.get(AVATAR_URL, "").strip()),
         web_port=_web_port(env.get(WEB_PORT, "")),
         web_host=env.get(WEB_HOST, "").strip() or "127.0.0.1",
-        web_url=_web_url(env.get(WEB_URL, "")),
+        web_url=_url(WEB_URL, env.get(WEB_URL, "").strip(), "https://town.example.org"),
         env=env)
 
 
@@ -137,15 +140,15 @@ def _tick_seconds(text: str) -> float | None:
 
 
 def _avatar(text: str) -> str | None:
-    text = text.strip()
-    if not text:
-        return None
     if text == "discord":
         return text
-    if not text.startswith(("https://", "http://")):
-        raise ConfigError(f"{AVATAR_URL}={text!r} is not a URL; e.g. "
-                          f"{AVATAR_URL}=https://example.org/avatars/{{name}}.png")
-    return text
+    return _url(AVATAR_URL, text, "https://example.org/avatars/{name}.png")
+
+
+def _url(name: str, text: str, example: str) -> str | None:
+    if text and not text.startswith(("https://", "http://")):
+        raise ConfigError(f"{name}={text!r} is not a URL; e.g. {name}={example}")
+    return text or None
 
 
 def _web_port(text: str) -> int | None:
@@ -156,8 +159,79 @@ def _web_port(text: str) -> int | None:
     return int(text)
 
 
-def _web_url(text: str) -> str | None:
-    text = text.strip()
-    if text and not text.startswith(("https://", "http://")):
-        raise ConfigError(f"{WEB_URL}={text!r} is not a URL; e.g. {WEB_URL}=https://town.example.org")
-    return text or None
+BACKUP_DIR = "TOWNBOT_BACKUP_DIR"
+BACKUP_EVERY = "TOWNBOT_BACKUP_EVERY"
+BACKUP_KEEP = "TOWNBOT_BACKUP_KEEP"
+API_BASE = "TOWNBOT_DISCORD_API_BASE"
+LOG_FORMAT = "TOWNBOT_LOG_FORMAT"
+UPKEEP_VARIABLES = {
+    IDLE_AFTER: "real seconds without anyone's activity before a town rests (default 900; "
+                "0: never)",
+    IDLE_SPEED: "how a resting town ticks: 'pause' (default) or real seconds per tick, e.g. 600",
+    BACKUP_DIR: "take scheduled backups of every town into this folder (default: none)",
+    BACKUP_EVERY: "real hours between scheduled backups (default 6)",
+    BACKUP_KEEP: "scheduled backups kept per town, the newest (default 7)",
+    API_BASE: "Discord's REST address for every request, e.g. a shared rate-limiting proxy at "
+              "http://127.0.0.1:8080/api/v10 (default: Discord's own)",
+    LOG_FORMAT: "'text' (default) or 'json', one object per line",
+}
+
+
+@dataclass(frozen=True)
+class Upkeep:
+    rest: RestSettings = field(default_factory=RestSettings)
+    backup_dir: Path | None = None
+    backup_every_hours: float = 6.0
+    backup_keep: int = 7
+    api_base: str | None = None
+    log_format: str = "text"
+
+
+def load_upkeep(env: Mapping[str, str]) -> Upkeep:
+    try:
+        rest = rest_settings(dict(env))
+    except RestSettingError as error:
+        raise ConfigError(str(error)) from None
+    return Upkeep(rest=rest, backup_dir=_folder(env.get(BACKUP_DIR, "")),
+                  backup_every_hours=_number(env, BACKUP_EVERY, 6.0, 0.01, 24 * 365, "6"),
+                  backup_keep=int(_number(env, BACKUP_KEEP, 7, 1, 10_000, "7")),
+                  api_base=_url(API_BASE, env.get(API_BASE, "").strip().rstrip("/"),
+                                "http://127.0.0.1:8080/api/v10"),
+                  log_format=_log_format(env.get(LOG_FORMAT, "")))
+
+
+def _folder(text: str) -> Path | None:
+    return Path(text.strip()) if text.strip() else None
+
+
+def _number(env: Mapping[str, str], name: str, default: float, low: float, high: float,
+            example: str) -> float:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        raise ConfigError(f"{name}={text!r} is not usable; give a number from {low:g} to "
+                          f"{high:g}, e.g. {name}={example}")
+    return value
+
+
+def _log_format(text: str) -> str:
+    text = text.strip().lower() or "text"
+    if text not in ("text", "json"):
+        raise ConfigError(f"{LOG_FORMAT}={text!r} is not a log format; use text or json, e.g. "
+                          f"{LOG_FORMAT}=json")
+    return text
+
+
+def use_api_base(base: str | None) -> None:
+    """Send every REST request of this process (the bot's and its webhooks') to `base`: all
+    shard processes can then share one rate-limiting proxy. discord.py builds each request's
+    URL from the class attribute Route.BASE."""
+    if base is None:
+        return
+    from discord.http import Route
+    Route.BASE = base

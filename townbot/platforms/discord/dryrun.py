@@ -115,27 +115,21 @@ def dry_run(config: DiscordConfig, settings: ModelSettings, world: World, out: T
     names = check_scenarios(world, scenarios)
     plan = channel_plan(world)
 
-    def write(line: str = "") -> None:
-        print(line, file=out)
-
-    write("townbot run --dry-run: nothing was connected or written.")
-    write("Configuration (environment over .env):")
-    for line in config_lines(config, settings):
-        write(line)
     arenas = sum(len(s.arenas) for s in world.sectors.values())
-    write(f"World: {world.town}, {len(world.sectors)} sectors, {arenas} arenas, "
-          f"{len(world.object_paths())} objects, {len(world.personas)} residents: valid")
-    write(f"Scenarios: {', '.join(names) or 'none'}: valid")
-    write(f"Per server: category '{plan.category}' with {len(plan.channels)} channels, one "
-          "webhook each:")
-    for channel in plan.channels:
-        write(f"  #{channel.slug:<24} {channel.title}")
-    write("Commands (* autocomplete, [optional]):")
-    for line in command_lines(Hub(config, TownScheduler())):  # only listed: nothing runs
-        write(line)
     app = application_id(config.token) or "<APPLICATION_ID>"
-    write(f"Invite link (scopes bot and applications.commands; {', '.join(PERMISSIONS.values())}):")
-    write("  " + INVITE.format(app=app, permissions=NEEDED.value))
-    write("Developer Portal: Bot > Privileged Gateway Intents > Message Content Intent must be on.")
-    write("Ready: `townbot run`." if config.token else "Not ready to connect: set DISCORD_TOKEN.")
+    lines = [
+        "townbot run --dry-run: nothing was connected or written.",
+        "Configuration (environment over .env):", *config_lines(config, settings),
+        f"World: {world.town}, {len(world.sectors)} sectors, {arenas} arenas, "
+        f"{len(world.object_paths())} objects, {len(world.personas)} residents: valid",
+        f"Scenarios: {', '.join(names) or 'none'}: valid",
+        f"Per server: category '{plan.category}' with {len(plan.channels)} channels, one "
+        "webhook each:", *(f"  #{channel.slug:<24} {channel.title}" for channel in plan.channels),
+        # the commands are only listed: nothing runs
+        "Commands (* autocomplete, [optional]):", *command_lines(Hub(config, TownScheduler())),
+        f"Invite link (scopes bot and applications.commands; {', '.join(PERMISSIONS.values())}):",
+        "  " + INVITE.format(app=app, permissions=NEEDED.value),
+        "Developer Portal: Bot > Privileged Gateway Intents > Message Content Intent must be on.",
+        "Ready: `townbot run`." if config.token else "Not ready to connect: set DISCORD_TOKEN."]
+    print("\n".join(lines), file=out)
     return 0

@@ -1,6 +1,10 @@
 """A server's town from opening to every tick: founded or resumed with its channels, webhooks
 and pinned welcome, then ticked by the scheduler, its posts sent and the words of visitors who
-have arrived said."""
+have arrived said.
+
+The welcome is a pinned card in #town-hall with a "Join" button, and a short pinned note with a
+"Go here" button in each area's channel. Posted once per channel (again only for a channel made
+anew), by the bot itself so the buttons work."""
 
 from __future__ import annotations
 
@@ -9,16 +13,18 @@ import contextlib
 import logging
 import time
 
+import discord
+
 from townbot.llm.port import ServerUnavailable
 from townbot.llm.watching import AnswersUnusable
-from townbot.platforms.discord.hub import Hub
-from townbot.platforms.discord.outlet import WebhookOutlet
+from townbot.platforms.discord.cards import area_note, welcome_card
+from townbot.platforms.discord.hub import GuildTown, Hub
+from townbot.platforms.discord.posts import NO_MENTIONS
 from townbot.platforms.discord.publisher import Publisher
-from townbot.platforms.discord.setup import GuildLike, channel_plan
+from townbot.platforms.discord.respond import go_button, join_button
+from townbot.platforms.discord.setup import WebhookOutlet, channel_plan
 from townbot.platforms.discord.speech import deliver_arrivals
 from townbot.platforms.discord.store import DiscordStore
-from townbot.platforms.discord.town import GuildTown
-from townbot.platforms.discord.welcome import post_welcome
 from townbot.platforms.metrics import TownMetrics
 from townbot.town.engine import Engine
 from townbot.town.launch import open_engine
@@ -33,7 +39,7 @@ FOUNDER = Person("discord:townbot", "townbot", moderator=True)  # settings made 
 MODEL_WATCH = Person("townbot:model-watch", "townbot's model watch", moderator=True)
 
 
-async def open_town(hub: Hub, guild: GuildLike) -> GuildTown:
+async def open_town(hub: Hub, guild: discord.Guild) -> GuildTown:
     """The server's town: founded on first use, resumed after, channels checked each time."""
     lock = hub.opening.setdefault(guild.id, asyncio.Lock())
     async with lock:
@@ -43,7 +49,7 @@ async def open_town(hub: Hub, guild: GuildLike) -> GuildTown:
         return hub.towns[guild.id]
 
 
-async def _open(hub: Hub, guild: GuildLike) -> GuildTown:
+async def _open(hub: Hub, guild: discord.Guild) -> GuildTown:
     path = hub.config.database(guild.id)
     founding = not path.exists()
     engine = await open_engine(hub.files, str(path), settings=hub.settings)
@@ -113,3 +119,59 @@ async def _close_quietly(engine: Engine, store: DiscordStore | None) -> None:
         await store.close()
     await engine.model.close()
     await engine.store.close()
+
+
+async def post_welcome(town: GuildTown, link: str | None = None) -> None:
+    """`link`: the town's members-only web page, when it is served."""
+    world = town.engine.world
+    done = await town.store.welcome()
+    hall = world.town_hall_channel
+    if _missing(town, done, hall):
+        card = welcome_card(world.town, len(world.personas), hall, town.engine.model.label,
+                            link)
+        await _pin(town, hall, embed=card, view=join_button())
+    for sector in world.sectors.values():
+        if _missing(town, done, sector.channel):
+            hours = sector.hours.describe() if sector.hours else None
+            await _pin(town, sector.channel, content=area_note(sector.name, sector.description,
+                                                               hours),
+                       view=go_button(sector.channel))
+
+
+def _missing(town: GuildTown, done: dict[str, tuple[int, int]], slug: str) -> bool:
+    return done.get(slug, (None, None))[0] != town.channel(slug).id
+
+
+async def _pin(town: GuildTown, slug: str, **message: object) -> None:
+    channel = town.channel(slug)
+    try:
+        sent = await channel.send(allowed_mentions=NO_MENTIONS, **message)
+    except discord.HTTPException as error:  # the town works without it; tried at next start
+        log.warning("server %s: the welcome in #%s could not be posted: %s", town.guild_id, slug,
+                    error)
+        return
+    await town.store.welcomed(slug, channel.id, sent.id)
+    try:
+        await sent.pin(reason="townbot: how to take part")
+    except discord.HTTPException as error:
+        log.warning("server %s: the welcome in #%s could not be pinned: %s", town.guild_id, slug,
+                    error)
+
+
+async def show_link(town: GuildTown, link: str | None) -> bool:
+    """The pinned welcome card again with the web page's new link (None: the page is closed),
+    so that the pin never offers a link that no longer works. False when it could not be
+    changed (the reason is logged); the new link is given to the moderator either way."""
+    world = town.engine.world
+    hall = world.town_hall_channel
+    channel_id, message_id = (await town.store.welcome()).get(hall, (None, None))
+    if message_id is None or town.channel(hall).id != channel_id:
+        return False  # never posted, or its channel was deleted: the next start posts it anew
+    card = welcome_card(world.town, len(world.personas), hall, town.engine.model.label, link)
+    try:
+        await town.channel(hall).get_partial_message(message_id).edit(embed=card)
+    except discord.HTTPException as error:
+        log.warning("server %s: the welcome's link could not be changed: %s", town.guild_id,
+                    error)
+        return False
+    return True

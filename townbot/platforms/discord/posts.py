@@ -11,12 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import discord
 from discord.utils import escape_markdown
 
 from townbot.platforms.discord.store import OutboxRow
 from townbot.town.names import NARRATOR_NAMES, discord_username, passes_for
 
 LIMIT = 2000  # characters per Discord message
+NO_MENTIONS = discord.AllowedMentions.none()
 
 
 @dataclass(frozen=True)

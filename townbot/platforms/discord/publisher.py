@@ -18,22 +18,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import Counter
-from collections.abc import Sequence
+from collections import Counter, deque
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 import aiohttp
 import discord
 
-from townbot.platforms.discord.pacing import (
-    GLOBAL_WINDOWS,
-    WEBHOOK_WINDOWS,
-    Clock,
-    Pacer,
-    Sleep,
-    take_turn,
-)
 from townbot.platforms.discord.posts import Post, next_post
 from townbot.platforms.discord.store import Delivery, DiscordStore
 
@@ -44,11 +36,50 @@ BACKOFF = (1.0, 60.0)  # first and longest wait after a failure, doubling in bet
 BACKOFF_DOUBLINGS = 6  # 2 ** 6 s is past the longest: no need to count further (nor overflow)
 ROWS_PER_READ = 50
 
+Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[None]]
+
+WEBHOOK_WINDOWS = ((5, 2.0), (30, 60.0))  # per channel: Discord's webhook limits
+GLOBAL_WINDOWS = ((40, 1.0),)  # the whole bot, under Discord's 50 requests per second
+
+
+class Pacer:
+    """Sliding windows: never more than `count` sends in any `seconds`, for each window."""
+
+    def __init__(self, windows: Sequence[tuple[int, float]], clock: Clock) -> None:
+        self.windows = [(count, seconds, deque[float]()) for count, seconds in windows]
+        self.clock = clock
+
+    def wait(self) -> float:
+        now, longest = self.clock(), 0.0
+        for count, seconds, times in self.windows:
+            while times and now - times[0] >= seconds:
+                times.popleft()
+            if len(times) >= count:
+                longest = max(longest, times[0] + seconds - now)
+        return longest
+
+    def record(self) -> None:
+        now = self.clock()
+        for _, _, times in self.windows:
+            times.append(now)
+
+
+async def take_turn(pacers: Sequence[Pacer], sleep: Sleep) -> None:
+    """Wait until every pacer allows a send, then count it in all of them. Checking and
+    recording happen without an await between them, so concurrent senders on one event loop
+    can never overrun a shared pacer."""
+    while True:
+        delay = max(pacer.wait() for pacer in pacers)
+        if delay <= 0:
+            for pacer in pacers:
+                pacer.record()
+            return
+        await sleep(delay)
+
 
 @dataclass(frozen=True)
 class Seen:
-    """A webhook message already in a channel."""
-
     id: int
     username: str
     content: str
@@ -63,7 +94,7 @@ class Refused(Exception):
 
 
 class Outlet(Protocol):
-    """What the publisher needs of Discord (the real one is outlet.WebhookOutlet)."""
+    """What the publisher needs of Discord (the real one is setup.WebhookOutlet)."""
 
     async def post(self, channel: str, content: str, username: str) -> int: ...
 
@@ -101,7 +132,6 @@ class Publisher:
     def __init__(self, store: DiscordStore, outlet: Outlet, town: str, *,
                  clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep,
                  channel_windows: Sequence[tuple[int, float]] = WEBHOOK_WINDOWS,
-                 global_windows: Sequence[tuple[int, float]] = GLOBAL_WINDOWS,
                  global_pacer: Pacer | None = None, poll: float = 5.0,
                  residents: frozenset[str] = frozenset()) -> None:
         self.store = store
@@ -114,7 +144,7 @@ class Publisher:
         self._channel_windows = channel_windows
         self._pacers: dict[str, Pacer] = {}
         # The bot's limit is shared by every town it hosts: the hub passes one pacer to all.
-        self._global = global_pacer or Pacer(global_windows, clock)
+        self._global = global_pacer or Pacer(GLOBAL_WINDOWS, clock)
         self._workers: dict[str, asyncio.Task[None]] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -200,8 +230,8 @@ class Publisher:
             try:
                 message_id = await self._send(channel, post, index, state)
             except Refused as refusal:
-                await self.store.reject(channel, Delivery(state.last_message_id), post.rows,
-                                        str(refusal))
+                await self.store.landed(channel, Delivery(state.last_message_id), post.rows,
+                                        error=str(refusal))
                 return
             finished = index + 1 == len(post.parts)
             state = Delivery(message_id) if finished else Delivery(

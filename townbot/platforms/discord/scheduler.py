@@ -23,10 +23,8 @@ MISFIRE_GRACE = 30  # seconds late a tick may still start (after the loop was bu
 
 
 class TownScheduler:
-    def __init__(self, *, min_interval: float = MIN_INTERVAL,
-                 misfire_grace: int = MISFIRE_GRACE) -> None:
+    def __init__(self, *, min_interval: float = MIN_INTERVAL) -> None:
         self.min_interval = min_interval
-        self.misfire_grace = misfire_grace
         self.scheduler = AsyncIOScheduler()
         self.scheduler.add_listener(self._skipped, EVENT_JOB_MAX_INSTANCES | EVENT_JOB_MISSED)
         self.skipped: Counter[str] = Counter()  # job id -> ticks skipped because one was running
@@ -56,7 +54,7 @@ class TownScheduler:
 
         self.scheduler.add_job(run, self._trigger(seconds), id=key, name=f"tick {key}",
                                max_instances=1, coalesce=True,
-                               misfire_grace_time=self.misfire_grace, replace_existing=True)
+                               misfire_grace_time=MISFIRE_GRACE, replace_existing=True)
         if paused:
             self.scheduler.pause_job(key)
 
@@ -111,7 +109,6 @@ class TownScheduler:
         await self._finish_or_cancel(list(self._running.values()), grace)
         self.scheduler.shutdown(wait=False)
         await asyncio.sleep(0)  # let the scheduler's own shutdown callback run in this loop
-
 
     async def _finish_or_cancel(self, ticks: list[asyncio.Task[object]], grace: float) -> None:
         if not ticks:

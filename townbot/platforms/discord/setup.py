@@ -1,15 +1,23 @@
 """Setup per server: a category named after the town, a channel per sector and the town hall,
 a webhook per channel. Idempotent: what is recorded and still there is used as it is; what is
-gone is made again and recorded at once; the server's own channels are never touched."""
+gone is made again and recorded at once; the server's own channels are never touched.
+
+`WebhookOutlet` is the publisher's Discord: it posts through those webhooks and makes them again
+when someone deletes them."""
 
 from __future__ import annotations
 
+import asyncio
+import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
+from urllib.parse import quote
 
 import discord
 
-from townbot.platforms.discord.posts import webhook_name
+from townbot.platforms.discord.posts import NO_MENTIONS, webhook_name
+from townbot.platforms.discord.publisher import ChannelGone, Seen
 from townbot.platforms.discord.store import CATEGORY, DiscordStore, Placed
 from townbot.world.model import World
 
@@ -23,6 +31,11 @@ PERMISSIONS = {"view_channel": "view channels", "manage_channels": "manage chann
                "read_message_history": "read message history", "add_reactions": "add reactions",
                "embed_links": "embed links", "pin_messages": "pin messages"}
 NEEDED = discord.Permissions(**dict.fromkeys(PERMISSIONS, True))
+HISTORY = 100  # messages read back after the last confirmed post, to find one that landed
+# Without configuration every name gets its own picture, drawn from the name by DiceBear's
+# free avatar service; TOWNBOT_AVATAR_URL=discord uses Discord's six default avatars instead.
+DEFAULT_AVATARS = "https://api.dicebear.com/9.x/personas/png?seed={name}"
+DISCORD_AVATARS = "https://cdn.discordapp.com/embed/avatars/{index}.png"
 
 
 class SetupError(Exception):
@@ -42,10 +55,6 @@ class ChannelPlan:
     town_hall: str
     channels: tuple[PlannedChannel, ...]
 
-    @property
-    def slugs(self) -> list[str]:
-        return [c.slug for c in self.channels]
-
     def webhook_name(self, slug: str) -> str:
         return webhook_name(f"{self.category} #{slug}", f"Town #{slug}")
 
@@ -59,21 +68,6 @@ class Layout:
 
     def slug_of(self, channel_id: int) -> str | None:
         return next((s for s, c in self.channels.items() if c.id == channel_id), None)
-
-
-class GuildLike(Protocol):
-    """The few parts of discord.Guild that setup uses (tests supply a faithful fake)."""
-
-    id: int
-
-    def get_channel(self, channel_id: int, /) -> Any: ...
-
-    async def create_category(self, name: str, *, reason: str | None = None) -> Any: ...
-
-    async def create_text_channel(self, name: str, *, reason: str | None = None,
-                                  category: Any = None, topic: str = ...) -> Any: ...
-
-    async def webhooks(self) -> list[Any]: ...
 
 
 def channel_plan(world: World) -> ChannelPlan:
@@ -93,7 +87,7 @@ def missing_permissions(granted: discord.Permissions) -> list[str]:
     return [words for name, words in PERMISSIONS.items() if not getattr(granted, name)]
 
 
-async def ensure_layout(guild: GuildLike, plan: ChannelPlan, store: DiscordStore) -> Layout:
+async def ensure_layout(guild: discord.Guild, plan: ChannelPlan, store: DiscordStore) -> Layout:
     placed = await store.layout(guild.id)
     made: list[str] = []
     layout = Layout(await _category(guild, plan, store, placed.get(CATEGORY), made), made=made)
@@ -116,7 +110,7 @@ async def ensure_layout(guild: GuildLike, plan: ChannelPlan, store: DiscordStore
     return layout
 
 
-async def _category(guild: GuildLike, plan: ChannelPlan, store: DiscordStore,
+async def _category(guild: discord.Guild, plan: ChannelPlan, store: DiscordStore,
                     recorded: Placed | None, made: list[str]) -> int:
     if recorded is not None and guild.get_channel(recorded.channel_id) is not None:
         return recorded.channel_id
@@ -126,7 +120,7 @@ async def _category(guild: GuildLike, plan: ChannelPlan, store: DiscordStore,
     return category.id
 
 
-async def _channel(guild: GuildLike, category: Any, planned: PlannedChannel, store: DiscordStore,
+async def _channel(guild: discord.Guild, category: Any, planned: PlannedChannel, store: DiscordStore,
                    recorded: Placed | None, made: list[str]) -> Any:
     if recorded is not None:
         existing = guild.get_channel(recorded.channel_id)
@@ -139,7 +133,7 @@ async def _channel(guild: GuildLike, category: Any, planned: PlannedChannel, sto
     return channel
 
 
-async def _webhook(guild: GuildLike, channel: Any, name: str, store: DiscordStore, slug: str,
+async def _webhook(guild: discord.Guild, channel: Any, name: str, store: DiscordStore, slug: str,
                    recorded: Any, made: list[str]) -> Any:
     if recorded is not None and recorded.channel_id == channel.id and recorded.token:
         return recorded
@@ -147,3 +141,70 @@ async def _webhook(guild: GuildLike, channel: Any, name: str, store: DiscordStor
     await store.place(guild.id, slug, channel.id, webhook.id)
     made.append(f"webhook for #{slug}")
     return webhook
+
+
+def avatar_for(name: str, template: str | None, own: str | None = None) -> str:
+    """The picture posts under `name` carry: the persona's own, else the template's."""
+    if own:
+        return own
+    if template == "discord":
+        return DISCORD_AVATARS.format(index=zlib.crc32(name.encode()) % 6)
+    return (template or DEFAULT_AVATARS).replace("{name}", quote(name))
+
+
+class WebhookOutlet:
+    def __init__(self, guild: discord.Guild, plan: ChannelPlan, store: DiscordStore,
+                 avatar_url: str | None = None, avatars: Mapping[str, Any] | None = None) -> None:
+        self.guild = guild
+        self.plan = plan
+        self.store = store
+        self.avatar_url = avatar_url
+        self.own_avatars = {name: p.avatar for name, p in (avatars or {}).items()
+                            if getattr(p, "avatar", None)}
+        self.layout: Layout | None = None
+        self._lock = asyncio.Lock()  # one setup at a time: two would make two channels
+
+    async def ensure(self) -> Layout:
+        async with self._lock:
+            self.layout = await ensure_layout(self.guild, self.plan, self.store)
+            return self.layout
+
+    async def repair(self, channel: str) -> None:
+        await self.ensure()
+
+    def resolve(self, slug: str) -> str:
+        """A channel the world no longer has posts to the town hall instead of nowhere."""
+        assert self.layout is not None, "ensure() the layout before posting"
+        return slug if slug in self.layout.channels else self.plan.town_hall
+
+    def avatar(self, username: str) -> str:
+        return avatar_for(username, self.avatar_url, self.own_avatars.get(username))
+
+    async def post(self, channel: str, content: str, username: str, thread: Any = None,
+                   embed: discord.Embed | None = None, view: discord.ui.View | None = None) -> int:
+        """Post under `username` (cleaned for Discord) in a channel, or a thread of it."""
+        assert self.layout is not None
+        webhook = self.layout.webhooks[self.resolve(channel)]
+        extra: dict[str, Any] = {"thread": thread} if thread is not None else {}
+        if embed is not None:
+            extra["embed"] = embed
+        if view is not None:
+            extra["view"] = view
+        name = webhook_name(username, self.plan.category)
+        try:
+            message = await webhook.send(content, username=name, wait=True,
+                                         avatar_url=self.avatar(name),
+                                         allowed_mentions=NO_MENTIONS, **extra)
+        except discord.NotFound as error:
+            raise ChannelGone(channel) from error
+        return message.id
+
+    async def recent(self, channel: str, after: int | None) -> list[Seen]:
+        assert self.layout is not None
+        place = self.layout.channels[self.resolve(channel)]
+        since = {"after": discord.Object(after)} if after is not None else {}
+        try:
+            return [Seen(m.id, m.author.name, m.content)
+                    async for m in place.history(limit=HISTORY, **since) if m.webhook_id]
+        except discord.NotFound as error:
+            raise ChannelGone(channel) from error

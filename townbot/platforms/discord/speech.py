@@ -15,12 +15,10 @@ from typing import Any
 
 import discord
 
-from townbot.platforms.discord.buttons import ask_in_thread
-from townbot.platforms.discord.hub import Hub
-from townbot.platforms.discord.outlet import NO_MENTIONS
-from townbot.platforms.discord.posts import without_mentions
+from townbot.platforms.discord.hub import GuildTown, Hub, partial_message
+from townbot.platforms.discord.posts import NO_MENTIONS, without_mentions
+from townbot.platforms.discord.respond import ask_in_thread
 from townbot.platforms.discord.store import WaitingWords
-from townbot.platforms.discord.town import GuildTown, partial_message
 from townbot.text import shows_nothing
 from townbot.town.requests import Person, TownError
 
@@ -48,7 +46,7 @@ async def handle_message(hub: Hub, message: Any) -> None:
     if sector is None or shows_nothing(text):  # a picture alone, or only invisible characters
         return
     person = hub.person(message.author)
-    if town.speaker(person) is None:
+    if town.service.speaker_of(person) is None:
         await _hint_once(town, person, message)
         return
     await speak(town, person, sector, text, message)
@@ -56,7 +54,7 @@ async def handle_message(hub: Hub, message: Any) -> None:
 
 async def speak(town: GuildTown, person: Person, sector: str, text: str, message: Any) -> None:
     """Say `text` in `sector`, walking there first if the person is elsewhere."""
-    found = town.speaker(person)
+    found = town.service.speaker_of(person)
     assert found is not None
     _, body = found
     if body.sector != sector and not (body.walking and body.travel_sector == sector):
@@ -75,7 +73,7 @@ async def speak(town: GuildTown, person: Person, sector: str, text: str, message
 
 
 async def say_now(town: GuildTown, person: Person, text: str, message: Any) -> None:
-    found = town.speaker(person)
+    found = town.service.speaker_of(person)
     assert found is not None
     name, body = found
     channel = town.engine.world.sectors[body.sector].channel if body.sector else ""
@@ -97,7 +95,7 @@ async def deliver_arrivals(town: GuildTown) -> None:
     gone: set[str] = set()
     for words in await town.store.waiting_words():
         person = Person(words.person_id, words.person_name, words.moderator)
-        found = town.speaker(person)
+        found = town.service.speaker_of(person)
         if found is not None and found[1].walking:
             continue
         if words.person_id not in gone:

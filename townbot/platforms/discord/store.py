@@ -15,12 +15,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 import aiosqlite
 
 from townbot.store.begin import begin_writing
 
 BUSY_MS = 10_000
+T = TypeVar("T")
+MAX_ID = 2**63 - 1  # SQLite's largest integer: no upper bound on the rows read
 CATEGORY = "#category"  # the layout key of the category (channel slugs never start with '#')
 SCHEMA: list[str] = [
     # 1: channels and webhooks made per server, delivery progress per channel, speech already
@@ -173,8 +176,7 @@ class DiscordStore:
     async def _migrate(self) -> None:
         await self.db.execute("CREATE TABLE IF NOT EXISTS discord_schema (version INTEGER NOT NULL)")
         [(version,)] = await self._rows("SELECT MAX(version) FROM discord_schema")
-        version = version or 0
-        for number in range(version + 1, len(SCHEMA) + 1):
+        for number in range((version or 0) + 1, len(SCHEMA) + 1):
             await self._transaction(lambda n=number: self._apply(n))
 
     async def _apply(self, number: int) -> None:
@@ -182,15 +184,20 @@ class DiscordStore:
             await self.db.execute(statement)
         await self.db.execute("INSERT INTO discord_schema (version) VALUES (?)", (number,))
 
-    async def _transaction(self, work: Callable[[], Awaitable[object]]) -> None:
+    async def _transaction(self, work: Callable[[], Awaitable[T]]) -> T:
+        """`work` in one write transaction, committed when it returns; its result."""
         async with self._turn:
             await begin_writing(lambda: self.db.execute("BEGIN IMMEDIATE"))
             try:
-                await work()
+                result = await work()
             except BaseException:
                 await self.db.execute("ROLLBACK")
                 raise
             await self.db.execute("COMMIT")
+            return result
+
+    async def _write(self, sql: str, parameters: tuple = ()) -> None:
+        await self._transaction(lambda: self.db.execute(sql, parameters))
 
     async def _rows(self, sql: str, parameters: tuple = ()) -> list[aiosqlite.Row]:
         """A read's rows, taken in one call on the database thread, in the store's turn."""
@@ -209,11 +216,9 @@ class DiscordStore:
 
     async def place(self, guild_id: int, slug: str, channel_id: int,
                     webhook_id: int | None) -> None:
-        await self._transaction(lambda: self.db.execute(
-            "INSERT INTO discord_layout (slug, guild_id, channel_id, webhook_id, updated) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (slug) DO UPDATE SET channel_id = "
-            "excluded.channel_id, webhook_id = excluded.webhook_id, updated = excluded.updated",
-            (slug, guild_id, channel_id, webhook_id, utc_now())))
+        await self._write("INSERT OR REPLACE INTO discord_layout (slug, guild_id, channel_id, "
+                          "webhook_id, updated) VALUES (?, ?, ?, ?, ?)",
+                          (slug, guild_id, channel_id, webhook_id, utc_now()))
 
     # --- the outbox -----------------------------------------------------------------------------
 
@@ -224,13 +229,11 @@ class DiscordStore:
 
     async def unsent(self, channel: str, limit: int = 50, first: int = 0,
                      last: int | None = None) -> list[OutboxRow]:
-        query = ("SELECT id, tick, game_time, channel, kind, actor, text, emoji, place FROM outbox "
-                 "WHERE town_id = ? AND channel = ? AND sent_at IS NULL AND id >= ?")
-        args: tuple = (self.town_id, channel, first)
-        if last is not None:
-            query += " AND id <= ?"
-            args += (last,)
-        rows = await self._rows(query + " ORDER BY id LIMIT ?", (*args, limit))
+        rows = await self._rows(
+            "SELECT id, tick, game_time, channel, kind, actor, text, emoji, place FROM outbox "
+            "WHERE town_id = ? AND channel = ? AND sent_at IS NULL AND id >= ? AND id <= ? "
+            "ORDER BY id LIMIT ?",
+            (self.town_id, channel, first, MAX_ID if last is None else last, limit))
         return [OutboxRow(**dict(row)) for row in rows]
 
     async def backlog(self) -> int:
@@ -239,20 +242,14 @@ class DiscordStore:
         return int(count)
 
     async def delivery(self, channel: str) -> Delivery:
-        rows = await self._rows("SELECT * FROM discord_delivery WHERE channel = ?", (channel,))
-        if not rows:
-            return Delivery()
-        row = rows[0]
-        return Delivery(row["last_message_id"], row["post_first"], row["post_last"],
-                        row["parts_done"], bool(row["in_flight"]))
+        rows = await self._rows("SELECT last_message_id, post_first, post_last, parts_done, "
+                                "in_flight FROM discord_delivery WHERE channel = ?", (channel,))
+        return Delivery(*rows[0][:4], bool(rows[0][4])) if rows else Delivery()
 
     async def _save_delivery(self, channel: str, state: Delivery) -> None:
         await self.db.execute(
-            "INSERT INTO discord_delivery (channel, last_message_id, post_first, post_last, "
-            "parts_done, in_flight) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (channel) DO UPDATE SET "
-            "last_message_id = excluded.last_message_id, post_first = excluded.post_first, "
-            "post_last = excluded.post_last, parts_done = excluded.parts_done, "
-            "in_flight = excluded.in_flight",
+            "INSERT OR REPLACE INTO discord_delivery (channel, last_message_id, post_first, "
+            "post_last, parts_done, in_flight) VALUES (?, ?, ?, ?, ?, ?)",
             (channel, state.last_message_id, state.post_first, state.post_last, state.parts_done,
              int(state.in_flight)))
 
@@ -260,26 +257,23 @@ class DiscordStore:
         """Record, before a send, which post is under way and that a message may land."""
         await self._transaction(lambda: self._save_delivery(channel, state))
 
-    async def landed(self, channel: str, state: Delivery, finished: Sequence[int]) -> None:
-        """A part was accepted by Discord; rows of a finished post are marked sent with it."""
+    async def landed(self, channel: str, state: Delivery, finished: Sequence[int],
+                     error: str | None = None) -> None:
+        """A part was accepted by Discord; rows of a finished post are marked sent with it.
+        With `error`, Discord refused the post itself (not the moment): keep why, and move past
+        it."""
         async def work() -> None:
             await self._save_delivery(channel, state)
             await self._mark_sent(finished)
+            if error is not None:
+                await self.db.executemany(
+                    "INSERT OR REPLACE INTO discord_rejected (outbox_id, error, at) "
+                    "VALUES (?, ?, ?)", [(row_id, error[:500], utc_now()) for row_id in finished])
         await self._transaction(work)
 
     async def _mark_sent(self, ids: Sequence[int]) -> None:
         await self.db.executemany("UPDATE outbox SET sent_at = ? WHERE id = ? AND town_id = ?",
                                   [(utc_now(), row_id, self.town_id) for row_id in ids])
-
-    async def reject(self, channel: str, state: Delivery, ids: Sequence[int], error: str) -> None:
-        """Discord refused the post itself (not the moment): keep why, and move past it."""
-        async def work() -> None:
-            await self._save_delivery(channel, state)
-            await self._mark_sent(ids)
-            await self.db.executemany(
-                "INSERT OR REPLACE INTO discord_rejected (outbox_id, error, at) VALUES (?, ?, ?)",
-                [(row_id, error[:500], utc_now()) for row_id in ids])
-        await self._transaction(work)
 
     async def rejected(self) -> list[tuple[int, str]]:
         rows = await self._rows("SELECT outbox_id, error FROM discord_rejected ORDER BY outbox_id")
@@ -289,45 +283,37 @@ class DiscordStore:
 
     async def expect_echo(self, channel: str, actor: str, text: str) -> int:
         """Note speech a person wrote on Discord themselves, so the outbox does not repeat it."""
-        ids: list[int] = []
-
-        async def work() -> None:
+        async def work() -> int:
             cursor = await self.db.execute(
                 "INSERT INTO discord_echoes (channel, actor, text) VALUES (?, ?, ?)",
                 (channel, actor, " ".join(text.split())))
-            ids.append(int(cursor.lastrowid or 0))
-        await self._transaction(work)
-        return ids[0]
+            return int(cursor.lastrowid or 0)
+        return await self._transaction(work)
 
     async def forget_echo(self, echo_id: int) -> None:
-        await self._transaction(lambda: self.db.execute("DELETE FROM discord_echoes WHERE id = ?",
-                                                        (echo_id,)))
+        await self._write("DELETE FROM discord_echoes WHERE id = ?", (echo_id,))
 
     async def consume_echo(self, row: OutboxRow) -> bool:
         """A person's own message already shows this speech: mark it sent without posting."""
-        consumed = False
-
-        async def work() -> None:
-            nonlocal consumed
+        async def work() -> bool:
             async with self.db.execute(
                     "SELECT id FROM discord_echoes WHERE channel = ? AND actor = ? AND text = ? "
                     "ORDER BY id LIMIT 1", (row.channel, row.actor, row.text)) as cursor:
                 found = await cursor.fetchone()
-            if found is not None:
-                await self.db.execute("DELETE FROM discord_echoes WHERE id = ?", (found[0],))
-                await self._mark_sent([row.id])
-                consumed = True
-        await self._transaction(work)
-        return consumed
+            if found is None:
+                return False
+            await self.db.execute("DELETE FROM discord_echoes WHERE id = ?", (found[0],))
+            await self._mark_sent([row.id])
+            return True
+        return await self._transaction(work)
 
     # --- interview threads ----------------------------------------------------------------------
 
     async def open_thread(self, thread_id: int, interview: InterviewThread) -> None:
-        await self._transaction(lambda: self.db.execute(
-            "INSERT OR REPLACE INTO discord_threads (thread_id, resident, memory, remember, "
-            "opened_by, created) VALUES (?, ?, ?, ?, ?, ?)",
-            (thread_id, interview.resident, interview.memory, int(interview.remember),
-             interview.opened_by, utc_now())))
+        await self._write("INSERT OR REPLACE INTO discord_threads (thread_id, resident, memory, "
+                          "remember, opened_by, created) VALUES (?, ?, ?, ?, ?, ?)",
+                          (thread_id, interview.resident, interview.memory,
+                           int(interview.remember), interview.opened_by, utc_now()))
 
     async def thread(self, thread_id: int) -> InterviewThread | None:
         rows = await self._rows("SELECT resident, memory, remember, opened_by FROM "
@@ -351,20 +337,17 @@ class DiscordStore:
     async def waiting_words(self) -> list[WaitingWords]:
         rows = await self._rows("SELECT person_id, person_name, moderator, sector, text, "
                                 "channel_id, message_id FROM discord_waiting ORDER BY id")
-        return [WaitingWords(r[0], r[1], bool(r[2]), r[3], r[4], r[5], r[6]) for r in rows]
+        return [WaitingWords(r[0], r[1], bool(r[2]), *r[3:]) for r in rows]
 
     async def forget_words(self, person_id: str) -> None:
-        await self._transaction(lambda: self.db.execute(
-            "DELETE FROM discord_waiting WHERE person_id = ?", (person_id,)))
+        await self._write("DELETE FROM discord_waiting WHERE person_id = ?", (person_id,))
 
     # --- welcome messages -----------------------------------------------------------------------
 
     async def welcome(self) -> dict[str, tuple[int, int]]:
-        """slug -> (channel id, message id) of the welcome pinned there."""
         rows = await self._rows("SELECT slug, channel_id, message_id FROM discord_welcome")
         return {row[0]: (row[1], row[2]) for row in rows}
 
     async def welcomed(self, slug: str, channel_id: int, message_id: int) -> None:
-        await self._transaction(lambda: self.db.execute(
-            "INSERT OR REPLACE INTO discord_welcome (slug, channel_id, message_id) VALUES (?, ?, ?)",
-            (slug, channel_id, message_id)))
+        await self._write("INSERT OR REPLACE INTO discord_welcome (slug, channel_id, message_id) "
+                          "VALUES (?, ?, ?)", (slug, channel_id, message_id))
