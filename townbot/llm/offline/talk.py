@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from townbot.llm.offline.news import (
     first_of,
@@ -39,6 +39,9 @@ from townbot.llm.offline.social import (
 )
 from townbot.llm.offline.words import alternatives, banks, say
 from townbot.wording import progressive
+
+if TYPE_CHECKING:  # the purposes import this module: the type is for reading only
+    from townbot.llm.purposes.common import Recalled
 
 Scorer = Callable[[str], int]
 Line = tuple[str, str]
@@ -79,7 +82,7 @@ class TalkView:
     speaker: str
     partner: str
     history: list[Line] = field(default_factory=list)
-    memories: list[dict[str, Any]] = field(default_factory=list)
+    memories: list[Recalled] = field(default_factory=list)
     speaker_action: str = ""
     partner_action: str = ""
     relationship: str = ""
@@ -88,15 +91,15 @@ class TalkView:
     already_said: list[str] = field(default_factory=list)
     seed: int = 0
     plans: tuple[str, ...] = ()  # today's plan blocks, when the context has them
-    known: tuple[dict[str, Any], ...] = ()  # news it knows beside the memories retrieved
+    known: tuple[Recalled, ...] = ()  # news it knows beside the memories retrieved
 
     @property
-    def recalled(self) -> list[dict[str, Any]]:
+    def recalled(self) -> list[Recalled]:
         """Everything the speaker has in mind: the memories retrieved for this line, then the
         news it knows (what it was told, today's and tomorrow's events). What it knows is
         read from all of it; what it brings up, from the retrieved memories alone."""
-        texts = {m["text"] for m in self.memories}
-        return self.memories + [m for m in self.known if m["text"] not in texts]
+        texts = {m.text for m in self.memories}
+        return self.memories + [m for m in self.known if m.text not in texts]
 
     def planned_event(self) -> tuple[str, str]:
         """The event today's plan has the speaker attend or host later, and when it begins
@@ -143,7 +146,7 @@ class TalkView:
     def knows_partner(self) -> bool:
         if "does not know" in self.relationship:
             return False
-        return bool(self.relationship) or any(self.partner in m["text"] for m in self.memories)
+        return bool(self.relationship) or any(self.partner in m.text for m in self.memories)
 
     def say(self, bank: str, *more: object, **slots: str) -> str:
         """One alternative of a phrase bank, chosen by who says it to whom, when, at which turn."""
@@ -202,7 +205,7 @@ def _events(view: TalkView, on_mind: bool = False) -> list[Event]:
     retrieved for this line (what it would bring up unasked)."""
     found = []
     for memory in view.memories if on_mind else view.recalled:
-        text = HEARD_FROM.sub("", memory["text"])
+        text = HEARD_FROM.sub("", memory.text)
         host = HOSTING.match(text)
         if host and EVENT_WORDS.search(text):
             found.append(Event(_event_of(text), host.group(1), text,
@@ -227,7 +230,7 @@ def _at_event(action: str) -> bool:
 def _guest(view: TalkView) -> str:
     """Someone else the speaker remembers seeing lately (for 'did you see X is here?')."""
     for memory in view.memories:
-        for name in PERSON.findall(memory["text"]):
+        for name in PERSON.findall(memory.text):
             if name not in (view.speaker, view.partner) and not set(name.split()) & PLACE_WORDS:
                 return first_of(name)
     return ""
@@ -237,13 +240,13 @@ def _knew(view: TalkView, news: str) -> tuple[bool, str]:
     """Whether the speaker had this news already, and from whom ('' when not remembered)."""
     key = news_key(news)
     for memory in view.recalled:
-        if memory["kind"] == "plan" or not same_news(key, news_key(memory["text"])):
+        if memory.kind == "plan" or not same_news(key, news_key(memory.text)):
             continue
-        source = re.search(r"\(heard from ([^)]*)\)", memory["text"])
+        source = re.search(r"\(heard from ([^)]*)\)", memory.text)
         if source and source.group(1) != view.partner:
             return True, first_of(source.group(1))
         talked = re.match(r"[A-Z][\w'-]+ [A-Z][\w'-]+ talked with ([A-Z][\w'-]+ [A-Z][\w'-]+)",
-                          memory["text"])
+                          memory.text)
         if talked and talked.group(1) != view.partner:
             return True, first_of(talked.group(1))
         return True, ""
@@ -260,18 +263,18 @@ def _partner_knows(view: TalkView, content: str) -> bool:
     if any(same_news(key, news_key(text, view.speaker)) for text in view.already_said
            if not ASK_GOING.search(text)):
         return True
-    if any(same_news(key, news_key(m["text"])) for m in view.recalled
-           if m["kind"] == "conversation" and f"talked with {view.partner}" in m["text"]):
+    if any(same_news(key, news_key(m.text)) for m in view.recalled
+           if m.kind == "conversation" and f"talked with {view.partner}" in m.text):
         return True  # it came up when we last talked
     return "party" in key and _at_event(view.partner_action)
 
 
 def _shareable(view: TalkView, score: Scorer) -> str | None:
     """The most important news not yet told to this listener and not theirs: as a line."""
-    from_partner = [news_key(m["text"]) for m in view.recalled
-                    if f"(heard from {view.partner})" in m["text"]]
+    from_partner = [news_key(m.text) for m in view.recalled
+                    if f"(heard from {view.partner})" in m.text]
     for memory in sorted(view.memories,
-                         key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
+                         key=lambda m: (-m.importance, not DATED.search(m.text))):
         found = news_of(memory, score)
         if found is None or found[0].startswith(view.partner) or found[1] == view.partner:
             continue  # nobody is told their own news, or news they told us
@@ -333,8 +336,8 @@ def _opening(view: TalkView) -> str:
     if not view.knows_partner:
         return view.say("greet_stranger", me=view.me, doing=doing)
     line = view.say("greet_friend", partner=view.you)
-    shared = [TALKED_AT.search(m["text"]) for m in view.memories
-              if m["kind"] == "conversation" and view.partner in m["text"]]
+    shared = [TALKED_AT.search(m.text) for m in view.memories
+              if m.kind == "conversation" and view.partner in m.text]
     places = [m.group(1) for m in shared if m]
     pick = len(line) % 3
     if places and pick == 0:
@@ -446,10 +449,10 @@ def _answer_going(view: TalkView, asked: re.Match[str]) -> str:
             return view.say("mention_to_host", partner=view.you, event=event)
         return view.say("already_going", partner=view.you)
     # Heard it named (a sight of it, a mention in a talk) but not when: not going yet.
-    heard = any(host in m["text"] and re.search(r"\bparty\b", m["text"], re.IGNORECASE)
-                for m in view.recalled if m["kind"] != "plan")
+    heard = any(host in m.text and re.search(r"\bparty\b", m.text, re.IGNORECASE)
+                for m in view.recalled if m.kind != "plan")
     if heard or any(event.lower() in text.lower() for text in
-                    [m["text"] for m in view.recalled] + [t for _, t in view.history[:-1]]):
+                    [m.text for m in view.recalled] + [t for _, t in view.history[:-1]]):
         return view.say("heard_vaguely", partner=view.you, event=event)
     return view.say("not_heard_of_it", partner=view.you)
 
@@ -499,16 +502,16 @@ def _answer_topic(view: TalkView, question: str) -> str | None:
         return None
     best, overlap = None, 0
     for memory in view.recalled:
-        if memory["kind"] == "plan" or " talked with " in memory["text"]:
+        if memory.kind == "plan" or " talked with " in memory.text:
             continue
-        words = set(re.findall(r"[a-z]{4,}", memory["text"].lower()))
+        words = set(re.findall(r"[a-z]{4,}", memory.text.lower()))
         shared = len({w for w in asked if any(x.startswith(w[:5]) for x in words)})
         if shared > overlap:
             best, overlap = memory, shared
-    if best is None or not is_news(best["text"], lambda text: 6 if EVENT_WORDS.search(text)
+    if best is None or not is_news(best.text, lambda text: 6 if EVENT_WORDS.search(text)
                                    or re.search(r"mayor|election", text) else 2):
         return None
-    content = HEARD_FROM.sub("", best["text"])
+    content = HEARD_FROM.sub("", best.text)
     if _partner_knows(view, content) or (_at_event(view.speaker_action)
                                          and re.search(r"\bparty\b", content)):
         return None
@@ -524,7 +527,7 @@ WHATS_ON = re.compile(r"\b(what(?:'s| is) on|what's new|any news|what's happenin
 def _best_news(view: TalkView, score: Scorer) -> str | None:
     """The most important news one has, in one's own words, for someone who asked for it."""
     for memory in sorted(view.memories,
-                         key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
+                         key=lambda m: (-m.importance, not DATED.search(m.text))):
         found = news_of(memory, score)
         if found and found[1] != view.partner:
             content = found[0]
@@ -540,7 +543,7 @@ def _mentions_unknown_event(view: TalkView, line: str) -> bool:
         return False
     event = named.group(1).strip().lower()
     return not (_events(view) or view.plans_event()
-                or any(event in m["text"].lower() for m in view.recalled))
+                or any(event in m.text.lower() for m in view.recalled))
 
 
 def utterance(view: TalkView, score: Scorer) -> Spoken:
