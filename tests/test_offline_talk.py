@@ -11,10 +11,11 @@ from datetime import datetime
 import pytest
 
 from townbot.llm.offline import news, talk
-from townbot.llm.offline.model import OfflineModel, score_importance
+from townbot.llm.offline.model import OfflineModel
 from townbot.llm.offline.words import alternatives, banks, base_form, third_singular
 from townbot.llm.purposes.answer import AnswerQuestion
 from townbot.llm.purposes.common import Recalled
+from townbot.llm.purposes.importance import score_importance
 from townbot.llm.purposes.utterance import Utterance, UtteranceQuestion
 from townbot.wording import progressive
 
