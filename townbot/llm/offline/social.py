@@ -109,6 +109,11 @@ def is_news(text: str, score) -> bool:  # noqa: ANN001 - the importance scorer
                                                or FORWARD_LOOKING.search(text) is not None)
 
 
+def owned(text: str, owner: str) -> str:
+    """'her easel' (or his, their, my) as `owner`'s: 'my easel', 'your easel'."""
+    return re.sub(r"\b(?:her|his|their|my)\b", owner, text)
+
+
 def clip(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

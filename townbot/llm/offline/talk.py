@@ -18,13 +18,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from townbot.llm.offline.news import (
-    first_of,
-    news_in,
-    news_key,
-    news_of,
-    same_news,
-)
+from townbot.llm.offline.news import first_of, news_in, news_key, news_of, same_news
 from townbot.llm.offline.social import (
     DATED,
     HEARD_FROM,
@@ -35,6 +29,7 @@ from townbot.llm.offline.social import (
     clip,
     first_person,
     is_news,
+    owned,
     third_person,
 )
 from townbot.llm.offline.words import alternatives, banks, say
@@ -52,6 +47,8 @@ class Spoken(NamedTuple):
 
     text: str
     end: bool
+
+
 EVENT_WORDS = re.compile(r"\b(party|celebration|gathering|exhibition|concert|opening)\b",
                          re.IGNORECASE)
 EVENT_NAME = re.compile(r"((?:[A-Z][\w']*\s){0,3}(?:party|celebration|exhibition|concert))")
@@ -62,9 +59,6 @@ EVENT_ACTIVITY = re.compile(r"^(?:host|attend)\b.*\b(?:party|celebration|exhibit
 PLAN_TIME = re.compile(r"^\d{1,2}:\d\d [ap]m: ")
 TALKED_AT = re.compile(r" talked with (?:[A-Z][\w'-]+ ?)+ at ([^:.]+)")
 IDLE = re.compile(r"^(talking|chatting|sleeping|walking|in a conversation)|\bconversation\b")
-STOP_WORDS = frozenset("intends plans hopes going about their there which would could".split())
-
-
 CLOCK = re.compile(r"\b(\d{1,2}):(\d\d) ?([ap]m)\b", re.IGNORECASE)
 
 
@@ -176,13 +170,13 @@ def core_activity(action: str) -> str:
 
 def _doing(action: str) -> str:
     """One's own action as it reads after 'I'm': 'her poem' -> 'my poem'."""
-    return re.sub(r"\b(?:her|his|their)\b", "my", core_activity(action))
+    return owned(core_activity(action), "my")
 
 
 def _your(action: str) -> str:
     """The listener's action as the speaker names it: 'painting at her easel' -> 'painting at
     your easel'."""
-    return re.sub(r"\b(?:her|his|their|my)\b", "your", core_activity(action))
+    return owned(core_activity(action), "your")
 
 
 def _event_of(text: str) -> str:
@@ -269,12 +263,16 @@ def _partner_knows(view: TalkView, content: str) -> bool:
     return "party" in key and _at_event(view.partner_action)
 
 
+def _weightiest(memories: list[Recalled]) -> list[Recalled]:
+    """The most important first; of equal importance, those with a date."""
+    return sorted(memories, key=lambda m: (-m.importance, not DATED.search(m.text)))
+
+
 def _shareable(view: TalkView, score: Scorer) -> str | None:
     """The most important news not yet told to this listener and not theirs: as a line."""
     from_partner = [news_key(m.text) for m in view.recalled
                     if f"(heard from {view.partner})" in m.text]
-    for memory in sorted(view.memories,
-                         key=lambda m: (-m.importance, not DATED.search(m.text))):
+    for memory in _weightiest(view.memories):
         found = news_of(memory, score)
         if found is None or found[0].startswith(view.partner) or found[1] == view.partner:
             continue  # nobody is told their own news, or news they told us
@@ -285,12 +283,7 @@ def _shareable(view: TalkView, score: Scorer) -> str | None:
         if any(content[:40] in said or first_person(content, view.speaker)[:40] in said
                for said in view.already_said) or _partner_knows(view, content):
             continue
-        if content.startswith(view.speaker):
-            line = view.say("share_own", content[:20], partner=view.you,
-                            news=first_person(content, view.speaker))
-        else:
-            line = view.say("share_news", content[:20], partner=view.you, news=content)
-        told = _ask_or_share(view, line, content)
+        told = _ask_or_share(view, _tell(view, content, content[:20]), content)
         if told:
             return told
     return None
@@ -321,11 +314,15 @@ def _answer_when(view: TalkView) -> str | None:
     timed = [e for e in _events(view) if e.timed]
     if not timed:
         return None
-    text = timed[0].text
-    if text.startswith(view.speaker):
-        return view.say("share_own", partner=view.you,
-                   news=first_person(text, view.speaker))
-    return view.say("share_news", partner=view.you, news=text)
+    return _tell(view, timed[0].text)
+
+
+def _tell(view: TalkView, news: str, *key: object) -> str:
+    """A line passing on news; one's own in the first person."""
+    if news.startswith(view.speaker):
+        return view.say("share_own", *key, partner=view.you,
+                        news=first_person(news, view.speaker))
+    return view.say("share_news", *key, partner=view.you, news=news)
 
 
 def _opening(view: TalkView) -> str:
@@ -515,9 +512,7 @@ def _answer_topic(view: TalkView, question: str) -> str | None:
     if _partner_knows(view, content) or (_at_event(view.speaker_action)
                                          and re.search(r"\bparty\b", content)):
         return None
-    if content.startswith(view.speaker):
-        return view.say("share_own", partner=view.you, news=first_person(content, view.speaker))
-    return view.say("share_news", partner=view.you, news=content)
+    return _tell(view, content)
 
 
 WHATS_ON = re.compile(r"\b(what(?:'s| is) on|what's new|any news|what's happening|what is happening)",
@@ -526,8 +521,7 @@ WHATS_ON = re.compile(r"\b(what(?:'s| is) on|what's new|any news|what's happenin
 
 def _best_news(view: TalkView, score: Scorer) -> str | None:
     """The most important news one has, in one's own words, for someone who asked for it."""
-    for memory in sorted(view.memories,
-                         key=lambda m: (-m.importance, not DATED.search(m.text))):
+    for memory in _weightiest(view.memories):
         found = news_of(memory, score)
         if found and found[1] != view.partner:
             content = found[0]
