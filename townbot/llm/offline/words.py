@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from townbot.wording import inflected as _inflect
+
 PHRASES_FILE = Path(__file__).with_name("phrases.yaml")
 
 
@@ -55,9 +57,6 @@ class _Blank(dict):
 
 def alternatives(bank: str) -> list[str]:
     return list(banks()[bank])
-
-
-from townbot.wording import inflected as _inflect  # noqa: E402  (one home for the table)
 
 
 @cache
