@@ -113,10 +113,8 @@ class AnswerRecord:
     unmet_claims: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        data = asdict(self)
-        data["memory_ids"] = list(self.memory_ids)
-        data["unmet_claims"] = list(self.unmet_claims)
-        return data
+        return {**asdict(self), "memory_ids": list(self.memory_ids),
+                "unmet_claims": list(self.unmet_claims)}
 
 
 class Interviewer:

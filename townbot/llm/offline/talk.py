@@ -59,6 +59,8 @@ EVENT_ACTIVITY = re.compile(r"^(?:host|attend)\b.*\b(?:party|celebration|exhibit
 PLAN_TIME = re.compile(r"^\d{1,2}:\d\d [ap]m: ")
 TALKED_AT = re.compile(r" talked with (?:[A-Z][\w'-]+ ?)+ at ([^:.]+)")
 IDLE = re.compile(r"^(talking|chatting|sleeping|walking|in a conversation)|\bconversation\b")
+ASK_GOING = re.compile(r"\b(?:going to|coming to|see you at|told you about) (my|the|[A-Z][\w-]*'s) "
+                       r"([^?]*)\?")
 CLOCK = re.compile(r"\b(\d{1,2}):(\d\d) ?([ap]m)\b", re.IGNORECASE)
 
 
@@ -392,9 +394,8 @@ def _first_reply(view: TalkView, last: str) -> str:
         elif event.timed and event.host == view.partner:
             answer += " " + view.say("mention_to_host", partner=view.you, event=event.name)
         elif event.timed:
-            place = next((w for w in ("Hobbs Cafe",) if w in event.text), "")
-            answer += " " + view.say("mention_event", host=first_of(event.host),
-                                     event=event.name, place=place)
+            answer += " " + view.say("mention_event", host=first_of(event.host), event=event.name,
+                                     place="Hobbs Cafe" if "Hobbs Cafe" in event.text else "")
     elif view.plans_event() and not _at_event(view.partner_action) and not own:
         answer += " " + view.say("mention_event", event=view.plans_event())
     return answer
@@ -404,18 +405,14 @@ def _farewell(view: TalkView) -> str:
     if _at_event(view.speaker_action):
         events = _events(view)
         host = first_of(events[0].host) if events else ""
-        if host == view.me:
-            host = ""
         return view.say("farewell_party", partner=view.you, guest=_guest(view),
-                   host=host)
+                        host="" if host == view.me else host)
     doing = _doing(view.speaker_action)
     if not doing:
         return view.say("farewell_reply", partner=view.you)
     return view.say("farewell_back_to", partner=view.you, doing=doing)
 
 
-ASK_GOING = re.compile(r"\b(?:going to|coming to|see you at|told you about) (my|the|[A-Z][\w-]*'s) "
-                       r"([^?]*)\?")
 @cache
 def _interjections() -> frozenset[str]:
     """Words that open a line before a comma and are not anyone's name ("Mm, I'd heard"):
@@ -429,9 +426,8 @@ def _interjections() -> frozenset[str]:
 @cache
 def _not_heard() -> re.Pattern[str]:
     """How a line saying one has not heard (enough) of an event begins, from the banks."""
-    heads = [re.escape(t.split("{")[0].rstrip()) for bank in ("not_heard_of_it",
-                                                                    "heard_vaguely")
-             for t in alternatives(bank)]
+    heads = [re.escape(t.split("{")[0].rstrip())
+             for bank in ("not_heard_of_it", "heard_vaguely") for t in alternatives(bank)]
     return re.compile("^(" + "|".join(sorted(set(heads), key=len, reverse=True)) + ")")
 
 
@@ -606,21 +602,18 @@ def utterance(view: TalkView, score: Scorer) -> Spoken:
         news = None  # one question at a time
     if news and not any(news_in(news) == news_in(p) for p in parts if news_in(p)):
         parts.append(news)
-    partner_shared = heard is not None
-    both_at_event = _at_event(view.speaker_action) and _at_event(view.partner_action)
-    if not parts and view.turn < 3 and both_at_event:
-        parts.append(_party_line(view, opening=True))
-        return Spoken(_joined(parts), False)
+    if not parts and view.turn < 3 and _at_event(view.speaker_action) \
+            and _at_event(view.partner_action):
+        return Spoken(_joined([_party_line(view, opening=True)]), False)
     if not parts and view.turn < 3 and not any(t.rstrip().endswith("?") for t in mine):
         you_doing = _your(view.partner_action)
-        parts.append(view.say("ask_about_work", doing=you_doing) if you_doing
-                     else view.say("ask_back", partner=view.you))
-        return Spoken(_joined(parts), False)
-    if not parts or (not news and not partner_shared and not asked_me and view.turn >= 3) \
-            or view.turn >= 9:
+        return Spoken(_joined([view.say("ask_about_work", doing=you_doing) if you_doing
+                               else view.say("ask_back", partner=view.you)]), False)
+    ends = not parts or (not news and heard is None and not asked_me and view.turn >= 3) \
+        or view.turn >= 9
+    if ends:
         parts.append(_farewell(view))
-        return Spoken(_joined(parts), True)
-    return Spoken(_joined(parts), False)
+    return Spoken(_joined(parts), ends)
 
 
 def _joined(parts: list[str]) -> str:
