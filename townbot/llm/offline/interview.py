@@ -334,16 +334,14 @@ def _friend_answer(view: InterviewView, kind: str) -> str:
     if not named:
         return view.say("unknown_answer")
     person = named[0]
+    bank = {"book": "gift_book", "present": "gift_present", "compliment": "compliment"}[kind]
     role = _role(view, person)
     if role:
-        bank = {"book": "gift_book_role", "present": "gift_present_role",
-                "compliment": "compliment_role"}[kind]
-        return view.say(bank, who=person.split()[0], role=role)
+        return view.say(f"{bank}_role", who=person.split()[0], role=role)
     interest = _interest(view, person)
     if interest is None:
         return view.say(f"{kind}_unknown", who=person.split()[0])
     doing, subject = interest
-    bank = {"book": "gift_book", "present": "gift_present", "compliment": "compliment"}[kind]
     return view.say(bank, who=person.split()[0], interest=subject, doing=doing)
 
 
