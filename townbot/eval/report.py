@@ -153,8 +153,7 @@ def draw(report: dict[str, Any], folder: Path) -> dict[str, str]:
     came = _get(first, "events", "party", "attendance")
     if came and came["present"]:
         window = (parse_game_time(came["starts"]), parse_game_time(came["ends"]))
-        day_start = window[0].replace(hour=6, minute=0)
-        day = (day_start, window[0].replace(hour=23, minute=0))
+        day = (window[0].replace(hour=6, minute=0), window[0].replace(hour=23, minute=0))
         spans = {n: [(parse_game_time(a), parse_game_time(b)) for a, b in s]
                  for n, s in came["present"].items()}
         spans = {n: s for n, s in spans.items() if any(b > day[0] and a < day[1] for a, b in s)}

@@ -8,6 +8,7 @@ in the structured context with fixed sentence patterns, deterministically for a 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from townbot.llm.offline.words import first_singular, third_singular
 
@@ -97,7 +98,7 @@ FORWARD_LOOKING = re.compile(r"\b(intends?|plans? to|planning|will|going to|hope
                              r"run for|running for|announc\w*|party|coming up)\b", re.IGNORECASE)
 
 
-def is_news(text: str, score) -> bool:  # noqa: ANN001 - the importance scorer
+def is_news(text: str, score: Callable[[str], int]) -> bool:
     """Worth passing on: important, and either heard from someone or about what is coming."""
     if any(marker in text for marker in (" talked with ", " is talking with ", " reacted to ",
                                          " said to ", " said: ", " asked ", "Announcement:",
