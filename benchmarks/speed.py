@@ -30,6 +30,7 @@ Every figure is CPU time, bytes or a ratio, so that a shared machine changes it 
   revision, default main: its townbot/ is taken with `git archive`), side by side in one run.
   The aged towns are built once per version of the code (a copy after each of those days) and
   kept in the temp dir (townbot-speed/); each run resumes a copy;
+- size: the lines of townbot/'s Python files and its largest file, today's and --before's;
 - the host, below the table: the interpreter, and the CPU a fixed pure-Python loop took before
   and after the run (a shared machine's speed moves from hour to hour; every CPU figure with it).
 
@@ -67,7 +68,7 @@ from townbot.llm.port import Layer
 
 ROOT = Path(__file__).resolve().parents[1]
 TOWNBOT = [sys.executable, "-m", "townbot"]
-SECTIONS = ("engine", "retrieval", "startup", "resume", "memory")
+SECTIONS = ("size", "engine", "retrieval", "startup", "resume", "memory")
 CACHE = Path(tempfile.gettempdir()) / "townbot-speed"
 
 
@@ -351,6 +352,21 @@ def code_of(revision: str) -> Path:
     return folder
 
 
+def code_size(folder: Path) -> tuple[int, str, int]:
+    """Lines of townbot/'s Python files under `folder`, and its largest file with its lines."""
+    counts = {path.relative_to(folder).as_posix(): len(path.read_text().splitlines())
+              for path in (folder / "townbot").rglob("*.py")}
+    largest = max(counts, key=counts.__getitem__)
+    return sum(counts.values()), largest, counts[largest]
+
+
+def size_figures(before: str) -> str:
+    lines, largest, most = code_size(ROOT)
+    lines_before, largest_before, most_before = code_size(code_of(before))
+    return (f"{lines:,} lines, largest {largest} ({most}); {before}: {lines_before:,} lines, "
+            f"largest {largest_before} ({most_before})")
+
+
 def memory_figures(last_day: int, before: str, me: list[str]) -> tuple[str, str]:
     """Peak memory of a day's run of the town resumed after 1, 10 and `last_day` game days, with
     `before`'s code and today's, and the growth per game day from the first to the last. The
@@ -535,6 +551,9 @@ def main() -> int:
     probe_before = host_probe()
     rows: list[tuple[str, str, str]] = []
     me = [sys.executable, str(Path(__file__).resolve())]
+    if "size" not in skip:
+        rows.append(("townbot/ in lines of Python, and its largest file", size_figures(args.before),
+                     "<= 18,000 lines, no file over 700 (issue 35)"))
     if "engine" not in skip:
         with tempfile.TemporaryDirectory() as folder:
             db = Path(folder) / "town.db"

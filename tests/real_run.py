@@ -167,9 +167,9 @@ class Reusing(Layer):
         self.reused = 0
 
     async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
-        key = (request.purpose, request.prompt)
-        if self.earlier._by_prompt.get(key) and self.earlier.records[
-                self.earlier._by_prompt[key][0]].get("problem") != "failed":
+        held = next((r for r in self.earlier.unused
+                     if (r["purpose"], r["prompt"]) == (request.purpose, request.prompt)), None)
+        if held is not None and held.get("problem") != "failed":
             found = await self.earlier.reply(request)
             self.reused += 1
             return replace(found, model=found.model + REUSED)

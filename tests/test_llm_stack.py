@@ -13,8 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from townbot.llm.budget import Budget
-from townbot.llm.budgeting import Budgeted
+from townbot.llm.budget import Budget, Budgeted
 from townbot.llm.cache import Cached
 from townbot.llm.checking import Checked
 from townbot.llm.metering import CollectedUsage, Recorded

@@ -10,8 +10,9 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 # Only argument parsers are imported here, so that `townbot --help` and a mistyped command stay
@@ -22,7 +23,11 @@ from townbot.eval.parser import add_eval_parser
 from townbot.platforms.arguments import (
     STOP_SIGNALS,
     Stopped,
+    add_map_parser,
+    add_play_parser,
+    add_sim_parser,
     add_town_files,
+    add_web_parser,
     check_scenario,
     exit_code,
     quiet_further_signals,
@@ -30,10 +35,6 @@ from townbot.platforms.arguments import (
     stop_like_ctrl_c,
 )
 from townbot.platforms.discord.cli import add_run_parser, add_sync_parser
-from townbot.platforms.map_parser import add_map_parser
-from townbot.platforms.play_parser import add_play_parser
-from townbot.platforms.sim_parser import add_sim_parser
-from townbot.platforms.web.cli import add_web_parser
 
 if TYPE_CHECKING:
     from townbot.llm.settings import ModelSettings
@@ -48,12 +49,10 @@ class VersionAction(argparse.Action):
     """`--version`: the installed package's version, looked up only when asked for, so that
     `townbot --help` and every command start without importlib.metadata."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
-                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
-        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, default=argparse.SUPPRESS, nargs=0, help=help)
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: object, option_string: str | None = None) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:  # (namespace, values)
         print(f"townbot {installed_version()}")
         parser.exit()
 
@@ -168,6 +167,21 @@ def stop_signals_like_ctrl_c(*, process_ends: bool) -> Iterator[None]:
                 signal.signal(signum, handler)  # type: ignore[arg-type]
 
 
+# Commands that need no model settings: the module and function that run each, imported only
+# once the command is chosen. An async function's coroutine is run by asyncio.
+COMMANDS_WITHOUT_MODEL = {
+    "check": ("townbot.platforms.maintenance", "run_check"),
+    "export": ("townbot.platforms.maintenance", "run_export"),
+    "backup": ("townbot.platforms.maintenance", "run_backup"),
+    "fork": ("townbot.platforms.maintenance", "run_fork"),
+    "run": ("townbot.platforms.discord.cli", "run_command"),
+    "sync": ("townbot.platforms.discord.cli", "run_sync"),
+    "map": ("townbot.platforms.map_command", "run_map"),
+    "web": ("townbot.platforms.web.cli", "run_web"),
+    "eval": ("townbot.eval.cli", "run_eval"),
+}
+
+
 def run(args: argparse.Namespace) -> int:
     """The chosen command, its modules loaded first."""
     # One BLAS thread for the whole process (pin_blas_threads), asked for before numpy loads too:
@@ -175,71 +189,38 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     openblas_starts_with_one = os.environ["OPENBLAS_NUM_THREADS"] == "1" \
         and "numpy" not in sys.modules
-    return loaded_command(args, openblas_starts_with_one)()
-
-
-def loaded_command(args: argparse.Namespace,
-                   openblas_starts_with_one: bool = False) -> Callable[[], int]:
-    """The chosen command, ready to run, its module imported only now."""
     from townbot.town.launch import pin_blas_threads
 
     pin_blas_threads(openblas_starts_with_one)
-    if args.command == "check":
-        from townbot.platforms.maintenance import run_check
-        return lambda: run_check(args)
-    if args.command == "export":
-        from townbot.platforms.maintenance import run_export
-        return lambda: asyncio.run(run_export(args))
-    if args.command == "backup":
-        from townbot.platforms.maintenance import run_backup
-        return lambda: run_backup(args)
-    if args.command == "fork":
-        from townbot.platforms.maintenance import run_fork
-        return lambda: asyncio.run(run_fork(args))
-    if args.command in ("run", "sync"):
-        from townbot.platforms.discord.cli import run_command, run_sync
-        return (lambda: run_command(args)) if args.command == "run" else (lambda: run_sync(args))
-    if args.command == "map":
-        from townbot.platforms.map_command import run_map
-        return lambda: run_map(args)
-    if args.command == "web":
-        from townbot.platforms.web.cli import run_web
-        return lambda: run_web(args)
-    if args.command == "eval":
-        from townbot.eval.cli import run_eval
-        return lambda: run_eval(args)
+    if args.command in COMMANDS_WITHOUT_MODEL:
+        module, function = COMMANDS_WITHOUT_MODEL[args.command]
+        result = getattr(import_module(module), function)(args)
+        return asyncio.run(result) if asyncio.iscoroutine(result) else result
     from townbot.llm.settings import load_settings
 
     settings = load_settings()
     check_scenario(getattr(args, "scenario", None))
-    if args.command == "sim":
-        from townbot.platforms.sim import run_sim
-
-        def sim() -> int:
-            print(model_line(settings), flush=True)
-            return asyncio.run(run_sim(args, settings))
-        return sim
-    if args.command == "play":
-        return play_command(args, settings)
     if args.command == "doctor":
         from townbot.doctor import run_doctor
-        return lambda: run_doctor(args, settings, dict(os.environ))
-    if args.command == "usage":
-        from townbot.platforms.maintenance import run_usage
-        return lambda: asyncio.run(run_usage(args, settings))
-    from townbot.platforms.maintenance import run_reembed
-    return lambda: asyncio.run(run_reembed(args, settings))
+        return run_doctor(args, settings, dict(os.environ))
+    if args.command in ("usage", "reembed"):
+        from townbot.platforms.maintenance import run_reembed, run_usage
+        return asyncio.run((run_usage if args.command == "usage" else run_reembed)(args, settings))
+    if args.command == "play":
+        return run_play_command(args, settings)
+    from townbot.platforms.sim import run_sim
+
+    print(model_line(settings), flush=True)
+    return asyncio.run(run_sim(args, settings))
 
 
-def play_command(args: argparse.Namespace, settings: ModelSettings) -> Callable[[], int]:
+def run_play_command(args: argparse.Namespace, settings: ModelSettings) -> int:
     from townbot.platforms.console import run_play
     from townbot.town.launch import TownFiles, open_engine
 
-    def play() -> int:
-        if isinstance(sys.stdin, io.TextIOWrapper):  # a stray invalid byte must not end play
-            sys.stdin.reconfigure(errors="replace")
-        print(model_line(settings), flush=True)
-        return asyncio.run(run_play(args, lambda: open_engine(
-            TownFiles(args.world, args.personas, args.residents), args.db, seed=args.seed,
-            settings=settings)))
-    return play
+    if isinstance(sys.stdin, io.TextIOWrapper):  # a stray invalid byte must not end play
+        sys.stdin.reconfigure(errors="replace")
+    print(model_line(settings), flush=True)
+    return asyncio.run(run_play(args, lambda: open_engine(
+        TownFiles(args.world, args.personas, args.residents), args.db, seed=args.seed,
+        settings=settings)))

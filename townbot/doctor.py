@@ -39,14 +39,10 @@ def run_doctor(args: argparse.Namespace, settings: ModelSettings, env: dict[str,
               "run `townbot doctor` again.")
         return 0
     report, sample = asyncio.run(_examine(settings))
-    for line in report.describe():
-        print(line)
-    for line in sample.describe(settings.max_unusable):
-        print(line)
     suggested = report.suggestions(settings)
-    print("suggested settings ([llm] in townbot.toml):")
-    for key, value in suggested.items():
-        print(f"  {tomli_w.dumps({key: value}).strip()}")
+    print("\n".join([*report.describe(), *sample.describe(settings.max_unusable),
+                     "suggested settings ([llm] in townbot.toml):",
+                     *(f"  {tomli_w.dumps({key: value}).strip()}" for key, value in suggested.items())]))
     if args.write:
         path = Path(env.get(CONFIG_ENV) or DEFAULT_CONFIG)
         write_settings(path, suggested)

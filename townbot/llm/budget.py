@@ -1,4 +1,5 @@
-"""Budget caps per town and per game day, in calls or tokens, that degrade instead of stopping.
+"""Budget caps per town and per game day, in calls or tokens, that degrade instead of stopping,
+and `Budgeted`, the layer of the model stack that applies them.
 
 Below `soft_fraction` of every cap, everything is asked. From there on optional asks are
 skipped (their default answer is used), keeping the rest for essential ones. At a cap no ask
@@ -10,26 +11,27 @@ without a vector would be lost to retrieval, and they cost a small share of the 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+from townbot.llm.port import (
+    AnswerT,
+    Ask,
+    CallContext,
+    Embedded,
+    LanguageModel,
+    Layer,
+    ModelReport,
+    Pressure,
+    Reply,
+)
 from townbot.llm.settings import Caps
 
 # Outcomes of asks that reached the model (cached, skipped and over-budget ones did not).
 CALL_OUTCOMES = frozenset({"ok", "repaired", "fallback", "failed"})
 EMBEDDING_PURPOSES = frozenset({"embedding", "reembed"})
 OPEN, SAVING, SPENT = "open", "saving", "spent"
-
-
-@dataclass(frozen=True)
-class Pressure:
-    """The most used cap: its share used, and words for it."""
-
-    fraction: float
-    used: int
-    cap: int
-    what: str  # e.g. "calls on game day 2"
 
 
 class Budget:
@@ -54,15 +56,18 @@ class Budget:
         self.town_tokens += tokens
         self.day_tokens[game_day] += tokens
 
-    def pressure(self, day: int) -> Pressure | None:
+    def _used(self, day: int, in_flight: int = 0) -> list[tuple[int, int, str]]:
+        """(cap, used, words) of each cap that is set; `in_flight` calls count as used."""
         caps = self.caps
-        candidates = [
-            (caps.calls_per_town, self.town_calls + self.in_flight, "calls in this town"),
-            (caps.calls_per_day, self.day_calls[day] + self.in_flight, f"calls on game day {day}"),
+        return [(cap, used, what) for cap, used, what in [
+            (caps.calls_per_town, self.town_calls + in_flight, "calls in this town"),
+            (caps.calls_per_day, self.day_calls[day] + in_flight, f"calls on game day {day}"),
             (caps.tokens_per_town, self.town_tokens, "tokens in this town"),
-            (caps.tokens_per_day, self.day_tokens[day], f"tokens on game day {day}"),
-        ]
-        measured = [Pressure(used / cap, used, cap, what) for cap, used, what in candidates if cap]
+            (caps.tokens_per_day, self.day_tokens[day], f"tokens on game day {day}")] if cap]
+
+    def pressure(self, day: int) -> Pressure | None:
+        measured = [Pressure(used / cap, used, cap, what)
+                    for cap, used, what in self._used(day, self.in_flight)]
         return max(measured, key=lambda p: p.fraction, default=None)
 
     def level(self, day: int) -> str:
@@ -87,13 +92,8 @@ class Budget:
 
     def caps_used(self, day: int) -> list[str]:
         """Each cap set, with what is used and what is left of it (for status read-outs)."""
-        caps = self.caps
-        rows = [(caps.calls_per_town, self.town_calls, "calls in this town"),
-                (caps.calls_per_day, self.day_calls[day], f"calls on game day {day}"),
-                (caps.tokens_per_town, self.town_tokens, "tokens in this town"),
-                (caps.tokens_per_day, self.day_tokens[day], f"tokens on game day {day}")]
         return [f"{what}: {used:,} used, {max(0, cap - used):,} left of {cap:,}"
-                for cap, used, what in rows if cap]
+                for cap, used, what in self._used(day)]
 
     def change_line(self, before: str, after: str, day: int) -> str:
         """One line for #town-hall when the budget's level changes between ticks: saving
@@ -118,3 +118,37 @@ class Budget:
         until = "the next game day" if "day" in pressure.what else "the cap is raised"
         return (f"budget: cap reached, {used}: the model is not asked until {until}; "
                 "residents follow their plans")
+
+
+class Budgeted(Layer):
+    """Admits each ask under the budget of its game day (refused: the default, outcome
+    `skipped` or `over_budget`) and counts what the admitted ones spent."""
+
+    def __init__(self, inner: LanguageModel, budget: Budget) -> None:
+        super().__init__(inner)
+        self.spending = budget
+
+    def report(self) -> ModelReport:
+        return replace(self.inner.report(), budget=self.spending)
+
+    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
+        day = request.game_day or 1
+        refused = self.spending.admit(request.optional, day)
+        if refused is not None:
+            return Reply(request.default(), self.label, 0, 0, estimated=False, requests=0,
+                         outcome=refused)
+        try:
+            reply = await self.inner.reply(request)
+            self.spending.count(request.purpose, reply.outcome, day,
+                                reply.prompt_tokens + reply.completion_tokens)
+            return reply
+        finally:
+            self.spending.release()
+
+    async def embed_report(self, texts: Sequence[str],
+                           call: CallContext | None = None) -> Embedded:
+        call = call or CallContext()
+        embedded = await self.inner.embed_report(texts, call)
+        if embedded.requests:  # never refused: a memory without a vector is lost to retrieval
+            self.spending.count(call.purpose, "ok", call.game_day or 1, embedded.prompt_tokens)
+        return embedded

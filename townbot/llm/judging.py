@@ -16,7 +16,7 @@ burning, the objects in the room) are the resident's own to use, and an example 
 thing as the situation shows an answer that may be right, so the right action is accepted even
 when the example gives it too.
 
-A refused reply gets the usual repair try and then the ask's default (see metering).
+A refused reply gets the usual repair try and then the ask's default (see checking).
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ EMOJI_ONLY = regex.compile(r"[\p{Emoji}\p{Emoji_Component}\u200d\ufe0f\u20e3\s]+
 PICTOGRAPH = regex.compile(r"\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3")
 THIRD_PERSON_VERBS = ("is", "was", "has", "had", "would", "will", "thinks", "feels", "says",
                       "likes", "loves", "remembers", "knows", "does", "did", "can", "wants")
-# Fields the whole reply is judged by when a resident speaks (first person expected).
-SPOKEN = {"answer": ("text",), "utterance": ("text",)}
+# Purposes whose `text` a resident speaks in their own voice (first person expected).
+SPOKEN = frozenset({"answer", "utterance"})
 MAX_COERCE_ROUNDS = 4
 
 
@@ -230,8 +230,7 @@ def is_emoji(text: str) -> bool:
 
 def _person_problem(request: Ask, answer: BaseModel) -> str | None:
     """A resident answering in their own voice must not speak of themself by name."""
-    fields = SPOKEN.get(request.purpose)
-    if not fields:
+    if request.purpose not in SPOKEN:
         return None
     # Who speaks: the answer question's `name`, the utterance question's `speaker`.
     name = getattr(request.context, "name", None) or getattr(request.context, "speaker", None) \
@@ -241,35 +240,41 @@ def _person_problem(request: Ask, answer: BaseModel) -> str | None:
     names = sorted({name, name.split()[0]}, key=len, reverse=True)
     pattern = re.compile(r"(?:^|[.!?]\s+)(?:" + "|".join(map(re.escape, names)) + r")(?:'s)?\s+(?:"
                          + "|".join(THIRD_PERSON_VERBS) + r")\b")
-    for field in fields:
-        text = str(getattr(answer, field, ""))
-        if pattern.search(text):
-            return (f"{field} speaks of {name.split()[0]} in the third person; answer as "
-                    f"{name.split()[0]} in the first person (\"I ...\")")
+    if pattern.search(str(getattr(answer, "text", ""))):
+        return (f"text speaks of {name.split()[0]} in the third person; answer as "
+                f"{name.split()[0]} in the first person (\"I ...\")")
     return None
 
 
 # --- what each template shows as its example ---------------------------------------------------
 
 
+def _source(purpose: str) -> str:
+    """A purpose's template as written ("" for a purpose without one, such as a test's)."""
+    return template(purpose).template if (PROMPT_DIR / f"{purpose}.txt").exists() else ""
+
+
+@cache
+def _own_text(purpose: str) -> str:
+    """A template's own text, its placeholders left out."""
+    if not _source(purpose):
+        return ""
+    head, rest = pieces(purpose)
+    return "\n".join([head, *(chunk for _, chunk in rest)])
+
+
 @cache
 def template_examples(purpose: str) -> tuple[str, ...]:
     """The example values a template shows (quoted strings that are not JSON keys), without
     those that hold a placeholder."""
-    if not (PROMPT_DIR / f"{purpose}.txt").exists():
-        return ()
-    text = template(purpose).template
-    return tuple(dict.fromkeys(value for value, key in QUOTED.findall(text)
+    return tuple(dict.fromkeys(value for value, key in QUOTED.findall(_source(purpose))
                                if not key and value and "$" not in value))
 
 
 @cache
 def template_words(purpose: str) -> Counter[str]:
-    """How often each word occurs in a template's own text (placeholders left out)."""
-    if not (PROMPT_DIR / f"{purpose}.txt").exists():
-        return Counter()
-    head, rest = pieces(purpose)
-    return Counter(_words(" ".join([head, *(text for _, text in rest)])))
+    """How often each word occurs in a template's own text."""
+    return Counter(_words(_own_text(purpose)))
 
 
 def situation_words(request: Ask) -> frozenset[str]:
@@ -309,10 +314,7 @@ def example_specifics(purpose: str, situation: frozenset[str],
 def template_names(purpose: str) -> frozenset[str]:
     """Names a template's text gives inside a sentence (capitalised, not all capitals, not
     first in a line or sentence): the invented people and places of its example."""
-    if not (PROMPT_DIR / f"{purpose}.txt").exists():
-        return frozenset()
-    head, rest = pieces(purpose)
-    text = "\n".join([head, *(chunk for _, chunk in rest)])
+    text = _own_text(purpose)
     names = set()
     for match in re.finditer(r"[A-Za-z][A-Za-z']+", text):
         word, before = match.group(), text[: match.start()].rstrip(" ")
@@ -339,9 +341,7 @@ def _copy_problem(value: str, specifics: list[tuple[str, frozenset[str], frozens
 def template_phrases(purpose: str) -> frozenset[tuple[str, ...]]:
     """Runs of ECHO_WORDS words of a template's instructions (its fixed text, without the
     example values, which `_copy_problem` judges against the situation)."""
-    if not (PROMPT_DIR / f"{purpose}.txt").exists():
-        return frozenset()
-    text = QUOTED.sub(lambda m: " | " if not m.group(2) else m.group(), template(purpose).template)
+    text = QUOTED.sub(lambda m: " | " if not m.group(2) else m.group(), _source(purpose))
     runs: set[tuple[str, ...]] = set()
     for chunk in re.split(r"\$\{?\w+\}?|[|{}]", text):
         words = _words(chunk)

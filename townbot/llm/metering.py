@@ -26,13 +26,7 @@ from townbot.llm.port import (
     Reply,
     UsageRecord,
     UsageSink,
-    estimate_tokens,
 )
-
-__all__ = ["DEFAULTED", "CollectedUsage", "Recorded", "UsageRecord", "UsageSink",
-           "estimate_tokens"]
-
-DEFAULTED = frozenset({"fallback", "failed", "skipped", "over_budget"})
 
 
 class CollectedUsage:

@@ -28,7 +28,6 @@ from openai.types.chat import ChatCompletion
 
 from townbot.llm.cache import LruCache
 from townbot.llm.local_embedding import MiniLMEmbedder
-from townbot.llm.metering import estimate_tokens
 from townbot.llm.port import (
     AnswerT,
     Ask,
@@ -40,6 +39,8 @@ from townbot.llm.port import (
     ModelReport,
     Reply,
     ServerUnavailable,
+    answer_from_reply,
+    estimate_tokens,
     usable,
 )
 from townbot.llm.settings import OPENAI_URL, ModelSettings
@@ -55,7 +56,14 @@ class NoAnswer(CallFailed):
     """The server itself failed the call (down, failing, silent), not the request."""
 
 
-# --- one server -----------------------------------------------------------------------------
+class GarbledResponse(Exception):
+    """A 200 response whose body is not what the endpoint returns; retried like a 5xx."""
+
+
+# Worth another try: the server was busy, failing, slow, unreachable or sent a broken body.
+RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
+             openai.APIResponseValidationError, GarbledResponse)
+SILENT_TIMEOUTS = 2  # a server silent for this many timeouts (of any calls) is down
 
 
 @dataclass(frozen=True)
@@ -92,16 +100,6 @@ class ServerStats:
                 + (f" ({errors})" if errors else "") + mended)
 
 
-class GarbledResponse(Exception):
-    """A 200 response whose body is not what the endpoint returns; retried like a 5xx."""
-
-
-# Worth another try: the server was busy, failing, slow, unreachable or sent a broken body.
-SILENT_TIMEOUTS = 2  # a server silent for this many timeouts (of any calls) is down
-RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
-             openai.APIResponseValidationError, GarbledResponse)
-
-
 def _error_kind(error: Exception) -> str:
     if isinstance(error, openai.APITimeoutError):
         return "timeout"
@@ -126,43 +124,33 @@ def brief(error: Exception) -> str:
     return " ".join(message.split())[:200]
 
 
+def refused_key(url: str, error: openai.APIStatusError) -> ModelConfigError:
+    return ModelConfigError(f"{url} refused the API key ({error.status_code}: {brief(error)}); set "
+                            "TOWNBOT_API_KEY (or OPENAI_API_KEY) to a key it accepts")
+
+
 class Endpoint:
     """One server: its client, a concurrency limit, and retries with backoff."""
 
-    def __init__(self, client: openai.AsyncOpenAI, url: str, *, concurrency: int, max_retries: int,
-                 backoff: Backoff, stats: ServerStats, max_failures: int = 0,
-                 silent_after: float = 0.0) -> None:
+    def __init__(self, client: openai.AsyncOpenAI, url: str, settings: ModelSettings,
+                 backoff: Backoff, stats: ServerStats) -> None:
         self.client = client
         self.url = url
-        self.max_retries = max_retries
+        self.max_retries = settings.max_retries
         self.backoff = backoff
         self.stats = stats
-        self.max_failures = max_failures  # 0: never give up on the server
+        self.max_failures = settings.max_failures  # 0: never give up on the server
         # A server that stopped answering is down once requests timed out (two at least, of any
         # calls at once) and nothing was answered for this long: two timeouts' worth, not
         # every waiting call's retries one after another (22 minutes at the defaults).
-        self.silent_after = silent_after  # 0: only max_failures counts
+        self.silent_after = SILENT_TIMEOUTS * settings.timeout
         self._timeouts = 0  # requests timed out since the last answer
         self._last_answer = time.monotonic()
-        self.limit(concurrency)
+        self.limit(settings.concurrency or UNMEASURED_CONCURRENCY)
 
     def limit(self, concurrency: int) -> None:
         """Serve this many requests at once from now on (set before the town starts)."""
-        self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
-
-    @property
-    def down(self) -> bool:
-        return bool(self.max_failures) and (self.stats.in_a_row >= self.max_failures
-                                            or self.silence() is not None)
-
-    def silence(self) -> float | None:
-        """Seconds the server has answered nothing while requests timed out, once that is long
-        enough to count as down (see silent_after); else None."""
-        quiet = time.monotonic() - self._last_answer
-        if self.silent_after and self._timeouts >= 2 and quiet >= self.silent_after:
-            return quiet
-        return None
 
     def revive(self) -> None:
         """The server answered a check again: let calls through once more."""
@@ -189,13 +177,15 @@ class Endpoint:
         return result
 
     def _refuse_when_down(self) -> None:
-        quiet = self.silence() if self.max_failures else None
-        if quiet is not None:
+        if not self.max_failures:
+            return
+        quiet = time.monotonic() - self._last_answer
+        if self._timeouts >= SILENT_TIMEOUTS and quiet >= self.silent_after:
             raise ServerUnavailable(
                 f"{self.url} has answered nothing for {quiet:.0f} s ({self._timeouts} requests "
                 "timed out); check that the server is running and answering, or raise "
                 "TOWNBOT_TIMEOUT for a slow one (TOWNBOT_MAX_FAILURES=0 never stops a run)")
-        if self.down:
+        if self.stats.in_a_row >= self.max_failures:
             raise ServerUnavailable(
                 f"{self.url} failed {self.stats.in_a_row} calls in a row (last: "
                 f"{self.stats.last_error}); check that the server is running and answering, or "
@@ -239,9 +229,7 @@ class Endpoint:
     def _refuse_settings(self, error: Exception, setting: str, model: str) -> None:
         """Errors no retry can fix become ModelConfigError naming the setting to change."""
         if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
-            raise ModelConfigError(
-                f"{self.url} refused the API key ({error.status_code}: {brief(error)}); set "
-                "TOWNBOT_API_KEY (or OPENAI_API_KEY) to a key it accepts") from None
+            raise refused_key(self.url, error) from None
         if isinstance(error, openai.NotFoundError):
             raise ModelConfigError(
                 f"{self.url} has no model '{model}' or no such endpoint (404: {brief(error)}); set "
@@ -259,7 +247,7 @@ class Endpoint:
 
 
 class OpenAIModel(LanguageModel):
-    """A LanguageModel (and ReportingModel) over OpenAI-compatible endpoints."""
+    """A LanguageModel over OpenAI-compatible endpoints."""
 
     def __init__(self, settings: ModelSettings, *, http_client: httpx2.AsyncClient | None = None,
                  embedding_http_client: httpx2.AsyncClient | None = None,
@@ -292,10 +280,7 @@ class OpenAIModel(LanguageModel):
                   backoff: Backoff) -> Endpoint:
         client = openai.AsyncOpenAI(api_key=key, base_url=url, timeout=self.settings.timeout,
                                     max_retries=0, http_client=http_client)
-        return Endpoint(client, url, concurrency=self.settings.concurrency or UNMEASURED_CONCURRENCY,
-                        max_retries=self.settings.max_retries, backoff=backoff, stats=self.stats,
-                        max_failures=self.settings.max_failures,
-                        silent_after=SILENT_TIMEOUTS * self.settings.timeout)
+        return Endpoint(client, url, self.settings, backoff, self.stats)
 
     def model_for(self, purpose: str) -> str:
         return self.settings.model_for(purpose)
@@ -324,13 +309,8 @@ class OpenAIModel(LanguageModel):
 
     async def ask(self, request: Ask[AnswerT]) -> AnswerT:
         """The answer, or the ask's default when there is no usable one (no repair here)."""
-        try:
-            reply = await self.reply(request)
-        except CallFailed:
-            return request.default()
-        if reply.answer is None or usable(request, reply.answer) is not None:
-            return request.default()
-        return reply.answer
+        answer = await answer_from_reply(self, request)
+        return answer if usable(request, answer) is None else request.default()
 
     async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
         model = self.model_for(request.purpose)
@@ -346,7 +326,8 @@ class OpenAIModel(LanguageModel):
         completion, requests = await self.chat.call(send, setting, model)
         return self._read(request, model, arguments["messages"], completion, requests)
 
-    def chat_arguments(self, request: Ask, model: str, mode: str | None = None) -> dict[str, Any]:
+    def chat_arguments(self, request: Ask, model: str, mode: str | None = None,
+                       max_tokens: int | None = None) -> dict[str, Any]:
         """The keyword arguments of one chat request in a structured-output mode."""
         mode = mode or self.settings.structured_output
         arguments: dict[str, Any] = {"model": model, "messages": chat_messages(request, mode)}
@@ -354,7 +335,7 @@ class OpenAIModel(LanguageModel):
             arguments["response_format"] = answer_format
         # OpenAI's newer models accept only max_completion_tokens; other servers know max_tokens.
         limit = "max_completion_tokens" if self.settings.base_url == OPENAI_URL else "max_tokens"
-        arguments[limit] = self.settings.max_tokens
+        arguments[limit] = max_tokens or self.settings.max_tokens
         if self.settings.temperature is not None:
             arguments["temperature"] = self.settings.temperature
         return arguments
@@ -400,7 +381,11 @@ class OpenAIModel(LanguageModel):
                            call: CallContext | None = None) -> Embedded:
         if self._local_embedder is not None:
             return Embedded(self._local_embedder.embed(list(texts)), self.embedding_model)
-        found, wanted, hits = self._from_cache(texts)
+        # A text repeated within one call is embedded once and counts as a hit.
+        found = {text: vector for text in dict.fromkeys(texts)
+                 if (vector := self._vectors.get(text)) is not None}
+        wanted = [text for text in dict.fromkeys(texts) if text not in found]
+        hits = len(texts) - len(wanted)
         size = self.settings.embedding_batch
         batches = [wanted[i:i + size] for i in range(0, len(wanted), size)]
         results = await asyncio.gather(*(self._embed_or_none(batch) for batch in batches))
@@ -422,19 +407,6 @@ class OpenAIModel(LanguageModel):
         return Embedded(vectors, self.embedding_model, tokens, estimated, requests, hits,
                         sum(1 for t in texts if t in failed))
 
-    def _from_cache(self, texts: Sequence[str]) -> tuple[dict[str, np.ndarray], list[str], int]:
-        """(vectors already known, distinct texts still to embed, hits): a text repeated within
-        one call is embedded once and counts as a hit."""
-        found: dict[str, np.ndarray] = {}
-        wanted: list[str] = []
-        for text in dict.fromkeys(texts):
-            vector = self._vectors.get(text)
-            if vector is None:
-                wanted.append(text)
-            else:
-                found[text] = vector
-        return found, wanted, len(texts) - len(wanted)
-
     async def _embed_or_none(self, batch: list[str]) -> tuple[np.ndarray, int, bool, int] | None:
         """A batch's vectors, or None when the server stayed unavailable (the texts get zeros)."""
         try:
@@ -442,17 +414,19 @@ class OpenAIModel(LanguageModel):
         except CallFailed:
             return None
 
+    def embedding_arguments(self, inputs: list[str]) -> dict[str, Any]:
+        """The keyword arguments of one embedding request."""
+        dimensions = self.settings.embedding_dimensions
+        return {"model": self.embedding_model, "input": inputs, "encoding_format": "float",
+                **({"dimensions": dimensions} if dimensions else {})}
+
     async def _embed_batch(self, batch: list[str]) -> tuple[np.ndarray, int, bool, int]:
         assert self.embeddings is not None
         endpoint = self.embeddings
-        extra: dict[str, Any] = {}
-        if self.settings.embedding_dimensions:
-            extra["dimensions"] = self.settings.embedding_dimensions
         inputs = [text if text.strip() else "(nothing)" for text in batch]  # servers refuse ""
 
         async def send() -> Any:
-            response = await endpoint.client.embeddings.create(
-                model=self.embedding_model, input=inputs, encoding_format="float", **extra)
+            response = await endpoint.client.embeddings.create(**self.embedding_arguments(inputs))
             data = getattr(response, "data", None)
             if not isinstance(data, list) or len(data) != len(batch):
                 raise GarbledResponse(f"expected {len(batch)} embeddings, got {response!r:.80}")
@@ -461,17 +435,14 @@ class OpenAIModel(LanguageModel):
         response, requests = await endpoint.call(send, "TOWNBOT_EMBEDDING_MODEL", self.embedding_model)
         ordered = sorted(response.data, key=lambda item: item.index)
         matrix = np.asarray([item.embedding for item in ordered], dtype=np.float32)
-        self._check_dimension(matrix)
+        if self.embedding_dim and matrix.shape[1] != self.embedding_dim:
+            raise ModelConfigError(
+                f"the embedding model '{self.embedding_model}' returned vectors of {matrix.shape[1]} "
+                f"dimensions, not the {self.embedding_dim} this town stores; configure the model "
+                "the town was embedded with, or run `townbot reembed --db PATH`")
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         matrix = matrix / np.where(norms == 0, 1.0, norms)  # retrieval assumes unit vectors
         usage = getattr(response, "usage", None)
         if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
             return matrix, int(usage.prompt_tokens), False, requests
         return matrix, sum(estimate_tokens(t) for t in inputs), True, requests
-
-    def _check_dimension(self, matrix: np.ndarray) -> None:
-        if self.embedding_dim and matrix.shape[1] != self.embedding_dim:
-            raise ModelConfigError(
-                f"the embedding model '{self.embedding_model}' returned vectors of {matrix.shape[1]} "
-                f"dimensions, not the {self.embedding_dim} this town stores; configure the model "
-                "the town was embedded with, or run `townbot reembed --db PATH`")

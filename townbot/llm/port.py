@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
-
-from townbot.llm.budget import Budget
 
 AnswerT = TypeVar("AnswerT", bound=BaseModel)
 
@@ -22,8 +20,7 @@ def estimate_tokens(text: str) -> int:
 
 
 class UsageRecord(NamedTuple):
-    """What one call cost and how it ended (a named tuple: every ask makes one, and a frozen
-    dataclass is made a field at a time)."""
+    """What one call cost and how it ended."""
 
     purpose: str
     agent: str | None
@@ -68,8 +65,7 @@ class Ask(Generic[AnswerT]):
     `context` is the typed question the prompt was rendered from (a purpose's `Question`); a
     real model reads only the prompt, the offline model answers from the context. `check`
     returns a complaint about a well-formed but unusable answer (say, a place that is not
-    among the options); `default` is the safe answer used when the model cannot give a usable
-    one.
+    among the options); `default` is the safe answer when the model gives no usable one.
     """
 
     purpose: str
@@ -95,22 +91,17 @@ def usable(request: Ask[AnswerT], answer: AnswerT) -> str | None:
     return request.check(answer) if request.check else None
 
 
-# --- what real clients report beyond the answer -----------------------------------------------
-
-
 class ModelError(Exception):
     """The model could not be used for a call."""
 
 
 class CallFailed(ModelError):
-    """No answer for this call (the server stayed unavailable through the retries, or refused it).
-
-    Metering answers the call with its safe default; the town goes on.
-    """
+    """No answer for this call (the server stayed unavailable through the retries, or refused
+    it): the checking layer answers with the safe default and the town goes on."""
 
 
 class ServerUnavailable(ModelError):
-    """The server failed this many calls in a row that the run cannot go on usefully.
+    """The server failed so many calls in a row that the run cannot go on usefully.
 
     `townbot sim` stops with it; a hosted town pauses until the server answers again. Calls
     made while it stands fail at once instead of waiting out their timeouts. (Raised by the
@@ -119,10 +110,8 @@ class ServerUnavailable(ModelError):
 
 
 class ModelConfigError(ModelError):
-    """The settings cannot work (a refused key, an unknown model): the message says what to change.
-
-    This one stops the run, because every further call would fail the same way.
-    """
+    """The settings cannot work (a refused key, an unknown model): the message says what to
+    change. It stops the run, because every further call would fail the same way."""
 
 
 @dataclass(frozen=True)
@@ -160,18 +149,39 @@ class Embedded:
 
 
 @dataclass(frozen=True)
+class Pressure:
+    """The most used budget cap: its share used, and words for it."""
+
+    fraction: float
+    used: int
+    cap: int
+    what: str  # e.g. "calls on game day 2"
+
+
+class Spending(Protocol):
+    """What readers of a report ask of the budget in force (`budget.Budget`): its level (open,
+    saving, spent) and read-outs on a game day, and a resumed town's past use to count."""
+
+    def restore(self, rows: Iterable[Mapping[str, Any]]) -> None: ...
+    def pressure(self, day: int) -> Pressure | None: ...
+    def level(self, day: int) -> str: ...
+    def status(self, day: int) -> str: ...
+    def caps_used(self, day: int) -> list[str]: ...
+    def change_line(self, before: str, after: str, day: int) -> str: ...
+
+
+@dataclass(frozen=True)
 class ModelReport:
     """What a model stack counted this session, each part filled in by the layer that owns it:
-    outcomes and fallbacks by purpose (recording), reply problems by kind and the last failure
-    (checking), the budget in force (budgeting), the server's own description (a client)."""
+    outcomes and fallbacks by purpose (metering), reply problems by kind and the last failure
+    (checking), the budget in force (budget), the server's own description (a client)."""
 
     outcomes: Mapping[str, int] = field(default_factory=dict)
     fallbacks: Mapping[str, int] = field(default_factory=dict)
     problems: Mapping[str, int] = field(default_factory=dict)
     last_failure: str | None = None
-    budget: Budget | None = None
+    budget: Spending | None = None
     server: str | None = None
-    recent_defaulted: float | None = None  # share of the recent answers from defaults (watching)
 
 
 class LanguageModel(ABC):
@@ -181,8 +191,7 @@ class LanguageModel(ABC):
     `reply` and `embed_report` say what a call cost (a client that counts tokens overrides
     them; the defaults estimate, and report local embeddings as free). `prepare` runs before
     a town opens, `close` when it is done, `model_for` names the model that answers a purpose
-    (for the model's whole life: the stack asks it once a purpose),
-    `report` gathers what the layers counted this session (see `ModelReport`).
+    (for the model's whole life), `report` gathers what the layers counted this session.
     """
 
     label: str
@@ -228,13 +237,7 @@ async def answer_from_reply(model: LanguageModel, request: Ask[AnswerT]) -> Answ
 
 
 class Layer(LanguageModel):
-    """A model wrapped around another: everything passes through unless a layer changes it.
-
-    A call passed through unchanged hands back the inner call's coroutine instead of awaiting
-    it in a coroutine of its own (`reply`, `embed_report`; so do layers' own pass-throughs):
-    every ask and embedding of the mind crosses the whole stack, and a call through it then
-    runs a coroutine only in the layers that do something with the answer.
-    """
+    """A model wrapped around another: everything passes through unless a layer changes it."""
 
     def __init__(self, inner: LanguageModel) -> None:
         self.inner = inner
@@ -256,15 +259,15 @@ class Layer(LanguageModel):
         reply = await self.reply(request)
         return reply.answer if reply.answer is not None else request.default()
 
-    def reply(self, request: Ask[AnswerT]) -> Coroutine[Any, Any, Reply[AnswerT]]:
-        return self.inner.reply(request)
+    async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
+        return await self.inner.reply(request)
 
     async def embed(self, texts: Sequence[str], call: CallContext | None = None) -> np.ndarray:
         return (await self.embed_report(texts, call)).vectors
 
-    def embed_report(self, texts: Sequence[str],
-                     call: CallContext | None = None) -> Coroutine[Any, Any, Embedded]:
-        return self.inner.embed_report(texts, call)
+    async def embed_report(self, texts: Sequence[str],
+                           call: CallContext | None = None) -> Embedded:
+        return await self.inner.embed_report(texts, call)
 
     async def prepare(self) -> None:
         await self.inner.prepare()

@@ -19,10 +19,10 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from townbot.llm.openai_client import OpenAIModel, brief
-from townbot.llm.port import Ask, LanguageModel, ModelConfigError
-from townbot.llm.purposes.probe import ProbeQuestion, Ready
-from townbot.llm.settings import OPENAI_URL, STRUCTURED_MODES, ModelSettings
+from townbot.llm.openai_client import OpenAIModel, brief, refused_key
+from townbot.llm.port import LanguageModel, ModelConfigError, estimate_tokens
+from townbot.llm.purposes.probe import ProbeQuestion
+from townbot.llm.settings import STRUCTURED_MODES, ModelSettings
 from townbot.llm.stack import find_layer
 from townbot.llm.structured import read_answer
 
@@ -30,10 +30,6 @@ PARALLEL_PROBES = 4  # requests sent at once to see how many the server serves t
 MEASURING_ROUNDS = 2
 PROBE_TOKENS = 40
 EXAMPLE_URL = "http://127.0.0.1:8080/v1"
-
-
-def probe_ask() -> Ask[Ready]:
-    return ProbeQuestion().ask()
 
 
 @dataclass
@@ -135,10 +131,8 @@ class ProbeReport:
 async def try_mode(client: OpenAIModel, mode: str, model: str | None = None) -> ModeResult:
     """One tiny request in a mode. Settings no mode can fix raise ModelConfigError."""
     model = model or client.settings.chat_model or ""
-    request = probe_ask()
-    arguments = client.chat_arguments(request, model, mode)
-    limit = "max_completion_tokens" if client.settings.base_url == OPENAI_URL else "max_tokens"
-    arguments[limit] = PROBE_TOKENS
+    request = ProbeQuestion().ask()
+    arguments = client.chat_arguments(request, model, mode, max_tokens=PROBE_TOKENS)
     started = time.perf_counter()
     try:
         completion = await client.chat.client.chat.completions.create(**arguments)
@@ -152,7 +146,7 @@ async def try_mode(client: OpenAIModel, mode: str, model: str | None = None) -> 
         return ModeResult(mode, False, False, seconds, detail="the reply was not a chat completion")
     content = completion.choices[0].message.content or ""
     answer, problem, _, _ = read_answer(request, content)
-    tokens = completion.usage.completion_tokens if completion.usage else max(1, len(content) // 4)
+    tokens = completion.usage.completion_tokens if completion.usage else estimate_tokens(content)
     return ModeResult(mode, True, answer is not None, seconds, tokens,
                       detail=problem or "" if answer is None else "")
 
@@ -160,9 +154,7 @@ async def try_mode(client: OpenAIModel, mode: str, model: str | None = None) -> 
 async def _refuse_settings(client: OpenAIModel, error: openai.APIStatusError, model: str) -> None:
     url = client.settings.base_url
     if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
-        raise ModelConfigError(
-            f"{url} refused the API key ({error.status_code}: {brief(error)}); set "
-            "TOWNBOT_API_KEY (or OPENAI_API_KEY) to a key it accepts") from None
+        raise refused_key(url, error) from None
     if isinstance(error, openai.NotFoundError):
         setting = "TOWNBOT_SMALL_MODEL" if model == client.settings.small_model else "TOWNBOT_CHAT_MODEL"
         served = await served_models(client)
@@ -267,9 +259,7 @@ async def check_embeddings(client: OpenAIModel, report: ProbeReport) -> None:
     started = time.perf_counter()
     try:
         response = await endpoint.client.embeddings.create(
-            model=settings.embedding_model or "", input=["a quiet morning at the cafe"],
-            encoding_format="float",
-            **({"dimensions": settings.embedding_dimensions} if settings.embedding_dimensions else {}))
+            **client.embedding_arguments(["a quiet morning at the cafe"]))
     except openai.NotFoundError as error:
         raise ModelConfigError(
             f"{url} has no embedding model '{settings.embedding_model}' (404: {brief(error)[:120]}); "
@@ -297,16 +287,13 @@ async def check_embeddings(client: OpenAIModel, report: ProbeReport) -> None:
 def apply(client: OpenAIModel, report: ProbeReport) -> None:
     """Take what the check found: the mode for `auto`, the measured concurrency, the dimension."""
     settings = client.settings
-    changes: dict[str, Any] = {}
-    if settings.structured_output == "auto" and report.chosen:
-        changes["structured_output"] = report.chosen
     if settings.concurrency is None and report.parallel is not None:
         concurrency = report.suggested_concurrency()
         client.chat.limit(concurrency)
         if client.embeddings is not None and client.embeddings is not client.chat:
             client.embeddings.limit(concurrency)
-    if changes:
-        client.settings = replace(settings, **changes)
+    if settings.structured_output == "auto" and report.chosen:
+        client.settings = replace(settings, structured_output=report.chosen)
     if report.embedding_dim and not client.embedding_dim:
         client.embedding_dim = report.embedding_dim
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections import defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,23 +105,17 @@ class ReplayModel(LanguageModel):
         self.embedding_model = getattr(self._embedder, "name", "offline-hashing-256")
         self.embedding_dim = self._embedder.dim
         self.replay = ReplayStats()
-        self._by_prompt: dict[tuple[str, str], deque[int]] = defaultdict(deque)
-        self._by_purpose: dict[str, deque[int]] = defaultdict(deque)
-        for index, record in enumerate(self.records):
-            self._by_prompt[(record["purpose"], record["prompt"])].append(index)
-            self._by_purpose[record["purpose"]].append(index)
-        self._used: set[int] = set()
+        self.unused = list(self.records)  # the replies not given yet, in the recorded order
 
     def _next(self, request: Ask) -> dict[str, Any] | None:
-        for queue, kind in ((self._by_prompt[(request.purpose, request.prompt)], "exact"),
-                            (self._by_purpose[request.purpose], "in_order")):
-            while queue and queue[0] in self._used:
-                queue.popleft()
-            if queue:
-                index = queue.popleft()
-                self._used.add(index)
+        """The first unused reply to the very same prompt, else the first of the purpose."""
+        for kind, exact in (("exact", True), ("in_order", False)):
+            index = next((i for i, record in enumerate(self.unused)
+                          if record["purpose"] == request.purpose
+                          and (not exact or record["prompt"] == request.prompt)), None)
+            if index is not None:
                 setattr(self.replay, kind, getattr(self.replay, kind) + 1)
-                return self.records[index]
+                return self.unused.pop(index)
         self.replay.missing += 1
         return None
 

@@ -234,36 +234,28 @@ def read_config_file(path: Path) -> dict[str, Any]:
     return table
 
 
-def _check_keys(table: Mapping[str, Any], known: list[str], where: str) -> None:
-    for key in table:
-        if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise SettingsError(f"{where}: unknown setting '{key}'{hint}; known: {', '.join(known)}")
-
-
-def _values(specs: list[Spec], table: Mapping[str, Any], env: Mapping[str, str],
-            where: str) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for spec in specs:
-        variable = next((name for name in spec.env if env.get(name, "").strip()), None)
-        if variable is not None:
-            values[spec.key] = spec.parse(env[variable], variable)
-        elif spec.key in table:
-            values[spec.key] = spec.parse(table[spec.key], f"{where} {spec.key}")
-    return values
-
-
 def _section(table: Mapping[str, Any], name: str, specs: list[Spec], env: Mapping[str, str],
              path: Path) -> dict[str, Any]:
-    """Values of the [llm.NAME] table (or [llm] itself when name is empty) and their variables."""
+    """Values of the [llm.NAME] table (or [llm] itself when name is empty), each overridden by
+    its environment variable."""
     where = f"{path} [llm.{name}]" if name else f"{path} [llm]"
     section = table.get(name, {}) if name else table
     if not isinstance(section, dict):
         raise SettingsError(f"{path} [llm]: '{name}' must be a table, e.g. [llm.{name}]")
-    subtables = [] if name else ["prices", "budget"]
-    _check_keys(section, [s.key for s in specs] + subtables, where)
-    return _values(specs, section, env, where)
+    known = [s.key for s in specs] + ([] if name else ["prices", "budget"])
+    for key in section:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise SettingsError(f"{where}: unknown setting '{key}'{hint}; known: {', '.join(known)}")
+    values: dict[str, Any] = {}
+    for spec in specs:
+        variable = next((each for each in spec.env if env.get(each, "").strip()), None)
+        if variable is not None:
+            values[spec.key] = spec.parse(env[variable], variable)
+        elif spec.key in section:
+            values[spec.key] = spec.parse(section[spec.key], f"{where} {spec.key}")
+    return values
 
 
 def load_settings(env: Mapping[str, str] | None = None, config: Path | None = None) -> ModelSettings:

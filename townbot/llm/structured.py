@@ -57,10 +57,6 @@ def portable_schema(schema: type[BaseModel]) -> dict[str, Any]:
     return walk(raw)
 
 
-def schema_name(purpose: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_-]", "_", purpose)[:64] or "answer"
-
-
 def chat_messages(request: Ask, mode: str) -> list[dict[str, str]]:
     """The request's messages. Outside json_schema mode the schema is written out at the end
     of the prompt and a system message, the same for every request, says to follow it: a
@@ -79,7 +75,8 @@ def response_format(request: Ask, mode: str) -> dict[str, Any] | None:
     schema = portable_schema(request.schema)
     if mode == "json_schema":
         return {"type": "json_schema", "json_schema": {
-            "name": schema_name(request.purpose), "schema": schema, "strict": True}}
+            "name": re.sub(r"[^A-Za-z0-9_-]", "_", request.purpose)[:64] or "answer",
+            "schema": schema, "strict": True}}
     if mode == "json_object":
         # OpenAI ignores the extra key; llama-cpp-python enforces it as a grammar.
         return {"type": "json_object", "schema": schema}
@@ -100,25 +97,19 @@ def extract_json(content: str) -> str:
     return text
 
 
-def parse_answer(schema: type[AnswerT], content: str,
-                 ) -> tuple[AnswerT | None, str | None, str | None, list[str]]:
-    """(answer, problem, problem kind, values mended): exactly one of answer and problem is set."""
+def read_answer(request: Ask[AnswerT], content: str,
+                ) -> tuple[AnswerT | None, str | None, str | None, list[str]]:
+    """A reply's content as the ask's answer, parsed, mended and judged: (answer, problem,
+    problem kind, values mended), exactly one of answer and problem set."""
     try:
         data = json.loads(extract_json(content))
     except json.JSONDecodeError as error:
         return None, f"it was not valid JSON ({error.msg} at character {error.pos})", "invalid_json", []
-    answer, mended, error = coerce(schema, data)
+    answer, mended, error = coerce(request.schema, data)
     if answer is None:
         assert error is not None
         details = "; ".join(f"{format_location(e['loc'])}: {e['msg']}" for e in error.errors()[:3])
         return None, f"it did not have the required format ({details})", "wrong_shape", mended
-    return answer, None, None, mended  # type: ignore[return-value]
-
-
-def read_answer(request: Ask[AnswerT], content: str,
-                ) -> tuple[AnswerT | None, str | None, str | None, list[str]]:
-    """A reply's content as the ask's answer, parsed, mended and judged."""
-    answer, problem, kind, mended = parse_answer(request.schema, content)
-    if answer is not None and (complaint := judge(request, answer)) is not None:
+    if (complaint := judge(request, answer)) is not None:
         return None, complaint, "placeholder", mended
-    return answer, problem, kind, mended
+    return answer, None, None, mended  # type: ignore[return-value]

@@ -8,7 +8,6 @@ and says so in #town-hall. `share` is what the end of `sim`, `usage` and `/town 
 
 from __future__ import annotations
 
-import dataclasses
 from collections import deque
 
 from townbot.llm.port import AnswerT, Ask, LanguageModel, Layer, ModelError, ModelReport, Reply
@@ -44,10 +43,6 @@ class Watched(Layer):
     def recent_share(self) -> float | None:
         return sum(self.recent) / len(self.recent) if self.recent else None
 
-    def reset(self) -> None:
-        """Judge afresh (a moderator resumed a town paused for unusable answers)."""
-        self.recent.clear()
-
     def _stop_when_unusable(self) -> None:
         if self.max_share is None or self.max_share >= 1 or len(self.recent) < MINIMUM:
             return
@@ -61,9 +56,6 @@ class Watched(Layer):
             "town or is set up wrongly; run `townbot doctor`, choose a stronger TOWNBOT_CHAT_MODEL, "
             f"or raise TOWNBOT_MAX_UNUSABLE (now {self.max_share:g}; 1 never stops)")
 
-    def report(self) -> ModelReport:
-        return dataclasses.replace(self.inner.report(), recent_defaulted=self.recent_share())
-
 
 def reasons(report: ModelReport) -> str:
     """The kinds of unusable replies so far, most first, e.g. "41 not JSON, 3 cut off"."""
@@ -75,9 +67,9 @@ def reasons(report: ModelReport) -> str:
     return ", ".join(parts) or "no reason recorded"
 
 
-def defaulted_share(outcomes: dict[str, int] | ModelReport) -> tuple[int, int]:
+def defaulted_share(report: ModelReport) -> tuple[int, int]:
     """(answers from defaults, answers) among a session's outcomes."""
-    counts = outcomes.outcomes if isinstance(outcomes, ModelReport) else outcomes
+    counts = report.outcomes
     asked = sum(counts.get(outcome, 0) for outcome in ANSWERED)
     return sum(counts.get(outcome, 0) for outcome in DEFAULTED), asked
 

@@ -61,7 +61,7 @@ def diffusion(series: Mapping[str, Sequence[datetime]], total: int, start: datet
     figure, axes = plt.subplots(figsize=(7.5, 3.8))
     for title, times in series.items():
         ordered = sorted(t for t in times if t <= end)
-        xs = [start, *[t for t in ordered], end]
+        xs = [start, *ordered, end]
         ys = [0, *range(1, len(ordered) + 1), len(ordered)]
         axes.step(xs, [y / total for y in ys], where="post", label=title)
     axes.set_ylabel("share of residents who know")

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 from townbot.world.model import Sector, World
+from townbot.world.paths import Street
 
 CLEARANCE = 0.3  # from a street's centre line to the buildings beside it
 GAP = 0.1  # between two buildings
@@ -58,19 +59,8 @@ class SectorPlan:
 @dataclass(frozen=True)
 class TownLayout:
     sectors: dict[str, SectorPlan]
-    streets: list[tuple[str, tuple[int, int], tuple[int, int]]]
+    streets: list[Street]
     bounds: Box
-
-    def overlapping(self) -> list[tuple[str, str]]:
-        """Pairs of sectors whose buildings overlap (none in a good layout)."""
-        plans = list(self.sectors.values())
-        return [(a.name, b.name) for i, a in enumerate(plans) for b in plans[i + 1:]
-                if a.box.overlaps(b.box)]
-
-    def on_streets(self) -> list[str]:
-        """Sectors whose building covers a street (none in a good layout)."""
-        return [plan.name for plan in self.sectors.values()
-                if any(plan.box.overlaps(street) for street in _street_boxes(self.streets))]
 
 
 def default_size(sector: Sector) -> tuple[float, float]:
@@ -110,16 +100,21 @@ def building(point: tuple[int, int], side: str, size: tuple[float, float], shift
     return Box(left, top, left + away, top + along)
 
 
-def _street_boxes(streets: list[tuple[str, tuple[int, int], tuple[int, int]]]) -> list[Box]:
+def street_boxes(streets: list[Street]) -> list[Box]:
+    """The band along each street that no building may cover."""
     half = CLEARANCE - 0.05
-    return [Box(min(a[0], b[0]) - half, min(a[1], b[1]) - half, max(a[0], b[0]) + half,
-                max(a[1], b[1]) + half) for _, a, b in streets]
+    boxes = []
+    for street in streets:
+        (x1, y1), (x2, y2) = street.start, street.end
+        boxes.append(Box(min(x1, x2) - half, min(y1, y2) - half, max(x1, x2) + half,
+                         max(y1, y2) + half))
+    return boxes
 
 
 def plan_town(world: World) -> TownLayout:
     """Place every sector: hinted ones first, then the rest in world.yaml's order."""
-    streets = [(s.name, s.start, s.end) for s in world.streets.streets]
-    blocked = _street_boxes(streets)
+    streets = world.streets.streets
+    blocked = street_boxes(streets)
     placed: dict[str, Box] = {}
     sides: dict[str, str] = {}
     order = sorted(world.sectors.values(), key=lambda s: s.layout.side is None)
@@ -162,9 +157,8 @@ def arena_cells(box: Box, arenas: list[str]) -> dict[str, Box]:
     return cells
 
 
-def _bounds(boxes: list[Box], streets: list[tuple[str, tuple[int, int], tuple[int, int]]]) -> Box:
-    xs = [b.left for b in boxes] + [b.right for b in boxes] + \
-        [p[0] for _, a, b in streets for p in (a, b)]
-    ys = [b.top for b in boxes] + [b.bottom for b in boxes] + \
-        [p[1] for _, a, b in streets for p in (a, b)]
+def _bounds(boxes: list[Box], streets: list[Street]) -> Box:
+    ends = [end for street in streets for end in (street.start, street.end)]
+    xs = [b.left for b in boxes] + [b.right for b in boxes] + [x for x, _ in ends]
+    ys = [b.top for b in boxes] + [b.bottom for b in boxes] + [y for _, y in ends]
     return Box(min(xs) - 0.5, min(ys) - 0.5, max(xs) + 0.5, max(ys) + 0.5)

@@ -48,10 +48,7 @@ def unique_initials(names: list[str]) -> dict[str, str]:
         groups[_initials(name, 1)].append(name)
     result = {}
     for tag, group in groups.items():
-        if len(group) == 1:
-            result[group[0]] = tag
-            continue
-        for letters in range(2, 4):
+        for letters in range(1, 4):  # the plain initials first, then more of the last name
             longer = {name: _initials(name, letters) for name in group}
             if len(set(longer.values())) == len(group):
                 result.update(longer)

@@ -16,7 +16,7 @@ from functools import cache
 
 from PIL import Image, ImageDraw, ImageFont
 
-from townbot.pictures.layout import Box, TownLayout, plan_town
+from townbot.pictures.layout import Box, plan_town
 from townbot.pictures.markers import PALETTE, VISITOR, Identity, identities
 from townbot.town.history import Moment, Whereabouts
 from townbot.world.model import World, split_path
@@ -73,10 +73,18 @@ class MapPicture:
     def to_pixels(self, x: float, y: float) -> tuple[float, float]:
         return (x - self.region.left) * self.scale, (y - self.region.top) * self.scale + HEADER
 
+    def box_pixels(self, box: Box) -> list[float]:
+        return [*self.to_pixels(box.left, box.top), *self.to_pixels(box.right, box.bottom)]
+
 
 @cache
 def font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=size)
+
+
+def place_font(scale: float) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """The face of arenas', streets' and objects' names at this scale."""
+    return font(max(8, round(scale * 0.15)))
 
 
 def fit(text: str, face: ImageFont.FreeTypeFont | ImageFont.ImageFont, width: float) -> str:
@@ -122,9 +130,9 @@ def drawable(text: str) -> str:
 class MapPainter:
     """Draws moments of one world; keeps each view's buildings to draw over."""
 
-    def __init__(self, world: World, layout: TownLayout | None = None) -> None:
+    def __init__(self, world: World) -> None:
         self.world = world
-        self.layout = layout or plan_town(world)
+        self.layout = plan_town(world)
         self._bases: dict[object, tuple[Image.Image, Box, float]] = {}  # by view (and night)
 
     def view(self, focus: str | None) -> tuple[Image.Image, Box, float]:
@@ -206,16 +214,14 @@ class MapPainter:
         width, height = round(region.width * scale), round(region.height * scale) + HEADER
         image = Image.new("RGB", (width, height), BACKGROUND)
         pen = ImageDraw.Draw(image)
-
-        def at(x: float, y: float) -> tuple[float, float]:
-            return (x - region.left) * scale, (y - region.top) * scale + HEADER
-
+        sheet = MapPicture(image, {}, region, scale)  # for its conversion to pixels
+        at = sheet.to_pixels
         given = frozenset(name.split()[0] for name in self.world.personas)
-        for _name, start, end in self.layout.streets:
-            pen.line([at(*start), at(*end)], fill=STREET, width=max(3, round(0.26 * scale)))
+        for street in self.layout.streets:
+            pen.line([at(*street.start), at(*street.end)], fill=STREET, width=max(3, round(0.26 * scale)))
         for plan in self.layout.sectors.values():
             fill = FILLS.get(plan.kind, (235, 235, 235))
-            box = [*at(plan.box.left, plan.box.top), *at(plan.box.right, plan.box.bottom)]
+            box = sheet.box_pixels(plan.box)
             door = at(*plan.entrance)
             pen.line([door, self._nearest_edge(door, box)], fill=FAINT, width=max(1, round(scale / 28)))
             pen.rounded_rectangle(box, radius=max(2, scale / 10), fill=fill, outline=INK,
@@ -227,17 +233,17 @@ class MapPainter:
             pen.text((box[0] + scale * 0.08, box[1] + scale * 0.06),
                      abbreviate(plan.name, font(size), room, given), fill=INK, font=font(size))
             light = tuple(min(255, c + (255 - c) // 2) for c in fill)
-            label = font(max(8, round(scale * 0.15)))
+            label = place_font(scale)
             for arena, cell in plan.arenas.items():
-                cell_box = [*at(cell.left, cell.top), *at(cell.right, cell.bottom)]
+                cell_box = sheet.box_pixels(cell)
                 pen.rectangle(cell_box, fill=light, outline=(170, 170, 170))
                 pen.text((cell_box[0] + 2, cell_box[1] + 1),
                          abbreviate(arena, label, cell_box[2] - cell_box[0] - 4, given),
                          fill=FAINT, font=label)
             pen.ellipse([door[0] - 2, door[1] - 2, door[0] + 2, door[1] + 2], fill=INK)
         doors = [at(*plan.entrance) for plan in self.layout.sectors.values()]
-        for name, start, end in self.layout.streets:  # over the doors' paths, clear of doors
-            self._street_name(image, name, at(*start), at(*end), scale, doors)
+        for street in self.layout.streets:  # over the doors' paths, clear of doors
+            self._street_name(image, street.name, at(*street.start), at(*street.end), scale, doors)
         return image
 
     @staticmethod
@@ -250,7 +256,7 @@ class MapPainter:
     def _street_name(image: Image.Image, name: str, start: tuple[float, float],
                      end: tuple[float, float], scale: float,
                      doors: list[tuple[float, float]]) -> None:
-        face = font(max(8, round(scale * 0.15)))
+        face = place_font(scale)
         length = abs(end[0] - start[0]) + abs(end[1] - start[1])
         text = fit(name, face, length * 0.8)
         if not text:
@@ -286,17 +292,16 @@ class MapPainter:
 
     def _legend(self, pen: ImageDraw.ImageDraw, width: int) -> None:
         face, r, y = font(12), 6, HEADER / 2
-        x = width - 8 - sum(face.getlength(t) + 3 * r + 14
-                            for t in ("resident", "visitor", "on the way", "trouble"))
-        for text, shape in (("resident", "dot"), ("visitor", "diamond"), ("on the way", "ring"),
-                            ("trouble", "box")):
+        texts = ("resident", "visitor", "on the way", "trouble")
+        x = width - 8 - sum(face.getlength(t) + 3 * r + 14 for t in texts)
+        for text in texts:
             centre = x + r
-            if shape == "dot":
+            if text == "resident":
                 pen.ellipse([centre - r, y - r, centre + r, y + r], fill=PALETTE[0])
-            elif shape == "diamond":
+            elif text == "visitor":
                 pen.polygon([(centre, y - r), (centre + r, y), (centre, y + r), (centre - r, y)],
                             fill=VISITOR, outline=INK)
-            elif shape == "ring":
+            elif text == "on the way":
                 pen.ellipse([centre - r, y - r, centre + r, y + r], outline=PALETTE[0],
                             width=2)
             else:
@@ -305,8 +310,7 @@ class MapPainter:
             x += face.getlength(text) + 3 * r + 14
 
     def _cell(self, picture: MapPicture, sector: str, arena: str) -> list[float]:
-        cell = self.layout.sectors[sector].arenas[arena]
-        return [*picture.to_pixels(cell.left, cell.top), *picture.to_pixels(cell.right, cell.bottom)]
+        return picture.box_pixels(self.layout.sectors[sector].arenas[arena])
 
     def _trouble(self, pen: ImageDraw.ImageDraw, picture: MapPicture, path: str, state: str) -> None:
         parts = split_path(path)
@@ -315,7 +319,7 @@ class MapPainter:
             return
         box = self._cell(picture, parts[0], parts[1])
         pen.rectangle(box, outline=TROUBLE, width=max(2, round(picture.scale / 20)))
-        face = font(max(8, round(picture.scale * 0.15)))
+        face = place_font(picture.scale)
         text = fit(f"! {parts[2]} {state}", face, box[2] - box[0] - 4)
         pen.text((box[0] + 2, box[3] - face.size - 3), text, fill=TROUBLE, font=face)
         picture.highlighted.append(path)
@@ -323,7 +327,7 @@ class MapPainter:
     def _arena_people(self, pen: ImageDraw.ImageDraw | None, picture: MapPicture, sector: str,
                       arena: str, people: list[Whereabouts], marks: dict[str, Identity]) -> None:
         left, top, right, bottom = self._cell(picture, sector, arena)
-        top += font(max(8, round(picture.scale * 0.15))).size + 2  # under the arena's name
+        top += place_font(picture.scale).size + 2  # under the arena's name
         people = sorted(people, key=lambda p: p.name)
         if picture.scale >= 120:  # a close-up: a list of who does what
             self._listed(pen, picture, sector, arena, people, marks, (left, top, right, bottom))
@@ -408,18 +412,18 @@ class MapPainter:
                 label: ImageFont.ImageFont | ImageFont.FreeTypeFont, hollow: bool = False) -> None:
         if pen is None:
             return  # placed only
-        colour = mark.colour
+        colour, ink = mark.colour, (255, 255, 255)
         if person.visitor:
             pen.polygon([(x, y - radius * 1.25), (x + radius * 1.25, y), (x, y + radius * 1.25),
                          (x - radius * 1.25, y)], fill=colour, outline=INK)
+            ink = INK
         elif hollow:
             pen.ellipse([x - radius, y - radius, x + radius, y + radius], fill=(255, 255, 255),
                         outline=colour, width=max(2, round(radius / 4)))
+            ink = colour
         else:
             pen.ellipse([x - radius, y - radius, x + radius, y + radius], fill=colour,
                         outline=(255, 255, 255))
-        ink = colour if hollow and not person.visitor else (255, 255, 255) \
-            if not person.visitor else INK
         letters = len(mark.initials)
         inside = font(max(7, round(radius * (0.95 if letters <= 2 else 1.6 / letters))))
         pen.text((x, y), mark.initials, fill=ink, font=inside, anchor="mm")

@@ -1,8 +1,9 @@
-"""Argument types, checks and exit codes shared by the `townbot` subcommands.
+"""The arguments of `townbot sim`, `play`, `map` and `web`, the argument types and checks the
+subcommands share, and their exit codes on signals.
 
-Light on purpose: the parser modules import this while building `townbot --help`, so the town's
-own modules load only inside `check_scenario`, which runs once a command was chosen (and before
-a town is opened, so a bad command line writes nothing)."""
+Light on purpose (argparse only): `townbot --help` imports this, so the town's own modules load
+only inside `check_scenario`, which runs once a command was chosen (and before a town is opened,
+so a bad command line writes nothing). Each command's own module loads once it is chosen."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import os
 import signal
 from collections.abc import Callable
 
-INTERRUPTED = 130  # the shell's code for a program ended by Ctrl-C
 # Each stops a run as Ctrl-C does; the exit code is the shell's for the signal: 128 + its number
 # (Ctrl-C 130, SIGTERM 143, SIGHUP 129).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -52,6 +52,8 @@ def quiet_further_signals() -> None:
     for signum in STOP_SIGNALS:
         with contextlib.suppress(ValueError, OSError):  # not the main thread
             signal.signal(signum, lambda number, frame: say_stopping(number))
+
+
 RESIDENTS_HELP = ("a smaller town: a number of residents who know each other, or names "
                   "separated by commas (e.g. 4, or 'Isabella Rodriguez, Klaus Mueller')")
 
@@ -69,6 +71,7 @@ DAYS_MAX = 365.0
 TICKS_MAX = 1_000_000
 SEED_MAX = 2**32 - 1
 SPEED_MAX = 3600.0  # real seconds per tick, as /speed allows (town.service.SPEED_RANGE)
+TOKEN_LENGTH = 16  # the shortest token of a web page
 
 
 def positive(text: str, high: float = float("inf")) -> float:
@@ -138,3 +141,71 @@ def check_scenario(name: str | None) -> None:
         raise TownError(f"there is no scenario '{name}'{closest_names(name, names)}; "
                         f"available: {', '.join(names) or 'none'}")
     load_scenario(PROJECT_ROOT / "scenarios", name)
+
+
+def add_sim_parser(commands: argparse._SubParsersAction) -> None:
+    sim = commands.add_parser("sim", help="run the town headless and print the transcript")
+    add_town_files(sim)
+    length = sim.add_mutually_exclusive_group()
+    length.add_argument("--hours", type=game_hours, help=f"game hours to run (up to {HOURS_MAX:g})")
+    length.add_argument("--days", type=game_days,
+                        help=f"game days to run (default 1, up to {DAYS_MAX:g})")
+    sim.add_argument("--db", default="townbot.db", help="database file (default: townbot.db)")
+    sim.add_argument("--seed", type=seed, default=0,
+                     help=f"seed for a new town (default 0; 0 to {SEED_MAX})")
+    sim.add_argument("--scenario", help="scenario from scenarios/ to load first")
+    sim.add_argument("--residents", help=RESIDENTS_HELP)
+    shown = sim.add_mutually_exclusive_group()
+    shown.add_argument("--by-area", action="store_true",
+                       help="group the transcript by area instead of time order")
+    shown.add_argument("--quiet", "--no-transcript", dest="quiet", action="store_true",
+                       help="print only the summary")
+
+
+def add_play_parser(commands: argparse._SubParsersAction) -> None:
+    play = commands.add_parser("play", help="the town in the terminal: watch it and join in")
+    add_town_files(play)
+    play.add_argument("--db", default="townbot.db", help="database file (default: townbot.db)")
+    play.add_argument("--seed", type=seed, default=0,
+                      help=f"seed for a new town (default 0; 0 to {SEED_MAX})")
+    play.add_argument("--ticks", type=ticks,
+                      help=f"stop after this many ticks (1 to {TICKS_MAX}); /wait stays within it")
+    play.add_argument("--speed", type=seconds_per_tick, default=2.0,
+                      help=f"real seconds per tick (default 2; 0 runs ticks back to back; at most "
+                           f"{SPEED_MAX:g})")
+    play.add_argument("--name", default=None,
+                      help="your name in the audit log and as an interviewer (default: 'a visitor')")
+    play.add_argument("--role", choices=["moderator", "everyone"], default="moderator",
+                      help="play as a moderator (default) or as everyone else")
+    play.add_argument("--scenario", help="scenario from scenarios/ to load first")
+    play.add_argument("--residents", help=RESIDENTS_HELP)
+
+
+def add_map_parser(commands: argparse._SubParsersAction) -> None:
+    draw = commands.add_parser("map", help="draw the town at a moment (PNG) or over a span (GIF, or "
+                               "MP4/WebM with ffmpeg)")
+    draw.add_argument("--db", required=True, help="the town's database (read only)")
+    draw.add_argument("--at", help='game time, e.g. "2023-02-14 17:30" (default: the last tick)')
+    draw.add_argument("--from", dest="start", help="first game time of an animation")
+    draw.add_argument("--to", dest="end", help="last game time of an animation")
+    draw.add_argument("--every", type=int, default=1, help="ticks between animation frames "
+                      "(default 1)")
+    draw.add_argument("--area", help="draw one sector close up, e.g. 'Hobbs Cafe'")
+    draw.add_argument("--out", required=True, help="picture to write: .png, or for a span .gif "
+                      "(.mp4 or .webm when ffmpeg is installed)")
+    draw.add_argument("--positions", help="also write where each person was drawn (pixels and "
+                      "place) to this JSON file")
+    add_town_files(draw)
+
+
+def add_web_parser(commands: argparse._SubParsersAction) -> None:
+    serve = commands.add_parser("web", help="serve a town's read-only web page: live map, "
+                                "replay, events, residents")
+    serve.add_argument("--db", required=True, help="the town's database (read only)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
+                       "127.0.0.1; 0.0.0.0 for every interface)")
+    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    serve.add_argument("--token", help="serve the page only under /TOKEN/ (at least "
+                       f"{TOKEN_LENGTH} letters, digits, - or _); needed off localhost, where "
+                       "one is made and printed when none is given")
+    add_town_files(serve)

@@ -94,9 +94,6 @@ class Console:
         for event in sorted(events, key=lambda e: e.game_time):
             self.screen.area_line(event_line(event, self._width))
 
-    def say(self, text: str) -> None:
-        self.screen.line(text)
-
     async def tick(self, *, paced: bool = False) -> None:
         """One tick; a tick of the running clock lets slow talks carry over (Engine.tick)."""
         self.show(await self.service.tick(interval=self.seconds_per_tick if paced else None))
@@ -255,10 +252,7 @@ class Console:
             await self.tick()
 
     async def _help(self, arguments: str) -> None:
-        self.say(HELP)
-
-
-# --- completion -------------------------------------------------------------------------------
+        self.screen.line(HELP)
 
 
 def _already_shown(outcome: Outcome) -> bool:
@@ -267,6 +261,9 @@ def _already_shown(outcome: Outcome) -> bool:
     reply, speaker = (outcome.data or {}).get("reply"), (outcome.data or {}).get("from")
     return bool(reply) and any(e.kind == "speech" and e.actor == speaker and e.text == reply
                                for e in outcome.events)
+
+
+# --- completion -------------------------------------------------------------------------------
 
 
 def _matching(typed: str, options: Iterable[str]) -> list[str]:
@@ -476,9 +473,10 @@ async def _play(engine: Engine, args: argparse.Namespace, stop: asyncio.Event) -
     console = Console(TownService(engine, model_settings=load_settings()), person_for(args),
                       styled=sys.stdout.isatty(), seconds_per_tick=max(0.0, args.speed),
                       tick_limit=args.ticks, stopping=stop)
-    console.say(f"{engine.world.town}, {engine.clock.now:%A %B %d %H:%M}: "
-                f"{plural(len(engine.minds), 'resident')}. One tick ({engine.clock.tick_minutes} "
-                f"game minutes) {console.pace()}. Type /help for commands.")
+    console.screen.line(f"{engine.world.town}, {engine.clock.now:%A %B %d %H:%M}: "
+                        f"{plural(len(engine.minds), 'resident')}. One tick "
+                        f"({engine.clock.tick_minutes} game minutes) {console.pace()}. "
+                        "Type /help for commands.")
     console.screen.legend()
     if args.scenario:
         console.screen.reply((await console.service.load_scenario(SYSTEM, args.scenario)).text)

@@ -15,7 +15,11 @@ import subprocess
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from townbot.pictures.townmap import MapPainter, animate
 from townbot.store.database import Store, StoreError
+from townbot.town.history import load_history, parse_moment
+from townbot.town.launch import TownFiles
+from townbot.world.loading import closest
 
 FRAME_MS = 100
 VIDEOS = {".mp4": "MP4", ".webm": "WebM"}
@@ -56,10 +60,6 @@ def check_request(args: argparse.Namespace) -> str:
 
 
 async def draw_to_file(args: argparse.Namespace) -> int:
-    from townbot.pictures.townmap import MapPainter, animate
-    from townbot.town.history import load_history, parse_moment
-    from townbot.town.launch import TownFiles
-
     kind = check_request(args)
     world = TownFiles(args.world, args.personas).load()
     area = resolve_area(args.area, list(world.sectors))
@@ -132,7 +132,6 @@ def resolve_area(area: str | None, sectors: list[str]) -> str | None:
     by_key = {name.lower(): name for name in sectors}
     found = by_key.get(" ".join(area.split()).lower())
     if found is None:
-        from townbot.world.loading import closest
         raise StoreError(f"there is no area called '{area}'{closest(area, sectors)}; areas are "
                          f"sectors of world.yaml, e.g. Hobbs Cafe")
     return found

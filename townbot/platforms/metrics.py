@@ -20,17 +20,18 @@ TICK_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 60, 120)
 DEFAULTED = frozenset({"failed", "fallback"})
 
 
-class TownMetrics:
+class TownMetrics(Collector):
     """`towns()` gives the open towns by server id (GuildTown-like: engine, service, backlog)."""
 
     def __init__(self, towns: Callable[[], Mapping[int, Any]]) -> None:
+        self.towns = towns
         self.registry = CollectorRegistry()
         self.ticks = Counter("townbot_ticks", "Ticks committed by this process", ["guild"],
                              registry=self.registry)
         self.tick_seconds = Histogram("townbot_tick_duration_seconds", "Real seconds a tick took",
                                       ["guild"], buckets=TICK_BUCKETS, registry=self.registry)
         self.backlogs: dict[int, int] = {}  # server id -> posts waiting, after its last tick
-        self.registry.register(_TownsCollector(towns, self.backlogs))
+        self.registry.register(self)
 
     def tick_done(self, guild_id: int, seconds: float, backlog: int) -> None:
         self.ticks.labels(str(guild_id)).inc()
@@ -40,12 +41,8 @@ class TownMetrics:
     def text(self) -> bytes:
         return generate_latest(self.registry)
 
-
-class _TownsCollector(Collector):
-    def __init__(self, towns: Callable[[], Mapping[int, Any]], backlogs: dict[int, int]) -> None:
-        self.towns, self.backlogs = towns, backlogs
-
     def collect(self) -> Iterator[Metric]:
+        """The figures read from the towns (prometheus_client asks when /metrics is read)."""
         calls = GaugeMetricFamily("townbot_model_calls", "Model calls this process made, by "
                                   "outcome", labels=["guild", "outcome"])
         defaulted = GaugeMetricFamily("townbot_defaulted_share", "Share of model calls answered "

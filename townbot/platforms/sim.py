@@ -22,30 +22,20 @@ from townbot.wording import plural
 from townbot.world.events import TownEvent
 
 
-def budget_label(model: LanguageModel, day: int) -> str:
-    """A note for the progress line once the budget starts to bite."""
-    budget = model.report().budget
-    if budget is None or budget.level(day) == OPEN:
-        return ""
-    return "  " + budget.status(day)
-
-
-def failure_label(model: LanguageModel) -> str:
-    """The share of calls answered by defaults so far, for the progress line (empty when none):
-    the server's failures and the replies that stayed unusable after their repair."""
-    outcomes = model.report().outcomes
-    calls = sum(outcomes.values())
-    failed, unusable = outcomes.get("failed", 0), outcomes.get("fallback", 0)
-    if not calls or not (failed or unusable):
-        return ""
-    return (f"  defaults {100 * (failed + unusable) / calls:.0f}% "
-            f"(server {failed}, unusable {unusable} of {calls})")
-
-
 def progress_label(engine: Engine) -> str:
-    """The text after the progress bar: the game time and what the model layer wants known."""
-    return (engine.clock.now.strftime("%a %b %d %H:%M") + budget_label(engine.model, engine.clock.day_number)
-            + failure_label(engine.model))
+    """The text after the progress bar: the game time, the budget once it starts to bite, and
+    the share of calls answered by defaults so far (the server's failures and the replies that
+    stayed unusable after their repair)."""
+    report, day = engine.model.report(), engine.clock.day_number
+    label = engine.clock.now.strftime("%a %b %d %H:%M")
+    if report.budget is not None and report.budget.level(day) != OPEN:
+        label += "  " + report.budget.status(day)
+    calls = sum(report.outcomes.values())
+    failed, unusable = report.outcomes.get("failed", 0), report.outcomes.get("fallback", 0)
+    if calls and (failed or unusable):
+        label += (f"  defaults {100 * (failed + unusable) / calls:.0f}% "
+                  f"(server {failed}, unusable {unusable} of {calls})")
+    return label
 
 
 async def simulate(engine: Engine, ticks: int, stop: asyncio.Event | None = None) -> list[TownEvent]:
@@ -77,25 +67,6 @@ def session_notes(model: LanguageModel, day: int, offline: bool) -> list[str]:
     return notes
 
 
-def show_usage(screen: Screen, run: dict, town: dict | None) -> None:
-    """This run's table and totals, then the town's totals when earlier runs count too."""
-    headers, rows = usage_table(run)
-    screen.table(headers, rows, right=range(1, len(headers)), title="model usage, this run:")
-    for line in usage_totals(run):
-        screen.line(line)
-    if town is not None:
-        screen.line(town_line(town))
-
-
-async def load_scenario(engine: Engine, name: str) -> str:
-    """Load a scenario before the first tick, as a moderator would (the service loads only
-    for this: a run without a scenario starts without it)."""
-    from townbot.town.service import Person, TownService
-
-    loader = Person("cli:scenario", "townbot sim --scenario", moderator=True)
-    return (await TownService(engine).load_scenario(loader, name)).text
-
-
 async def run_sim(args: argparse.Namespace, settings: ModelSettings) -> int:
     """Ctrl-C, SIGTERM and SIGHUP are taken from the start: while the town opens, between
     ticks, or (twice) during one; each way ends with one line on standard error and the
@@ -125,8 +96,11 @@ async def _run(engine: Engine, args: argparse.Namespace, settings: ModelSettings
     stop = interrupts.requested
     screen = Screen(channels=[s.channel for s in engine.world.sectors.values()]
                     + [engine.world.town_hall_channel])
-    if args.scenario:
-        screen.reply(await load_scenario(engine, args.scenario))
+    if args.scenario:  # loaded before the first tick, as a moderator would
+        from townbot.town.service import Person, TownService
+
+        loader = Person("cli:scenario", "townbot sim --scenario", moderator=True)
+        screen.reply((await TownService(engine).load_scenario(loader, args.scenario)).text)
     start = engine.clock.now
     ticks = engine.clock.ticks_for(hours=args.hours or 0, days=args.days or 0) \
         if (args.hours or args.days) else engine.clock.ticks_for(days=1)
@@ -150,8 +124,12 @@ async def _run(engine: Engine, args: argparse.Namespace, settings: ModelSettings
                 f"{engine.clock.now:%a %H:%M}; saved to {args.db}")
     rows = await engine.store.usage_rows(engine.town.id)
     run = summarise([r for r in rows if r["id"] > last_earlier], settings, engine.clock.tick_minutes)
-    town = summarise(rows, settings, engine.clock.tick_minutes) if last_earlier else None
-    show_usage(screen, run, town)
+    headers, table = usage_table(run)
+    screen.table(headers, table, right=range(1, len(headers)), title="model usage, this run:")
+    for line in usage_totals(run):
+        screen.line(line)
+    if last_earlier:  # earlier runs count too: the town's totals
+        screen.line(town_line(summarise(rows, settings, engine.clock.tick_minutes)))
     minutes, seconds = engine.clock.tick_minutes, engine.town.tick_seconds
     cost = real_day_cost(run, engine.clock.tick - tick_before, minutes, seconds)
     screen.line(real_day_line(cost, minutes, seconds) + " (the town's speed on Discord and play)")

@@ -152,7 +152,7 @@ class TickProgress:
             self._bar.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *_: object) -> None:
         if self._bar is not None:
             self._bar.stop()
 
@@ -211,7 +211,7 @@ class Interrupts:
             self._cancelled = True
             self._task.cancel()
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *_: object) -> None:
         if self._loop is None:
             return
         # The loop lets go of a signal by setting its default action (for SIGTERM and SIGHUP, a

@@ -1,1 +1,1 @@
-"""The game master: world state, the tick, perception, and (later) the town service."""
+"""The game master: world state, the tick, perception, and the town service."""

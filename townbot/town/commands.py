@@ -29,7 +29,7 @@ async def arrive(engine: Engine, person_id: str, name: str, description: str, se
         engine.people[person_id] = VisitorRow(
             person_id, name, description,
             {**body.to_dict(), "joined": format_game_time(engine.clock.now)})
-        events.append(engine.person_event("arrival", name,
+        events.append(engine.event("arrival", name,
                                           f"({PeopleText(description, 120)}) arrives", "👋",
                                           sector, f"{sector}: {arena}"))
     return events
@@ -54,7 +54,7 @@ async def walk(engine: Engine, name: str, sector: str, arena: str) -> tuple[list
         else:
             body.set_travel(sector, arena, engine.clock.now + timedelta(minutes=minutes))
             body.action, body.emoji = f"walking to {sector}", "🚶"
-            events.append(engine.person_event("move", name,
+            events.append(engine.event("move", name,
                                               f"is walking to {sector} ({minutes} min)",
                                               "🚶", origin, f"{sector}: {arena}"))
     return events, minutes
@@ -65,7 +65,7 @@ async def leave(engine: Engine, person_id: str) -> list[TownEvent]:
     async with engine.change() as events:
         row = engine.people[person_id]
         name = row.resident or row.name
-        events.append(engine.person_event(
+        events.append(engine.event(
             "departure", name, "leaves the town" if not row.resident
             else "is on their own again", "👋", engine.bodies[name].sector))
         engine.depart(person_id)
@@ -80,14 +80,14 @@ async def speak(engine: Engine, speaker: str, said: str, listeners: list[str],
     async with engine.change() as events:
         body = engine.bodies[speaker]
         place = f"{body.sector}: {body.arena}"
-        events.append(engine.person_event("speech", speaker, said, "💬", body.sector, place))
+        events.append(engine.event("speech", speaker, said, "💬", body.sector, place))
         for listener in listeners:
             engine.minds[listener].remember("observation",
                                             f"{engine.shown(speaker)} said: {PeopleText(said)}")
         reply = None
         if addressed is not None:
             reply = await _answer(engine, speaker, addressed, said, place, history)
-            events.append(engine.person_event("speech", addressed, reply, "💬", body.sector,
+            events.append(engine.event("speech", addressed, reply, "💬", body.sector,
                                               place))
             engine.record_exchange(speaker, addressed, [(speaker, said), (addressed, reply)])
         for listener in listeners:
@@ -133,21 +133,14 @@ async def change_object(engine: Engine, path: str, state: str) -> list[TownEvent
     async with engine.change() as events:
         engine.set_object(path, state)
         sector, arena, obj = path.split(": ")
-        events.append(engine.person_event("object", f"The {obj}", f"is now {state}", "⚠️",
+        events.append(engine.event("object", f"The {obj}", f"is now {state}", "⚠️",
                                           sector, f"{arena}: {obj}"))
     return events
 
 
-async def _seed(engine: Engine, resident: str, text: str) -> None:
-    mind = engine.minds[resident]
-    mind.remember("thought", f"{resident} thinks: {PeopleText(text)}")  # a person's words
-    await mind.flush_memories(engine.clock.now, force=True)
-
-
 async def seed(engine: Engine, resident: str, text: str) -> None:
     """A moderator plants an intention as the resident's own thought."""
-    async with engine.change():
-        await _seed(engine, resident, text)
+    await apply_scenario(engine, [(resident, text)], [], None)
 
 
 async def apply_scenario(engine: Engine, seeds: list[tuple[str, str]],
@@ -155,11 +148,13 @@ async def apply_scenario(engine: Engine, seeds: list[tuple[str, str]],
                          announcement: str | None) -> list[TownEvent]:
     async with engine.change() as events:
         for resident, thought in seeds:
-            await _seed(engine, resident, thought)
+            mind = engine.minds[resident]
+            mind.remember("thought", f"{resident} thinks: {PeopleText(thought)}")  # a person's words
+            await mind.flush_memories(engine.clock.now, force=True)
         for path, state in objects:
             engine.set_object(path, state)
         if announcement:
-            events.append(engine.person_event("announcement", "Town hall", announcement,
+            events.append(engine.event("announcement", "Town hall", announcement,
                                               "📣", None))
     return events
 
@@ -176,5 +171,5 @@ async def announce(engine: Engine, notice: str,
             mind = engine.minds[name]
             mind.remember("observation", f"Announcement: {PeopleText(notice)}")
             await mind.flush_memories(engine.clock.now, force=True)
-        events.append(engine.person_event("announcement", "Town hall", notice, "📣", sector))
+        events.append(engine.event("announcement", "Town hall", notice, "📣", sector))
     return events, len(listeners)

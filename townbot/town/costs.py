@@ -39,12 +39,6 @@ class RealDayCost:
     offline: bool
     measured_hours: float  # game hours of recorded usage the figures come from
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"game_days": self.game_days, "calls": self.calls,
-                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "dollars": self.dollars, "offline": self.offline,
-                "measured_hours": self.measured_hours}
-
 
 def real_day_cost(summary: dict[str, Any], ticks: int, tick_minutes: int,
                   tick_seconds: float) -> RealDayCost | None:
@@ -69,10 +63,6 @@ def _count(value: float) -> str:
     return f"{value:.0f}"
 
 
-def pace(tick_minutes: int, tick_seconds: float) -> str:
-    return f"one tick ({tick_minutes} game minutes) every {plural(tick_seconds, 'real second')}"
-
-
 def real_day_line(cost: RealDayCost | None, tick_minutes: int, tick_seconds: float) -> str:
     """One line: calls, tokens and money per real day at this pace."""
     if tick_seconds <= 0:
@@ -86,7 +76,8 @@ def real_day_line(cost: RealDayCost | None, tick_minutes: int, tick_seconds: flo
         money = "price unknown (set TOWNBOT_PRICE_PROMPT and TOWNBOT_PRICE_COMPLETION)"
     else:
         money = f"about ${cost.dollars:,.2f}"
-    line = (f"per real day at {pace(tick_minutes, tick_seconds)}, {cost.game_days:.3g} game "
+    line = (f"per real day at one tick ({tick_minutes} game minutes) every "
+            f"{plural(tick_seconds, 'real second')}, {cost.game_days:.3g} game "
             f"days: {_count(cost.calls)} calls, {_count(cost.prompt_tokens)} prompt and "
             f"{_count(cost.completion_tokens)} completion tokens, {money}")
     if cost.measured_hours < 24:  # a few hours (a morning's planning) speak less for a day

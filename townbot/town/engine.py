@@ -73,25 +73,6 @@ class Talk:
 
 
 @dataclass
-class TownView:
-    """The read-only world a mind may consult while thinking (see mind.agent.WorldView)."""
-
-    engine: Engine
-
-    def availability(self, person: str, sector: str, arena: str | None) -> str | None:
-        return self.engine.availability(person, sector, arena)
-
-    def arenas_of(self, sector: str) -> list[str]:
-        return list(self.engine.world.sectors[sector].arenas)
-
-    def objects_in(self, sector: str, arena: str) -> list[str]:
-        return list(self.engine.world.arena(sector, arena).objects)
-
-    def norms_of(self, sector: str) -> str:
-        return " ".join(self.engine.world.sectors[sector].norms)
-
-
-@dataclass
 class Hold:
     """A use case under way (Engine.held): what its commands changed, to commit at its end
     with its audit rows."""
@@ -143,7 +124,15 @@ class Engine:
         if town is None:
             return await cls._found(world, store, model, seed, start or world.start,
                                     tick_minutes or world.tick_minutes, settings)
-        return await cls._resume(world, store, model, town, settings)
+        if town.embedding_dim != model.embedding_dim or town.embedding_model != model.embedding_model:
+            raise StoreError(
+                f"this town's memories were embedded with {town.embedding_model} "
+                f"({town.embedding_dim} dimensions) but the configured model embeds with "
+                f"{model.embedding_model} ({model.embedding_dim}); configure the original "
+                f"embedding model (TOWNBOT_EMBEDDING_MODEL), re-embed the memories with "
+                f"`townbot reembed --db {store.path}`, or start a new database")
+        return cls._assemble(world, store, model, town, await SavedTown.load(store, town, world),
+                             settings)
 
     @classmethod
     async def _found(cls, world: World, store: Store, model: LanguageModel, seed: int,
@@ -157,36 +146,24 @@ class Engine:
             world.town, start, tick_minutes, seed, model.label, model.embedding_model,
             model.embedding_dim, {n: (bodies[n].to_dict(), states[n].to_dict()) for n in bodies},
             objects)
-        engine = cls._assemble(world, store, model, town, bodies, states, objects, {}, settings)
+        engine = cls._assemble(world, store, model, town, SavedTown(bodies, states, {}, objects, []),
+                               settings)
         await engine._plant_seed_memories()
         await engine._keep_day_start(0)
         return engine
 
-    @classmethod
-    async def _resume(cls, world: World, store: Store, model: LanguageModel, town: TownRow,
-                      settings: MindSettings) -> Engine:
-        if town.embedding_dim != model.embedding_dim or town.embedding_model != model.embedding_model:
-            raise StoreError(
-                f"this town's memories were embedded with {town.embedding_model} "
-                f"({town.embedding_dim} dimensions) but the configured model embeds with "
-                f"{model.embedding_model} ({model.embedding_dim}); configure the original "
-                f"embedding model (TOWNBOT_EMBEDDING_MODEL), re-embed the memories with "
-                f"`townbot reembed --db {store.path}`, or start a new database")
-        saved = await SavedTown.load(store, town, world)
-        engine = cls._assemble(world, store, model, town, saved.bodies, saved.states,
-                               saved.objects, saved.streams, settings)
-        engine._take_visitors(saved.visitors)
-        return engine
-
-    def _take_visitors(self, visitors: list[VisitorRow]) -> None:
-        for row in visitors:
+    def _take(self, saved: SavedTown) -> None:
+        """A saved town's minds, bodies, objects and people, in place of what was here."""
+        self.minds = {name: AgentMind(self.world.personas[name], self.model,
+                                      saved.streams.get(name) or MemoryStream(self.town.embedding_dim),
+                                      saved.states[name], self.settings,
+                                      clock_now=lambda: self.clock.now)
+                      for name in sorted(saved.bodies)}
+        self.bodies, self.objects, self.people = saved.bodies, saved.objects, {}
+        for row in saved.visitors:
             self.people[row.person_id] = row
             if row.resident is None:
                 self.bodies[row.name] = Body.from_dict(row.body)
-
-    def _mind(self, name: str, stream: MemoryStream, state: MindState) -> AgentMind:
-        return AgentMind(self.world.personas[name], self.model, stream, state, self.settings,
-                         clock_now=lambda: self.clock.now)
 
     async def _restore(self) -> None:
         """Put the town in memory back to what the database holds (minds, memories, bodies,
@@ -197,10 +174,7 @@ class Engine:
         assert town is not None
         saved = await SavedTown.load(self.store, town, self.world)
         self.town, self.clock.tick = town, town.tick
-        self.minds = {name: self._mind(name, saved.streams[name], saved.states[name])
-                      for name in sorted(saved.bodies)}
-        self.bodies, self.objects, self.people = saved.bodies, saved.objects, {}
-        self._take_visitors(saved.visitors)
+        self._take(saved)
         self._changed_objects, self._conversations, self._departed = {}, [], []
 
     @asynccontextmanager
@@ -247,17 +221,13 @@ class Engine:
 
     @classmethod
     def _assemble(cls, world: World, store: Store, model: LanguageModel, town: TownRow,
-                  bodies: dict[str, Body], states: dict[str, MindState], objects: dict[str, str],
-                  streams: dict[str, MemoryStream], settings: MindSettings) -> Engine:
+                  saved: SavedTown, settings: MindSettings) -> Engine:
         clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
         usage = store.usage_log(town.id, lambda: clock.tick)
         # Every call this town makes carries its game day and its usage sink.
         model = WithContext(model, lambda: CallContext(game_day=clock.day_number, usage=usage))
-        engine = cls(world, store, town, model, clock, {}, bodies, objects, settings,
-                     usage=usage)
-        engine.minds = {name: engine._mind(name, streams.get(name)
-                                           or MemoryStream(town.embedding_dim), states[name])
-                        for name in sorted(bodies)}
+        engine = cls(world, store, town, model, clock, {}, {}, {}, settings, usage=usage)
+        engine._take(saved)
         return engine
 
     async def _plant_seed_memories(self) -> None:
@@ -268,7 +238,16 @@ class Engine:
                                for m in self.minds.values()))
         await self._commit([], advance=False)
 
-    # --- rules of the world -----------------------------------------------------------------
+    # --- rules of the world (what a mind may ask while it thinks: mind.agent.WorldView) --------
+
+    def arenas_of(self, sector: str) -> list[str]:
+        return list(self.world.sectors[sector].arenas)
+
+    def objects_in(self, sector: str, arena: str) -> list[str]:
+        return list(self.world.arena(sector, arena).objects)
+
+    def norms_of(self, sector: str) -> str:
+        return " ".join(self.world.sectors[sector].norms)
 
     def availability(self, person: str, sector: str, arena: str | None) -> str | None:
         """Why `person` cannot enter now (closing time, a full one-person room), or None."""
@@ -314,10 +293,9 @@ class Engine:
             name: Perception(now, body.sector, body.arena,
                              [] if body.action == "sleeping" else scene.perceive(name))
             for name, body in self.bodies.items() if name in self.minds}
-        view = TownView(self)
         skipped = self.controlled().keys() | self.talking()  # taken over, or still talking
         thinking = [name for name in sorted(self.minds) if name not in skipped]
-        intents = await asyncio.gather(*(self.minds[name].think(perceptions[name], view)
+        intents = await asyncio.gather(*(self.minds[name].think(perceptions[name], self)
                                          for name in thinking))
         for intent in intents:
             self._apply(intent, events)
@@ -341,7 +319,7 @@ class Engine:
         budget = self.model.report().budget
         assert budget is not None
         before, self._budget_level = self._budget_level or level, level
-        events.append(self.person_event("notice", "Town hall", budget.change_line(
+        events.append(self.event("notice", "Town hall", budget.change_line(
             before, level, self.clock.day_number), "💰", None))
 
     def controlled(self) -> dict[str, str]:
@@ -370,7 +348,7 @@ class Engine:
             if state is not None:
                 self.set_object(path, state)
                 sector, arena, obj = path.split(": ")
-                events.append(self._event("object", f"The {obj}", f"is {state}!", "⚠️", sector,
+                events.append(self.event("object", f"The {obj}", f"is {state}!", "⚠️", sector,
                                           f"{arena}: {obj}"))
 
     # --- conversations ----------------------------------------------------------------------
@@ -423,10 +401,9 @@ class Engine:
         """Wait for the talks under way (until `deadline` on the loop's clock, if given), then
         post and remember every one that has ended, in the order they began."""
         running = [talk.lines for talk in self._talks]
-        if running and deadline is None:
-            await asyncio.wait(running)
-        elif running:
-            timeout = max(0.0, deadline - asyncio.get_running_loop().time())
+        if running:
+            timeout = None if deadline is None else \
+                max(0.0, deadline - asyncio.get_running_loop().time())
             await asyncio.wait(running, timeout=timeout)
         ended = [talk for talk in self._talks if talk.lines.done()]
         self._talks = [talk for talk in self._talks if not talk.lines.done()]
@@ -519,7 +496,7 @@ class Engine:
         if reason is not None:
             self.minds[intent.agent].refused(intent.sector, intent.arena, reason, now)
             here = body.sector or intent.sector
-            events.append(self._event("notice", intent.agent, f"cannot go in: {reason}", "🚫",
+            events.append(self.event("notice", intent.agent, f"cannot go in: {reason}", "🚫",
                                       here, f"{intent.sector}: {intent.arena}"))
             return
         self._release_object(body)
@@ -531,7 +508,7 @@ class Engine:
         minutes = self.world.walking_minutes(origin, intent.sector) if origin else 0
         body.set_travel(intent.sector, intent.arena, now + timedelta(minutes=minutes))
         body.action, body.emoji, body.announced = f"walking to {intent.sector}", "🚶", None
-        events.append(self._event("move", intent.agent, f"is walking to {intent.sector} "
+        events.append(self.event("move", intent.agent, f"is walking to {intent.sector} "
                                   f"({minutes} min)", "🚶", origin or intent.sector,
                                   f"{intent.sector}: {intent.arena}"))
 
@@ -552,7 +529,7 @@ class Engine:
         if body.announced != announcement:
             body.announced = announcement
             where = f"{intent.arena}: {intent.object}" if path else intent.arena
-            events.append(self._event("action", intent.agent, f"is {intent.action}",
+            events.append(self.event("action", intent.agent, f"is {intent.action}",
                                       intent.emoji, intent.sector, where))
 
     def _release_object(self, body: Body) -> None:
@@ -571,8 +548,9 @@ class Engine:
             self.objects[path] = state
             self._changed_objects[path] = (state, format_game_time(self.clock.now))
 
-    def _event(self, kind: str, actor: str, text: str, emoji: str, sector: str,
-               place: str) -> TownEvent:
+    def event(self, kind: str, actor: str, text: str, emoji: str, sector: str | None,
+              place: str = "") -> TownEvent:
+        """An event now in the sector's channel (in #town-hall for None or no sector)."""
         channel = self.world.sectors[sector].channel if sector in self.world.sectors \
             else self.world.town_hall_channel
         return TownEvent(format_game_time(self.clock.now), channel, kind, actor, text, emoji,
@@ -595,21 +573,17 @@ class Engine:
             body = self.bodies[name].take_change()
             if body is not None:
                 changes.bodies[name] = body
-            state = mind.state
-            parts = state.take_changes()
-            if parts:  # the lists below are made only when there is something to put in them
-                changes.mind_parts += [(name, part, text) for part, text in parts.items()]
+            changes.mind_parts += [(name, part, text)
+                                   for part, text in mind.state.take_changes().items()]
             added, touched = mind.stream.take_changes()
-            if added:
-                changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
+            changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
             if touched:
                 changes.touched.append((name, touched))
         # What the calls cost joins the commit, and is stored even if the commit fails.
         await self.store.save_tick(changes, self.usage)
         if changes.flags:
             self.town = replace(self.town, **changes.flags)
-        self._changed_objects, self._conversations = {}, []
-        self._departed = []
+        self._changed_objects, self._conversations, self._departed = {}, [], []
         self.clock.tick = next_tick
         if changes.compact:
             await self._keep_day_start(next_tick)
@@ -642,13 +616,6 @@ class Engine:
         self._conversations.append(ConversationRecord(
             now, now, body.sector or "", body.arena or "", (first, second),
             tuple((speaker, text, now) for speaker, text in lines)))
-
-    def person_event(self, kind: str, actor: str, text: str, emoji: str, sector: str | None,
-                     place: str = "") -> TownEvent:
-        """An event of a command between ticks (in #town-hall when `sector` is None)."""
-        channel = self.world.sectors[sector].channel if sector else self.world.town_hall_channel
-        return TownEvent(format_game_time(self.clock.now), channel, kind, actor, text, emoji,
-                         place)
 
     def set_flags(self, *, paused: bool | None = None, tick_seconds: float | None = None) -> None:
         """Pause or resume the town, or change its pace; only inside `held`, so that the

@@ -77,8 +77,7 @@ def to_markdown(data: dict[str, Any]) -> str:
     for talk in data["conversations"]:
         lines.append(f"### {talk['started']} at {talk['sector']}: {', '.join(talk['participants'])}")
         lines += [f"- {u['speaker']}: {u['text']}" for u in talk["utterances"]]
-    changed = [o for o in data["objects"]]
-    lines += ["", "## Objects", ""] + [f"- {o['path']}: {o['state']}" for o in changed]
+    lines += ["", "## Objects", ""] + [f"- {o['path']}: {o['state']}" for o in data["objects"]]
     lines += ["", "## Events", ""]
     lines += [f"- {e['time']} #{e['channel']} {e['emoji']} {e['actor']} {e['text']}"
               for e in data["events"]]

@@ -67,9 +67,6 @@ class Moment:
     people: dict[str, Whereabouts]
     troubles: dict[str, str] = field(default_factory=dict)  # object path -> its alarming state
 
-    def in_sector(self, sector: str) -> list[Whereabouts]:
-        return [p for p in self.people.values() if p.sector == sector]
-
 
 @dataclass
 class _Replay:
@@ -80,9 +77,26 @@ class _Replay:
     troubles: dict[str, str] = field(default_factory=dict)
 
     def apply(self, event: TownEvent, when: datetime) -> None:
-        handler = getattr(self, f"_on_{event.kind}", None)
-        if handler is not None:
-            handler(event, when, self.channels.get(event.channel))
+        sector = self.channels.get(event.channel)
+        match event.kind:
+            case "action":
+                self._act(event, sector)
+            case "speech":
+                where = self._place(event.place, sector)
+                if where is not None and event.actor in self.people:
+                    self._settle(event.actor, *where)
+            case "arrival":
+                where = self._place(event.place, sector)
+                if where is not None:
+                    self.visitors.add(event.actor)
+                    self.people[event.actor] = Whereabouts(event.actor, True, *where,
+                                                           "looking around", "👋")
+            case "departure" if event.actor in self.visitors:
+                self.people.pop(event.actor, None)
+            case "move":
+                self._walk(event, when, sector)
+            case "object":
+                self._trouble(event, sector)
 
     def _place(self, place: str, sector: str | None) -> tuple[str, str] | None:
         """(sector, arena) from an event's place: 'Sector: arena' or 'arena[: object]'."""
@@ -98,7 +112,7 @@ class _Replay:
         person = self.people.get(name) or Whereabouts(name, name in self.visitors, sector, arena)
         self.people[name] = replace(person, sector=sector, arena=arena, walk=None, **changes)
 
-    def _on_action(self, event: TownEvent, when: datetime, sector: str | None) -> None:
+    def _act(self, event: TownEvent, sector: str | None) -> None:
         where = self._place(event.place, sector)
         if where is None:
             return
@@ -107,22 +121,7 @@ class _Replay:
         if len(parts) == 2:
             self.troubles.pop(join_path(where[0], *parts), None)  # someone is using it again
 
-    def _on_speech(self, event: TownEvent, when: datetime, sector: str | None) -> None:
-        where = self._place(event.place, sector)
-        if where is not None and event.actor in self.people:
-            self._settle(event.actor, *where)
-
-    def _on_arrival(self, event: TownEvent, when: datetime, sector: str | None) -> None:
-        where = self._place(event.place, sector)
-        if where is not None:
-            self.visitors.add(event.actor)
-            self.people[event.actor] = Whereabouts(event.actor, True, *where, "looking around", "👋")
-
-    def _on_departure(self, event: TownEvent, when: datetime, sector: str | None) -> None:
-        if event.actor in self.visitors:
-            self.people.pop(event.actor, None)
-
-    def _on_move(self, event: TownEvent, when: datetime, sector: str | None) -> None:
+    def _walk(self, event: TownEvent, when: datetime, sector: str | None) -> None:
         person = self.people.get(event.actor)
         destination = self._place(event.place, None)
         if person is None or destination is None:
@@ -135,7 +134,7 @@ class _Replay:
         self.people[event.actor] = replace(person, sector=None, arena=None, walk=walk,
                                            action=f"walking to {destination[0]}", emoji="🚶")
 
-    def _on_object(self, event: TownEvent, when: datetime, sector: str | None) -> None:
+    def _trouble(self, event: TownEvent, sector: str | None) -> None:
         parts = event.place.split(": ")
         if sector is None or len(parts) != 2:
             return

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 from townbot.llm.budget import Budget
 from townbot.llm.offline import OfflineModel
@@ -41,27 +40,24 @@ class TownFiles:
 
 
 def pin_blas_threads(openblas_starts_with_one: bool = False) -> None:
-    """One BLAS thread for the whole process, set once at start-up. Retrieval's products are small
-    (10k x 256 floats): threads only add hand-offs that stall on shared cores, so one thread is
-    faster and steadier (benchmarks/speed.py prints both ways).
-
+    """One BLAS thread for the whole process, set once at start-up: retrieval's products are
+    small, and threads only add hand-offs that stall on shared cores (benchmarks/speed.py).
     `openblas_starts_with_one`: OPENBLAS_NUM_THREADS was 1 before numpy loaded (the CLI sees to
-    it). The OpenBLAS of numpy's own wheels then already runs one thread, and threadpoolctl (~10
-    ms of start-up: it inspects every loaded library) is skipped; any other BLAS is pinned."""
+    it), so the OpenBLAS of numpy's own wheels already runs one thread and threadpoolctl (~10 ms
+    of start-up) is skipped; any other BLAS is pinned."""
     import numpy  # loaded first, so that threadpoolctl finds its BLAS
 
-    if openblas_starts_with_one and numpy_blas_name(numpy) == "scipy-openblas":
+    blas = getattr(numpy.__config__, "CONFIG", {}).get("Build Dependencies", {}).get("blas", {})
+    if openblas_starts_with_one and blas.get("name") == "scipy-openblas":
         return
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")
 
 
-def numpy_blas_name(numpy: ModuleType) -> str | None:
-    """The BLAS numpy was built with ("scipy-openblas" for its own wheels, "mkl", ...), or None
-    when numpy does not say (older builds)."""
-    config = getattr(numpy.__config__, "CONFIG", {})
-    return config.get("Build Dependencies", {}).get("blas", {}).get("name")
+def _stacked(model: LanguageModel, settings: ModelSettings) -> LanguageModel:
+    return build_model_stack(model, budget=Budget(settings.caps) if settings.caps.any else None,
+                             max_unusable=None if settings.offline else settings.max_unusable)
 
 
 def make_model(seed: int, settings: ModelSettings | None = None) -> LanguageModel:
@@ -69,13 +65,10 @@ def make_model(seed: int, settings: ModelSettings | None = None) -> LanguageMode
     given), or the offline model when no chat model is configured."""
     settings = settings or load_settings()
     if settings.offline:
-        inner: LanguageModel = OfflineModel(seed=seed)
-    else:
-        from townbot.llm.openai_client import OpenAIModel  # openai takes ~1 s to import
+        return _stacked(OfflineModel(seed=seed), settings)
+    from townbot.llm.openai_client import OpenAIModel  # openai takes ~1 s to import
 
-        inner = OpenAIModel(settings)
-    return build_model_stack(inner, budget=Budget(settings.caps) if settings.caps.any else None,
-                             max_unusable=None if settings.offline else settings.max_unusable)
+    return _stacked(OpenAIModel(settings), settings)
 
 
 async def checked_model(seed: int, settings: ModelSettings | None = None) -> LanguageModel:
@@ -95,9 +88,7 @@ async def checked_model(seed: int, settings: ModelSettings | None = None) -> Lan
         await client.close()
         raise
     recording = os.environ.get(RECORD_ENV)
-    model = ReplyRecorder(client, Path(recording)) if recording else client
-    return build_model_stack(model, budget=Budget(settings.caps) if settings.caps.any else None,
-                             max_unusable=settings.max_unusable)
+    return _stacked(ReplyRecorder(client, Path(recording)) if recording else client, settings)
 
 
 async def open_engine(files: TownFiles, db: str, *, seed: int = 0,

@@ -11,7 +11,7 @@ post under the narrator's names, which are all refused to visitors.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -42,16 +42,9 @@ def discord_username(name: str) -> str:
     return cleaned
 
 
-# Each platform's way of showing a name: (where, how).
-DISPLAYS: tuple[tuple[str, Callable[[str], str]], ...] = (
-    ("as typed", lambda name: name),
-    ("on Discord", discord_username),
-)
-
-
 def shown_forms(name: str) -> list[tuple[str, str]]:
     """(where, how the name shows there), one per platform."""
-    return [(where, show(name)) for where, show in DISPLAYS]
+    return [("as typed", name), ("on Discord", discord_username(name))]
 
 
 @dataclass(frozen=True)

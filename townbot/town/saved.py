@@ -3,7 +3,6 @@ loaded whole: when the engine opens a town, and when it goes back to the last co
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from townbot.mind.memory import MemoryStream
@@ -32,15 +31,9 @@ class SavedTown:
                              "use the persona folder the town was founded with or a new --db")
         bodies = {n: Body.from_dict(b) for n, (b, _) in rows.items() if n in world.personas}
         states = {n: MindState.from_dict(m) for n, (_, m) in rows.items() if n in world.personas}
-        streams = await cls._streams(store, town, bodies)
-        return cls(bodies, states, streams, await store.objects(town.id),
-                   await store.visitors(town.id))
-
-    @staticmethod
-    async def _streams(store: Store, town: TownRow, names: Iterable[str]) -> dict[str, MemoryStream]:
-        """Each resident's memory stream as stored, read a chunk of rows at a time."""
-        streams = {name: MemoryStream(town.embedding_dim) for name in names}
-        async for chunk in store.memory_chunks(town.id):
+        streams = {name: MemoryStream(town.embedding_dim) for name in bodies}
+        async for chunk in store.memory_chunks(town.id):  # a chunk of rows at a time
             if chunk.agent in streams:
                 streams[chunk.agent].extend_stored(chunk.memories, chunk.vectors)
-        return streams
+        return cls(bodies, states, streams, await store.objects(town.id),
+                   await store.visitors(town.id))

@@ -16,15 +16,15 @@ import contextlib
 import re
 import secrets
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from townbot.llm.settings import ModelSettings
 from townbot.mind import dialogue
-from townbot.mind.agent import AgentMind
 from townbot.mind.answering import Ablation, answer_as, todays_plan
 from townbot.mind.retrieval import retrieve
 from townbot.prompting import quoted, quoted_name
@@ -52,22 +52,6 @@ OBJECT_FORM = re.compile(r"^\s*<([^>]+)>\s*(?:is\s+)?(.+?)\s*$", re.IGNORECASE)
 # A tick on a clock waits this share of its interval for its conversations, then lets the
 # unfinished ones go on beside the next ticks: a slow model's talk never makes the town fall behind.
 TALK_SHARE = 0.25
-
-
-@dataclass(frozen=True)
-class Interview:
-    """What an interview's answer starts from, read between ticks (see TownService.interview)."""
-
-    who: str
-    question: str
-    asker: str
-    mind: AgentMind  # its persona and memory stream
-    summary: str
-    now: datetime
-    moment: dict[str, Any]  # what they are doing, today's plan, ... (interview_moment)
-
-
-TakenT = TypeVar("TakenT")
 
 
 class TownService:
@@ -119,32 +103,10 @@ class TownService:
             self.admission.count(case, person)  # only accepted use cases count toward a rate limit
             return outcome
 
-    async def _run_around_model(self, case: str, person: Person, arguments: dict[str, Any],
-                                read: Callable[[], Awaitable[TakenT]],
-                                answer: Callable[[TakenT], Awaitable[str]],
-                                write: Callable[[TakenT, str], Awaitable[Outcome]]) -> Outcome:
-        """A use case whose middle waits on a model (seconds, or a minute on a slow server):
-        `read` and `write` run under the town lock as any use case does, `answer` between
-        them without it, so that ticks and other commands go on meanwhile. The use counts
-        toward its rate limit when admitted: uses under way at once count too."""
-        async with self.lock:
-            try:
-                self.admission.admit(case, person, paused=self.paused)
-                taken = await read()
-            except TownError as refusal:
-                await self._refused(case, person, arguments, refusal)
-                raise
-            self.admission.count(case, person)
-        reply = await answer(taken)
-        async with self.lock, self.engine.held() as hold:  # the write commits with its audit
-            outcome = await write(taken, reply)
-            hold.audits.append(self._audit_row(case, person, arguments, "ok", outcome.text[:200]))
-        return outcome
-
     async def _refused(self, case: str, person: Person, arguments: dict[str, Any],
                        refusal: TownError) -> None:
         refusal.args = (clean_text(str(refusal)),)  # it may quote what the person typed
-        await self._audit(case, person, arguments, "refused", str(refusal))
+        await self._audit_refusal(case, person, arguments, str(refusal))
 
     def _audit_row(self, case: str, person: Person, arguments: dict[str, Any], outcome: str,
                    detail: str) -> AuditEntry:
@@ -154,27 +116,19 @@ class TownService:
                           {key: audited(value) for key, value in arguments.items()}, outcome,
                           detail)
 
-    async def _audit(self, case: str, person: Person, arguments: dict[str, Any], outcome: str,
-                     detail: str) -> None:
-        """An audit row alone: for a refusal, which changed nothing."""
-        await self.engine.store.add_audit(self.engine.town.id,
-                                          self._audit_row(case, person, arguments, outcome,
-                                                          detail))
+    async def _audit_refusal(self, case: str, person: Person, arguments: dict[str, Any],
+                             reason: str) -> None:
+        """An audit row alone: a refusal changed nothing."""
+        row = self._audit_row(case, person, arguments, "refused", reason)
+        await self.engine.store.add_audit(self.engine.town.id, row)
 
     async def refused(self, case: str, person: Person, reason: str) -> None:
         """Audit a refusal a platform made before the use case ran (a moderator command
         asked for by someone else, turned away at once so that nothing waits for a tick)."""
         async with self.lock:
-            await self._audit(case, person, {}, "refused", clean_text(reason))
+            await self._audit_refusal(case, person, {}, clean_text(reason))
 
     # --- lookups ----------------------------------------------------------------------------
-
-    def _has_resident(self, name: str) -> bool:
-        try:
-            self.resident(name)
-        except TownError:
-            return False
-        return True
 
     def resident(self, name: str) -> str:
         names = list(self.engine.minds)
@@ -235,15 +189,16 @@ class TownService:
                             "description)")
         return row
 
-    def _speaker_body(self, row: VisitorRow) -> tuple[str, Body]:
+    def _speaker(self, person: Person) -> tuple[str, Body]:
+        """The name a person speaks under in the town (a visitor's, or a taken-over
+        resident's) and that body."""
+        row = self.visitor(person)
         name = row.resident or row.name
         return name, self.engine.bodies[name]
 
     def speaker_of(self, person: Person) -> tuple[str, Body] | None:
-        """The name a person speaks under in the town (a visitor's, or a taken-over
-        resident's) and that body; None when the person is not in the town."""
-        row = self.engine.people.get(person.id)
-        return self._speaker_body(row) if row else None
+        """`_speaker`, or None when the person is not in the town."""
+        return self._speaker(person) if person.id in self.engine.people else None
 
     # --- joining and moving -----------------------------------------------------------------
 
@@ -295,7 +250,7 @@ class TownService:
 
     async def go(self, person: Person, area: str) -> Outcome:
         async def act() -> Outcome:
-            name, _ = self._speaker_body(self.visitor(person))
+            name, _ = self._speaker(person)
             sector, arena = self.area(area)
             reason = self.engine.availability(name, sector, arena)
             if reason:
@@ -307,36 +262,33 @@ class TownService:
 
     async def leave(self, person: Person) -> Outcome:
         async def act() -> Outcome:
-            name, _ = self._speaker_body(self.visitor(person))
+            name, _ = self._speaker(person)
             events = await commands.leave(self.engine, person.id)
             return Outcome(f"{name} has left the town.", events)
         return await self._run("leave", person, {}, act)
 
     # --- speaking ---------------------------------------------------------------------------
 
-    def _addressed(self, speaker: str, text: str, present: list[str]) -> str | None:
+    @staticmethod
+    def _addressed(text: str, present: list[str]) -> str | None:
+        """The first one present whom the text names (full or first name), else the only one."""
         lowered = text.lower()
-        named = [n for n in present if re.search(rf"\b({re.escape(n.lower())}|"
-                                                 rf"{re.escape(n.split()[0].lower())})\b",
-                                                 lowered)]
-        if named:
-            return named[0]
-        return present[0] if len(present) == 1 else None
+        named = (n for n in present if re.search(rf"\b({re.escape(n.lower())}|"
+                                                 rf"{re.escape(n.split()[0].lower())})\b", lowered))
+        return next(named, present[0] if len(present) == 1 else None)
 
     def _named_elsewhere(self, text: str, present: list[str], speaker: str) -> str | None:
         """A resident the text names who is not among those present (nor the speaker)."""
         lowered = text.lower()
+        firsts = Counter(n.split()[0] for n in self.engine.minds)
         for name in sorted(self.engine.minds):
             if name in present or name == speaker:
                 continue
-            forms = [name.lower()] + ([name.split()[0].lower()] if self._first_name_unique(name) else [])
+            first = name.split()[0]
+            forms = [name.lower()] + ([first.lower()] if firsts[first] == 1 else [])
             if any(re.search(rf"\b{re.escape(form)}\b", lowered) for form in forms):
                 return name
         return None
-
-    def _first_name_unique(self, name: str) -> bool:
-        first = name.split()[0]
-        return sum(n.split()[0] == first for n in self.engine.minds) == 1
 
     def whereabouts(self, resident: str) -> str:
         """'Isabella is at Hobbs Cafe, serving coffee' (or on the way somewhere, or asleep)."""
@@ -349,9 +301,8 @@ class TownService:
 
     async def say(self, person: Person, text: str) -> Outcome:
         async def act() -> Outcome:
-            row = self.visitor(person)
+            name, body = self._speaker(person)
             said = bounded(text, "say")
-            name, body = self._speaker_body(row)
             if body.walking or body.sector is None:
                 raise TownError(f"you are on the way to {body.travel_sector}; speak when you "
                                 "arrive")
@@ -359,7 +310,7 @@ class TownService:
             present = [n for n, b in sorted(self.engine.bodies.items())
                        if n in self.engine.minds and n != name and b.sector == body.sector
                        and b.action != "sleeping"]
-            addressed = self._addressed(name, said, present)
+            addressed = self._addressed(said, present)
             history = self._exchanges.setdefault((name, addressed), []) if addressed else []
             events, reply = await commands.speak(self.engine, name, said, present, addressed,
                                                  [*history[-7:], (name, said)])
@@ -394,44 +345,40 @@ class TownService:
                         as_persona: str | None = None, remember: bool = False,
                         access: Ablation | None = None) -> Outcome:
         """The resident answers while the clock runs: what the answer starts from is read
-        between ticks, the model answers without the town lock, and the interview memory
-        (when asked to remember) is written and committed under it again."""
-        async def read() -> Interview:
-            who = self.resident(resident)
-            mind = self.engine.minds[who]
-            return Interview(
-                who, bounded(question, "interview"),
-                quoted(bounded(as_persona, "description"), 120) if as_persona else
-                quoted_name(person.name),  # a platform's display name is a person's text too
-                mind, mind.summary_text, self.engine.clock.now, self.interview_moment(who))
-
-        async def answer(taken: Interview) -> str:
-            # The stream only grows, and retrieval reads it in one step: a tick under way
-            # meanwhile adds memories, never changes the ones read.
-            return await answer_as(self.engine.model, taken.mind.persona, taken.summary,
-                                   taken.mind.stream, taken.question, taken.now,
-                                   asker=taken.asker, access=access or Ablation(),
-                                   remember=remember, **taken.moment)
-
-        async def write(taken: Interview, reply: str) -> Outcome:
+        under the town lock between ticks, the model answers without it (seconds, or a minute
+        on a slow server), and the interview memory (when asked to remember) is written and
+        committed under the lock again with the audit row. The use counts toward its rate
+        limit when admitted: uses under way at once count too."""
+        arguments = {"resident": resident, "question": question, "as": as_persona,
+                     "remember": remember}
+        async with self.lock:
+            try:
+                self.admission.admit("interview", person, paused=self.paused)
+                who = self.resident(resident)
+                asked = bounded(question, "interview")
+                asker = quoted(bounded(as_persona, "description"), 120) if as_persona else \
+                    quoted_name(person.name)  # a platform's display name is a person's text too
+            except TownError as refusal:
+                await self._refused("interview", person, arguments, refusal)
+                raise
+            self.admission.count("interview", person)
+            mind, body, now = self.engine.minds[who], self.engine.bodies[who], self.engine.clock.now
+            summary, planning = mind.summary_text, mind.state.planning
+            moment = {"doing": body.action, "plan": todays_plan(planning.day, planning.blocks, now),
+                      "people": list(self.engine.minds),
+                      "guarded": self.engine.settings.interview_guards}
+        # The stream only grows, and retrieval reads it in one step: a tick under way meanwhile
+        # adds memories, never changes the ones read.
+        reply = await answer_as(self.engine.model, mind.persona, summary, mind.stream, asked, now,
+                                asker=asker, access=access or Ablation(), remember=remember,
+                                **moment)
+        async with self.lock, self.engine.held() as hold:
             if remember:
-                await commands.remember_interview(self.engine, taken.who, taken.asker,
-                                                  taken.question, reply)
-            return Outcome(f"{taken.who}: {reply}", data={"answer": reply, "resident": taken.who})
-        return await self._run_around_model(
-            "interview", person, {"resident": resident, "question": question, "as": as_persona,
-                                  "remember": remember}, read, answer, write)
-
-    def interview_moment(self, resident: str) -> dict[str, Any]:
-        """What an interview of `resident` knows of the moment besides the time: what they are
-        doing now, today's plan (None before today's is made), the town's people and whether
-        the interview guards are on (a town setting)."""
-        planning = self.engine.minds[resident].state.planning
-        now = self.engine.clock.now
-        return {"doing": self.engine.bodies[resident].action,
-                "plan": todays_plan(planning.day, planning.blocks, now),
-                "people": list(self.engine.minds),
-                "guarded": self.engine.settings.interview_guards}
+                await commands.remember_interview(self.engine, who, asker, asked, reply)
+            outcome = Outcome(f"{who}: {reply}", data={"answer": reply, "resident": who})
+            hold.audits.append(self._audit_row("interview", person, arguments, "ok",
+                                               outcome.text[:200]))
+        return outcome
 
     def parse_object_command(self, text: str) -> tuple[str, str]:
         """'<Sector: arena: object> is burning' -> (path, state)."""
@@ -486,14 +433,17 @@ class TownService:
             except DataError as error:
                 raise TownError(str(error)) from error
             # A smaller town (--residents) seeds the residents it has and says whom it skipped.
-            present = [s for s in spec.seeds if self._has_resident(s.resident)]
-            absent = sorted({s.resident for s in spec.seeds} - {s.resident for s in present})
-            seeds = [(self.resident(s.resident), s.thought) for s in present]
+            seeds: list[tuple[str, str]] = []
+            absent: set[str] = set()
+            for seed in spec.seeds:
+                try:
+                    seeds.append((self.resident(seed.resident), " ".join(seed.thought.split())))
+                except TownError:
+                    absent.add(seed.resident)
             objects = [(self.object_path(o.path), o.state) for o in spec.objects]
-            events = await commands.apply_scenario(
-                self.engine, [(who, " ".join(thought.split())) for who, thought in seeds],
-                objects, spec.announcement)
-            skipped = f" (not in this town, so not seeded: {', '.join(absent)})" if absent else ""
+            events = await commands.apply_scenario(self.engine, seeds, objects, spec.announcement)
+            skipped = f" (not in this town, so not seeded: {', '.join(sorted(absent))})" \
+                if absent else ""
             return Outcome(f"Loaded scenario '{spec.name}': {' '.join(spec.description.split())}"
                            f"{skipped}", events)
         return await self._run("scenario", moderator, {"name": name}, act)
@@ -562,19 +512,16 @@ class TownService:
                                        "visitors": visitors, "tick_seconds": seconds,
                                        "tick_minutes": engine.clock.tick_minutes,
                                        "model": engine.model.label,
-                                       "per_real_day": cost.as_dict() if cost else None,
+                                       "per_real_day": asdict(cost) if cost else None,
                                        "per_real_day_line": cost_line,
                                        **{key: lines for key, lines in notes.items() if lines}})
         return await self._run("status", person, {}, act)
 
     async def where(self, person: Person) -> Outcome:
         async def act() -> Outcome:
-            rows = []
-            for name in sorted(self.engine.bodies):
-                body = self.engine.bodies[name]
-                kind = "visitor" if body.visitor is not None else "resident"
-                rows.append({"name": name, "kind": kind, "place": body.place,
-                             "action": body.action, "emoji": body.emoji})
+            rows = [{"name": name, "kind": "resident" if body.visitor is None else "visitor",
+                     "place": body.place, "action": body.action, "emoji": body.emoji}
+                    for name, body in sorted(self.engine.bodies.items())]
             text = "\n".join(f"{r['emoji']} {r['name']}: {r['action']} ({r['place']})"
                              for r in rows)
             return Outcome(text, data={"people": rows})

@@ -30,13 +30,12 @@ def event_line(event: TownEvent, width: int) -> Line:
 
 def filler_activities(events: list[TownEvent]) -> set[str]:
     """Actions so common across residents that listing each one hides the day."""
-    counts = Counter(e.text for e in events if e.kind == "action")
-    actors: dict[str, set[str]] = defaultdict(set)
+    actors: dict[str, list[str]] = defaultdict(list)
     for event in events:
         if event.kind == "action":
-            actors[event.text].add(event.actor)
-    return {text for text, n in counts.items()
-            if n >= FILLER_MIN_COUNT and len(actors[text]) >= FILLER_MIN_ACTORS}
+            actors[event.text].append(event.actor)
+    return {text for text, who in actors.items()
+            if len(who) >= FILLER_MIN_COUNT and len(set(who)) >= FILLER_MIN_ACTORS}
 
 
 def _fold_line(text: str, actors: list[str]) -> Line:
@@ -76,23 +75,14 @@ def in_time_order(events: list[TownEvent], fold: bool = True) -> list[Line]:
     return lines
 
 
-def by_channel(events: list[TownEvent]) -> dict[str, list[TownEvent]]:
+def by_area(events: list[TownEvent]) -> list[Line]:
+    """Each area's events together, areas in name order, as on a platform with channels."""
     grouped: dict[str, list[TownEvent]] = defaultdict(list)
     for event in events:
         grouped[event.channel].append(event)
-    return dict(sorted(grouped.items()))
-
-
-def by_area(events: list[TownEvent]) -> list[Line]:
-    """Each area's events together, areas in name order, as on a platform with channels."""
     lines: list[Line] = []
-    for channel, channel_events in by_channel(events).items():
+    for channel, channel_events in sorted(grouped.items()):
         lines.append(Line(f"#{channel} ({len(channel_events)} events)", channel))
         lines += [Line(f"  {e.game_time[:10]} {e.line()}", channel) for e in channel_events]
         lines.append(Line(""))
     return lines
-
-
-def render_transcript(events: list[TownEvent], grouped: bool = False) -> str:
-    """The transcript as plain text: in time order, or grouped by area."""
-    return "\n".join(line.text for line in (by_area(events) if grouped else in_time_order(events)))

@@ -149,9 +149,7 @@ def defaults_note(summary: dict[str, Any]) -> str:
 
 def usage_totals(summary: dict[str, Any]) -> list[str]:
     """The lines under the table: totals, cache, defaults, budget and price."""
-    mark = " (estimated)" if summary["estimated"] else ""
-    lines = [f"total: {plural(int(summary['calls']), 'call')}, {summary['prompt_tokens']:.0f} prompt and "
-             f"{summary['completion_tokens']:.0f} completion tokens{mark}; per agent per game day: "
+    lines = [f"total: {_totals(summary)}; per agent per game day: "
              f"{summary['calls_per_agent_day']:.1f} calls, "
              f"{summary['prompt_tokens_per_agent_day']:.0f} prompt tokens "
              f"{_days_note(summary['agent_days'])}"]
@@ -187,12 +185,16 @@ def render_usage(summary: dict[str, Any], heading: str | None = None) -> str:
     return "\n".join([*([heading] if heading else []), table, *usage_totals(summary)])
 
 
+def _totals(summary: dict[str, Any]) -> str:
+    mark = " (estimated)" if summary["estimated"] else ""
+    return (f"{plural(int(summary['calls']), 'call')}, {summary['prompt_tokens']:.0f} prompt and "
+            f"{summary['completion_tokens']:.0f} completion tokens{mark}")
+
+
 def town_line(summary: dict[str, Any]) -> str:
     """The town's totals over all its runs, in one line."""
-    mark = " (estimated)" if summary["estimated"] else ""
-    return (f"town totals (all runs): {plural(int(summary['calls']), 'call')}, "
-            f"{summary['prompt_tokens']:.0f} prompt and {summary['completion_tokens']:.0f} completion "
-            f"tokens{mark} over {summary['agent_days']:.1f} agent-days; {_price_line(summary)}")
+    return (f"town totals (all runs): {_totals(summary)} over {summary['agent_days']:.1f} "
+            f"agent-days; {_price_line(summary)}")
 
 
 def model_notes(model: LanguageModel, day: int) -> dict[str, list[str]]:

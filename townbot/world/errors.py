@@ -16,10 +16,5 @@ class DataError(Exception):
 
 def format_location(loc: tuple[object, ...]) -> str:
     """Turn a pydantic error location such as ('sectors', 3, 'arenas') into 'sectors[3].arenas'."""
-    text = ""
-    for part in loc:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += f".{part}" if text else str(part)
-    return text or "(top level)"
+    text = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+    return text.removeprefix(".") or "(top level)"

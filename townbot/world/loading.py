@@ -143,16 +143,13 @@ def parse_yaml(text: str) -> object:
     two differ; anything libyaml refuses is read again by PyYAML, whose answer or error counts.
     Anchors and aliases are refused before anything is composed."""
     if "&" in text or "*" in text:
-        loader = FastStrictLoader(text)
         try:
-            while loader.check_event():
-                refuse_sharing(loader.get_event())
+            for event in yaml.parse(text, Loader=FastStrictLoader):
+                refuse_sharing(event)
         except MarkedProblem:
             raise
         except yaml.YAMLError:
             pass  # PyYAML's own composer refuses what libyaml could not read this far
-        finally:
-            loader.dispose()
     if not any(character in text for character in PYYAML_ONLY):
         try:
             return yaml.load(text, Loader=FastStrictLoader)

@@ -138,8 +138,7 @@ class World:
         return sector in self.sectors and arena in self.sectors[sector].arenas
 
     def object_paths(self) -> list[str]:
-        return [join_path(s.name, a.name, o.name)
-                for s in self.sectors.values() for a in s.arenas.values() for o in a.objects.values()]
+        return list(self.default_object_states())
 
     def default_object_states(self) -> dict[str, str]:
         return {join_path(s.name, a.name, o.name): o.default_state
@@ -155,7 +154,3 @@ class World:
 
     def route(self, origin: str, destination: str) -> list[Point]:
         return self.streets.route(self.sectors[origin].entrance, self.sectors[destination].entrance)
-
-    def channels(self) -> dict[str, str]:
-        """Channel slug per sector name, plus the town hall."""
-        return {name: sector.channel for name, sector in self.sectors.items()}

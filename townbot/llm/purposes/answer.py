@@ -23,14 +23,7 @@ from townbot.world.clock import clock_face, minute_of_day
 
 
 class Answer(BaseModel):
-    """purpose 'answer': a reply in the agent's own voice."""
-
     text: Annotated[str, Field(min_length=1, max_length=1200)]
-
-
-def no_answer() -> Answer:
-    """The safe answer: an apology."""
-    return Answer(text="I'm sorry, I can't think of an answer to that right now.")
 
 
 def describe_moment(first_name: str, now: datetime, doing: str | None,
@@ -87,7 +80,7 @@ class AnswerQuestion(Question[Answer]):
                       asker=self.asker, question=quoted(self.question))
 
     def default(self) -> Answer:
-        return no_answer()
+        return Answer(text="I'm sorry, I can't think of an answer to that right now.")
 
     def problem(self, answer: Answer) -> str | None:
         return None if self.check is None else self.check(answer)

@@ -32,8 +32,6 @@ class PlaceChoice(BaseModel):
 
 
 class PlaceAndArea(BaseModel):
-    """purpose 'choose_place': a known place and one of its areas."""
-
     place: Line
     area: Line
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Annotated, Any, ClassVar, Generic, Literal
 
 from pydantic import BaseModel, Field, create_model
@@ -24,6 +25,7 @@ Line = Annotated[str, Field(min_length=1, max_length=300)]
 Turn = tuple[str, str]  # (speaker, text): one line of a conversation
 ENUM_LIMIT = 80  # longer lists would swell every request's schema: the check refuses instead
 SCHEMAS_KEPT = 2048  # schemas made for lists of choices (each list is a town's, so they recur)
+NOTHING = "- (nothing in particular)"  # a prompt's empty list
 
 
 class Question(ABC, Generic[AnswerT]):
@@ -68,9 +70,14 @@ def choice_of(options: Iterable[str]) -> Any:
     return Literal[unique]  # type: ignore[valid-type]
 
 
+@lru_cache(maxsize=SCHEMAS_KEPT)
 def items_choosing(outer: type[BaseModel], items: str, inner: type[BaseModel], field: str,
-                   choice: Any, bounds: tuple[int, int], default: Any = ...) -> Any:
-    """`outer` whose list `items` holds `inner`s with `field` one of `choice`."""
+                   options: tuple[str, ...], bounds: tuple[int, int], default: Any = ...) -> Any:
+    """`outer` whose list `items` holds `inner`s with `field` one of `options` (`outer` itself
+    when there are none or too many for an enum)."""
+    choice = choice_of(options)
+    if choice is None:
+        return outer
     item = create_model(inner.__name__, __base__=inner, **{field: (choice, default)})
     low, high = bounds
     return create_model(outer.__name__, __base__=outer, **{

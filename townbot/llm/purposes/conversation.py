@@ -7,20 +7,12 @@ Its question is built in mind/dialogue.py. Offline: the two speak line by line a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from townbot.llm.offline import talk
-from townbot.llm.purposes.common import (
-    SCHEMAS_KEPT,
-    Line,
-    Question,
-    Recalled,
-    choice_of,
-    items_choosing,
-)
+from townbot.llm.purposes.common import Line, Question, Recalled, items_choosing
 from townbot.llm.purposes.importance import score_importance
 from townbot.prompting import render
 
@@ -31,31 +23,12 @@ class Exchange(BaseModel):
 
 
 class WholeConversation(BaseModel):
-    """purpose 'conversation': a whole exchange in one call (the cheaper setting)."""
-
     lines: Annotated[list[Exchange], Field(min_length=2, max_length=16)]
 
 
-@lru_cache(maxsize=SCHEMAS_KEPT)
 def conversation_among(names: tuple[str, ...]) -> type[WholeConversation]:
     """WholeConversation whose speakers are the participants."""
-    choice = choice_of(names)
-    if choice is None:
-        return WholeConversation
-    return items_choosing(WholeConversation, "lines", Exchange, "speaker", choice, (2, 16))
-
-
-def strangers_problem(answer: WholeConversation, names: set[str]) -> str | None:
-    """Why a conversation cannot be used: lines of someone who is not in it."""
-    strangers = {line.speaker for line in answer.lines} - names
-    return f"speakers {sorted(strangers)} are not in this conversation" if strangers else None
-
-
-def greetings(first: str, second: str) -> WholeConversation:
-    """The safe conversation: the two greet each other."""
-    return WholeConversation(lines=[
-        Exchange(speaker=first, text=f"Hello, {second.split()[0]}!"),
-        Exchange(speaker=second, text=f"Hi, {first.split()[0]}. Good to see you.")])
+    return items_choosing(WholeConversation, "lines", Exchange, "speaker", names, (2, 16))
 
 
 @dataclass(frozen=True)
@@ -100,10 +73,15 @@ class ConversationQuestion(Question[WholeConversation]):
         return conversation_among((self.first, self.second))
 
     def default(self) -> WholeConversation:
-        return greetings(self.first, self.second)
+        """The two greet each other."""
+        first, second = self.first, self.second
+        return WholeConversation(lines=[
+            Exchange(speaker=first, text=f"Hello, {second.split()[0]}!"),
+            Exchange(speaker=second, text=f"Hi, {first.split()[0]}. Good to see you.")])
 
     def problem(self, answer: WholeConversation) -> str | None:
-        return strangers_problem(answer, {self.first, self.second})
+        strangers = {line.speaker for line in answer.lines} - {self.first, self.second}
+        return f"speakers {sorted(strangers)} are not in this conversation" if strangers else None
 
     def offline(self, seed: int) -> WholeConversation:
         first = talk.TalkView(self.first, self.second, memories=list(self.memories_a),

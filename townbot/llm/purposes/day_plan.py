@@ -14,17 +14,13 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from townbot.llm.offline.plans import with_appointments
-from townbot.llm.purposes.common import Line, Question, bulleted
+from townbot.llm.purposes.common import NOTHING, Line, Question, bulleted
 from townbot.prompting import render
 from townbot.world.clock import clock_face
 from townbot.world.model import Persona
 
-NOTHING = "- (nothing in particular)"
-
 
 class DayPlan(BaseModel):
-    """purpose 'day_plan': the day in broad strokes."""
-
     items: Annotated[list[Line], Field(min_length=3, max_length=10)]
 
 

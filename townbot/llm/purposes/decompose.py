@@ -10,20 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
 from townbot.llm.offline.activities import vocabulary
-from townbot.llm.offline.steps import (
-    chunks,
-    object_state,
-    pick_emoji,
-    pick_object,
-    steps_text,
-)
-from townbot.llm.purposes.common import SCHEMAS_KEPT, Line, Question, choice_of, items_choosing
+from townbot.llm.offline.steps import chunks, object_state, pick_emoji, pick_object, steps_text
+from townbot.llm.purposes.common import Line, Question, items_choosing
 from townbot.prompting import render
 from townbot.wording import progressive
 from townbot.world.clock import clock_face, minute_of_day
@@ -41,18 +34,12 @@ class Step(BaseModel):
 
 
 class Decomposition(BaseModel):
-    """purpose 'decompose': an hour-level block as 5-15 minute steps, each with its object."""
-
     steps: Annotated[list[Step], Field(min_length=1, max_length=40)]
 
 
-@lru_cache(maxsize=SCHEMAS_KEPT)
 def decomposition_among(objects: tuple[str, ...]) -> type[Decomposition]:
     """Decomposition whose steps name one of `objects`."""
-    choice = choice_of(objects)
-    if choice is None:
-        return Decomposition
-    return items_choosing(Decomposition, "steps", Step, "object", choice, (1, 40))
+    return items_choosing(Decomposition, "steps", Step, "object", objects, (1, 40))
 
 
 @dataclass(frozen=True)

@@ -11,19 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from townbot.llm.offline.plans import from_now, with_appointments
 from townbot.llm.purposes.choose_place import places_text
-from townbot.llm.purposes.common import SCHEMAS_KEPT, Line, Question, bulleted, choice_of, items_choosing
+from townbot.llm.purposes.common import NOTHING, Line, Question, bulleted, items_choosing
 from townbot.prompting import render
 from townbot.world.clock import clock_face, minute_of_day, parse_clock
 from townbot.world.model import Persona
-
-NOTHING = "- (nothing in particular)"
 
 
 class ScheduleBlock(BaseModel):
@@ -34,19 +31,14 @@ class ScheduleBlock(BaseModel):
 
 
 class HourlySchedule(BaseModel):
-    """purpose 'hourly_schedule': the waking day as hour-level blocks, each with the known
-    place and area it happens in (a place that is not known is chosen when the block begins)."""
-
     blocks: Annotated[list[ScheduleBlock], Field(min_length=1, max_length=40)]
 
 
-@lru_cache(maxsize=SCHEMAS_KEPT)
 def schedule_among(spots: tuple[str, ...]) -> type[HourlySchedule]:
     """HourlySchedule whose blocks name one of `spots` ("place: area"), or "" to choose later."""
-    choice = choice_of(("", *spots))
-    if choice is None or not spots:
+    if not spots:
         return HourlySchedule
-    return items_choosing(HourlySchedule, "blocks", ScheduleBlock, "place", choice, (1, 40), "")
+    return items_choosing(HourlySchedule, "blocks", ScheduleBlock, "place", ("", *spots), (1, 40), "")
 
 
 def clock(minute: int) -> str:

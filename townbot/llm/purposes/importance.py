@@ -17,8 +17,6 @@ from townbot.prompting import numbered, render
 
 
 class ImportanceScores(BaseModel):
-    """purpose 'importance': one poignancy score per memory text, in order."""
-
     scores: list[Score]
 
 

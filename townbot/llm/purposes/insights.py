@@ -35,10 +35,6 @@ class Insight(BaseModel):
 
 
 class Insights(BaseModel):
-    """purpose 'insights': up to five insights per question (three questions at most), citing
-    numbered statements as evidence, each rated for importance as it is drawn (no importance
-    call of its own)."""
-
     insights: Annotated[list[Insight], Field(min_length=1, max_length=15)]
 
 

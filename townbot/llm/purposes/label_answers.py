@@ -20,8 +20,6 @@ from townbot.prompting import numbered, quoted, render
 
 
 class Labels(BaseModel):
-    """purpose 'label_answers': one yes or no per numbered answer, in order."""
-
     labels: Annotated[list[Literal["yes", "no"]], Field(min_length=1, max_length=40)]
 
 

@@ -12,8 +12,6 @@ from townbot.prompting import render
 
 
 class Ready(BaseModel):
-    """purpose 'probe': the start-up check's tiny structured request."""
-
     status: Literal["ready"]
     count: Literal[1, 2, 3]
 

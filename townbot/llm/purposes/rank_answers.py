@@ -25,8 +25,6 @@ DOUBT = re.compile(r"\b(don't know|do not know|not sure|no idea|haven't heard|ha
 
 
 class Ranking(BaseModel):
-    """purpose 'rank_answers': the letters of the answers, most believable first."""
-
     order: Annotated[list[Annotated[str, Field(pattern=r"^[A-Z]$")]], Field(min_length=2,
                                                                             max_length=8)]
 

@@ -34,9 +34,6 @@ EAGER = re.compile(r"\b(party|invit\w*|campaign\w*|running for|run for)\b", re.I
 
 
 class Reaction(BaseModel):
-    """purpose 'react': continue the plan, or react (talk to a person, deal with an object);
-    for a person, `wait` instead means waiting for them to finish before going on."""
-
     react: bool
     wait: bool = False
     action: Annotated[str, Field(max_length=200)] = ""

@@ -18,8 +18,6 @@ from townbot.prompting import numbered, render
 
 
 class ReflectionQuestions(BaseModel):
-    """purpose 'reflection_questions': the most salient high-level questions."""
-
     questions: Annotated[list[Line], Field(min_length=1, max_length=3)]
 
 

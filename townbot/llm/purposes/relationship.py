@@ -18,8 +18,6 @@ from townbot.prompting import render
 
 
 class Relationship(BaseModel):
-    """purpose 'relationship': what the speaker's relationship with the listener is."""
-
     text: Annotated[str, Field(min_length=1, max_length=400)]
 
 

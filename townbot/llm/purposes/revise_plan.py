@@ -13,16 +13,12 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from townbot.llm.offline.plans import appointments
-from townbot.llm.purposes.common import Question, bulleted
+from townbot.llm.purposes.common import NOTHING, Question, bulleted
 from townbot.prompting import render
 from townbot.world.clock import clock_face, minute_of_day
 
-NOTHING = "- (nothing in particular)"
-
 
 class PlanRevision(BaseModel):
-    """purpose 'revise_plan': whether news changes the rest of today's plan, and how."""
-
     revise: bool
     reason: Annotated[str, Field(max_length=300)] = ""
 

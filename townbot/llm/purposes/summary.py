@@ -15,8 +15,6 @@ from townbot.prompting import render
 
 
 class AgentSummary(BaseModel):
-    """purpose 'summary': the paper's three summaries of an agent."""
-
     core: Line
     occupation: Line
     feeling: Line

@@ -9,22 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from townbot.llm.offline.news import passed_on
-from townbot.llm.purposes.common import (
-    SCHEMAS_KEPT,
-    Line,
-    Question,
-    Score,
-    Turn,
-    choice_of,
-    items_choosing,
-    transcript,
-)
+from townbot.llm.purposes.common import Line, Question, Score, Turn, items_choosing, transcript
 from townbot.llm.purposes.importance import score_importance
 from townbot.prompting import render
 
@@ -41,32 +31,12 @@ class PersonTakeaways(BaseModel):
 
 
 class Takeaways(BaseModel):
-    """purpose 'takeaways': what each participant of a conversation learned from it (one call
-    for both)."""
-
     learned: Annotated[list[PersonTakeaways], Field(min_length=1, max_length=2)]
 
 
-@lru_cache(maxsize=SCHEMAS_KEPT)
 def takeaways_among(names: tuple[str, ...]) -> type[Takeaways]:
     """Takeaways with one entry per participant, each named as one of them."""
-    choice = choice_of(names)
-    if choice is None:
-        return Takeaways
-    return items_choosing(Takeaways, "learned", PersonTakeaways, "name", choice, (1, 2))
-
-
-def entries_problem(answer: Takeaways, names: list[str]) -> str | None:
-    """Why takeaways cannot be used: not one entry for each participant."""
-    given = [entry.name for entry in answer.learned]
-    if sorted(given) != sorted(names):
-        return f"give one entry for each of {', '.join(names)} (got {', '.join(given)})"
-    return None
-
-
-def nothing_learned(names: list[str]) -> Takeaways:
-    """The safe takeaways: nobody learned anything new."""
-    return Takeaways(learned=[PersonTakeaways(name=n) for n in names])
+    return items_choosing(Takeaways, "learned", PersonTakeaways, "name", names, (1, 2))
 
 
 @dataclass(frozen=True)
@@ -94,10 +64,15 @@ class TakeawaysQuestion(Question[Takeaways]):
         return takeaways_among(tuple(self.names))
 
     def default(self) -> Takeaways:
-        return nothing_learned(list(self.names))
+        """Nobody learned anything new."""
+        return Takeaways(learned=[PersonTakeaways(name=n) for n in self.names])
 
     def problem(self, answer: Takeaways) -> str | None:
-        return entries_problem(answer, list(self.names))
+        """Not one entry for each participant."""
+        given = [entry.name for entry in answer.learned]
+        if sorted(given) != sorted(self.names):
+            return f"give one entry for each of {', '.join(self.names)} (got {', '.join(given)})"
+        return None
 
     def offline(self, seed: int) -> Takeaways:
         """Each participant learns what the other (the first other speaker) passed on."""

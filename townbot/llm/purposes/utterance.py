@@ -18,8 +18,6 @@ from townbot.prompting import render
 
 
 class Utterance(BaseModel):
-    """purpose 'utterance': the next line of a conversation, and whether it ends it."""
-
     text: Annotated[str, Field(min_length=1, max_length=400)]
     end: bool
 

@@ -1,4 +1,8 @@
-"""`townbot web --db PATH`: serve a town's read-only web page until Ctrl-C."""
+"""Serving the web page: `townbot web --db PATH` serves one town's until Ctrl-C, and
+`townbot run` with TOWNBOT_WEB_PORT serves every server's town beside the bot, with `/healthz`
+and `/metrics` for a process manager and Prometheus. Neither of those two belongs to a town or
+shows a town's contents, so neither needs a town's token. The arguments of `townbot web` are in
+townbot/platforms/arguments.py."""
 
 from __future__ import annotations
 
@@ -8,30 +12,26 @@ import ipaddress
 import re
 import secrets
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-TOKEN_LENGTH = 16
+from aiohttp import web
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from townbot.platforms.arguments import TOKEN_LENGTH
+from townbot.platforms.metrics import TownMetrics
+from townbot.platforms.web.site import TownShelf, make_app, make_towns_app, serve_app
+from townbot.platforms.web.town import WebTown
+from townbot.store.database import StoreError
+from townbot.town.launch import TownFiles
+
+METRICS_KEY = web.AppKey("metrics", object)
+HEALTH_KEY = web.AppKey("health", object)
 TOKEN_FORM = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def add_web_parser(subparsers: Any) -> None:
-    serve = subparsers.add_parser("web", help="serve a town's read-only web page: live map, "
-                                  "replay, events, residents")
-    serve.add_argument("--db", required=True, help="the town's database (read only)")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
-                       "127.0.0.1; 0.0.0.0 for every interface)")
-    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
-    serve.add_argument("--token", help="serve the page only under /TOKEN/ (at least "
-                       f"{TOKEN_LENGTH} letters, digits, - or _); needed off localhost, where "
-                       "one is made and printed when none is given")
-    serve.add_argument("--world", help="world file (default: ./world.yaml)")
-    serve.add_argument("--personas", help="persona folder (default: ./personas)")
-
-
 def run_web(args: argparse.Namespace) -> int:
-    from townbot.store.database import StoreError
-
     if not 1 <= args.port <= 65535:
         raise StoreError(f"--port {args.port} is not a port; use 1 to 65535, e.g. 8080")
     args.token = page_token(args.host, args.token)
@@ -43,21 +43,12 @@ def run_web(args: argparse.Namespace) -> int:
 
 
 async def serve(args: argparse.Namespace) -> None:
-    from aiohttp import web
-
-    from townbot.platforms.web.site import make_app, runner
-    from townbot.platforms.web.town import WebTown
-    from townbot.town.launch import TownFiles
-
     town = await WebTown.open(TownFiles(args.world, args.personas).load(), Path(args.db))
-    app_runner = runner(make_app(town, args.token))
-    await app_runner.setup()
+    app_runner = None
     try:
-        site = web.TCPSite(app_runner, args.host, args.port)
         try:
-            await site.start()
+            app_runner = await serve_app(make_app(town, args.token), args.host, args.port)
         except OSError as error:
-            from townbot.store.database import StoreError
             raise StoreError(f"cannot listen on {args.host}:{args.port} ({error.strerror}); "
                              "choose another --port") from error
         where = f"http://{args.host}:{args.port}/" + (f"{args.token}/" if args.token else "")
@@ -68,15 +59,14 @@ async def serve(args: argparse.Namespace) -> None:
                   "out everyone who has the old one.", flush=True)
         await asyncio.Event().wait()
     finally:
-        await app_runner.cleanup()
+        if app_runner is not None:
+            await app_runner.cleanup()
         await town.close()
 
 
 def page_token(host: str, token: str | None) -> str | None:
     """The token the page answers under: the one given, or off this machine a new one (the
     page of a town is for the people it is given to), or on localhost none."""
-    from townbot.store.database import StoreError
-
     if token is not None and (len(token) < TOKEN_LENGTH or not TOKEN_FORM.fullmatch(token)):
         raise StoreError(f"--token must be at least {TOKEN_LENGTH} letters, digits, - or _; "
                          f"e.g. --token {secrets.token_urlsafe(24)}")
@@ -96,24 +86,27 @@ def is_loopback(host: str) -> bool:
 
 
 async def serve_beside(world: Any, database_of: Any, host: str, port: int, *,
-                       on_visit: Any = None, metrics: Any = None, health: Any = None) -> Any:
-    """The towns' pages beside the bot (`townbot run` with TOWNBOT_WEB_PORT), each server's
-    at /town/<server id>/<token>/, with /healthz and /metrics (web/operations.py); returns a
-    callable that stops serving."""
-    from aiohttp import web
-
-    from townbot.platforms.web.operations import add_operations
-    from townbot.platforms.web.site import TownShelf, make_towns_app, runner
-
+                       on_visit: Callable[[int], Awaitable[None]] | None = None,
+                       metrics: TownMetrics | None = None,
+                       health: Callable[[], dict[str, Any]] | None = None) -> Any:
+    """The towns' pages beside the bot, each server's at /town/<server id>/<token>/, with
+    /healthz and /metrics, and `on_visit(server id)` after each request for a town's page (a
+    visit counts as someone being there: see town/rest.py); returns a callable that stops
+    serving."""
     shelf = TownShelf(world, database_of)
     app = make_towns_app(shelf)
-    add_operations(app, metrics, health, on_visit)
-    app_runner = runner(app)
-    await app_runner.setup()
+    app[METRICS_KEY], app[HEALTH_KEY] = metrics, health
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/metrics", metrics_text)
+    if on_visit is not None:
+        async def visited(request: web.Request, response: web.StreamResponse) -> None:
+            guild = request.match_info.get("guild", "")
+            if guild.isdigit() and response.status < 400:
+                await on_visit(int(guild))
+        app.on_response_prepare.append(visited)
     try:
-        await web.TCPSite(app_runner, host, port).start()
+        app_runner = await serve_app(app, host, port)
     except OSError as error:
-        await app_runner.cleanup()
         from townbot.platforms.discord.config import WEB_PORT, ConfigError
         raise ConfigError(f"{WEB_PORT}={port}: cannot listen on {host}:{port} "
                           f"({error.strerror}); choose another port") from error
@@ -123,3 +116,16 @@ async def serve_beside(world: Any, database_of: Any, host: str, port: int, *,
         await shelf.close()
     stop.addresses = app_runner.addresses  # type: ignore[attr-defined]
     return stop
+
+
+async def healthz(request: web.Request) -> web.Response:
+    """200 and what the process holds while it serves; 503 once it is shutting down."""
+    health = request.app[HEALTH_KEY]
+    state = health() if health is not None else {"status": "ok"}
+    return web.json_response(state, status=200 if state.get("status") == "ok" else 503)
+
+
+async def metrics_text(request: web.Request) -> web.Response:
+    metrics = request.app[METRICS_KEY]
+    body = metrics.text() if metrics is not None else b""
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})

@@ -32,8 +32,7 @@ from townbot.world.clock import clock_face, format_game_time, minute_of_day, par
 from townbot.world.model import World
 
 Finder = Callable[[web.Request], Awaitable[WebTown]]
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-TOWN_KEY = web.RequestKey("town", WebTown)
+Handler = Callable[[web.Request, WebTown], Awaitable[web.StreamResponse]]
 REDACT_KEY = web.AppKey("redact", Callable[[str], str])
 EVENT_LIMIT = 200
 STATIC = resources.files("townbot.platforms.web") / "static"
@@ -95,18 +94,17 @@ def _app(find: Finder, prefix: str, redact: Callable[[str], str]) -> web.Applica
     return app
 
 
-async def to_slash(request: web.Request) -> web.Response:
+async def to_slash(request: web.Request, town: WebTown) -> web.Response:
     """The town's address typed without its last slash: the relative links need it."""
     raise web.HTTPFound(request.path + "/")
 
 
-def gated(find: Finder, handler: Handler) -> Handler:
+def gated(find: Finder, handler: Handler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     """The handler, run only for the request's town (read on from its database first)."""
     async def answer(request: web.Request) -> web.StreamResponse:
         town = await find(request)
         await town.refresh()
-        request[TOWN_KEY] = town
-        return await handler(request)
+        return await handler(request, town)
     return answer
 
 
@@ -145,9 +143,17 @@ def shown_path(request: web.BaseRequest) -> str:
     return request.app[REDACT_KEY](request.path)
 
 
-def runner(app: web.Application) -> web.AppRunner:
-    """The app's runner, logging requests without their tokens."""
-    return web.AppRunner(app, access_log_class=AccessLog, access_log=ACCESS_LOG)
+async def serve_app(app: web.Application, host: str, port: int) -> web.AppRunner:
+    """The app listening on host:port, logging requests without their tokens (an OSError
+    when it cannot listen)."""
+    app_runner = web.AppRunner(app, access_log_class=AccessLog, access_log=ACCESS_LOG)
+    await app_runner.setup()
+    try:
+        await web.TCPSite(app_runner, host, port).start()
+    except OSError:
+        await app_runner.cleanup()
+        raise
+    return app_runner
 
 
 class TownShelf:
@@ -236,8 +242,7 @@ def _area(request: web.Request, town: WebTown) -> str | None:
     return area
 
 
-async def index(request: web.Request) -> web.Response:
-    town = request[TOWN_KEY]
+async def index(request: web.Request, town: WebTown) -> web.Response:
     areas = "".join(f'<option value="{escape(s.channel)}">{escape(name)}</option>'
                     for name, s in sorted(town.world.sectors.items()))
     html = (STATIC / "index.html").read_text(encoding="utf-8")
@@ -245,7 +250,7 @@ async def index(request: web.Request) -> web.Response:
     return web.Response(text=html, content_type="text/html")
 
 
-async def static_file(request: web.Request) -> web.Response:
+async def static_file(request: web.Request, town: WebTown) -> web.Response:
     name = request.match_info["file"]
     if name not in STATIC_TYPES:
         raise web.HTTPNotFound()
@@ -253,15 +258,13 @@ async def static_file(request: web.Request) -> web.Response:
                         charset="utf-8")
 
 
-async def map_png(request: web.Request) -> web.Response:
-    town = request[TOWN_KEY]
+async def map_png(request: web.Request, town: WebTown) -> web.Response:
     _, data = await town.picture(_tick(request), _area(request, town), _people(request))
     return web.Response(body=data, content_type="image/png",
                         headers={"Cache-Control": "no-cache"})
 
 
-async def town_info(request: web.Request) -> web.Response:
-    town = request[TOWN_KEY]
+async def town_info(request: web.Request, town: WebTown) -> web.Response:
     history = town.history
     return web.json_response({
         "name": town.world.town, "start": history.town.start,
@@ -269,18 +272,14 @@ async def town_info(request: web.Request) -> web.Response:
         "tick_minutes": history.town.tick_minutes, "areas": await town.areas()})
 
 
-async def moment_info(request: web.Request) -> web.Response:
-    town = request[TOWN_KEY]
-    tick = _tick(request)
-    index, moment = town.moment(tick)
+async def moment_info(request: web.Request, town: WebTown) -> web.Response:
+    index, moment = town.moment(_tick(request))
     picture, _ = await town.picture(index, _area(request, town), people=False)
-    people = []
-    marks = town.identities(moment)
+    marks, people = town.identities(moment), []
     for name, marker in sorted(picture.positions_json().items()):
-        person = moment.people[name]
+        person, mark = moment.people[name], marks[name]
         people.append({**marker, "name": name, "action": person.action, "emoji": person.emoji,
-                       "place": person.place, "colour": marks[name].css,
-                       "initials": marks[name].initials})
+                       "place": person.place, "colour": mark.css, "initials": mark.initials})
     width, height = picture.image.size
     return web.json_response({"tick": index, "time": format_game_time(moment.time),
                               "night": is_night(moment.time), "width": width,
@@ -288,15 +287,13 @@ async def moment_info(request: web.Request) -> web.Response:
                               "speech": town.speech_at(index)})
 
 
-async def events_info(request: web.Request) -> web.Response:
-    town = request[TOWN_KEY]
+async def events_info(request: web.Request, town: WebTown) -> web.Response:
     _, moment = town.moment(_tick(request))
-    channel = request.query.get("area") or None
-    return web.json_response(town.events_until(moment.time, channel, EVENT_LIMIT))
+    return web.json_response(town.events_until(moment.time, request.query.get("area") or None,
+                                               EVENT_LIMIT))
 
 
-async def resident_page(request: web.Request) -> web.Response:
-    town = request[TOWN_KEY]
+async def resident_page(request: web.Request, town: WebTown) -> web.Response:
     name = request.match_info["name"]
     tick = _tick(request)
     try:
