@@ -35,7 +35,7 @@ def test_news_known_is_what_was_told_the_dated_events_and_the_last_days_talks():
          long_ago, 4),
         ("observation", "Klaus Mueller is reading in the library", NOON, 2),
         ("plan", "Klaus Mueller's plan for Monday February 13: read, then write", NOON, 5))
-    known = [entry["text"] for entry in dialogue.news_known(stream, "Klaus Mueller", NOON)]
+    known = [entry.text for entry in dialogue.news_known(stream, "Klaus Mueller", NOON)]
     assert known[0] == PARTY  # told, and dated tomorrow: once
     assert known.count(PARTY) == 1
     assert any(text.startswith("Klaus Mueller talked with Wolfgang") for text in known)

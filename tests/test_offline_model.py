@@ -24,7 +24,7 @@ from townbot.llm.purposes import (
     PlaceChoice,
 )
 from townbot.llm.purposes.choose_place import PlaceQuestion
-from townbot.llm.purposes.common import Question
+from townbot.llm.purposes.common import Question, Recalled
 from townbot.llm.purposes.day_plan import DayPlanQuestion
 from townbot.llm.purposes.decompose import DecomposeQuestion
 from townbot.llm.purposes.hourly_schedule import ScheduleQuestion
@@ -454,8 +454,8 @@ def test_reflections_do_not_nest() -> None:
 
 
 def test_nobody_is_told_their_own_news_and_each_listener_hears_it_once() -> None:
-    party = {"text": "Isabella Rodriguez is hosting a party on February 14, from 5 pm to 7 pm "
-                     "(heard from Klaus Mueller)", "importance": 8, "kind": "conversation"}
+    party = Recalled("Isabella Rodriguez is hosting a party on February 14, from 5 pm to 7 pm "
+                     "(heard from Klaus Mueller)", 8, "conversation")
     context = {"speaker": "Maria Lopez", "memories": [party], "already_said": [],
                "history": [("Maria Lopez", "Hi!"), ("Isabella Rodriguez", "Hello!")],
                "relationship": "Maria knows Isabella."}
@@ -491,7 +491,7 @@ def test_each_piece_of_news_in_a_line_is_remembered_on_its_own() -> None:
 
 
 async def test_a_rule_that_fails_costs_one_answer_counted_as_a_fallback_not_the_tick(caplog):
-    """The offline rules misreading a question (here a remembered entry without its text)
+    """The offline rules misreading a question (here a remembered entry whose text is None)
     answer with the ask's default; through the real stack that is a counted fallback, and the
     error is logged for whoever looks into it."""
     from townbot.llm.purposes.utterance import default_line
@@ -500,11 +500,11 @@ async def test_a_rule_that_fails_costs_one_answer_counted_as_a_fallback_not_the_
     model = OfflineModel(seed=0)
     stack = build_model_stack(model)
     question = UtteranceQuestion("Klaus Mueller", "Maria Lopez")
-    misread = replace(question, memories=({"importance": 5},))
+    misread = replace(question, memories=(Recalled(None, 5, "observation"),))
     request = replace(question.ask("Klaus Mueller"), context=misread)
     with caplog.at_level("WARNING", logger="townbot.llm.offline.model"):
         answer = await stack.ask(request)
     assert answer == default_line()
     assert stack.report().fallbacks == {"utterance": 1}
-    assert "offline rules for utterance failed: KeyError('text')" in caplog.text
+    assert "offline rules for utterance failed: TypeError(" in caplog.text
     assert await model.ask(request) == answer  # asked directly: the default too, no error

@@ -5,20 +5,22 @@ same seed, the same words."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
 
 from townbot.llm.offline import news, talk
-from townbot.llm.offline.model import OfflineModel, score_importance
+from townbot.llm.offline.model import OfflineModel
 from townbot.llm.offline.words import alternatives, banks, base_form, third_singular
 from townbot.llm.purposes.answer import AnswerQuestion
+from townbot.llm.purposes.common import Recalled
+from townbot.llm.purposes.importance import score_importance
 from townbot.llm.purposes.utterance import Utterance, UtteranceQuestion
 from townbot.wording import progressive
 
-PARTY = {"text": "Isabella Rodriguez intends to host a Valentine's Day party at Hobbs Cafe on "
-                 "February 14, from 5 pm until 7 pm. (heard from Jane Moreno)",
-         "importance": 8, "kind": "conversation"}
+PARTY = Recalled("Isabella Rodriguez intends to host a Valentine's Day party at Hobbs Cafe on "
+                 "February 14, from 5 pm until 7 pm. (heard from Jane Moreno)", 8, "conversation")
 KNOWS = "Maria knows Klaus Mueller."
 
 
@@ -68,8 +70,8 @@ def test_a_party_is_asked_about_before_it_is_told_and_a_yes_ends_the_telling():
 
 
 def test_news_one_knew_is_met_with_where_it_came_from_never_with_surprise():
-    heard = {"text": "Sam Moore intends to run for mayor. (heard from Tom Moreno)",
-             "importance": 8, "kind": "conversation"}
+    heard = Recalled("Sam Moore intends to run for mayor. (heard from Tom Moreno)", 8,
+                     "conversation")
     history = [("Klaus Mueller", "Hi Maria!"),
                ("Maria Lopez", "Fine. Have you heard? Sam Moore intends to run for mayor.")]
     reply = line("Klaus Mueller", "Maria Lopez", history, [heard],
@@ -152,14 +154,14 @@ async def test_the_same_seed_gives_the_same_words_and_the_banks_load():
 
 
 def test_news_from_a_remembered_talk_is_never_put_in_the_other_s_mouth():
-    remembered = {"kind": "conversation", "importance": 8, "text":
-                  "Jane Moreno talked with Hailey Johnson at Hobbs Cafe: cafe. Hailey: Good, "
-                  "thanks. Jane: I wanted to tell you: I intend to host a party at Hobbs Cafe on "
-                  "February 14, from 5 pm until 7 pm. Hailey: Count me in!"}
+    remembered = Recalled("Jane Moreno talked with Hailey Johnson at Hobbs Cafe: cafe. Hailey: "
+                          "Good, thanks. Jane: I wanted to tell you: I intend to host a party at "
+                          "Hobbs Cafe on February 14, from 5 pm until 7 pm. Hailey: Count me in!",
+                          8, "conversation")
     assert news.news_of(remembered, score_importance) is None  # Jane's news, not Hailey's
-    remembered["text"] = remembered["text"].replace(
+    remembered = replace(remembered, text=remembered.text.replace(
         "Hailey: Good, thanks. Jane: I wanted to tell you: I intend",
-        "Hailey: Good, thanks. Guess what I heard, Jane: Isabella Rodriguez intends")
+        "Hailey: Good, thanks. Guess what I heard, Jane: Isabella Rodriguez intends"))
     content, source = news.news_of(remembered, score_importance)
     assert content.startswith("Isabella Rodriguez intends to host") and source == "Hailey Johnson"
 
@@ -187,9 +189,8 @@ def test_what_the_speaker_knows_beyond_this_lines_memories_is_never_asked_or_pas
     assert aware.text in {t.format(partner="Maria") for t in alternatives("already_going")}
 
     news = "Sam Moore intends to run for mayor in Smallville's coming local election."
-    again = {"text": f"{news} (heard from Tom Moreno)", "importance": 8, "kind": "conversation"}
-    first = {"text": f"{news} (heard from Jennifer Moore)", "importance": 8,
-             "kind": "conversation"}
+    again = Recalled(f"{news} (heard from Tom Moreno)", 8, "conversation")
+    first = Recalled(f"{news} (heard from Jennifer Moore)", 8, "conversation")
     greeted = [("Klaus Mueller", "Hi Jennifer!"), ("Jennifer Moore", "Hello, Klaus.")]
     assert news in line("Klaus Mueller", "Jennifer Moore", greeted, [again]).text
     told = line("Klaus Mueller", "Jennifer Moore", greeted, [again], known=[first]).text
@@ -234,7 +235,7 @@ def test_after_the_party_nobody_says_they_are_going_to_it_later():
                  moment="Tuesday February 14, 2023, 7:20 pm")
     assert "party" in before.text and "party" not in after.text
     view = talk.TalkView("Klaus Mueller", "Maria Lopez", moment="Tuesday February 14, 2023, 7:20 pm")
-    assert view.is_over(PARTY["text"]) and not view.is_over(PARTY["text"].replace("14", "15"))
+    assert view.is_over(PARTY.text) and not view.is_over(PARTY.text.replace("14", "15"))
 
 
 def test_an_interjection_before_a_comma_is_not_someone_asked_after():

@@ -11,7 +11,7 @@ import pytest
 from townbot.llm.offline import OfflineModel
 from townbot.llm.purposes.answer import AnswerQuestion
 from townbot.llm.purposes.choose_place import PlaceQuestion
-from townbot.llm.purposes.common import Question
+from townbot.llm.purposes.common import Question, Recalled
 from townbot.llm.purposes.conversation import ConversationQuestion
 from townbot.llm.purposes.day_plan import DayPlanQuestion
 from townbot.llm.purposes.decompose import DecomposeQuestion
@@ -35,7 +35,7 @@ PARTY = "Isabella Rodriguez is hosting a Valentine's Day party at Hobbs Cafe on 
         "from 5 pm to 7 pm (heard from Maria Lopez)"
 MEMORIES = (PARTY, "Klaus Mueller talked with Maria Lopez at Oak Hill College: about her thesis",
             "Klaus Mueller is reading a book", "the stove is burning")
-RECALLED = tuple({"text": text, "importance": 5, "kind": kind}
+RECALLED = tuple(Recalled(text, 5, kind)
                  for text, kind in zip(MEMORIES, ("conversation", "conversation", "observation",
                                                   "observation"), strict=True))
 MOMENT = "Monday February 13, 2023, 12:00 pm"

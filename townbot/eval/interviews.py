@@ -32,7 +32,6 @@ from townbot.mind.answering import (
     unknown_person,
     unmet_claims,
 )
-from townbot.mind.memory import Memory
 
 QUESTIONS_FILE = Path(__file__).with_name("questions.yaml")
 CATEGORIES = ("self_knowledge", "memory", "plans", "reactions", "reflections")
@@ -60,28 +59,16 @@ def load_questions(path: Path = QUESTIONS_FILE) -> list[Question]:
             for category in CATEGORIES for index, text in enumerate(raw[category], 1)]
 
 
-def partners(name: str, memories: list[Memory]) -> Counter[str]:
-    """How often the resident remembers talking with each person."""
-    talked: Counter[str] = Counter()
-    for memory in memories:
-        match = TALKED_WITH.match(memory.text) if memory.kind == "conversation" else None
-        if match and match.group(1) == name:
-            talked[match.group(2)] += 1
-    return talked
-
-
 def acquaintances(view: ResidentView, people: list[str]) -> Counter[str]:
     """People the resident talked with, else people its memories mention, by frequency."""
     name = view.persona.name
-    talked = Counter({p: n for p, n in partners(name, view.memories).items() if p in people})
+    talked = Counter(found.group(2) for m in view.memories if m.kind == "conversation"
+                     and (found := TALKED_WITH.match(m.text)) and found.group(1) == name
+                     and found.group(2) in people)
     if talked:
         return talked
-    mentioned: Counter[str] = Counter()
-    for memory in view.memories:
-        for person in people:
-            if person != name and person in memory.text:
-                mentioned[person] += 1
-    return mentioned
+    return Counter(person for memory in view.memories for person in people
+                   if person != name and person in memory.text)
 
 
 def fill(question: Question, view: ResidentView, people: list[str], seed: int) -> str:
@@ -113,10 +100,8 @@ class AnswerRecord:
     unmet_claims: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        data = asdict(self)
-        data["memory_ids"] = list(self.memory_ids)
-        data["unmet_claims"] = list(self.unmet_claims)
-        return data
+        return {**asdict(self), "memory_ids": list(self.memory_ids),
+                "unmet_claims": list(self.unmet_claims)}
 
 
 class Interviewer:

@@ -9,7 +9,6 @@ the offline model the ranking follows a fixed word-overlap rule and the report s
 from __future__ import annotations
 
 import random
-import re
 import statistics
 import string
 from collections.abc import Sequence
@@ -133,16 +132,7 @@ async def label_answers(judge: LanguageModel, what: str, items: Sequence[LabelIt
     the judge cannot label is labelled "no" (counted as a fallback by metering)."""
     labels: list[bool] = []
     for start in range(0, len(items), LABEL_BATCH):
-        labels += await _label_batch(judge, what, list(items[start:start + LABEL_BATCH]), agent)
+        batch = tuple(items[start:start + LABEL_BATCH])
+        question = LabelQuestion(what, batch, tuple(own_words(i.answer) for i in batch))
+        labels += [label == "yes" for label in (await judge.ask(question.ask(agent))).labels]
     return labels
-
-
-async def _label_batch(judge: LanguageModel, what: str, batch: list[LabelItem],
-                       agent: str | None) -> list[bool]:
-    question = LabelQuestion(what, tuple(batch), tuple(own_words(i.answer) for i in batch))
-    answer = await judge.ask(question.ask(agent))
-    return [label == "yes" for label in answer.labels]
-
-
-def names_pattern(name: str) -> tuple[str, ...]:
-    return (rf"\b{re.escape(name.split()[0])}\b",)

@@ -1,22 +1,24 @@
 """The paper's end-to-end measures (section 7.1), as pure functions of memories, labelled
-answers and town events: whether a "yes" is backed by a memory (the hallucination check),
-network density and what it gained and lost, and who came to a gathering. Who heard of an event
-from whom lives in townbot/town/news.py, which the live `/event status` shares.
-
-No model calls and no I/O here: the runner gathers the inputs.
+answers and town events, each giving its entry of report.json: whether a "yes" is backed by a
+memory (the hallucination check), network density, and who came to a gathering. Who heard of
+an event from whom lives in townbot/town/news.py, which the live `/event status` shares.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from townbot.mind.memory import Memory
 from townbot.town.news import Heard, TrackedEvent
 from townbot.world.clock import parse_game_time
 from townbot.world.events import TownEvent
+
+Spans = dict[str, list[tuple[datetime, datetime]]]  # resident -> (arrived, left) at a place
 
 
 def backing_memory(memories: Sequence[Memory], patterns: Iterable[re.Pattern[str]],
@@ -33,9 +35,6 @@ def name_patterns(person: str, people: Sequence[str]) -> tuple[re.Pattern[str], 
     if sum(p.split()[0] == first for p in people) == 1:
         return (re.compile(rf"\b{re.escape(first)}\b"),)
     return (re.compile(re.escape(person)),)
-
-
-# --- labelled answers ----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -66,107 +65,55 @@ class Checked:
         """With the town's guards on, this answer would not have been given."""
         return self.town_guard or bool(self.unmet)
 
-
-@dataclass(frozen=True)
-class Awareness:
-    asked: int
-    said_yes: int
-    hallucinated: int
-    residents: tuple[str, ...]  # who said yes with a backing memory
-
-    @property
-    def share(self) -> float:
-        """Share of residents who know, counting only answers backed by a memory."""
-        return len(self.residents) / self.asked if self.asked else 0.0
+    def report(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "unmet": list(self.unmet),
+                "hallucinated": self.hallucinated}
 
 
-def awareness(checked: Sequence[Checked]) -> Awareness:
-    knowing = tuple(sorted(c.resident for c in checked if c.said_yes and not c.hallucinated))
-    return Awareness(len(checked), sum(c.said_yes for c in checked),
-                     sum(c.hallucinated for c in checked), knowing)
+def awareness(checked: Sequence[Checked]) -> dict[str, Any]:
+    """Who knows of an event: the share counts only answers backed by a memory."""
+    knowing = sorted(c.resident for c in checked if c.said_yes and not c.hallucinated)
+    return {"share": round(len(knowing) / len(checked), 3) if checked else 0.0,
+            "knowing": len(knowing), "asked": len(checked),
+            "said_yes": sum(c.said_yes for c in checked),
+            "hallucinated": sum(c.hallucinated for c in checked), "residents": knowing,
+            "answers": [c.report() for c in checked]}
 
 
-@dataclass(frozen=True)
-class Network:
-    residents: tuple[str, ...]
-    edges: tuple[tuple[str, str], ...]  # undirected, each pair sorted
-
-    @property
-    def density(self) -> float:
-        """The paper's eta = 2|E| / (|V| (|V| - 1))."""
-        count = len(self.residents)
-        return 2 * len(self.edges) / (count * (count - 1)) if count > 1 else 0.0
-
-
-def network(residents: Sequence[str], knows: Mapping[tuple[str, str], bool]) -> Network:
-    """An undirected edge where both know of each other (answers that were hallucinated count
-    as not knowing)."""
-    names = tuple(sorted(residents))
-    edges = tuple((a, b) for i, a in enumerate(names) for b in names[i + 1:]
-                  if knows.get((a, b)) and knows.get((b, a)))
-    return Network(names, edges)
-
-
-@dataclass(frozen=True)
-class Hallucinations:
+def hallucinations(checked: Sequence[Checked]) -> dict[str, Any]:
     """The paper's "1.3% (n=6) of 453": hallucinated answers among the answers that claim
     something, as the model said them (unguarded) and as the town's guards would have left them."""
-
-    hallucinated: int
-    claims: int
-    said_yes: int
-    guarded_hallucinated: int  # those the guards would not have stopped
-    guarded_claims: int
-
-    @property
-    def share(self) -> float:
-        return self.hallucinated / self.claims if self.claims else 0.0
-
-    @property
-    def guarded_share(self) -> float:
-        return self.guarded_hallucinated / self.guarded_claims if self.guarded_claims else 0.0
-
-
-def count_hallucinations(checked: Sequence[Checked]) -> Hallucinations:
     claims = [c for c in checked if c.claims]
     kept = [c for c in claims if not c.stopped_by_guards]
-    return Hallucinations(sum(c.hallucinated for c in claims), len(claims),
-                          sum(c.said_yes for c in checked), sum(c.hallucinated for c in kept),
-                          len(kept))
+    found, kept_found = sum(c.hallucinated for c in claims), sum(c.hallucinated for c in kept)
+    return {"hallucinated": found, "claims": len(claims),
+            "said_yes": sum(c.said_yes for c in checked),
+            "share": round(found / len(claims), 4) if claims else 0.0,
+            "guarded": {"hallucinated": kept_found, "claims": len(kept),
+                        "share": round(kept_found / len(kept), 4) if kept else 0.0}}
 
 
-@dataclass(frozen=True)
-class NetworkChange:
-    gained: tuple[tuple[str, str], ...]
-    lost: tuple[tuple[str, str], ...]
+def known_pairs(residents: Sequence[str],
+                knows: Mapping[tuple[str, str], bool]) -> list[tuple[str, str]]:
+    """The network's undirected edges, each pair sorted: both know of each other (answers that
+    were hallucinated count as not knowing)."""
+    names = sorted(residents)
+    return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
+            if knows.get((a, b)) and knows.get((b, a))]
 
 
-def network_change(start: Network, end: Network) -> NetworkChange:
-    """Pairs that know each other at the end but not at the start, and the other way round."""
-    before, after = set(start.edges), set(end.edges)
-    return NetworkChange(tuple(sorted(after - before)), tuple(sorted(before - after)))
-
-
-# --- attendance ----------------------------------------------------------------------------------
-
-
-@dataclass
-class Presence:
-    """When each resident was at a place, rebuilt from the town's events."""
-
-    intervals: dict[str, list[tuple[datetime, datetime]]] = field(default_factory=dict)
-
-    def present_during(self, resident: str, start: datetime, end: datetime) -> bool:
-        return any(a < end and b > start for a, b in self.intervals.get(resident, []))
+def density(residents: int, edges: int) -> float:
+    """The paper's eta = 2|E| / (|V| (|V| - 1))."""
+    return 2 * edges / (residents * (residents - 1)) if residents > 1 else 0.0
 
 
 def presence(events: Sequence[TownEvent], channel: str, until: datetime,
-             residents: Iterable[str]) -> Presence:
-    """A resident is at a place from their first event there (an action or speech in its
-    channel) until they walk off anywhere or act in another channel."""
+             residents: Iterable[str]) -> Spans:
+    """When each resident was at a place: from their first event there (an action or speech in
+    its channel) until they walk off anywhere or act in another channel."""
     people = set(residents)
     here: dict[str, datetime] = {}
-    result = Presence()
+    spans: Spans = {}
     for event in events:
         who = event.actor
         if who not in people or event.kind not in ("action", "speech", "move"):
@@ -176,31 +123,22 @@ def presence(events: Sequence[TownEvent], channel: str, until: datetime,
         if inside and who not in here:
             here[who] = when
         elif not inside and who in here:
-            result.intervals.setdefault(who, []).append((here.pop(who), when))
+            spans.setdefault(who, []).append((here.pop(who), when))
     for who, since in here.items():
-        result.intervals.setdefault(who, []).append((since, until))
-    return result
+        spans.setdefault(who, []).append((since, until))
+    return spans
 
 
-@dataclass(frozen=True)
-class Attendance:
-    invited: tuple[str, ...]  # knew of it (backed by memory) before it began; not the host
-    came: tuple[str, ...]  # invited and present during the window
-    uninvited: tuple[str, ...]  # present without having heard of it
-    reached: bool  # whether the town's clock got past the start of the gathering
-
-
-def attendance(heard: Sequence[Heard], where: Presence, event: TrackedEvent,
-               now: datetime) -> Attendance | None:
-    window = event.window
-    if window is None:
+def attendance(heard: Sequence[Heard], where: Spans, event: TrackedEvent,
+               now: datetime) -> dict[str, Any] | None:
+    """Who was invited (knew of it, backed by memory, before it began; not the host), who of
+    them came (present during the window), who came without having heard of it, and whether
+    the town's clock got past its start."""
+    if event.window is None:
         return None
-    start, end = window
-    invited = tuple(sorted(h.resident for h in heard
-                           if h.time < start and h.resident != event.originator))
-    present = {who for who in where.intervals if who != event.originator
-               and where.present_during(who, start, end)}
-    return Attendance(invited, tuple(sorted(present & set(invited))),
-                      tuple(sorted(present - set(invited))), now > start)
-
-
+    start, end = event.window
+    invited = sorted(h.resident for h in heard if h.time < start and h.resident != event.originator)
+    present = {who for who, spans in where.items() if who != event.originator
+               and any(a < end and b > start for a, b in spans)}
+    return {"invited": invited, "came": sorted(present & set(invited)),
+            "uninvited": sorted(present - set(invited)), "reached": now > start}

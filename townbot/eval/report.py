@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,23 +57,23 @@ def _attended(run: dict[str, Any], what: str) -> int | None:
     return None if came is None else len(came[what])
 
 
+def _read(path: str) -> Callable[[dict[str, Any]], Any]:
+    return lambda run: _get(run, *path.split("."))
+
+
 # (key, label, paper's figure, how to read it from one run)
 FIGURES: list[tuple[str, str, float | None, Callable[[dict[str, Any]], Any]]] = [
     *[(f"trueskill.{c}.mu", f"TrueSkill mu: {CONDITIONS[c][0] if c in CONDITIONS else 'human'}",
-       PAPER_TRUESKILL[c][0], lambda r, c=c: _get(r, "ratings", c, "mu"))
+       PAPER_TRUESKILL[c][0], _read(f"ratings.{c}.mu"))
       for c in ("full", "no_reflection", "no_reflection_planning", "human", "no_memory")],
-    ("party.start", "knew of the party at the start", 0.04,
-     lambda r: _get(r, "events", "party", "start", "share")),
-    ("party.end", "knew of the party at the end", 0.48,
-     lambda r: _get(r, "events", "party", "end", "share")),
+    ("party.start", "knew of the party at the start", 0.04, _read("events.party.start.share")),
+    ("party.end", "knew of the party at the end", 0.48, _read("events.party.end.share")),
     ("candidacy.start", "knew of the candidacy at the start", 0.04,
-     lambda r: _get(r, "events", "candidacy", "start", "share")),
+     _read("events.candidacy.start.share")),
     ("candidacy.end", "knew of the candidacy at the end", 0.32,
-     lambda r: _get(r, "events", "candidacy", "end", "share")),
-    ("density.start", "network density at the start", 0.167,
-     lambda r: _get(r, "network", "start", "density")),
-    ("density.end", "network density at the end", 0.74,
-     lambda r: _get(r, "network", "end", "density")),
+     _read("events.candidacy.end.share")),
+    ("density.start", "network density at the start", 0.167, _read("network.start.density")),
+    ("density.end", "network density at the end", 0.74, _read("network.end.density")),
     ("party.invited", "invited to the party before it began", 12,
      lambda r: _attended(r, "invited")),
     ("party.came", "invited residents who came", 5, lambda r: _attended(r, "came")),
@@ -83,7 +84,7 @@ FIGURES: list[tuple[str, str, float | None, Callable[[dict[str, Any]], Any]]] = 
      lambda r: _share(_get(r, "hallucination", "relationships", "guarded"))),
     ("hallucinated.awareness", "hallucinated share of event answers (unguarded)", 0.0,
      lambda r: _share(_get(r, "hallucination", "awareness"))),
-    ("cost.calls", "model calls of the evaluation", None, lambda r: _get(r, "cost", "calls")),
+    ("cost.calls", "model calls of the evaluation", None, _read("cost.calls")),
     ("cost.tokens", "prompt + completion tokens of the evaluation", None,
      lambda r: (_get(r, "cost", "prompt_tokens") or 0) + (_get(r, "cost", "completion_tokens") or 0)),
 ]
@@ -152,8 +153,7 @@ def draw(report: dict[str, Any], folder: Path) -> dict[str, str]:
     came = _get(first, "events", "party", "attendance")
     if came and came["present"]:
         window = (parse_game_time(came["starts"]), parse_game_time(came["ends"]))
-        day_start = window[0].replace(hour=6, minute=0)
-        day = (day_start, window[0].replace(hour=23, minute=0))
+        day = (window[0].replace(hour=6, minute=0), window[0].replace(hour=23, minute=0))
         spans = {n: [(parse_game_time(a), parse_game_time(b)) for a, b in s]
                  for n, s in came["present"].items()}
         spans = {n: s for n, s in spans.items() if any(b > day[0] and a < day[1] for a, b in s)}
@@ -370,14 +370,12 @@ def _cost(report: dict[str, Any]) -> list[str]:
              f"{sum(r['cost']['fallbacks'] for r in report['runs'])} answers were defaults "
              "(the model's reply refused, or the call failed).", "",
              "| purpose | calls | prompt tokens | completion tokens |", "|---|---|---|---|"]
-    purposes: dict[str, list[int]] = {}
+    purposes: dict[str, Counter[str]] = {}
     for run in report["runs"]:
         for purpose, entry in run["cost"]["purposes"].items():
-            row = purposes.setdefault(purpose, [0, 0, 0])
-            row[0] += entry["calls"]
-            row[1] += entry["prompt_tokens"]
-            row[2] += entry["completion_tokens"]
-    lines += [f"| {p} | {a} | {b} | {c} |" for p, (a, b, c) in sorted(purposes.items())]
+            purposes.setdefault(purpose, Counter()).update(entry)
+    lines += [f"| {p} | {c['calls']} | {c['prompt_tokens']} | {c['completion_tokens']} |"
+              for p, c in sorted(purposes.items())]
     prices = [r["cost"]["price"] for r in report["runs"] if r["cost"]["price"] is not None]
     if prices:
         lines += ["", f"Estimated price: ${sum(prices):.4f} (from the configured prices)."]

@@ -183,28 +183,6 @@ def heard_dict(heard: news.Heard) -> dict[str, Any]:
             "memory": heard.text}
 
 
-def checked_dict(checked: measures.Checked) -> dict[str, Any]:
-    return {**dataclasses.asdict(checked), "unmet": list(checked.unmet),
-            "hallucinated": checked.hallucinated}
-
-
-def awareness_dict(checked: list[measures.Checked]) -> dict[str, Any]:
-    summary = measures.awareness(checked)
-    return {"share": round(summary.share, 3), "knowing": len(summary.residents),
-            "asked": summary.asked, "said_yes": summary.said_yes,
-            "hallucinated": summary.hallucinated, "residents": list(summary.residents),
-            "answers": [checked_dict(c) for c in checked]}
-
-
-def hallucination_dict(checked: list[measures.Checked]) -> dict[str, Any]:
-    counted = measures.count_hallucinations(checked)
-    return {"hallucinated": counted.hallucinated, "claims": counted.claims,
-            "said_yes": counted.said_yes, "share": round(counted.share, 4),
-            "guarded": {"hallucinated": counted.guarded_hallucinated,
-                        "claims": counted.guarded_claims,
-                        "share": round(counted.guarded_share, 4)}}
-
-
 async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: LanguageModel,
                      options: EvalOptions) -> dict[str, Any]:
     people = snapshot.residents
@@ -212,7 +190,7 @@ async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
     result: dict[str, Any] = {"events": {}, "network": {"residents": people}}
     checked_all: list[measures.Checked] = []
     relation_checks: list[measures.Checked] = []
-    graphs: dict[str, measures.Network] = {}
+    edges: dict[str, set[tuple[str, str]]] = {}
     for moment in (snapshot.start, snapshot.end):
         interviewer = Interviewer(model, moment, people, options.retrieval_count)
         note(f"  end-to-end at the {moment.label} ({format_game_time(moment.now)}): awareness "
@@ -221,19 +199,18 @@ async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
             checked = await aware_of(moment, interviewer, judge, event)
             checked_all += checked
             result["events"].setdefault(key, {"title": event.title})[moment.label] = \
-                awareness_dict(checked)
+                measures.awareness(checked)
         pairs = await relationships(moment, interviewer, judge, people)
         relation_checks += pairs
-        graph = measures.network(people, {(c.resident, c.subject): c.said_yes and not c.hallucinated
-                                          for c in pairs})
-        graphs[moment.label] = graph
+        known = measures.known_pairs(people, {(c.resident, c.subject): c.said_yes
+                                              and not c.hallucinated for c in pairs})
+        edges[moment.label] = set(known)
         result["network"][moment.label] = {
-            "density": round(graph.density, 3), "edges": [list(e) for e in graph.edges],
-            "said_yes": sum(c.said_yes for c in pairs),
+            "density": round(measures.density(len(people), len(known)), 3),
+            "edges": [list(e) for e in known], "said_yes": sum(c.said_yes for c in pairs),
             "hallucinated": sum(c.hallucinated for c in pairs)}
-    change = measures.network_change(graphs["start"], graphs["end"])
-    result["network"]["gained"] = [list(e) for e in change.gained]
-    result["network"]["lost"] = [list(e) for e in change.lost]
+    result["network"]["gained"] = [list(e) for e in sorted(edges["end"] - edges["start"])]
+    result["network"]["lost"] = [list(e) for e in sorted(edges["start"] - edges["end"])]
     memories = snapshot.end.memories()
     for key, event in events.items():
         heard = news.diffusion(memories, event)
@@ -244,19 +221,17 @@ async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
             where = measures.presence(snapshot.events, channel, snapshot.end.now, people)
             came = measures.attendance(heard, where, event, snapshot.end.now)
             if came is not None:
-                entry["attendance"] = {**{k: list(v) if isinstance(v, tuple) else v
-                                          for k, v in dataclasses.asdict(came).items()},
-                                       "place": event.place,
-                                       "starts": event.starts, "ends": event.ends,
+                entry["attendance"] = {**came, "place": event.place, "starts": event.starts,
+                                       "ends": event.ends,
                                        "present": {n: [[format_game_time(a), format_game_time(b)]
                                                        for a, b in spans]
-                                                   for n, spans in where.intervals.items()}}
+                                                   for n, spans in where.items()}}
     everything = checked_all + relation_checks
     result["hallucination"] = {
-        "awareness": hallucination_dict(checked_all),
-        "relationships": hallucination_dict(relation_checks),
-        **hallucination_dict(everything),
-        "examples": [checked_dict(c) for c in everything if c.hallucinated][:10]}
+        "awareness": measures.hallucinations(checked_all),
+        "relationships": measures.hallucinations(relation_checks),
+        **measures.hallucinations(everything),
+        "examples": [c.report() for c in everything if c.hallucinated][:10]}
     return result
 
 
@@ -264,15 +239,11 @@ async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
 
 
 def cost(usage: CollectedUsage, settings: ModelSettings) -> dict[str, Any]:
-    rows = [{**r._asdict(), "tick": 0} for r in usage.drain()]
-    summary = summarise(rows, settings)
-    return {"calls": summary["calls"], "prompt_tokens": summary["prompt_tokens"],
-            "completion_tokens": summary["completion_tokens"],
-            "embedding_tokens": summary["embedding_tokens"], "estimated": summary["estimated"],
-            "fallbacks": summary["fallbacks"], "budget_defaults": summary["budget_defaults"],
-            "price": summary["price"], "unpriced_tokens": summary["unpriced_tokens"],
-            "purposes": {p: {"calls": e["calls"], "prompt_tokens": e["prompt_tokens"],
-                             "completion_tokens": e["completion_tokens"]}
+    summary = summarise([{**r._asdict(), "tick": 0} for r in usage.drain()], settings)
+    return {**{key: summary[key] for key in ("calls", "prompt_tokens", "completion_tokens",
+                                             "embedding_tokens", "estimated", "fallbacks",
+                                             "budget_defaults", "price", "unpriced_tokens")},
+            "purposes": {p: {key: e[key] for key in ("calls", "prompt_tokens", "completion_tokens")}
                          for p, e in summary["purposes"].items()}}
 
 

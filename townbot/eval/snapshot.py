@@ -18,7 +18,7 @@ from townbot.mind.answering import todays_plan
 from townbot.mind.memory import Memory, MemoryStream
 from townbot.mind.plans import PlanBlock
 from townbot.mind.summary import render_summary
-from townbot.store.database import Store, StoreError, TownRow, conversations
+from townbot.store.database import Store, StoreError, TownRow
 from townbot.world.clock import GameClock, parse_game_time
 from townbot.world.events import TownEvent
 from townbot.world.model import Persona, World
@@ -57,8 +57,6 @@ class TownSnapshot:
     start: TownMoment
     end: TownMoment
     events: list[TownEvent]
-    conversations: list[dict]
-    usage: list[dict]
 
     @property
     def residents(self) -> list[str]:
@@ -101,8 +99,6 @@ async def read_town(path: str | Path, world: World) -> TownSnapshot:
                              "use the persona folder the town was founded with (--personas)")
         stored = await store.memories(town.id)
         events = await store.events(town.id)
-        talks = await conversations(store, town.id)
-        usage = await store.usage_rows(town.id)
     finally:
         await store.close()
     clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
@@ -124,4 +120,4 @@ async def read_town(path: str | Path, world: World) -> TownSnapshot:
                                  render_summary(persona, mind.get("summary")),
                                  todays_plan(day, blocks, clock.now), body.get("action"))
     return TownSnapshot(str(path), town, world, TownMoment("start", start_time, start),
-                        TownMoment("end", clock.now, end), events, talks, usage)
+                        TownMoment("end", clock.now, end), events)

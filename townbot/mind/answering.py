@@ -234,8 +234,7 @@ def what_it_knows(persona: Persona, stream: MemoryStream, question: str, now: da
     for person in people_asked_about(question, people, persona.name):
         naming = [memories[i] for i in stream.ids_containing(person)]
         about[person] = [m.text for m in reversed(naming) if allowed(m)][:ABOUT_KEPT]
-    news = [entry["text"] for entry in news_known(stream, persona.name, now)
-            if entry["kind"] in kinds]
+    news = [entry.text for entry in news_known(stream, persona.name, now) if entry.kind in kinds]
     news += [m.text for m in dated_memories(stream, now - timedelta(days=1)) if allowed(m)]
     home = persona.home_sector
     talks_home = [memories[i] for i in stream.ids_containing(f" at {home}: ")]

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 
 from townbot.llm.port import LanguageModel
+from townbot.llm.purposes.common import Recalled
 from townbot.llm.purposes.conversation import ConversationQuestion
 from townbot.llm.purposes.relationship import RelationshipQuestion
 from townbot.llm.purposes.takeaways import Takeaways, TakeawaysQuestion
@@ -47,12 +48,12 @@ class Voice:
     relationships: dict[str, str] = field(default_factory=dict)  # summarised this conversation
     plans: tuple[str, ...] = ()  # today's plan blocks ("5:00 pm: attend the party"), for the
     # offline model (a language model reads its plans from the memories retrieved)
-    known: list[dict] | None = None  # what it knows of the news, read once a talk (`news_known`)
+    known: list[Recalled] | None = None  # what it knows of the news, read once a talk (`news_known`)
 
     def told_to(self, listener: str) -> list[str]:
         return list(self.told.get(listener, []))
 
-    def knows(self, now: datetime) -> list[dict]:
+    def knows(self, now: datetime) -> list[Recalled]:
         if self.known is None:
             self.known = news_known(self.stream, self.name, now)
         return self.known
@@ -62,11 +63,11 @@ TOLD_KEPT = 30  # facts learned in talks that a speaker keeps in mind beside its
 TALKS_KEPT = 16  # of the latest memories of talks, the last day's transcripts: what was said
 
 
-def _entry(memory: Memory) -> dict:
-    return {"text": memory.text, "importance": memory.importance, "kind": memory.kind}
+def _entry(memory: Memory) -> Recalled:
+    return Recalled(memory.text, memory.importance, memory.kind)
 
 
-def news_known(stream: MemoryStream, name: str, now: datetime) -> list[dict]:
+def news_known(stream: MemoryStream, name: str, now: datetime) -> list[Recalled]:
     """What the speaker knows of the news beside what each line's retrieval brings up, for the
     offline model, which reads only what it is given: the latest facts it was told in talks
     (with whom they came from), what it remembers of today's and tomorrow's dated events, and
@@ -78,7 +79,7 @@ def news_known(stream: MemoryStream, name: str, now: datetime) -> list[dict]:
     heard = [m for m in talks[-TALKS_KEPT:] if m.text.startswith(f"{name} talked with ")
              and now - m.created < timedelta(days=1)]
     dated = dated_memories(stream, now) + dated_memories(stream, now + timedelta(days=1))
-    chosen: dict[str, dict] = {}
+    chosen: dict[str, Recalled] = {}
     for memory in [*reversed(told), *dated, *reversed(heard)]:
         chosen.setdefault(memory.text, _entry(memory))
     return list(chosen.values())
@@ -105,19 +106,19 @@ async def relationship_with(model: LanguageModel, voice: Voice, partner: Voice,
 
 
 async def recall_for(model: LanguageModel, voice: Voice, partner: Voice, relationship: str,
-                     lines: list[Line], now: datetime, count: int) -> list[dict]:
+                     lines: list[Line], now: datetime, count: int) -> list[Recalled]:
     """The paper's second retrieval: on the relationship, on what the listener is doing, and
     on the last lines (or, before anyone spoke, on what the two might talk about)."""
     recent = " ".join([text for _, text in lines[-4:]])
     queries = [relationship, f"{partner.name} is {partner.action}",
                recent or f"things {voice.name} would bring up with {partner.name}"]
     vectors = await model.embed(queries)
-    found: dict[int, dict] = {}
+    found: dict[int, Recalled] = {}
     share = max(1, voice.recall_tokens // len(queries))
     for vector in vectors:
         for m in recall(voice.stream, vector, now, limit=count, token_budget=share):
             if m.id not in found:  # found again by another query: the same entry, kept in place
-                found[m.id] = {"text": m.text, "importance": m.importance, "kind": m.kind}
+                found[m.id] = _entry(m)
     return list(found.values())
 
 

@@ -51,10 +51,5 @@ def words_of(text: str) -> list[str]:
 def any_starts(words: list[str], prefixes: Starts) -> bool:
     """Whether a word starts with one of `prefixes` without being that prefix's false friend."""
     false_friends = vocabulary().false_friends
-    for word in words:
-        # str.startswith tries every prefix at C speed: most words start with none of them.
-        if word.startswith(prefixes) and any(
-                word.startswith(prefix) and word not in false_friends.get(prefix, ())
-                for prefix in prefixes):
-            return True
-    return False
+    return any(word.startswith(prefix) and word not in false_friends.get(prefix, ())
+               for word in words for prefix in prefixes)

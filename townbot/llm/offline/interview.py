@@ -27,6 +27,7 @@ from townbot.llm.offline.social import (
     _minute,
     clip,
     first_person,
+    owned,
 )
 from townbot.llm.offline.words import say
 from townbot.wording import progressive
@@ -83,7 +84,6 @@ class InterviewView:
     plan: list[str]
     summary: str
     background: str
-    action: str
     seed: int
     known: tuple[str, ...] = ()  # news it knows beside the memories retrieved
     about: Mapping[str, list[str]] = field(default_factory=dict)  # person asked about -> memories
@@ -116,7 +116,7 @@ class InterviewView:
                       f"{self.name} ", text)
         said = first_person(text, self.name)
         said = re.sub(r"\bthey(?= [^.]*\beach other\b)", "we", said)  # "... and I: we"
-        return re.sub(r"\b(?:her|his|their)\b", "my", said)
+        return owned(said, "my")
 
 
 def kind_of(question: str) -> str:
@@ -201,7 +201,7 @@ def _interest(view: InterviewView, person: str) -> tuple[str, str] | None:
     topic = re.search(r"\babout (.+)", doing)
     tail = topic.group(1).split() if topic else doing.split()[1:]
     if not topic and (not tail or tail[0] in JOINING):
-        return _their(doing), doing.split()[0]  # "writing over a cup of tea": the writing
+        return owned(doing, "their"), doing.split()[0]  # "writing over a cup of tea": the writing
     words: list[str] = []
     for word in tail:
         if word in JOINING:
@@ -213,26 +213,27 @@ def _interest(view: InterviewView, person: str) -> tuple[str, str] | None:
             if word.endswith((",", ";")):
                 break
     if not words or words[0] in READING:  # "reading a novel": the reading
-        return _their(doing), doing.split()[0]
-    subject = " ".join(words[:2])
-    return _their(doing), subject
+        return owned(doing, "their"), doing.split()[0]
+    return owned(doing, "their"), " ".join(words[:2])
 
 
-def _their(doing: str) -> str:
-    return re.sub(r"\b(?:her|his|their|my)\b", "their", doing)
+def _blocks(plan: list[str]) -> list[tuple[int, int, str, str]]:
+    """Plan lines ('9:00 am to 11:00 am: paint (at the easel)') as their start and end minutes,
+    the activity without its place, and the start as written."""
+    found = []
+    for line in plan:
+        if match := PLAN_LINE.match(line):
+            found.append((_minute(*match.group(1, 2, 3)), _minute(*match.group(4, 5, 6)),
+                          re.sub(r"\s*\([^)]*\)$", "", match.group(7)),
+                          f"{match.group(1)}:{match.group(2)} {match.group(3)}"))
+    return found
 
 
 def _plan_at(view: InterviewView, asked: re.Match[str]) -> str:
     word = asked.group(1).lower()
     minute = 720 if word == "noon" else 0 if word == "midnight" else \
         _minute(asked.group(2), asked.group(3), asked.group(4))
-    blocks = []
-    for line in view.plan:
-        match = PLAN_LINE.match(line)
-        if match:
-            blocks.append((_minute(match.group(1), match.group(2), match.group(3)),
-                           _minute(match.group(4), match.group(5), match.group(6)),
-                           re.sub(r"\s*\([^)]*\)$", "", match.group(7))))
+    blocks = _blocks(view.plan)
     if not blocks:
         return view.say("no_plan")
     time = asked.group(1)
@@ -241,7 +242,7 @@ def _plan_at(view: InterviewView, asked: re.Match[str]) -> str:
         done = [b for b in blocks if b[1] <= minute]
         if done:
             return view.say("plan_done", time=time, doing=view.mine(progressive(done[-1][2])))
-    for start, end, activity in blocks:
+    for start, end, activity, _ in blocks:
         if start <= minute < end:
             return view.say("plan_at", time=time, doing=view.mine(progressive(activity)))
     if minute < blocks[0][0]:
@@ -266,39 +267,26 @@ def _news(view: InterviewView, words: re.Pattern[str]) -> str:
 
 
 def _weekday(view: InterviewView) -> str:
-    steps = []
-    for line in view.plan[:6]:
-        match = PLAN_LINE.match(line)
-        if match:
-            activity = re.sub(r"\s*\([^)]*\)$", "", match.group(7))
-            steps.append(f"{view.mine(progressive(activity))} from "
-                         f"{match.group(1)}:{match.group(2)} {match.group(3)}")
+    steps = [f"{view.mine(progressive(activity))} from {start}"
+             for _, _, activity, start in _blocks(view.plan[:6])]
     if not steps:
         return view.say("unknown_answer")
     return view.say("weekday", fact="; then ".join(steps[:4]) + ".")
 
 
 def _today(view: InterviewView) -> str:
-    """What one is doing now (when the context says) and what today's plan holds."""
-    now = re.sub(r"\s*\([^)]*\)$", "", view.action)
-    steps = [re.sub(r"\s*\([^)]*\)$", "", m.group(7)) for line in view.plan
-             if (m := PLAN_LINE.match(line))]
-    if not now and not steps:
+    """What today's plan holds (the offline answers read the plan, not the moment's action)."""
+    steps = [activity for _, _, activity, _ in _blocks(view.plan)]
+    if not steps:
         return view.say("no_plan")
-    parts = [view.say("doing_now", doing=view.mine(progressive(now)))] if now else []
-    if steps:
-        picked = steps[:: max(1, len(steps) // 3)][:3]
-        parts.append(view.say("today_plan", fact=", ".join(view.mine(progressive(s))
-                                                             for s in picked)))
-    return " ".join(parts)
+    picked = steps[:: max(1, len(steps) // 3)][:3]
+    return view.say("today_plan", fact=", ".join(view.mine(progressive(s)) for s in picked))
 
 
 def _feeling(view: InterviewView) -> str:
     lately = [s for s in _sentences(view.summary) if s.startswith(("Lately", view.first + " feels"))]
-    feeling = view.mine(lately[-1]) if lately else ""
-    doing = re.sub(r"\s*\([^)]*\)$", "", view.action)
-    return view.say("feeling", feeling=feeling or "I'm well, thank you.",
-                    doing=view.mine(progressive(doing)) if doing else "getting on with my day")
+    return view.say("feeling", feeling=view.mine(lately[-1]) if lately else "I'm well, thank you.",
+                    doing="getting on with my day")
 
 
 def _self(view: InterviewView, kind: str) -> str:
@@ -346,16 +334,14 @@ def _friend_answer(view: InterviewView, kind: str) -> str:
     if not named:
         return view.say("unknown_answer")
     person = named[0]
+    bank = {"book": "gift_book", "present": "gift_present", "compliment": "compliment"}[kind]
     role = _role(view, person)
     if role:
-        bank = {"book": "gift_book_role", "present": "gift_present_role",
-                "compliment": "compliment_role"}[kind]
-        return view.say(bank, who=person.split()[0], role=role)
+        return view.say(f"{bank}_role", who=person.split()[0], role=role)
     interest = _interest(view, person)
     if interest is None:
         return view.say(f"{kind}_unknown", who=person.split()[0])
     doing, subject = interest
-    bank = {"book": "gift_book", "present": "gift_present", "compliment": "compliment"}[kind]
     return view.say(bank, who=person.split()[0], interest=subject, doing=doing)
 
 

@@ -1,10 +1,6 @@
-"""The deterministic offline model: no network, no key, plausible answers from context.
-
-It is the default when no model is configured. Each ask carries its purpose's typed question
-(townbot/llm/purposes/), which gives the offline answer from what the prompt was rendered from:
-a routine becomes a day plan, keywords become importance, the offered options become a choice,
-what the speakers know becomes a conversation (talk.py), what the resident knows an interview
-answer (interview.py). Wording varies with a seeded hash, so a fixed seed always gives the same town.
+"""The deterministic offline model, the default when no model is configured: each ask carries
+its purpose's typed question, which gives the offline answer from what the prompt was rendered
+from (a routine becomes a day plan, keywords become importance, the offered options a choice).
 """
 
 from __future__ import annotations
@@ -15,18 +11,15 @@ from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
-from pydantic import BaseModel
 
 from townbot.llm.embedding import HashingEmbedder
 from townbot.llm.offline.words import banks
 from townbot.llm.port import AnswerT, Ask, CallContext, LanguageModel, Reply
 from townbot.llm.purposes.common import Question
-from townbot.llm.purposes.importance import score_importance
 from townbot.wording import warm_up
 
 LOG = logging.getLogger(__name__)
 OFFLINE_LABEL = "offline model (deterministic, no network; not a language model)"
-__all__ = ["OFFLINE_LABEL", "OfflineModel", "score_importance"]
 
 
 class OfflineModel(LanguageModel):
@@ -44,16 +37,11 @@ class OfflineModel(LanguageModel):
         warm_up()  # the inflection table and the phrase banks, loaded here rather than in a tick
         banks()
 
-    def _answer(self, request: Ask[AnswerT]) -> BaseModel | None:
-        if isinstance(request.context, Question):
-            return request.context.offline(self.seed)
-        return None
-
     async def ask(self, request: Ask[AnswerT]) -> AnswerT:
+        if not isinstance(request.context, Question):
+            return request.default()
         try:
-            answer = self._answer(request)
-            if answer is None:
-                return request.default()
+            answer = request.context.offline(self.seed)
             return request.schema.model_validate(answer.model_dump())
         except Exception as error:  # noqa: BLE001 - a rule's mistake costs one answer, not the tick
             # A pattern the schema refuses, or a context a rule misread: the safe answer,

@@ -7,12 +7,15 @@ speaker (talk.py) reads it to know what to tell; the listener's takeaways
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING
 
 from townbot.llm.offline.social import HEARD_FROM, PERSON, PLACE_WORDS, clip, is_news, third_person
 from townbot.llm.offline.words import alternatives
+
+if TYPE_CHECKING:  # the purposes import this module: the type is for reading only
+    from townbot.llm.purposes.common import Recalled
 
 Scorer = Callable[[str], int]
 
@@ -62,11 +65,11 @@ KNOWS_THAT = re.compile(r"^[A-Z][\w'-]+ [A-Z][\w'-]+ knows that ")
 TRANSCRIPT = re.compile(r"^([A-Z][\w'-]+ [A-Z][\w'-]+) talked with ([A-Z][\w'-]+ [A-Z][\w'-]+) at ")
 
 
-def news_of(memory: Mapping[str, Any], score: Scorer) -> tuple[str, str] | None:
+def news_of(memory: Recalled, score: Scorer) -> tuple[str, str] | None:
     """The news a memory holds as it would be told, and whom it came from ('' when not said):
     a fact heard or an intention; what a reflection says the speaker knows ('Arthur knows that
     Isabella intends to host...'); what the other passed on in a remembered talk."""
-    text = memory["text"]
+    text = memory.text
     talk = TRANSCRIPT.match(text)
     if talk:
         partner = talk.group(2)
@@ -81,10 +84,10 @@ def news_of(memory: Mapping[str, Any], score: Scorer) -> tuple[str, str] | None:
                     return content, partner
         return None
     source = re.search(r"\(heard from ([^)]*)\)", text)
-    if memory["kind"] == "reflection" and KNOWS_THAT.match(text):
+    if memory.kind == "reflection" and KNOWS_THAT.match(text):
         rest = KNOWS_THAT.sub("", text)
         text = rest[:1].upper() + rest[1:]
-    elif memory["kind"] in ("plan", "reflection"):
+    elif memory.kind in ("plan", "reflection"):
         return None
     if not is_news(text, score):
         return None

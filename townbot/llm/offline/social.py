@@ -8,6 +8,7 @@ in the structured context with fixed sentence patterns, deterministically for a 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from townbot.llm.offline.words import first_singular, third_singular
 
@@ -97,7 +98,7 @@ FORWARD_LOOKING = re.compile(r"\b(intends?|plans? to|planning|will|going to|hope
                              r"run for|running for|announc\w*|party|coming up)\b", re.IGNORECASE)
 
 
-def is_news(text: str, score) -> bool:  # noqa: ANN001 - the importance scorer
+def is_news(text: str, score: Callable[[str], int]) -> bool:
     """Worth passing on: important, and either heard from someone or about what is coming."""
     if any(marker in text for marker in (" talked with ", " is talking with ", " reacted to ",
                                          " said to ", " said: ", " asked ", "Announcement:",
@@ -107,6 +108,11 @@ def is_news(text: str, score) -> bool:  # noqa: ANN001 - the importance scorer
         return False  # "Ryan Park is reading tech news": a sight, not news (unless it has a date)
     return score(text) >= NEWS_THRESHOLD and ("(heard from" in text
                                                or FORWARD_LOOKING.search(text) is not None)
+
+
+def owned(text: str, owner: str) -> str:
+    """'her easel' (or his, their, my) as `owner`'s: 'my easel', 'your easel'."""
+    return re.sub(r"\b(?:her|his|their|my)\b", owner, text)
 
 
 def clip(text: str, limit: int = 300) -> str:

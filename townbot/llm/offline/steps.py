@@ -55,6 +55,10 @@ def object_state(obj: str, action: str) -> str:
     return f"in use ({short})"[:80]
 
 
+MORNING_STEPS = ["waking up and stretching", "brushing teeth at the sink", "taking a shower",
+                 "getting dressed"]
+
+
 def chunks(total: int, seed: int, key: str) -> list[int]:
     """Split a block into 5, 10 or 15 minute steps adding up to it (rounded to 5 minutes)."""
     remaining = max(5, round(total / 5) * 5)
@@ -66,10 +70,6 @@ def chunks(total: int, seed: int, key: str) -> list[int]:
         chunks.append(size)
         remaining -= size
     return chunks
-
-
-def _morning_steps() -> list[str]:
-    return ["waking up and stretching", "brushing teeth at the sink", "taking a shower", "getting dressed"]
 
 
 def _meal_steps(activity: str) -> list[str]:
@@ -127,7 +127,7 @@ def steps_text(activity: str, count: int, resuming: bool = False, key: str = "",
     if event is not None:
         return event
     if activity.lower().startswith(vocabulary().morning_starts):
-        pattern = _morning_steps()
+        pattern = MORNING_STEPS
     elif is_meal(activity):
         pattern, filler = _meal_steps(activity), "taking it easy after the meal"
     else:

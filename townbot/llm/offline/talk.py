@@ -16,15 +16,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from townbot.llm.offline.news import (
-    first_of,
-    news_in,
-    news_key,
-    news_of,
-    same_news,
-)
+from townbot.llm.offline.news import first_of, news_in, news_key, news_of, same_news
 from townbot.llm.offline.social import (
     DATED,
     HEARD_FROM,
@@ -35,10 +29,14 @@ from townbot.llm.offline.social import (
     clip,
     first_person,
     is_news,
+    owned,
     third_person,
 )
 from townbot.llm.offline.words import alternatives, banks, say
 from townbot.wording import progressive
+
+if TYPE_CHECKING:  # the purposes import this module: the type is for reading only
+    from townbot.llm.purposes.common import Recalled
 
 Scorer = Callable[[str], int]
 Line = tuple[str, str]
@@ -49,6 +47,8 @@ class Spoken(NamedTuple):
 
     text: str
     end: bool
+
+
 EVENT_WORDS = re.compile(r"\b(party|celebration|gathering|exhibition|concert|opening)\b",
                          re.IGNORECASE)
 EVENT_NAME = re.compile(r"((?:[A-Z][\w']*\s){0,3}(?:party|celebration|exhibition|concert))")
@@ -59,9 +59,8 @@ EVENT_ACTIVITY = re.compile(r"^(?:host|attend)\b.*\b(?:party|celebration|exhibit
 PLAN_TIME = re.compile(r"^\d{1,2}:\d\d [ap]m: ")
 TALKED_AT = re.compile(r" talked with (?:[A-Z][\w'-]+ ?)+ at ([^:.]+)")
 IDLE = re.compile(r"^(talking|chatting|sleeping|walking|in a conversation)|\bconversation\b")
-STOP_WORDS = frozenset("intends plans hopes going about their there which would could".split())
-
-
+ASK_GOING = re.compile(r"\b(?:going to|coming to|see you at|told you about) (my|the|[A-Z][\w-]*'s) "
+                       r"([^?]*)\?")
 CLOCK = re.compile(r"\b(\d{1,2}):(\d\d) ?([ap]m)\b", re.IGNORECASE)
 
 
@@ -79,7 +78,7 @@ class TalkView:
     speaker: str
     partner: str
     history: list[Line] = field(default_factory=list)
-    memories: list[dict[str, Any]] = field(default_factory=list)
+    memories: list[Recalled] = field(default_factory=list)
     speaker_action: str = ""
     partner_action: str = ""
     relationship: str = ""
@@ -88,15 +87,15 @@ class TalkView:
     already_said: list[str] = field(default_factory=list)
     seed: int = 0
     plans: tuple[str, ...] = ()  # today's plan blocks, when the context has them
-    known: tuple[dict[str, Any], ...] = ()  # news it knows beside the memories retrieved
+    known: tuple[Recalled, ...] = ()  # news it knows beside the memories retrieved
 
     @property
-    def recalled(self) -> list[dict[str, Any]]:
+    def recalled(self) -> list[Recalled]:
         """Everything the speaker has in mind: the memories retrieved for this line, then the
         news it knows (what it was told, today's and tomorrow's events). What it knows is
         read from all of it; what it brings up, from the retrieved memories alone."""
-        texts = {m["text"] for m in self.memories}
-        return self.memories + [m for m in self.known if m["text"] not in texts]
+        texts = {m.text for m in self.memories}
+        return self.memories + [m for m in self.known if m.text not in texts]
 
     def planned_event(self) -> tuple[str, str]:
         """The event today's plan has the speaker attend or host later, and when it begins
@@ -143,7 +142,7 @@ class TalkView:
     def knows_partner(self) -> bool:
         if "does not know" in self.relationship:
             return False
-        return bool(self.relationship) or any(self.partner in m["text"] for m in self.memories)
+        return bool(self.relationship) or any(self.partner in m.text for m in self.memories)
 
     def say(self, bank: str, *more: object, **slots: str) -> str:
         """One alternative of a phrase bank, chosen by who says it to whom, when, at which turn."""
@@ -173,13 +172,13 @@ def core_activity(action: str) -> str:
 
 def _doing(action: str) -> str:
     """One's own action as it reads after 'I'm': 'her poem' -> 'my poem'."""
-    return re.sub(r"\b(?:her|his|their)\b", "my", core_activity(action))
+    return owned(core_activity(action), "my")
 
 
 def _your(action: str) -> str:
     """The listener's action as the speaker names it: 'painting at her easel' -> 'painting at
     your easel'."""
-    return re.sub(r"\b(?:her|his|their|my)\b", "your", core_activity(action))
+    return owned(core_activity(action), "your")
 
 
 def _event_of(text: str) -> str:
@@ -202,7 +201,7 @@ def _events(view: TalkView, on_mind: bool = False) -> list[Event]:
     retrieved for this line (what it would bring up unasked)."""
     found = []
     for memory in view.memories if on_mind else view.recalled:
-        text = HEARD_FROM.sub("", memory["text"])
+        text = HEARD_FROM.sub("", memory.text)
         host = HOSTING.match(text)
         if host and EVENT_WORDS.search(text):
             found.append(Event(_event_of(text), host.group(1), text,
@@ -227,7 +226,7 @@ def _at_event(action: str) -> bool:
 def _guest(view: TalkView) -> str:
     """Someone else the speaker remembers seeing lately (for 'did you see X is here?')."""
     for memory in view.memories:
-        for name in PERSON.findall(memory["text"]):
+        for name in PERSON.findall(memory.text):
             if name not in (view.speaker, view.partner) and not set(name.split()) & PLACE_WORDS:
                 return first_of(name)
     return ""
@@ -237,13 +236,13 @@ def _knew(view: TalkView, news: str) -> tuple[bool, str]:
     """Whether the speaker had this news already, and from whom ('' when not remembered)."""
     key = news_key(news)
     for memory in view.recalled:
-        if memory["kind"] == "plan" or not same_news(key, news_key(memory["text"])):
+        if memory.kind == "plan" or not same_news(key, news_key(memory.text)):
             continue
-        source = re.search(r"\(heard from ([^)]*)\)", memory["text"])
+        source = re.search(r"\(heard from ([^)]*)\)", memory.text)
         if source and source.group(1) != view.partner:
             return True, first_of(source.group(1))
         talked = re.match(r"[A-Z][\w'-]+ [A-Z][\w'-]+ talked with ([A-Z][\w'-]+ [A-Z][\w'-]+)",
-                          memory["text"])
+                          memory.text)
         if talked and talked.group(1) != view.partner:
             return True, first_of(talked.group(1))
         return True, ""
@@ -260,18 +259,22 @@ def _partner_knows(view: TalkView, content: str) -> bool:
     if any(same_news(key, news_key(text, view.speaker)) for text in view.already_said
            if not ASK_GOING.search(text)):
         return True
-    if any(same_news(key, news_key(m["text"])) for m in view.recalled
-           if m["kind"] == "conversation" and f"talked with {view.partner}" in m["text"]):
+    if any(same_news(key, news_key(m.text)) for m in view.recalled
+           if m.kind == "conversation" and f"talked with {view.partner}" in m.text):
         return True  # it came up when we last talked
     return "party" in key and _at_event(view.partner_action)
 
 
+def _weightiest(memories: list[Recalled]) -> list[Recalled]:
+    """The most important first; of equal importance, those with a date."""
+    return sorted(memories, key=lambda m: (-m.importance, not DATED.search(m.text)))
+
+
 def _shareable(view: TalkView, score: Scorer) -> str | None:
     """The most important news not yet told to this listener and not theirs: as a line."""
-    from_partner = [news_key(m["text"]) for m in view.recalled
-                    if f"(heard from {view.partner})" in m["text"]]
-    for memory in sorted(view.memories,
-                         key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
+    from_partner = [news_key(m.text) for m in view.recalled
+                    if f"(heard from {view.partner})" in m.text]
+    for memory in _weightiest(view.memories):
         found = news_of(memory, score)
         if found is None or found[0].startswith(view.partner) or found[1] == view.partner:
             continue  # nobody is told their own news, or news they told us
@@ -282,12 +285,7 @@ def _shareable(view: TalkView, score: Scorer) -> str | None:
         if any(content[:40] in said or first_person(content, view.speaker)[:40] in said
                for said in view.already_said) or _partner_knows(view, content):
             continue
-        if content.startswith(view.speaker):
-            line = view.say("share_own", content[:20], partner=view.you,
-                            news=first_person(content, view.speaker))
-        else:
-            line = view.say("share_news", content[:20], partner=view.you, news=content)
-        told = _ask_or_share(view, line, content)
+        told = _ask_or_share(view, _tell(view, content, content[:20]), content)
         if told:
             return told
     return None
@@ -318,11 +316,15 @@ def _answer_when(view: TalkView) -> str | None:
     timed = [e for e in _events(view) if e.timed]
     if not timed:
         return None
-    text = timed[0].text
-    if text.startswith(view.speaker):
-        return view.say("share_own", partner=view.you,
-                   news=first_person(text, view.speaker))
-    return view.say("share_news", partner=view.you, news=text)
+    return _tell(view, timed[0].text)
+
+
+def _tell(view: TalkView, news: str, *key: object) -> str:
+    """A line passing on news; one's own in the first person."""
+    if news.startswith(view.speaker):
+        return view.say("share_own", *key, partner=view.you,
+                        news=first_person(news, view.speaker))
+    return view.say("share_news", *key, partner=view.you, news=news)
 
 
 def _opening(view: TalkView) -> str:
@@ -333,8 +335,8 @@ def _opening(view: TalkView) -> str:
     if not view.knows_partner:
         return view.say("greet_stranger", me=view.me, doing=doing)
     line = view.say("greet_friend", partner=view.you)
-    shared = [TALKED_AT.search(m["text"]) for m in view.memories
-              if m["kind"] == "conversation" and view.partner in m["text"]]
+    shared = [TALKED_AT.search(m.text) for m in view.memories
+              if m.kind == "conversation" and view.partner in m.text]
     places = [m.group(1) for m in shared if m]
     pick = len(line) % 3
     if places and pick == 0:
@@ -392,9 +394,8 @@ def _first_reply(view: TalkView, last: str) -> str:
         elif event.timed and event.host == view.partner:
             answer += " " + view.say("mention_to_host", partner=view.you, event=event.name)
         elif event.timed:
-            place = next((w for w in ("Hobbs Cafe",) if w in event.text), "")
-            answer += " " + view.say("mention_event", host=first_of(event.host),
-                                     event=event.name, place=place)
+            answer += " " + view.say("mention_event", host=first_of(event.host), event=event.name,
+                                     place="Hobbs Cafe" if "Hobbs Cafe" in event.text else "")
     elif view.plans_event() and not _at_event(view.partner_action) and not own:
         answer += " " + view.say("mention_event", event=view.plans_event())
     return answer
@@ -404,18 +405,14 @@ def _farewell(view: TalkView) -> str:
     if _at_event(view.speaker_action):
         events = _events(view)
         host = first_of(events[0].host) if events else ""
-        if host == view.me:
-            host = ""
         return view.say("farewell_party", partner=view.you, guest=_guest(view),
-                   host=host)
+                        host="" if host == view.me else host)
     doing = _doing(view.speaker_action)
     if not doing:
         return view.say("farewell_reply", partner=view.you)
     return view.say("farewell_back_to", partner=view.you, doing=doing)
 
 
-ASK_GOING = re.compile(r"\b(?:going to|coming to|see you at|told you about) (my|the|[A-Z][\w-]*'s) "
-                       r"([^?]*)\?")
 @cache
 def _interjections() -> frozenset[str]:
     """Words that open a line before a comma and are not anyone's name ("Mm, I'd heard"):
@@ -429,9 +426,8 @@ def _interjections() -> frozenset[str]:
 @cache
 def _not_heard() -> re.Pattern[str]:
     """How a line saying one has not heard (enough) of an event begins, from the banks."""
-    heads = [re.escape(t.split("{")[0].rstrip()) for bank in ("not_heard_of_it",
-                                                                    "heard_vaguely")
-             for t in alternatives(bank)]
+    heads = [re.escape(t.split("{")[0].rstrip())
+             for bank in ("not_heard_of_it", "heard_vaguely") for t in alternatives(bank)]
     return re.compile("^(" + "|".join(sorted(set(heads), key=len, reverse=True)) + ")")
 
 
@@ -446,10 +442,10 @@ def _answer_going(view: TalkView, asked: re.Match[str]) -> str:
             return view.say("mention_to_host", partner=view.you, event=event)
         return view.say("already_going", partner=view.you)
     # Heard it named (a sight of it, a mention in a talk) but not when: not going yet.
-    heard = any(host in m["text"] and re.search(r"\bparty\b", m["text"], re.IGNORECASE)
-                for m in view.recalled if m["kind"] != "plan")
+    heard = any(host in m.text and re.search(r"\bparty\b", m.text, re.IGNORECASE)
+                for m in view.recalled if m.kind != "plan")
     if heard or any(event.lower() in text.lower() for text in
-                    [m["text"] for m in view.recalled] + [t for _, t in view.history[:-1]]):
+                    [m.text for m in view.recalled] + [t for _, t in view.history[:-1]]):
         return view.say("heard_vaguely", partner=view.you, event=event)
     return view.say("not_heard_of_it", partner=view.you)
 
@@ -499,22 +495,20 @@ def _answer_topic(view: TalkView, question: str) -> str | None:
         return None
     best, overlap = None, 0
     for memory in view.recalled:
-        if memory["kind"] == "plan" or " talked with " in memory["text"]:
+        if memory.kind == "plan" or " talked with " in memory.text:
             continue
-        words = set(re.findall(r"[a-z]{4,}", memory["text"].lower()))
+        words = set(re.findall(r"[a-z]{4,}", memory.text.lower()))
         shared = len({w for w in asked if any(x.startswith(w[:5]) for x in words)})
         if shared > overlap:
             best, overlap = memory, shared
-    if best is None or not is_news(best["text"], lambda text: 6 if EVENT_WORDS.search(text)
+    if best is None or not is_news(best.text, lambda text: 6 if EVENT_WORDS.search(text)
                                    or re.search(r"mayor|election", text) else 2):
         return None
-    content = HEARD_FROM.sub("", best["text"])
+    content = HEARD_FROM.sub("", best.text)
     if _partner_knows(view, content) or (_at_event(view.speaker_action)
                                          and re.search(r"\bparty\b", content)):
         return None
-    if content.startswith(view.speaker):
-        return view.say("share_own", partner=view.you, news=first_person(content, view.speaker))
-    return view.say("share_news", partner=view.you, news=content)
+    return _tell(view, content)
 
 
 WHATS_ON = re.compile(r"\b(what(?:'s| is) on|what's new|any news|what's happening|what is happening)",
@@ -523,8 +517,7 @@ WHATS_ON = re.compile(r"\b(what(?:'s| is) on|what's new|any news|what's happenin
 
 def _best_news(view: TalkView, score: Scorer) -> str | None:
     """The most important news one has, in one's own words, for someone who asked for it."""
-    for memory in sorted(view.memories,
-                         key=lambda m: (-m["importance"], not DATED.search(m["text"]))):
+    for memory in _weightiest(view.memories):
         found = news_of(memory, score)
         if found and found[1] != view.partner:
             content = found[0]
@@ -540,7 +533,7 @@ def _mentions_unknown_event(view: TalkView, line: str) -> bool:
         return False
     event = named.group(1).strip().lower()
     return not (_events(view) or view.plans_event()
-                or any(event in m["text"].lower() for m in view.recalled))
+                or any(event in m.text.lower() for m in view.recalled))
 
 
 def utterance(view: TalkView, score: Scorer) -> Spoken:
@@ -609,21 +602,18 @@ def utterance(view: TalkView, score: Scorer) -> Spoken:
         news = None  # one question at a time
     if news and not any(news_in(news) == news_in(p) for p in parts if news_in(p)):
         parts.append(news)
-    partner_shared = heard is not None
-    both_at_event = _at_event(view.speaker_action) and _at_event(view.partner_action)
-    if not parts and view.turn < 3 and both_at_event:
-        parts.append(_party_line(view, opening=True))
-        return Spoken(_joined(parts), False)
+    if not parts and view.turn < 3 and _at_event(view.speaker_action) \
+            and _at_event(view.partner_action):
+        return Spoken(_joined([_party_line(view, opening=True)]), False)
     if not parts and view.turn < 3 and not any(t.rstrip().endswith("?") for t in mine):
         you_doing = _your(view.partner_action)
-        parts.append(view.say("ask_about_work", doing=you_doing) if you_doing
-                     else view.say("ask_back", partner=view.you))
-        return Spoken(_joined(parts), False)
-    if not parts or (not news and not partner_shared and not asked_me and view.turn >= 3) \
-            or view.turn >= 9:
+        return Spoken(_joined([view.say("ask_about_work", doing=you_doing) if you_doing
+                               else view.say("ask_back", partner=view.you)]), False)
+    ends = not parts or (not news and heard is None and not asked_me and view.turn >= 3) \
+        or view.turn >= 9
+    if ends:
         parts.append(_farewell(view))
-        return Spoken(_joined(parts), True)
-    return Spoken(_joined(parts), False)
+    return Spoken(_joined(parts), ends)
 
 
 def _joined(parts: list[str]) -> str:

@@ -8,12 +8,15 @@ choosing key always pick the same alternative, so a fixed seed still gives the s
 from __future__ import annotations
 
 import hashlib
+from collections import defaultdict
 from functools import cache
 from pathlib import Path
 from string import Formatter
 from typing import Any
 
 import yaml
+
+from townbot.wording import inflected as _inflect
 
 PHRASES_FILE = Path(__file__).with_name("phrases.yaml")
 
@@ -38,26 +41,16 @@ def _slots(template: str) -> frozenset[str]:
 
 def say(bank: str, seed: int, *key: object, **slots: str) -> str:
     """One alternative of `bank` for this key, its slots filled; alternatives that need a slot
-    left empty (no other guest to name, say) are passed over."""
+    left empty (no other guest to name, say) are passed over, and a slot nothing fills (in a
+    bank with no alternative without it) reads as empty."""
     given = {name for name, value in slots.items() if value}
     options = [o for o in banks()[bank] if _slots(o) <= given] or banks()[bank][:1]
     chosen = options[seeded_index(seed, bank, *key, modulo=len(options))]
-    return " ".join(chosen.format_map(_Blank(slots)).split())
-
-
-class _Blank(dict):
-    """Slots for a phrase: one that nothing fills reads as empty rather than failing, when a
-    bank has no alternative without it."""
-
-    def __missing__(self, key: str) -> str:
-        return ""
+    return " ".join(chosen.format_map(defaultdict(str, slots)).split())
 
 
 def alternatives(bank: str) -> list[str]:
     return list(banks()[bank])
-
-
-from townbot.wording import inflected as _inflect  # noqa: E402  (one home for the table)
 
 
 @cache

@@ -93,7 +93,7 @@ class AnswerQuestion(Question[Answer]):
         # What it is doing now goes to the prompt only: the offline answers read the plan.
         view = InterviewView(
             self.name, self.question, without_source(self.memories), list(self.plan or ()),
-            self.summary, self.background, "", seed, tuple(without_source(self.known)),
+            self.summary, self.background, seed, tuple(without_source(self.known)),
             {person: without_source(texts) for person, texts in self.about_people.items()},
             self.home, tuple(self.met_at_home), tuple(self.living))
         return Answer(text=answer(view))

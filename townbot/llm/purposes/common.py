@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, Any, ClassVar, Generic, Literal
 
@@ -92,3 +93,14 @@ def transcript(lines: Iterable[Turn]) -> str:
     """The lines so far, each quoted and bounded: a visitor's words are among them."""
     return "\n".join([f"{speaker}: {quoted(text)}" for speaker, text in lines]) \
         or "(nothing yet)"
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """A memory as a conversation's speaker has it in mind (retrieved for a line, or among the
+    news it knows): a prompt shows its text; the offline model also weighs its importance and
+    kind."""
+
+    text: str
+    importance: int
+    kind: str

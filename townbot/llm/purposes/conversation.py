@@ -7,12 +7,12 @@ Its question is built in mind/dialogue.py. Offline: the two speak line by line a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from townbot.llm.offline import talk
-from townbot.llm.purposes.common import Line, Question, items_choosing
+from townbot.llm.purposes.common import Line, Question, Recalled, items_choosing
 from townbot.llm.purposes.importance import score_importance
 from townbot.prompting import render
 
@@ -51,10 +51,10 @@ class ConversationQuestion(Question[WholeConversation]):
     relation_b: str = ""
     place: str = ""
     moment: str = ""
-    memories_a: tuple[dict[str, Any], ...] = ()
-    memories_b: tuple[dict[str, Any], ...] = ()
-    known_a: tuple[dict[str, Any], ...] = ()
-    known_b: tuple[dict[str, Any], ...] = ()
+    memories_a: tuple[Recalled, ...] = ()
+    memories_b: tuple[Recalled, ...] = ()
+    known_a: tuple[Recalled, ...] = ()
+    known_b: tuple[Recalled, ...] = ()
     already_said_a: tuple[str, ...] = ()
     already_said_b: tuple[str, ...] = ()
 
@@ -64,9 +64,9 @@ class ConversationQuestion(Question[WholeConversation]):
                       second=self.second, action_a=self.action_a or "talking",
                       action_b=self.action_b or "talking", relation_a=self.relation_a,
                       relation_b=self.relation_b,
-                      context_a="; ".join(m["text"] for m in self.memories_a)
+                      context_a="; ".join(m.text for m in self.memories_a)
                       or "nothing in particular",
-                      context_b="; ".join(m["text"] for m in self.memories_b)
+                      context_b="; ".join(m.text for m in self.memories_b)
                       or "nothing in particular")
 
     def schema(self) -> type[WholeConversation]:

@@ -7,12 +7,12 @@ two are to each other, where they are, what each is doing and what the speaker a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from townbot.llm.offline import talk
-from townbot.llm.purposes.common import Question, Turn, bulleted, transcript
+from townbot.llm.purposes.common import Question, Recalled, Turn, bulleted, transcript
 from townbot.llm.purposes.importance import score_importance
 from townbot.prompting import render
 
@@ -46,18 +46,18 @@ class UtteranceQuestion(Question[Utterance]):
     relationship: str = ""
     place: str = ""
     moment: str = ""  # 'Tuesday February 14, 2023, 3:10 pm'
-    memories: tuple[dict[str, Any], ...] = ()
+    memories: tuple[Recalled, ...] = ()
     history: tuple[Turn, ...] = ()
     already_said: tuple[str, ...] = ()
     plans: tuple[str, ...] = ()  # '5:00 pm: attend the party'
-    known: tuple[dict[str, Any], ...] = ()
+    known: tuple[Recalled, ...] = ()
 
     def prompt(self) -> str:
         return render("utterance", summary=self.summary, moment=self.moment, place=self.place,
                       first_name=self.speaker.split()[0],
                       action=self.speaker_action or "talking", partner=self.partner,
                       partner_action=self.partner_action, relationship=self.relationship,
-                      context=bulleted(m["text"] for m in self.memories),
+                      context=bulleted(m.text for m in self.memories),
                       history=transcript(self.history))
 
     def default(self) -> Utterance:
