@@ -4,9 +4,8 @@ timed events found in the memories), and its rest from a moment of replanning.""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import Any
 
 from townbot.llm.offline.social import TIME_RANGE, _minute
 from townbot.world.model import RoutineStep
@@ -17,8 +16,17 @@ EVENT = re.compile(r"((?:[A-Z][\w']*\s){0,3}(?:party|meeting|exhibition|show|ral
                    r"opening|concert|reading))")
 
 
+@dataclass(frozen=True)
+class Appointment:
+    """A dated event the resident means to host or attend, in minutes of the day."""
+
+    start: int
+    end: int
+    activity: str
+
+
 def appointments(intentions: tuple[str, ...], date_iso: str, name: str,
-                 places: tuple[str, ...]) -> list[dict[str, Any]]:
+                 places: tuple[str, ...]) -> list[Appointment]:
     """Dated, timed events in the agent's memories that fall on this date."""
     year, month, day = (int(part) for part in date_iso.split("-"))
     month_name = MONTHS[month - 1]
@@ -39,7 +47,7 @@ def appointments(intentions: tuple[str, ...], date_iso: str, name: str,
                            r"(?:host|throw|hold|organi[sz]e|give)", text)
         verb = "host" if hosting else "attend"
         activity = f"{verb} the {what}" + (f" at {place}" if place else "")
-        found.append({"start": start, "end": end, "activity": activity})
+        found.append(Appointment(start, end, activity))
     return found
 
 
@@ -49,11 +57,11 @@ def with_appointments(routine: tuple[RoutineStep, ...], intentions: tuple[str, .
     begins; the step it interrupts resumes when it ends)."""
     steps = list(routine)
     for event in appointments(intentions, date_iso, name, places):
-        kept = [s for s in steps if not event["start"] <= s.minute < event["end"]]
-        before = [s for s in kept if s.minute < event["start"]]
-        kept.append(RoutineStep(event["start"], event["activity"], "", ""))
-        if before and all(s.minute != event["end"] for s in kept):
-            kept.append(replace(before[-1], minute=event["end"]))
+        kept = [s for s in steps if not event.start <= s.minute < event.end]
+        before = [s for s in kept if s.minute < event.start]
+        kept.append(RoutineStep(event.start, event.activity, "", ""))
+        if before and all(s.minute != event.end for s in kept):
+            kept.append(replace(before[-1], minute=event.end))
         steps = sorted(kept, key=attrgetter("minute"))
     return steps
 

@@ -53,7 +53,7 @@ class RevisionQuestion(Question[PlanRevision]):
     def offline(self, seed: int) -> PlanRevision:
         planned = " ".join(activity.lower() for _, activity in self.schedule)
         for event in appointments(self.news, self.now.date().isoformat(), self.name, self.places):
-            if event["end"] > minute_of_day(self.now) and event["activity"].lower() not in planned:
-                return PlanRevision(revise=True, reason=f"{event['activity']} from "
-                                    f"{clock_face(event['start'])} to {clock_face(event['end'])}")
+            if event.end > minute_of_day(self.now) and event.activity.lower() not in planned:
+                return PlanRevision(revise=True, reason=f"{event.activity} from "
+                                    f"{clock_face(event.start)} to {clock_face(event.end)}")
         return PlanRevision(revise=False)
