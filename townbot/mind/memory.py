@@ -64,52 +64,46 @@ class Column:
 
 class Embeddings:
     """The embeddings of a stream's memories, row by row, exactly as added: their non-zero
-    entries while those take at most half the bytes of the dense matrix, else that matrix."""
+    entries, each with its place in the flattened matrix (row * dim + column), while those take
+    at most half the bytes of the dense matrix, else that matrix."""
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self.rows = 0
-        self._ends = Column(np.int64)  # each row's entries end here in the columns below
-        self._index = Column(np.uint16)
-        self._value = Column(np.float32)
-        self._dense: Column | None = None if dim <= 65536 else Column(np.float32, (dim,))
+        self._places = Column(np.int64)  # ascending, as rows are added in order
+        self._values = Column(np.float32)
+        self._dense: Column | None = None
 
     def extend(self, vectors: np.ndarray) -> None:
         """Append (rows, dim) float32 vectors."""
         if self._dense is not None:
             self._dense.extend(vectors)
-        else:
-            rows, index = np.nonzero(vectors.view(np.uint32))  # bits: -0.0 is kept as added
-            total = self._value.size + len(index)
-            self._ends.extend(total - len(index) + np.searchsorted(rows, np.arange(len(vectors)),
-                                                                   side="right"))
-            self._index.extend(index)
-            self._value.extend(vectors[rows, index])
-            if 6 * total > 2 * self.dim * (self.rows + len(vectors)):  # not mostly zeros
-                dense = Column(np.float32, (self.dim,))
-                dense.extend(self.matrix())
-                self._dense = dense
-                self._ends, self._index, self._value = Column(np.int64), Column(np.uint16), \
-                    Column(np.float32)
+            self.rows += len(vectors)
+            return
+        rows, columns = np.nonzero(vectors.view(np.uint32))  # bits: -0.0 is kept as added
+        self._places.extend((rows + self.rows) * self.dim + columns)
+        self._values.extend(vectors[rows, columns])
         self.rows += len(vectors)
+        if 12 * self._values.size > 2 * self.dim * self.rows:  # not mostly zeros
+            dense = Column(np.float32, (self.dim,))
+            dense.extend(self.matrix())
+            self._dense, self._places, self._values = dense, Column(np.int64), Column(np.float32)
 
     def matrix(self) -> np.ndarray:
         """The (rows, dim) float32 matrix of every row (made anew from the entries)."""
         if self._dense is not None:
             return self._dense.values
-        ends = self._ends.values
-        matrix = np.zeros((len(ends), self.dim), dtype=np.float32)
-        matrix[np.repeat(np.arange(len(ends)), np.diff(ends, prepend=0)), self._index.values] = \
-            self._value.values
+        matrix = np.zeros((self.rows, self.dim), dtype=np.float32)
+        matrix.ravel()[self._places.values] = self._values.values
         return matrix
 
     def row(self, index: int) -> np.ndarray:
         if self._dense is not None:
             return self._dense.values[index].copy()
-        ends = self._ends.values
-        start, end = int(ends[index - 1]) if index else 0, int(ends[index])
+        first = index * self.dim
+        start, end = np.searchsorted(self._places.values, [first, first + self.dim])
         vector = np.zeros(self.dim, dtype=np.float32)
-        vector[self._index.values[start:end]] = self._value.values[start:end]
+        vector[self._places.values[start:end] - first] = self._values.values[start:end]
         return vector
 
 
