@@ -76,6 +76,31 @@ async def plain_minds(db: aiosqlite.Connection) -> None:
             await _fold_logs(db, parts, log if log in tables else None, keys)
 
 
+def _sights_by_time(fields: dict[str, Any]) -> dict[str, Any]:
+    """An attention part's sights, {text: time seen}, as stored from migration 16 on:
+    {time seen: [texts]}."""
+    seen_at: dict[str, list[str]] = {}
+    for text, seen in fields.pop("sights").items():
+        seen_at.setdefault(seen, []).append(text)
+    return {**fields, "seen_at": seen_at}
+
+
+async def sights_by_time(db: aiosqlite.Connection) -> None:
+    """16: an attention part keeps its sights by the time they were seen, in the town and in
+    the copies its day checkpoints keep (a mind as founded, agents.mind, has seen nothing)."""
+    async with db.execute("SELECT name FROM sqlite_master WHERE type = 'table'") as cursor:
+        tables = {name for (name,) in await cursor.fetchall()}
+    for table in ("mind_parts", "checkpoint_mind_parts"):
+        if table not in tables:
+            continue
+        async with db.execute(f"SELECT rowid, state FROM {table} WHERE part = 'attention'") \
+                as cursor:
+            rows = [(rowid, json.loads(unpack(state))) for rowid, state in await cursor.fetchall()]
+        await db.executemany(f"UPDATE {table} SET state = ? WHERE rowid = ?",
+                             [(pack(json.dumps(_sights_by_time(fields))), rowid)
+                              for rowid, fields in rows if "sights" in fields])
+
+
 MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     # 1: the town, its residents, memories, objects, conversations, outbox and model usage.
     """
@@ -348,6 +373,7 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     DROP TABLE IF EXISTS memory_packs;
     DROP TABLE IF EXISTS access_packs;
     """,
+    sights_by_time,  # 16
 ]
 
 
