@@ -100,10 +100,10 @@ class Embeddings:
     def row(self, index: int) -> np.ndarray:
         if self._dense is not None:
             return self._dense.values[index].copy()
-        first = index * self.dim
-        start, end = np.searchsorted(self._places.values, [first, first + self.dim])
+        places, first = self._places.values, index * self.dim
+        start, end = places.searchsorted(first), places.searchsorted(first + self.dim)
         vector = np.zeros(self.dim, dtype=np.float32)
-        vector[self._places.values[start:end] - first] = self._values.values[start:end]
+        vector[places[start:end] - first] = self._values.values[start:end]
         return vector
 
 
@@ -128,27 +128,23 @@ class MemoryStream:
 
     def add(self, kind: str, text: str, now: datetime, importance: int, vector: np.ndarray,
             evidence: tuple[int, ...] = (), last_accessed: datetime | None = None) -> Memory:
-        code = KIND_CODES.get(kind)
-        if code is None:
-            raise ValueError(f"unknown memory kind '{kind}'; expected one of {', '.join(KINDS)}")
         if vector.shape != (self.dim,):
             raise ValueError(f"embedding has shape {vector.shape}, this stream stores ({self.dim},)")
-        index = len(self.memories)
-        accessed = last_accessed or now
-        memory = Memory(index, kind, text, now, accessed, int(importance), tuple(evidence))
-        self.memories.append(memory)
-        self._vectors.extend(np.asarray(vector, dtype=np.float32)[None])
-        self._importance.extend([memory.importance])
-        self._accessed.extend([hours_since_epoch(accessed)])
-        self._kinds.extend([code])
-        self._latest_by_text[text] = index
-        self.new_ids.append(index)
+        memory = Memory(len(self.memories), kind, text, now, last_accessed or now, importance,
+                        tuple(evidence))
+        self.add_all([memory], vector[None])
         return memory
 
+    def add_all(self, memories: list[Memory], vectors: np.ndarray) -> None:
+        """New memories, as `extend_stored` appends them, counted as new (for the store)."""
+        first = len(self.memories)
+        self.extend_stored(memories, vectors)
+        self.new_ids.extend(range(first, len(self.memories)))
+
     def extend_stored(self, memories: list[Memory], vectors: np.ndarray) -> None:
-        """Memories read back from the store (resuming a town), appended in order with their
-        embeddings as one (len(memories), dim) float32 matrix: the same stream as adding them
-        one by one; each memory's id becomes its position and none counts as new."""
+        """Memories appended in order with their embeddings as one (len(memories), dim) float32
+        matrix (those a resume reads back from the store: none counts as new); each memory's id
+        becomes its position."""
         if vectors.shape != (len(memories), self.dim):
             raise ValueError(f"embeddings have shape {vectors.shape}, this stream stores "
                              f"({len(memories)}, {self.dim})")
