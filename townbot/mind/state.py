@@ -123,7 +123,7 @@ class PlaceKnowledge(Part):
 class AttentionState(Part):
     """Attention (mind/attention.py): when each sight was last seen; the last own action noted.
     Stored by the time seen (migration 16): the sights of a time share its text, and an awake
-    resident's part, written at every tick, is a quarter shorter to encode and compress."""
+    resident's part, written at every tick, is a fifth shorter to encode and compress."""
 
     name: ClassVar[str] = "attention"
     sights: dict[str, datetime] = field(default_factory=dict)
