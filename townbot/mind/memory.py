@@ -174,10 +174,6 @@ class MemoryStream:
         return tuple(index for index, memory in enumerate(self.memories)
                      if memory.created.date() == day)
 
-    def rescore(self, index: int, importance: int) -> None:
-        """Replace a provisional importance with the scored one."""
-        self.rescore_all([index], [importance])
-
     def rescore_all(self, ids: list[int], importance: list[int]) -> None:
         """Replace the provisional importance of each memory of `ids` with its scored one (a
         scoring of the queue: dozens at a time), the importance column written in one step."""

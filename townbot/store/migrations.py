@@ -279,45 +279,13 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     );
     INSERT INTO bodies (town_id, agent, body) SELECT town_id, name, body FROM agents;
     """,
-    # 7: the attention and planning parts are stored as bases with each commit's changes
-    # appended to part_log (until migration 14, which applies the logs and drops the table).
-    """
-    CREATE TABLE part_log (
-        id INTEGER PRIMARY KEY,
-        town_id INTEGER NOT NULL REFERENCES towns(id),
-        agent TEXT NOT NULL,
-        part TEXT NOT NULL,
-        n INTEGER NOT NULL,
-        change NOT NULL
-    );
-    """,
-    # 8: a packed copy of each full chunk of memory rows (see townbot.store.packs), which a
-    # resume reads instead of the rows: written when a writer closes its town, dropped when the
-    # town is re-embedded. A migration that renumbers memory rows must drop these too. An older
-    # town has none until its next writer closes it.
-    """
-    CREATE TABLE IF NOT EXISTS memory_packs (
-        town_id INTEGER NOT NULL REFERENCES towns(id),
-        after INTEGER NOT NULL,
-        upto INTEGER NOT NULL,
-        head TEXT NOT NULL,
-        texts TEXT NOT NULL,
-        data BLOB NOT NULL,
-        PRIMARY KEY (town_id, after)
-    );
-    """,
-    # 9: each town's latest logged access and importance of every memory, up to a row of
-    # memory_access (see database.pack_accesses), which a resume reads with the rows after it
-    # instead of every row: written anew when a writer closes its town. An older town has none
-    # until then.
-    """
-    CREATE TABLE IF NOT EXISTS access_packs (
-        town_id INTEGER PRIMARY KEY REFERENCES towns(id),
-        upto INTEGER NOT NULL,
-        head TEXT NOT NULL,
-        data BLOB NOT NULL
-    );
-    """,
+    # 7: the attention and planning parts were stored as bases with their changes logged in
+    # part_log; 8 and 9: packed copies of the memory rows and their accesses, read by resumes.
+    # Migrations 14 and 15 fold those logs and drop those copies: a town older than 7 never
+    # needs them.
+    "",
+    "",
+    "",
     # 10: memory_access holds one row per resident per commit instead of one per memory: the
     # positions (`seqs`, joined by commas), their last access (`times`, joined by database.UNIT,
     # or one game time for all) and their importances.
