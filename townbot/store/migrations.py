@@ -244,7 +244,7 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
         importance INTEGER NOT NULL
     );
     """,
-    # 5: an embedding may be stored packed (see database.pack_vector): a blob of embedding_dim
+    # 5: an embedding may be stored packed (see memories.pack_vectors): a blob of embedding_dim
     # float32s is raw, any other is packed. Nothing to change in the tables; the version keeps
     # an older townbot from misreading such a blob.
     "",
