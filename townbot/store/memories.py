@@ -17,6 +17,7 @@ import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import aiosqlite
@@ -178,7 +179,7 @@ class _ChunkReader:
 
     def __init__(self, path: str, dim: int, latest: dict[str, dict[int, Access]]) -> None:
         self.path, self.dim, self.latest = path, dim, latest
-        self.moments = GameTimes()  # a tick's memories share their game times
+        self.moment = lru_cache(maxsize=None)(parse_game_time)  # a tick's share theirs
         self.kinds: dict[str, str] = {}  # and every memory of a kind one string
         self.next_seq: dict[str, int] = {}
 
@@ -203,20 +204,12 @@ class _ChunkReader:
             for _, seq, kind, text, created, accessed, importance, evidence, _ in rows:
                 accessed, importance = logged.get(seq, (accessed, importance))
                 memories.append(Memory(seq, self.kinds.setdefault(kind, kind), text,
-                                       self.moments[created], self.moments[accessed],
+                                       self.moment(created), self.moment(accessed),
                                        int(importance),
                                        () if evidence == "[]" else tuple(json.loads(evidence))))
         except (ValueError, TypeError) as error:
             raise damaged(self.path, error) from error
         return memories
-
-
-class GameTimes(dict[str, datetime]):
-    """Game times by their text, each parsed the first time it is looked up."""
-
-    def __missing__(self, text: str) -> datetime:
-        moment = self[text] = parse_game_time(text)
-        return moment
 
 
 # --- writing (rows for the tick's transaction) -----------------------------------------------
