@@ -5,7 +5,7 @@ memory's embedding, so that retrieval scores the whole stream in a few numpy ope
 
 A town's streams grow as it ages (about 150 memories a resident a game day), so they keep
 their embeddings compactly and exactly: a hashing embedder's vectors are mostly zeros and are
-kept as their non-zero entries (a tenth of the bytes), from which `arrays` makes the dense
+kept as their non-zero entries (about a sixth of the bytes), from which `arrays` makes the dense
 float32 matrix a query is scored against, bit for bit the one adding them made; a dense
 model's vectors are kept as that matrix itself.
 """
