@@ -5,7 +5,7 @@ memory's embedding, so that retrieval scores the whole stream in a few numpy ope
 
 A town's streams grow as it ages (about 150 memories a resident a game day), so they keep
 their embeddings compactly and exactly: a hashing embedder's vectors are mostly zeros and are
-kept as their non-zero entries (about a sixth of the bytes), from which `arrays` makes the dense
+kept as their non-zero entries (about a tenth of the bytes), from which `arrays` makes the dense
 float32 matrix a query is scored against, bit for bit the one adding them made; a dense
 model's vectors are kept as that matrix itself.
 """
@@ -70,7 +70,7 @@ class Embeddings:
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self.rows = 0
-        self._places = Column(np.int64)  # ascending, as rows are added in order
+        self._places = Column(np.uint32)  # ascending, as rows are added in order
         self._values = Column(np.float32)
         self._dense: Column | None = None
 
@@ -80,14 +80,17 @@ class Embeddings:
             self._dense.extend(vectors)
             self.rows += len(vectors)
             return
+        if (self.rows + len(vectors)) * self.dim > 2**32:  # a dense matrix that size: 16 GB
+            raise ValueError(f"a stream of {self.dim}-dimensional embeddings holds at most "
+                             f"{2**32 // self.dim} memories")
         rows, columns = np.nonzero(vectors.view(np.uint32))  # bits: -0.0 is kept as added
         self._places.extend((rows + self.rows) * self.dim + columns)
         self._values.extend(vectors[rows, columns])
         self.rows += len(vectors)
-        if 12 * self._values.size > 2 * self.dim * self.rows:  # not mostly zeros
+        if 8 * self._values.size > 2 * self.dim * self.rows:  # not mostly zeros
             dense = Column(np.float32, (self.dim,))
             dense.extend(self.matrix())
-            self._dense, self._places, self._values = dense, Column(np.int64), Column(np.float32)
+            self._dense, self._places, self._values = dense, Column(np.uint32), Column(np.float32)
 
     def matrix(self) -> np.ndarray:
         """The (rows, dim) float32 matrix of every row (made anew from the entries)."""
