@@ -43,7 +43,7 @@ def test_dated_memories_are_those_a_reading_of_every_text_finds_as_the_stream_gr
     for day in days:
         add_some(stream, rng, rng.randint(0, 40), day)
         for _ in range(5):  # importance moves after a memory was found
-            stream.rescore(rng.randrange(len(stream)), rng.randint(1, 10))
+            stream.rescore_all([rng.randrange(len(stream))], [rng.randint(1, 10)])
         for limit in (3, 1000):
             assert dated_memories(stream, day, limit) == scanned(stream, day, limit)
     assert any(dated_memories(stream, day, 1000) for day in days)
@@ -73,7 +73,7 @@ def test_a_days_notable_memories_are_those_a_reading_of_every_memory_finds():
             made = START + timedelta(hours=rng.randint(0, 24 * (step + 1)))
             stream.add(rng.choice(KINDS), "m", made, rng.randint(1, 10), VECTOR)
         for _ in range(5):
-            stream.rescore(rng.randrange(len(stream)), rng.randint(1, 10))
+            stream.rescore_all([rng.randrange(len(stream))], [rng.randint(1, 10)])
         for offset in range(step + 3):
             day = (START + timedelta(days=offset)).date()
             for limit in (4, 1000):

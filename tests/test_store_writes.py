@@ -25,7 +25,7 @@ from townbot.store.database import (
     StoreError,
     TickChanges,
 )
-from townbot.store.memories import pack_vector, unpack_vectors
+from townbot.store.memories import pack_vectors, unpack_vectors
 from townbot.store.migrations import MIGRATIONS
 from townbot.store.towns import PACK_OVER, unpack
 from townbot.world.events import TownEvent
@@ -174,11 +174,11 @@ def sparse_and_dense(dim: int) -> tuple[np.ndarray, np.ndarray]:
 
 def test_an_embedding_is_packed_only_when_that_pays_and_reads_back_bit_for_bit():
     sparse, dense = sparse_and_dense(256)
-    assert len(pack_vector(sparse)) < 256, "a hashing vector shrinks to a fraction"
-    assert pack_vector(dense) == dense.tobytes(), "a dense vector stays raw"
+    assert len(pack_vectors([sparse])[0]) < 256, "a hashing vector shrinks to a fraction"
+    assert pack_vectors([dense])[0] == dense.tobytes(), "a dense vector stays raw"
     signed = np.zeros(256, dtype=np.float32)
     signed[[3, 200]] = -0.0, 0.5
-    read = unpack_vectors("Ann", [pack_vector(v) for v in (sparse, dense, signed)], 256)
+    read = unpack_vectors("Ann", pack_vectors([sparse, dense, signed]), 256)
     assert read.tobytes() == np.stack([sparse, dense, signed]).tobytes()
 
 
@@ -188,7 +188,7 @@ def test_an_embedding_is_sparse_up_to_three_quarters_of_its_raw_bytes():
     edge = [np.zeros(256, dtype=np.float32) for _ in range(3)]
     edge[0][:127], edge[1][:128], edge[2][7] = 1.5, 1.5, -0.0
     batch = [*edge, np.zeros(256, dtype=np.float32)]
-    packed = [pack_vector(vector) for vector in batch]
+    packed = pack_vectors(batch)
     assert [len(blob) for blob in packed] == [1 + 6 * 127, 4 * 256, 1 + 6, 1]
     assert packed[-1] == b"s"
     assert unpack_vectors("Ann", packed, 256).tobytes() == np.stack(batch).tobytes()
@@ -281,7 +281,7 @@ async def test_a_town_of_schema_4_is_carried_forward_whole(tmp_path):
     await store.close()
     assert rows(db, "PRAGMA index_list(memories)") == [], "no index for a tick to rewrite"
     assert rows(db, "SELECT length(embedding) FROM memories WHERE seq = 2") == \
-        [(len(pack_vector(sparse)),)]
+        [(len(pack_vectors([sparse])[0]),)]
 
 
 async def test_memories_stored_out_of_order_are_a_clear_error(tmp_path):

@@ -17,7 +17,7 @@ from townbot.llm.port import LanguageModel
 from townbot.llm.purposes.importance import ImportanceQuestion
 from townbot.llm.purposes.react import Reaction
 from townbot.mind import acting, attention, dialogue, planning, reacting, reflection, summary
-from townbot.mind.memory import MemoryStream
+from townbot.mind.memory import Memory, MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
 from townbot.mind.reacting import Sighting
 from townbot.mind.settings import MindSettings
@@ -149,14 +149,15 @@ class AgentMind:
         queue = self.state.queue
         queue.pending = queue.pending[len(pending):]  # queued meanwhile
         queue.mark()
-        add, importance_of, unscored = self.stream.add, self._importance_by_text.get, queue.unscored
-        for waiting, vector in zip(pending, vectors, strict=True):
-            known = importance_of(waiting.text)
-            memory = add(waiting.kind, waiting.text, waiting.created,
-                         PROVISIONAL_IMPORTANCE if known is None else known, vector, waiting.evidence)
+        scores = [self._importance_by_text.get(waiting.text) for waiting in pending]
+        memories = [Memory(0, waiting.kind, waiting.text, waiting.created, waiting.created,
+                           PROVISIONAL_IMPORTANCE if known is None else known, waiting.evidence)
+                    for waiting, known in zip(pending, scores, strict=True)]
+        self.stream.add_all(memories, vectors)
+        for memory, known in zip(memories, scores, strict=True):
             if known is None:
-                unscored.append(memory.id)
-            elif waiting.kind in EXPERIENCE:
+                queue.unscored.append(memory.id)
+            elif memory.kind in EXPERIENCE:
                 self.state.reflection.importance_since_reflection += known
                 self.state.reflection.mark()
 

@@ -5,7 +5,7 @@ memory's embedding, so that retrieval scores the whole stream in a few numpy ope
 
 A town's streams grow as it ages (about 150 memories a resident a game day), so they keep
 their embeddings compactly and exactly: a hashing embedder's vectors are mostly zeros and are
-kept as their non-zero entries (a tenth of the bytes), from which `arrays` makes the dense
+kept as their non-zero entries (about a tenth of the bytes), from which `arrays` makes the dense
 float32 matrix a query is scored against, bit for bit the one adding them made; a dense
 model's vectors are kept as that matrix itself.
 """
@@ -64,52 +64,49 @@ class Column:
 
 class Embeddings:
     """The embeddings of a stream's memories, row by row, exactly as added: their non-zero
-    entries while those take at most half the bytes of the dense matrix, else that matrix."""
+    entries, each with its place in the flattened matrix (row * dim + column), while those take
+    at most half the bytes of the dense matrix, else that matrix."""
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self.rows = 0
-        self._ends = Column(np.int64)  # each row's entries end here in the columns below
-        self._index = Column(np.uint16)
-        self._value = Column(np.float32)
-        self._dense: Column | None = None if dim <= 65536 else Column(np.float32, (dim,))
+        self._places = Column(np.uint32)  # ascending, as rows are added in order
+        self._values = Column(np.float32)
+        self._dense: Column | None = None
 
     def extend(self, vectors: np.ndarray) -> None:
         """Append (rows, dim) float32 vectors."""
         if self._dense is not None:
             self._dense.extend(vectors)
-        else:
-            rows, index = np.nonzero(vectors.view(np.uint32))  # bits: -0.0 is kept as added
-            total = self._value.size + len(index)
-            self._ends.extend(total - len(index) + np.searchsorted(rows, np.arange(len(vectors)),
-                                                                   side="right"))
-            self._index.extend(index)
-            self._value.extend(vectors[rows, index])
-            if 6 * total > 2 * self.dim * (self.rows + len(vectors)):  # not mostly zeros
-                dense = Column(np.float32, (self.dim,))
-                dense.extend(self.matrix())
-                self._dense = dense
-                self._ends, self._index, self._value = Column(np.int64), Column(np.uint16), \
-                    Column(np.float32)
+            self.rows += len(vectors)
+            return
+        if (self.rows + len(vectors)) * self.dim > 2**32:  # a dense matrix that size: 16 GB
+            raise ValueError(f"a stream of {self.dim}-dimensional embeddings holds at most "
+                             f"{2**32 // self.dim} memories")
+        rows, columns = np.nonzero(vectors.view(np.uint32))  # bits: -0.0 is kept as added
+        self._places.extend((rows + self.rows) * self.dim + columns)
+        self._values.extend(vectors[rows, columns])
         self.rows += len(vectors)
+        if 8 * self._values.size > 2 * self.dim * self.rows:  # not mostly zeros
+            dense = Column(np.float32, (self.dim,))
+            dense.extend(self.matrix())
+            self._dense, self._places, self._values = dense, Column(np.uint32), Column(np.float32)
 
     def matrix(self) -> np.ndarray:
         """The (rows, dim) float32 matrix of every row (made anew from the entries)."""
         if self._dense is not None:
             return self._dense.values
-        ends = self._ends.values
-        matrix = np.zeros((len(ends), self.dim), dtype=np.float32)
-        matrix[np.repeat(np.arange(len(ends)), np.diff(ends, prepend=0)), self._index.values] = \
-            self._value.values
+        matrix = np.zeros((self.rows, self.dim), dtype=np.float32)
+        matrix.ravel()[self._places.values] = self._values.values
         return matrix
 
     def row(self, index: int) -> np.ndarray:
         if self._dense is not None:
             return self._dense.values[index].copy()
-        ends = self._ends.values
-        start, end = int(ends[index - 1]) if index else 0, int(ends[index])
+        places, first = self._places.values, index * self.dim
+        start, end = places.searchsorted(first), places.searchsorted(first + self.dim)
         vector = np.zeros(self.dim, dtype=np.float32)
-        vector[self._index.values[start:end]] = self._value.values[start:end]
+        vector[places[start:end] - first] = self._values.values[start:end]
         return vector
 
 
@@ -134,27 +131,23 @@ class MemoryStream:
 
     def add(self, kind: str, text: str, now: datetime, importance: int, vector: np.ndarray,
             evidence: tuple[int, ...] = (), last_accessed: datetime | None = None) -> Memory:
-        code = KIND_CODES.get(kind)
-        if code is None:
-            raise ValueError(f"unknown memory kind '{kind}'; expected one of {', '.join(KINDS)}")
         if vector.shape != (self.dim,):
             raise ValueError(f"embedding has shape {vector.shape}, this stream stores ({self.dim},)")
-        index = len(self.memories)
-        accessed = last_accessed or now
-        memory = Memory(index, kind, text, now, accessed, int(importance), tuple(evidence))
-        self.memories.append(memory)
-        self._vectors.extend(np.asarray(vector, dtype=np.float32)[None])
-        self._importance.extend([memory.importance])
-        self._accessed.extend([hours_since_epoch(accessed)])
-        self._kinds.extend([code])
-        self._latest_by_text[text] = index
-        self.new_ids.append(index)
+        memory = Memory(len(self.memories), kind, text, now, last_accessed or now, importance,
+                        tuple(evidence))
+        self.add_all([memory], vector[None])
         return memory
 
+    def add_all(self, memories: list[Memory], vectors: np.ndarray) -> None:
+        """New memories, as `extend_stored` appends them, counted as new (for the store)."""
+        first = len(self.memories)
+        self.extend_stored(memories, vectors)
+        self.new_ids.extend(range(first, len(self.memories)))
+
     def extend_stored(self, memories: list[Memory], vectors: np.ndarray) -> None:
-        """Memories read back from the store (resuming a town), appended in order with their
-        embeddings as one (len(memories), dim) float32 matrix: the same stream as adding them
-        one by one; each memory's id becomes its position and none counts as new."""
+        """Memories appended in order with their embeddings as one (len(memories), dim) float32
+        matrix (those a resume reads back from the store: none counts as new); each memory's id
+        becomes its position."""
         if vectors.shape != (len(memories), self.dim):
             raise ValueError(f"embeddings have shape {vectors.shape}, this stream stores "
                              f"({len(memories)}, {self.dim})")
@@ -183,10 +176,6 @@ class MemoryStream:
         """Ids of the memories created on this date, ascending."""
         return tuple(index for index, memory in enumerate(self.memories)
                      if memory.created.date() == day)
-
-    def rescore(self, index: int, importance: int) -> None:
-        """Replace a provisional importance with the scored one."""
-        self.rescore_all([index], [importance])
 
     def rescore_all(self, ids: list[int], importance: list[int]) -> None:
         """Replace the provisional importance of each memory of `ids` with its scored one (a

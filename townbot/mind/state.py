@@ -121,18 +121,25 @@ class PlaceKnowledge(Part):
 
 @dataclass
 class AttentionState(Part):
-    """Attention (mind/attention.py): when each sight was last seen; the last own action noted."""
+    """Attention (mind/attention.py): when each sight was last seen; the last own action noted.
+    Stored by the time seen (migration 16): the sights of a time share its text, and an awake
+    resident's part, written at every tick, is a fifth shorter to encode and compress."""
 
     name: ClassVar[str] = "attention"
     sights: dict[str, datetime] = field(default_factory=dict)
     last_step: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"sights": _texts(self.sights), "last_step": self.last_step}
+        seen_at: dict[datetime, list[str]] = {}
+        for text, seen in self.sights.items():
+            seen_at.setdefault(seen, []).append(text)
+        return {"seen_at": {format_game_time(seen): texts for seen, texts in seen_at.items()},
+                "last_step": self.last_step}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AttentionState:
-        return cls(_times(data.get("sights", {})), data.get("last_step"))
+        return cls({text: parse_game_time(seen) for seen, texts in data.get("seen_at", {}).items()
+                    for text in texts}, data.get("last_step"))
 
 
 @dataclass

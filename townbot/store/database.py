@@ -39,7 +39,7 @@ from townbot.store.memories import (
     memory_rows,
     write_embeddings,
 )
-from townbot.store.migrations import check_version, migrate
+from townbot.store.migrations import check_version, migrate, schema_version
 from townbot.store.ticks import ConversationRecord, TickChanges, TickWrite, roll_back
 from townbot.store.towns import (
     TOWN_FLAGS,
@@ -191,7 +191,12 @@ class Store(TownTables, UsageTables):
     async def _close(self, refused: bool = False) -> None:
         try:
             if self.lock is not None:
-                await self._leave_wal()
+                # A writer leaves its town in rollback-journal mode: a reader of a town in WAL
+                # mode creates the -wal and -shm files, and readers must never create files.
+                # With a reader still attached this fails, and the town (still sound) stays in
+                # WAL mode until the next writer.
+                with contextlib.suppress(sqlite3.Error):
+                    await self.db.execute("PRAGMA journal_mode=DELETE")
             await self.db.close()
         finally:
             if self.lock is not None:
@@ -200,16 +205,8 @@ class Store(TownTables, UsageTables):
                 self.lock.release(refused=refused)
                 self.lock = None
 
-    async def _leave_wal(self) -> None:
-        """A writer leaves its town in rollback-journal mode: a reader of a town in WAL mode
-        creates the -wal and -shm files, and readers must never create files. With a reader
-        still attached this fails, and the town stays in WAL mode until the next writer."""
-        with contextlib.suppress(sqlite3.Error):  # WAL mode is still a sound town
-            await self.db.execute("PRAGMA journal_mode=DELETE")
-
     async def schema_version(self) -> int:
-        [row] = await self.rows("PRAGMA user_version")
-        return int(row[0])
+        return await schema_version(self.db)
 
     # --- writing ----------------------------------------------------------------------------
 

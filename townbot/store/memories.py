@@ -17,6 +17,7 @@ import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import aiosqlite
@@ -31,7 +32,7 @@ MEMORY_INSERT = ("INSERT INTO memories (town_id, agent, seq, kind, text, created
 ACCESS_INSERT = ("INSERT INTO memory_access (town_id, agent, seqs, times, importances) "
                  "VALUES (?, ?, ?, ?, ?)")
 UNIT = "\x1f"  # joins the game times of an access row when they differ
-SPARSE = b"s"  # first byte of an embedding stored as its non-zero entries (see pack_vector)
+SPARSE = b"s"  # first byte of an embedding stored as its non-zero entries (see pack_vectors)
 ENTRY = np.dtype([("index", "<u2"), ("value", "<f4")])  # one non-zero entry, six bytes
 
 
@@ -66,18 +67,20 @@ class MemoryChunk:
     vectors: np.ndarray
 
 
-def pack_vector(vector: np.ndarray) -> bytes:
-    """An embedding as stored (schema 5): its float32 bytes, or, when that takes at most three
-    quarters of them, SPARSE and its non-zero entries (index and float32 value). A hashing
-    embedder's vectors are mostly zeros and shrink about tenfold; a dense model's stay raw.
-    Either way the floats read back are bit for bit the ones written."""
-    floats = np.asarray(vector, dtype=np.float32).ravel()
-    where = np.flatnonzero(floats.view(np.uint32))  # bits, so -0.0 is kept as written
-    if 1 + ENTRY.itemsize * len(where) > 3 * len(floats) or len(floats) > 65536:
-        return floats.tobytes()
-    entries = np.empty(len(where), dtype=ENTRY)
-    entries["index"], entries["value"] = where, floats[where]
-    return SPARSE + entries.tobytes()
+def pack_vectors(vectors: np.ndarray | list[np.ndarray]) -> list[bytes]:
+    """Embeddings as stored (schema 5), a row of `vectors` each: its float32 bytes, or, when
+    that takes at most three quarters of them, SPARSE and its non-zero entries (index and
+    float32 value). A hashing embedder's vectors are mostly zeros and shrink about tenfold; a
+    dense model's stay raw. Either way the floats read back are bit for bit the ones written."""
+    floats = np.asarray(vectors, dtype=np.float32)
+    dim = floats.shape[1]
+    rows, columns = np.nonzero(floats.view(np.uint32))  # bits, so -0.0 is kept as written
+    entries = np.empty(len(rows), dtype=ENTRY)
+    entries["index"], entries["value"] = columns, floats[rows, columns]
+    ends = np.searchsorted(rows, np.arange(1, len(floats) + 1)).tolist()
+    return [floats[row].tobytes() if 1 + ENTRY.itemsize * (end - start) > 3 * dim or dim > 65536
+            else SPARSE + entries[start:end].tobytes()
+            for row, (start, end) in enumerate(zip([0, *ends[:-1]], ends, strict=True))]
 
 
 def unpack_vectors(agent: str, blobs: list[bytes], dim: int) -> np.ndarray:
@@ -176,7 +179,7 @@ class _ChunkReader:
 
     def __init__(self, path: str, dim: int, latest: dict[str, dict[int, Access]]) -> None:
         self.path, self.dim, self.latest = path, dim, latest
-        self.moments = GameTimes()  # a tick's memories share their game times
+        self.moment = lru_cache(maxsize=None)(parse_game_time)  # a tick's share theirs
         self.kinds: dict[str, str] = {}  # and every memory of a kind one string
         self.next_seq: dict[str, int] = {}
 
@@ -201,7 +204,7 @@ class _ChunkReader:
             for _, seq, kind, text, created, accessed, importance, evidence, _ in rows:
                 accessed, importance = logged.get(seq, (accessed, importance))
                 memories.append(Memory(seq, self.kinds.setdefault(kind, kind), text,
-                                       self.moments[created], self.moments[accessed],
+                                       self.moment(created), self.moment(accessed),
                                        int(importance),
                                        () if evidence == "[]" else tuple(json.loads(evidence))))
         except (ValueError, TypeError) as error:
@@ -209,21 +212,14 @@ class _ChunkReader:
         return memories
 
 
-class GameTimes(dict[str, datetime]):
-    """Game times by their text, each parsed the first time it is looked up."""
-
-    def __missing__(self, text: str) -> datetime:
-        moment = self[text] = parse_game_time(text)
-        return moment
-
-
 # --- writing (rows for the tick's transaction) -----------------------------------------------
 
 def memory_rows(town: int, new: list[tuple[str, Memory, np.ndarray]]) -> list[tuple[Any, ...]]:
     """The rows of MEMORY_INSERT for new memories (resident, memory, embedding)."""
+    blobs = pack_vectors([vector for _, _, vector in new]) if new else []
     return [(town, agent, m.id, m.kind, m.text, format_game_time(m.created),
-             format_game_time(m.last_accessed), m.importance, pack_vector(vector),
-             json.dumps(list(m.evidence))) for agent, m, vector in new]
+             format_game_time(m.last_accessed), m.importance, blob, json.dumps(list(m.evidence)))
+            for (agent, m, _), blob in zip(new, blobs, strict=True)]
 
 
 def access_rows(town: int, touched: list[tuple[str, list[Memory]]]) -> list[tuple[Any, ...]]:
@@ -271,6 +267,7 @@ async def write_embeddings(db: aiosqlite.Connection, town_id: int,
     async with db.execute("SELECT agent, seq, id FROM memories WHERE town_id = ?",
                           (town_id,)) as cursor:  # no index on (agent, seq): one pass
         ids = {(row[0], row[1]): row[2] for row in await cursor.fetchall()}
+    blobs = pack_vectors([vector for _, _, vector in vectors]) if vectors else []
     await db.executemany("UPDATE memories SET embedding = ? WHERE id = ?",
-                         [(pack_vector(vector), ids[agent, seq]) for agent, seq, vector in vectors
-                          if (agent, seq) in ids])
+                         [(blob, ids[agent, seq]) for (agent, seq, _), blob
+                          in zip(vectors, blobs, strict=True) if (agent, seq) in ids])

@@ -76,6 +76,31 @@ async def plain_minds(db: aiosqlite.Connection) -> None:
             await _fold_logs(db, parts, log if log in tables else None, keys)
 
 
+def _sights_by_time(fields: dict[str, Any]) -> dict[str, Any]:
+    """An attention part's sights, {text: time seen}, as stored from migration 16 on:
+    {time seen: [texts]}."""
+    seen_at: dict[str, list[str]] = {}
+    for text, seen in fields.pop("sights").items():
+        seen_at.setdefault(seen, []).append(text)
+    return {**fields, "seen_at": seen_at}
+
+
+async def sights_by_time(db: aiosqlite.Connection) -> None:
+    """16: an attention part keeps its sights by the time they were seen, in the town and in
+    the copies its day checkpoints keep (a mind as founded, agents.mind, has seen nothing)."""
+    async with db.execute("SELECT name FROM sqlite_master WHERE type = 'table'") as cursor:
+        tables = {name for (name,) in await cursor.fetchall()}
+    for table in ("mind_parts", "checkpoint_mind_parts"):
+        if table not in tables:
+            continue
+        async with db.execute(f"SELECT rowid, state FROM {table} WHERE part = 'attention'") \
+                as cursor:
+            rows = [(rowid, json.loads(unpack(state))) for rowid, state in await cursor.fetchall()]
+        await db.executemany(f"UPDATE {table} SET state = ? WHERE rowid = ?",
+                             [(pack(json.dumps(_sights_by_time(fields))), rowid)
+                              for rowid, fields in rows if "sights" in fields])
+
+
 MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     # 1: the town, its residents, memories, objects, conversations, outbox and model usage.
     """
@@ -219,7 +244,7 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
         importance INTEGER NOT NULL
     );
     """,
-    # 5: an embedding may be stored packed (see database.pack_vector): a blob of embedding_dim
+    # 5: an embedding may be stored packed (see memories.pack_vectors): a blob of embedding_dim
     # float32s is raw, any other is packed. Nothing to change in the tables; the version keeps
     # an older townbot from misreading such a blob.
     "",
@@ -254,45 +279,13 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     );
     INSERT INTO bodies (town_id, agent, body) SELECT town_id, name, body FROM agents;
     """,
-    # 7: the attention and planning parts are stored as bases with each commit's changes
-    # appended to part_log (until migration 14, which applies the logs and drops the table).
-    """
-    CREATE TABLE part_log (
-        id INTEGER PRIMARY KEY,
-        town_id INTEGER NOT NULL REFERENCES towns(id),
-        agent TEXT NOT NULL,
-        part TEXT NOT NULL,
-        n INTEGER NOT NULL,
-        change NOT NULL
-    );
-    """,
-    # 8: a packed copy of each full chunk of memory rows (see townbot.store.packs), which a
-    # resume reads instead of the rows: written when a writer closes its town, dropped when the
-    # town is re-embedded. A migration that renumbers memory rows must drop these too. An older
-    # town has none until its next writer closes it.
-    """
-    CREATE TABLE IF NOT EXISTS memory_packs (
-        town_id INTEGER NOT NULL REFERENCES towns(id),
-        after INTEGER NOT NULL,
-        upto INTEGER NOT NULL,
-        head TEXT NOT NULL,
-        texts TEXT NOT NULL,
-        data BLOB NOT NULL,
-        PRIMARY KEY (town_id, after)
-    );
-    """,
-    # 9: each town's latest logged access and importance of every memory, up to a row of
-    # memory_access (see database.pack_accesses), which a resume reads with the rows after it
-    # instead of every row: written anew when a writer closes its town. An older town has none
-    # until then.
-    """
-    CREATE TABLE IF NOT EXISTS access_packs (
-        town_id INTEGER PRIMARY KEY REFERENCES towns(id),
-        upto INTEGER NOT NULL,
-        head TEXT NOT NULL,
-        data BLOB NOT NULL
-    );
-    """,
+    # 7: the attention and planning parts were stored as bases with their changes logged in
+    # part_log; 8 and 9: packed copies of the memory rows and their accesses, read by resumes.
+    # Migrations 14 and 15 fold those logs and drop those copies: a town older than 7 never
+    # needs them.
+    "",
+    "",
+    "",
     # 10: memory_access holds one row per resident per commit instead of one per memory: the
     # positions (`seqs`, joined by commas), their last access (`times`, joined by database.UNIT,
     # or one game time for all) and their importances.
@@ -348,6 +341,7 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     DROP TABLE IF EXISTS memory_packs;
     DROP TABLE IF EXISTS access_packs;
     """,
+    sights_by_time,  # 16
 ]
 
 
