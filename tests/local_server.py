@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -55,11 +56,20 @@ def handler_for(fake: FakeOpenAIServer, behaviour: Behaviour | None) -> type[Bas
     return Handler
 
 
+class QuietServer(ThreadingHTTPServer):
+    """Says nothing of a client that went away mid-request (a run that stopped, under load),
+    which socketserver would print as a traceback into the test's captured stderr."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):  # reset, broken pipe, closed socket
+            super().handle_error(request, client_address)
+
+
 @contextmanager
 def serving(fake: FakeOpenAIServer | None = None,
             behaviour: Behaviour | None = None) -> Iterator[tuple[str, FakeOpenAIServer]]:
     fake = fake or FakeOpenAIServer(smallest_answers, embedding_dim=32)
-    http = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(fake, behaviour))
+    http = QuietServer(("127.0.0.1", 0), handler_for(fake, behaviour))
     http.daemon_threads = True
     thread = threading.Thread(target=http.serve_forever, daemon=True)
     thread.start()
