@@ -6,13 +6,10 @@ import asyncio
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from townbot.llm.port import UsageRecord
 from townbot.store.towns import Tables
-
-if TYPE_CHECKING:
-    from townbot.store.database import Store
 
 USAGE_INSERT = ("INSERT INTO llm_usage (town_id, tick, game_day, agent, purpose, model, "
                 "prompt_tokens, completion_tokens, estimated, latency_ms, outcome, cached_tokens) "
@@ -87,6 +84,12 @@ class UsageTables(Tables):
         return [text for text in texts if isinstance(text, str)]
 
 
+class UsageWriter(Protocol):
+    """Where a UsageLog writes (the Store, which imports this module)."""
+
+    async def add_usage(self, town_id: int, records: list[tuple[int, UsageRecord]]) -> None: ...
+
+
 class UsageLog:
     """A town's usage sink: each record is written in a short transaction of its own at most
     USAGE_HOLD_S after its call, so a tick killed half-way keeps the calls it paid for.
@@ -98,7 +101,7 @@ class UsageLog:
     them back if it does not commit (see Store.save_tick).
     """
 
-    def __init__(self, store: Store, town_id: int, tick: Callable[[], int]) -> None:
+    def __init__(self, store: UsageWriter, town_id: int, tick: Callable[[], int]) -> None:
         self.store = store
         self.town_id = town_id
         self.tick = tick
