@@ -24,6 +24,7 @@ from townbot.store.disk import (
     check_database_file,
     check_townbot_schema,
     os_write_error,
+    read_only_uri,
     remove_database_files,
     sqlite_write_error,
 )
@@ -132,7 +133,7 @@ class Store(TownTables, UsageTables):
                     raise os_write_error(error, path, Path(path).parent) from None
                 lock = WriterLock(path).acquire()
         try:
-            store = await cls._connect(path, read_only, lock)
+            connection = await cls._connect(path, read_only)
         except BaseException as error:
             if lock is not None:
                 refused = isinstance(error, StoreError)
@@ -140,12 +141,13 @@ class Store(TownTables, UsageTables):
                     remove_database_files(path)
                 lock.release(refused=refused)
             raise
-        store.created = new
+        store = cls(connection, path)
+        store.lock, store.created = lock, new
         return store
 
-    @classmethod
-    async def _connect(cls, path: str, read_only: bool, lock: WriterLock | None) -> Store:
-        target = f"file:{Path(path).resolve().as_uri()[7:]}?mode=ro" if read_only else path
+    @staticmethod
+    async def _connect(path: str, read_only: bool) -> aiosqlite.Connection:
+        target = read_only_uri(Path(path)) if read_only else path
         try:
             connection = await aiosqlite.connect(target, isolation_level=None, uri=read_only)
         except sqlite3.Error as error:
@@ -162,8 +164,6 @@ class Store(TownTables, UsageTables):
                     page_size = (await cursor.fetchone())[0]
                 await connection.execute(f"PRAGMA wal_autocheckpoint={WAL_BYTES // page_size}")
             await connection.execute("PRAGMA foreign_keys=ON")
-            store = cls(connection, path)
-            store.lock = lock
             await (check_version(connection, path) if read_only else migrate(connection, path))
         except sqlite3.DatabaseError as error:
             await connection.close()  # else aiosqlite's thread keeps the process alive
@@ -175,7 +175,7 @@ class Store(TownTables, UsageTables):
         except BaseException:
             await connection.close()
             raise
-        return store
+        return connection
 
     async def close(self, *, refused: bool = False) -> None:
         """Close the town. `refused`: its founding failed (a full disk, the file-size limit),
@@ -210,11 +210,6 @@ class Store(TownTables, UsageTables):
 
     # --- writing ----------------------------------------------------------------------------
 
-    def disk_full(self, error: BaseException) -> StoreError | None:
-        """A write SQLite refused (a full disk, a read-only file, the file-size limit) as one
-        line saying what happened to the town; None for other errors."""
-        return sqlite_write_error(error, self.path)
-
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[None]:
         """BEGIN IMMEDIATE ... COMMIT, rolled back on any error; one at a time."""
@@ -225,7 +220,7 @@ class Store(TownTables, UsageTables):
                 await self.db.execute("COMMIT")
             except BaseException as error:
                 await roll_back(self.db)
-                refused = self.disk_full(error)
+                refused = sqlite_write_error(error, self.path)
                 if refused is not None:
                     raise refused from error
                 raise
@@ -245,10 +240,10 @@ class Store(TownTables, UsageTables):
                             await asyncio.wait([task])
                     raise
         except BaseException as error:
-            full = self.disk_full(error)
-            if full is None:
+            refused = sqlite_write_error(error, self.path)
+            if refused is None:
                 raise
-            raise full from error
+            raise refused from error
 
     async def write_now(self, statement: str, rows: list[tuple]) -> None:
         """Rows of one statement in a transaction of their own (none: nothing to do)."""
@@ -265,7 +260,6 @@ class Store(TownTables, UsageTables):
         return log
 
     async def add_usage(self, town_id: int, records: list[tuple[int, UsageRecord]]) -> None:
-        """Usage records (with the tick of each) in a short transaction of their own."""
         await self.write_now(USAGE_INSERT, usage_values(town_id, records))
 
     async def add_audit(self, town_id: int, entry: AuditEntry) -> None:
@@ -326,7 +320,6 @@ class Store(TownTables, UsageTables):
         return sorted(stored, key=lambda one: one.agent)  # stable: positions stay in order
 
     def memory_chunks(self, town_id: int, agent: str | None = None) -> AsyncIterator[MemoryChunk]:
-        """A town's memories a chunk of rows at a time (see townbot.store.memories)."""
         return memory_chunks(self.db, self.path, town_id, agent)
 
 
