@@ -19,7 +19,6 @@ import aiosqlite
 import numpy as np
 
 from townbot.llm.port import UsageRecord
-from townbot.store.begin import begin_writing
 from townbot.store.disk import (
     check_database_file,
     check_townbot_schema,
@@ -41,7 +40,7 @@ from townbot.store.memories import (
     write_embeddings,
 )
 from townbot.store.migrations import check_version, migrate, schema_version
-from townbot.store.ticks import ConversationRecord, TickChanges, TickWrite, roll_back
+from townbot.store.ticks import ConversationRecord, TickChanges, TickWrite, begin_writing, roll_back
 from townbot.store.towns import (
     TOWN_FLAGS,
     VISITOR_UPSERT,
