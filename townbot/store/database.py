@@ -11,7 +11,6 @@ import contextlib
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
 from operator import itemgetter
 from pathlib import Path
 
@@ -40,7 +39,7 @@ from townbot.store.memories import (
     write_embeddings,
 )
 from townbot.store.migrations import check_version, migrate, schema_version
-from townbot.store.ticks import ConversationRecord, TickChanges, TickWrite, begin_writing, roll_back
+from townbot.store.ticks import ConversationRecord, TickChanges, TickWrite, begin_writing
 from townbot.store.towns import (
     TOWN_FLAGS,
     VISITOR_UPSERT,
@@ -209,21 +208,6 @@ class Store(TownTables, UsageTables):
 
     # --- writing ----------------------------------------------------------------------------
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[None]:
-        """BEGIN IMMEDIATE ... COMMIT, rolled back on any error; one at a time."""
-        async with self._writing:
-            await begin_writing(lambda: self.db.execute("BEGIN IMMEDIATE"))
-            try:
-                yield
-                await self.db.execute("COMMIT")
-            except BaseException as error:
-                await roll_back(self.db)
-                refused = sqlite_write_error(error, self.path)
-                if refused is not None:
-                    raise refused from error
-                raise
-
     async def run(self, write: TickWrite) -> None:
         """Run `write` as one transaction, one write at a time. A cancelled caller stops
         waiting for it, but the write runs to its end first (its statements must not mix with
@@ -273,22 +257,28 @@ class Store(TownTables, UsageTables):
                           embedding_model: str, embedding_dim: int,
                           agents: dict[str, tuple[dict, dict]],
                           objects: dict[str, str]) -> TownRow:
-        async with self.transaction():
-            cursor = await self.db.execute(
+        founded: list[int] = []
+
+        async def found(db: aiosqlite.Connection) -> None:
+            cursor = await db.execute(
                 "INSERT INTO towns (name, start, tick_minutes, seed, model, embedding_model, "
                 "embedding_dim) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (name, start, tick_minutes, seed, model, embedding_model, embedding_dim))
             town_id = cursor.lastrowid
-            await self.db.executemany(
+            founded.append(town_id)
+            await db.executemany(
                 "INSERT INTO agents (town_id, name, body, mind) VALUES (?, ?, ?, ?)",
                 [(town_id, n, json.dumps(b), pack(json.dumps(m))) for n, (b, m) in agents.items()])
-            await self.db.executemany(
+            await db.executemany(
                 "INSERT INTO bodies (town_id, agent, body) VALUES (?, ?, ?)",
                 [(town_id, n, json.dumps(b)) for n, (b, _) in agents.items()])
-            await self.db.executemany(
+            await db.executemany(
                 "INSERT INTO objects (town_id, path, state, updated) VALUES (?, ?, ?, ?)",
                 [(town_id, path, state, start) for path, state in objects.items()])
-        town = await self.town(town_id)
+        write = TickWrite()
+        write.steps.append(found)
+        await self.run(write)
+        town = await self.town(founded[0])
         assert town is not None
         return town
 
@@ -327,8 +317,9 @@ async def replace_embeddings(store: Store, town_id: int, embedding_model: str, e
                              usage: Iterable[UsageRecord] = ()) -> None:
     """Give every listed memory (agent, seq) a new vector and the town its new embedding model,
     with the usage that re-embedding cost, in one transaction: all of it or none."""
-    async with store.transaction():
-        await write_embeddings(store.db, town_id, vectors)
-        await store.db.execute("UPDATE towns SET embedding_model = ?, embedding_dim = ? WHERE id = ?",
-                               (embedding_model, embedding_dim, town_id))
-        await store.db.executemany(USAGE_INSERT, usage_values(town_id, [(tick, u) for u in usage]))
+    write = TickWrite()
+    write.steps.append(lambda db: write_embeddings(db, town_id, vectors))
+    write.one("UPDATE towns SET embedding_model = ?, embedding_dim = ? WHERE id = ?",
+              (embedding_model, embedding_dim, town_id))
+    write.many(USAGE_INSERT, usage_values(town_id, [(tick, u) for u in usage]))
+    await store.run(write)

@@ -120,11 +120,7 @@ class TickWrite:
             await db.execute("COMMIT")
             self.committed = True
         except BaseException:
-            await roll_back(db)
+            # SQLite may have rolled it back already (a full disk)
+            with contextlib.suppress(sqlite3.OperationalError):
+                await db.execute("ROLLBACK")
             raise
-
-
-async def roll_back(db: aiosqlite.Connection) -> None:
-    """ROLLBACK the transaction under way; SQLite may have rolled it back already (a full disk)."""
-    with contextlib.suppress(sqlite3.OperationalError):
-        await db.execute("ROLLBACK")
