@@ -1,7 +1,7 @@
 """The Store: every read and write of a town's database goes through here. Its parts live by
 what they keep: the schema and its migrations (store/migrations.py), the town, its residents
 and its posts (store/towns.py), usage and audit rows (store/usage.py), what one commit writes
-(store/ticks.py), and memories (here). The store keeps what it is given: minds and bodies come
+(store/ticks.py), and memories (store/memories.py). The store keeps what it is given: minds and bodies come
 as JSON made by their own modules."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from townbot.store.disk import (
     os_write_error,
     read_only_uri,
     remove_database_files,
+    schema_version,
     sqlite_write_error,
 )
 from townbot.store.errors import StoreError
@@ -38,7 +39,7 @@ from townbot.store.memories import (
     memory_rows,
     write_embeddings,
 )
-from townbot.store.migrations import check_version, migrate, schema_version
+from townbot.store.migrations import check_version, migrate
 from townbot.store.ticks import ConversationRecord, TickChanges, TickWrite, begin_writing
 from townbot.store.towns import (
     TOWN_FLAGS,

@@ -9,7 +9,7 @@ from typing import Any
 
 import aiosqlite
 
-from townbot.store.disk import table_names
+from townbot.store.disk import schema_version, table_names
 from townbot.store.errors import StoreError
 from townbot.store.towns import pack, unpack
 
@@ -339,12 +339,6 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     """,
     sights_by_time,  # 16
 ]
-
-
-async def schema_version(db: aiosqlite.Connection) -> int:
-    async with db.execute("PRAGMA user_version") as cursor:
-        row = await cursor.fetchone()
-    return int(row[0])
 
 
 async def check_version(db: aiosqlite.Connection, path: str) -> None:
