@@ -73,15 +73,17 @@ def pack_vectors(vectors: np.ndarray | list[np.ndarray]) -> list[bytes]:
     that takes at most three quarters of them, SPARSE and its non-zero entries (index and
     float32 value). A hashing embedder's vectors are mostly zeros and shrink about tenfold; a
     dense model's stay raw. Either way the floats read back are bit for bit the ones written."""
-    floats = np.asarray(vectors, dtype=np.float32)
-    dim = floats.shape[1]
-    rows, columns = np.nonzero(floats.view(np.uint32))  # bits, so -0.0 is kept as written
-    entries = np.empty(len(rows), dtype=ENTRY)
-    entries["index"], entries["value"] = columns, floats[rows, columns]
-    ends = np.searchsorted(rows, np.arange(1, len(floats) + 1)).tolist()
-    return [floats[row].tobytes() if 1 + ENTRY.itemsize * (end - start) > 3 * dim or dim > 65536
-            else SPARSE + entries[start:end].tobytes()
-            for row, (start, end) in enumerate(zip([0, *ends[:-1]], ends, strict=True))]
+    blobs = []
+    for vector in vectors:
+        floats = np.asarray(vector, dtype=np.float32)
+        (columns,) = np.nonzero(floats.view(np.uint32))  # bits, so -0.0 is kept as written
+        if 1 + ENTRY.itemsize * len(columns) > 3 * len(floats) or len(floats) > 65536:
+            blobs.append(floats.tobytes())
+        else:
+            entries = np.empty(len(columns), dtype=ENTRY)
+            entries["index"], entries["value"] = columns, floats[columns]
+            blobs.append(SPARSE + entries.tobytes())
+    return blobs
 
 
 def unpack_vectors(agent: str, blobs: list[bytes], dim: int) -> np.ndarray:
@@ -215,7 +217,7 @@ class _ChunkReader:
 
 def memory_rows(town: int, new: list[tuple[str, Memory, np.ndarray]]) -> list[tuple[Any, ...]]:
     """The rows of MEMORY_INSERT for new memories (resident, memory, embedding)."""
-    blobs = pack_vectors([vector for _, _, vector in new]) if new else []
+    blobs = pack_vectors([vector for _, _, vector in new])
     return [(town, agent, m.id, m.kind, m.text, format_game_time(m.created),
              format_game_time(m.last_accessed), m.importance, blob, json.dumps(list(m.evidence)))
             for (agent, m, _), blob in zip(new, blobs, strict=True)]
@@ -260,7 +262,7 @@ async def write_embeddings(db: aiosqlite.Connection, town_id: int,
     async with db.execute("SELECT agent, seq, id FROM memories WHERE town_id = ?",
                           (town_id,)) as cursor:  # no index on (agent, seq): one pass
         ids = {(row[0], row[1]): row[2] for row in await cursor.fetchall()}
-    blobs = pack_vectors([vector for _, _, vector in vectors]) if vectors else []
+    blobs = pack_vectors([vector for _, _, vector in vectors])
     await db.executemany("UPDATE memories SET embedding = ? WHERE id = ?",
                          [(blob, ids[agent, seq]) for (agent, seq, _), blob
                           in zip(vectors, blobs, strict=True) if (agent, seq) in ids])
