@@ -246,9 +246,6 @@ class Store(TownTables, UsageTables):
     async def add_usage(self, town_id: int, records: list[tuple[int, UsageRecord]]) -> None:
         await self.write_now(USAGE_INSERT, usage_values(town_id, records))
 
-    async def add_audit(self, town_id: int, entry: AuditEntry) -> None:
-        await self.add_audits(town_id, [entry])
-
     async def add_audits(self, town_id: int, entries: list[AuditEntry]) -> None:
         """Audit rows in one transaction of their own, for a use case that changed nothing (a
         change commits its audit rows with it: TickChanges.audits)."""
