@@ -112,7 +112,6 @@ class TickWrite:
         self.steps.append(insert)
 
     async def run(self, db: aiosqlite.Connection) -> None:
-        """All of it or none."""
         await db.execute("BEGIN IMMEDIATE")
         try:
             for step in self.steps:
