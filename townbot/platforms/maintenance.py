@@ -135,11 +135,11 @@ async def run_fork(args: argparse.Namespace) -> int:
             town = await _stored_town(store)
             clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
             origin = f"day {args.at}'s start" if where else "its latest commit"
-            await store.add_audit(town.id, AuditEntry(
+            await store.add_audits(town.id, [AuditEntry(
                 datetime.now(UTC).isoformat(timespec="seconds"), where or
                 f"{clock.now:%Y-%m-%d %H:%M}", "cli:fork", "townbot fork", "moderator", "fork",
                 {"from": str(source), "day": args.at, "tick": town.tick}, "ok",
-                f"forked from {source} at {origin}"))
+                f"forked from {source} at {origin}")])
         finally:
             await store.close()
     except BaseException:

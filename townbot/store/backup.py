@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from townbot.store.disk import check_database_file
+from townbot.store.disk import check_database_file, read_only_uri
 from townbot.store.errors import StoreError
 
 STAMP = "%Y%m%d-%H%M%S-%f"  # in backup names: sorts in time order, one per microsecond
@@ -26,10 +26,6 @@ class Backup:
     bytes: int
     tick: int
     town: str
-
-
-def read_only_uri(path: Path) -> str:
-    return f"file:{path.resolve().as_uri()[7:]}?mode=ro"
 
 
 def backup_database(source: Path, target: Path) -> Backup:

@@ -82,15 +82,15 @@ async def save_checkpoint(store: Store, town_id: int, day: int, tick: int,
 
 
 def checkpoints(connection: sqlite3.Connection, town_id: int) -> list[DayCheckpoint]:
-    if not _has_checkpoints(connection):
+    if not _has_table(connection, "day_checkpoints"):
         return []
     rows = connection.execute("SELECT day, tick, game_time FROM day_checkpoints WHERE "
                               "town_id = ? ORDER BY day", (town_id,)).fetchall()
     return [DayCheckpoint(*row) for row in rows]
 
 
-def _has_checkpoints(connection: sqlite3.Connection) -> bool:
-    return connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'day_checkpoints'"
+def _has_table(connection: sqlite3.Connection, name: str) -> bool:
+    return connection.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)
                               ).fetchone() is not None
 
 
@@ -102,8 +102,7 @@ def rewind_to_day(connection: sqlite3.Connection, town_id: int, day: int) -> Day
         days = ", ".join(str(d) for d in sorted(kept)) or "none yet (one is kept at the start "\
             "of each game day from now on)"
         raise StoreError(f"this town keeps no checkpoint of day {day}; days kept: {days}")
-    columns = APPENDED
-    last = connection.execute(f"SELECT {', '.join(columns)} FROM day_checkpoints WHERE "
+    last = connection.execute(f"SELECT {', '.join(APPENDED)} FROM day_checkpoints WHERE "
                               "town_id = ? AND day = ?", (town_id, day)).fetchone()
     connection.execute("BEGIN IMMEDIATE")
     try:
@@ -123,19 +122,14 @@ def rewind_to_day(connection: sqlite3.Connection, town_id: int, day: int) -> Day
         connection.execute("UPDATE towns SET tick = ? WHERE id = ?", (kept[day].tick, town_id))
         for statement, values in _drop(town_id, "day > ?", (day,)):
             connection.execute(statement, values)
-        _forget_deliveries(connection, last[APPENDED.index("outbox")])
+        if _has_table(connection, "discord_rejected"):  # Discord's refused posts that are gone
+            connection.execute("DELETE FROM discord_rejected WHERE outbox_id > ?",
+                               (last[APPENDED.index("outbox")],))
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")
         raise
     return kept[day]
-
-
-def _forget_deliveries(connection: sqlite3.Connection, outbox_upto: int) -> None:
-    """Discord's record of posts that were refused, for posts that no longer exist."""
-    if connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'discord_rejected'"
-                          ).fetchone():
-        connection.execute("DELETE FROM discord_rejected WHERE outbox_id > ?", (outbox_upto,))
 
 
 def open_copy(path: Path) -> sqlite3.Connection:

@@ -1,7 +1,7 @@
 """The Store: every read and write of a town's database goes through here. Its parts live by
 what they keep: the schema and its migrations (store/migrations.py), the town, its residents
 and its posts (store/towns.py), usage and audit rows (store/usage.py), what one commit writes
-(store/ticks.py), and memories (here). The store keeps what it is given: minds and bodies come
+(store/ticks.py), and memories (store/memories.py). The store keeps what it is given: minds and bodies come
 as JSON made by their own modules."""
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import contextlib
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
 from operator import itemgetter
 from pathlib import Path
 
@@ -19,12 +18,13 @@ import aiosqlite
 import numpy as np
 
 from townbot.llm.port import UsageRecord
-from townbot.store.begin import begin_writing
 from townbot.store.disk import (
     check_database_file,
     check_townbot_schema,
     os_write_error,
+    read_only_uri,
     remove_database_files,
+    schema_version,
     sqlite_write_error,
 )
 from townbot.store.errors import StoreError
@@ -39,8 +39,8 @@ from townbot.store.memories import (
     memory_rows,
     write_embeddings,
 )
-from townbot.store.migrations import check_version, migrate, schema_version
-from townbot.store.ticks import ConversationRecord, TickChanges, TickWrite, roll_back
+from townbot.store.migrations import check_version, migrate
+from townbot.store.ticks import ConversationRecord, TickChanges, TickWrite, begin_writing
 from townbot.store.towns import (
     TOWN_FLAGS,
     VISITOR_UPSERT,
@@ -132,7 +132,7 @@ class Store(TownTables, UsageTables):
                     raise os_write_error(error, path, Path(path).parent) from None
                 lock = WriterLock(path).acquire()
         try:
-            store = await cls._connect(path, read_only, lock)
+            connection = await cls._connect(path, read_only)
         except BaseException as error:
             if lock is not None:
                 refused = isinstance(error, StoreError)
@@ -140,12 +140,13 @@ class Store(TownTables, UsageTables):
                     remove_database_files(path)
                 lock.release(refused=refused)
             raise
-        store.created = new
+        store = cls(connection, path)
+        store.lock, store.created = lock, new
         return store
 
-    @classmethod
-    async def _connect(cls, path: str, read_only: bool, lock: WriterLock | None) -> Store:
-        target = f"file:{Path(path).resolve().as_uri()[7:]}?mode=ro" if read_only else path
+    @staticmethod
+    async def _connect(path: str, read_only: bool) -> aiosqlite.Connection:
+        target = read_only_uri(Path(path)) if read_only else path
         try:
             connection = await aiosqlite.connect(target, isolation_level=None, uri=read_only)
         except sqlite3.Error as error:
@@ -162,8 +163,6 @@ class Store(TownTables, UsageTables):
                     page_size = (await cursor.fetchone())[0]
                 await connection.execute(f"PRAGMA wal_autocheckpoint={WAL_BYTES // page_size}")
             await connection.execute("PRAGMA foreign_keys=ON")
-            store = cls(connection, path)
-            store.lock = lock
             await (check_version(connection, path) if read_only else migrate(connection, path))
         except sqlite3.DatabaseError as error:
             await connection.close()  # else aiosqlite's thread keeps the process alive
@@ -175,7 +174,7 @@ class Store(TownTables, UsageTables):
         except BaseException:
             await connection.close()
             raise
-        return store
+        return connection
 
     async def close(self, *, refused: bool = False) -> None:
         """Close the town. `refused`: its founding failed (a full disk, the file-size limit),
@@ -210,26 +209,6 @@ class Store(TownTables, UsageTables):
 
     # --- writing ----------------------------------------------------------------------------
 
-    def disk_full(self, error: BaseException) -> StoreError | None:
-        """A write SQLite refused (a full disk, a read-only file, the file-size limit) as one
-        line saying what happened to the town; None for other errors."""
-        return sqlite_write_error(error, self.path)
-
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[None]:
-        """BEGIN IMMEDIATE ... COMMIT, rolled back on any error; one at a time."""
-        async with self._writing:
-            await begin_writing(lambda: self.db.execute("BEGIN IMMEDIATE"))
-            try:
-                yield
-                await self.db.execute("COMMIT")
-            except BaseException as error:
-                await roll_back(self.db)
-                refused = self.disk_full(error)
-                if refused is not None:
-                    raise refused from error
-                raise
-
     async def run(self, write: TickWrite) -> None:
         """Run `write` as one transaction, one write at a time. A cancelled caller stops
         waiting for it, but the write runs to its end first (its statements must not mix with
@@ -245,10 +224,10 @@ class Store(TownTables, UsageTables):
                             await asyncio.wait([task])
                     raise
         except BaseException as error:
-            full = self.disk_full(error)
-            if full is None:
+            refused = sqlite_write_error(error, self.path)
+            if refused is None:
                 raise
-            raise full from error
+            raise refused from error
 
     async def write_now(self, statement: str, rows: list[tuple]) -> None:
         """Rows of one statement in a transaction of their own (none: nothing to do)."""
@@ -265,11 +244,7 @@ class Store(TownTables, UsageTables):
         return log
 
     async def add_usage(self, town_id: int, records: list[tuple[int, UsageRecord]]) -> None:
-        """Usage records (with the tick of each) in a short transaction of their own."""
         await self.write_now(USAGE_INSERT, usage_values(town_id, records))
-
-    async def add_audit(self, town_id: int, entry: AuditEntry) -> None:
-        await self.add_audits(town_id, [entry])
 
     async def add_audits(self, town_id: int, entries: list[AuditEntry]) -> None:
         """Audit rows in one transaction of their own, for a use case that changed nothing (a
@@ -280,22 +255,28 @@ class Store(TownTables, UsageTables):
                           embedding_model: str, embedding_dim: int,
                           agents: dict[str, tuple[dict, dict]],
                           objects: dict[str, str]) -> TownRow:
-        async with self.transaction():
-            cursor = await self.db.execute(
+        founded: list[int] = []
+
+        async def found(db: aiosqlite.Connection) -> None:
+            cursor = await db.execute(
                 "INSERT INTO towns (name, start, tick_minutes, seed, model, embedding_model, "
                 "embedding_dim) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (name, start, tick_minutes, seed, model, embedding_model, embedding_dim))
             town_id = cursor.lastrowid
-            await self.db.executemany(
+            founded.append(town_id)
+            await db.executemany(
                 "INSERT INTO agents (town_id, name, body, mind) VALUES (?, ?, ?, ?)",
                 [(town_id, n, json.dumps(b), pack(json.dumps(m))) for n, (b, m) in agents.items()])
-            await self.db.executemany(
+            await db.executemany(
                 "INSERT INTO bodies (town_id, agent, body) VALUES (?, ?, ?)",
                 [(town_id, n, json.dumps(b)) for n, (b, _) in agents.items()])
-            await self.db.executemany(
+            await db.executemany(
                 "INSERT INTO objects (town_id, path, state, updated) VALUES (?, ?, ?, ?)",
                 [(town_id, path, state, start) for path, state in objects.items()])
-        town = await self.town(town_id)
+        write = TickWrite()
+        write.steps.append(found)
+        await self.run(write)
+        town = await self.town(founded[0])
         assert town is not None
         return town
 
@@ -326,7 +307,6 @@ class Store(TownTables, UsageTables):
         return sorted(stored, key=lambda one: one.agent)  # stable: positions stay in order
 
     def memory_chunks(self, town_id: int, agent: str | None = None) -> AsyncIterator[MemoryChunk]:
-        """A town's memories a chunk of rows at a time (see townbot.store.memories)."""
         return memory_chunks(self.db, self.path, town_id, agent)
 
 
@@ -335,8 +315,9 @@ async def replace_embeddings(store: Store, town_id: int, embedding_model: str, e
                              usage: Iterable[UsageRecord] = ()) -> None:
     """Give every listed memory (agent, seq) a new vector and the town its new embedding model,
     with the usage that re-embedding cost, in one transaction: all of it or none."""
-    async with store.transaction():
-        await write_embeddings(store.db, town_id, vectors)
-        await store.db.execute("UPDATE towns SET embedding_model = ?, embedding_dim = ? WHERE id = ?",
-                               (embedding_model, embedding_dim, town_id))
-        await store.db.executemany(USAGE_INSERT, usage_values(town_id, [(tick, u) for u in usage]))
+    write = TickWrite()
+    write.steps.append(lambda db: write_embeddings(db, town_id, vectors))
+    write.one("UPDATE towns SET embedding_model = ?, embedding_dim = ? WHERE id = ?",
+              (embedding_model, embedding_dim, town_id))
+    write.many(USAGE_INSERT, usage_values(town_id, [(tick, u) for u in usage]))
+    await store.run(write)

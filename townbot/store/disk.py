@@ -112,6 +112,10 @@ def check_database_file(path: str, *, must_exist: bool) -> None:
                          "untouched; give --db another file")
 
 
+def read_only_uri(path: Path) -> str:
+    return f"file:{path.resolve().as_uri()[7:]}?mode=ro"
+
+
 def remove_database_files(path: str) -> None:
     """A database this process created and could not found a town in, with SQLite's files."""
     for suffix in ("", "-wal", "-shm", "-journal"):
@@ -119,12 +123,19 @@ def remove_database_files(path: str) -> None:
             Path(path + suffix).unlink(missing_ok=True)
 
 
+async def schema_version(db: aiosqlite.Connection) -> int:
+    async with db.execute("PRAGMA user_version") as cursor:
+        return int((await cursor.fetchone())[0])
+
+
+async def table_names(db: aiosqlite.Connection) -> set[str]:
+    async with db.execute("SELECT name FROM sqlite_master WHERE type = 'table'") as cursor:
+        return {row[0] for row in await cursor.fetchall()}
+
+
 async def check_townbot_schema(connection: aiosqlite.Connection, path: str) -> None:
     """An SQLite file that has tables but no townbot schema belongs to something else."""
-    async with connection.execute("PRAGMA user_version") as cursor:
-        version = (await cursor.fetchone())[0]
-    async with connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'") as cursor:
-        tables = {row[0] for row in await cursor.fetchall()}
-    if tables and (version == 0 or "towns" not in tables):
+    tables = await table_names(connection)
+    if tables and (await schema_version(connection) == 0 or "towns" not in tables):
         raise StoreError(f"{path} is an SQLite database of something else (no townbot tables); "
                          "it was left untouched; give --db another file")

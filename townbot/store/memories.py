@@ -33,6 +33,7 @@ ACCESS_INSERT = ("INSERT INTO memory_access (town_id, agent, seqs, times, import
                  "VALUES (?, ?, ?, ?, ?)")
 UNIT = "\x1f"  # joins the game times of an access row when they differ
 SPARSE = b"s"  # first byte of an embedding stored as its non-zero entries (see pack_vectors)
+DAMAGED = "the database is damaged; restore a backup of it or start a new --db"
 ENTRY = np.dtype([("index", "<u2"), ("value", "<f4")])  # one non-zero entry, six bytes
 
 
@@ -72,15 +73,17 @@ def pack_vectors(vectors: np.ndarray | list[np.ndarray]) -> list[bytes]:
     that takes at most three quarters of them, SPARSE and its non-zero entries (index and
     float32 value). A hashing embedder's vectors are mostly zeros and shrink about tenfold; a
     dense model's stay raw. Either way the floats read back are bit for bit the ones written."""
-    floats = np.asarray(vectors, dtype=np.float32)
-    dim = floats.shape[1]
-    rows, columns = np.nonzero(floats.view(np.uint32))  # bits, so -0.0 is kept as written
-    entries = np.empty(len(rows), dtype=ENTRY)
-    entries["index"], entries["value"] = columns, floats[rows, columns]
-    ends = np.searchsorted(rows, np.arange(1, len(floats) + 1)).tolist()
-    return [floats[row].tobytes() if 1 + ENTRY.itemsize * (end - start) > 3 * dim or dim > 65536
-            else SPARSE + entries[start:end].tobytes()
-            for row, (start, end) in enumerate(zip([0, *ends[:-1]], ends, strict=True))]
+    blobs = []
+    for vector in vectors:
+        floats = np.asarray(vector, dtype=np.float32)
+        (columns,) = np.nonzero(floats.view(np.uint32))  # bits, so -0.0 is kept as written
+        if 1 + ENTRY.itemsize * len(columns) > 3 * len(floats) or len(floats) > 65536:
+            blobs.append(floats.tobytes())
+        else:
+            entries = np.empty(len(columns), dtype=ENTRY)
+            entries["index"], entries["value"] = columns, floats[columns]
+            blobs.append(SPARSE + entries.tobytes())
+    return blobs
 
 
 def unpack_vectors(agent: str, blobs: list[bytes], dim: int) -> np.ndarray:
@@ -104,14 +107,12 @@ def unpack_vectors(agent: str, blobs: list[bytes], dim: int) -> np.ndarray:
             vectors[np.repeat(sparse_rows, counts), stored["index"]] = stored["value"]
     except (zlib.error, ValueError, IndexError, TypeError) as error:
         raise StoreError(f"the memories of {agent} have embeddings that are not {dim} numbers: "
-                         "the database is damaged; restore a backup of it or start a new --db") \
-            from error
+                         f"{DAMAGED}") from error
     return vectors
 
 
-def damaged(path: str, problem: object) -> StoreError:
-    return StoreError(f"the memories in {path} cannot be read ({problem}): the database is "
-                      "damaged; restore a backup of it or start a new --db")
+def damaged(path: str, problem: object, what: str = "memories") -> StoreError:
+    return StoreError(f"the {what} in {path} cannot be read ({problem}): {DAMAGED}")
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -119,23 +120,21 @@ def damaged(path: str, problem: object) -> StoreError:
 Access = tuple[str, int]  # (game time, importance) logged last for a memory
 
 
-async def latest_accesses(db: aiosqlite.Connection, path: str, town_id: int,
-                          agent: str | None = None) -> dict[str, dict[int, Access]]:
+async def latest_accesses(db: aiosqlite.Connection, town_id: int, agent: str | None = None
+                          ) -> tuple[dict[str, dict[int, Access]], int]:
     """By resident and position, the last access and importance logged for each memory whose
-    row they override, read from memory_access in the order written."""
+    row they override, read from memory_access in the order written, and the id of the last
+    row read (0: none); ValueError if a row is damaged."""
     only = " AND agent = ?" if agent is not None else ""
     args = (town_id,) if agent is None else (town_id, agent)
     latest: dict[str, dict[int, Access]] = {}
-    async with db.execute(f"SELECT agent, seqs, times, importances FROM memory_access WHERE "
+    last = 0
+    async with db.execute(f"SELECT id, agent, seqs, times, importances FROM memory_access WHERE "
                           f"town_id = ?{only} ORDER BY id", args) as cursor:
-        async for name, seqs, times, importances in cursor:
-            try:
-                latest.setdefault(name, {}).update(logged_row(seqs, times, importances))
-            except ValueError as error:
-                raise StoreError(f"the memory accesses logged in {path} cannot be read ({error}): "
-                                 "the database is damaged; restore a backup of it or start a new "
-                                 "--db") from error
-    return latest
+        async for row_id, name, seqs, times, importances in cursor:
+            latest.setdefault(name, {}).update(logged_row(seqs, times, importances))
+            last = row_id
+    return latest, last
 
 
 def logged_row(seqs: str, times: str, importances: str) -> dict[int, Access]:
@@ -158,7 +157,10 @@ async def memory_chunks(db: aiosqlite.Connection, path: str, town_id: int,
     if found is None:
         raise StoreError(f"{path} has no town {town_id}")
     dim = int(found[0])
-    latest = await latest_accesses(db, path, town_id, agent)
+    try:
+        latest, _ = await latest_accesses(db, town_id, agent)
+    except ValueError as error:
+        raise damaged(path, error, "memory accesses logged") from error
     only = " AND agent = ?" if agent is not None else ""
     args: tuple[Any, ...] = (town_id,) if agent is None else (town_id, agent)
     async with db.execute("SELECT max(id) FROM memories") as cursor:
@@ -195,8 +197,7 @@ class _ChunkReader:
         first = self.next_seq.get(agent, 0)
         if [row[1] for row in rows] != list(range(first, first + len(rows))):
             raise StoreError(f"the memories of {agent} in {self.path} are not stored in order "
-                             "(positions missing or repeated): the database is damaged; restore "
-                             "a backup of it or start a new --db")
+                             f"(positions missing or repeated): {DAMAGED}")
         self.next_seq[agent] = first + len(rows)
         logged = self.latest.get(agent, {})
         memories = []
@@ -216,7 +217,7 @@ class _ChunkReader:
 
 def memory_rows(town: int, new: list[tuple[str, Memory, np.ndarray]]) -> list[tuple[Any, ...]]:
     """The rows of MEMORY_INSERT for new memories (resident, memory, embedding)."""
-    blobs = pack_vectors([vector for _, _, vector in new]) if new else []
+    blobs = pack_vectors([vector for _, _, vector in new])
     return [(town, agent, m.id, m.kind, m.text, format_game_time(m.created),
              format_game_time(m.last_accessed), m.importance, blob, json.dumps(list(m.evidence)))
             for (agent, m, _), blob in zip(new, blobs, strict=True)]
@@ -242,13 +243,7 @@ async def compact_accesses(db: aiosqlite.Connection, town: int) -> None:
     """Put the town's logged accesses in one row per resident, holding the latest entry of each
     of its memories, after the rows they replace, which are then deleted (inside the tick's
     transaction, once a game day)."""
-    latest: dict[str, dict[int, Access]] = {}
-    last = 0
-    async with db.execute("SELECT id, agent, seqs, times, importances FROM memory_access "
-                          "WHERE town_id = ? ORDER BY id", (town,)) as cursor:
-        async for row_id, agent, seqs, times, importances in cursor:
-            latest.setdefault(agent, {}).update(logged_row(seqs, times, importances))
-            last = row_id
+    latest, last = await latest_accesses(db, town)
     if not last:
         return
     rows = []
@@ -267,7 +262,7 @@ async def write_embeddings(db: aiosqlite.Connection, town_id: int,
     async with db.execute("SELECT agent, seq, id FROM memories WHERE town_id = ?",
                           (town_id,)) as cursor:  # no index on (agent, seq): one pass
         ids = {(row[0], row[1]): row[2] for row in await cursor.fetchall()}
-    blobs = pack_vectors([vector for _, _, vector in vectors]) if vectors else []
+    blobs = pack_vectors([vector for _, _, vector in vectors])
     await db.executemany("UPDATE memories SET embedding = ? WHERE id = ?",
                          [(blob, ids[agent, seq]) for (agent, seq, _), blob
                           in zip(vectors, blobs, strict=True) if (agent, seq) in ids])

@@ -9,6 +9,7 @@ from typing import Any
 
 import aiosqlite
 
+from townbot.store.disk import schema_version, table_names
 from townbot.store.errors import StoreError
 from townbot.store.towns import pack, unpack
 
@@ -68,8 +69,7 @@ async def plain_minds(db: aiosqlite.Connection) -> None:
     parts were stored as bases with their changes logged in part_log (migration 7): every part
     gets its log applied and part_log goes, in the town and in the copies its day checkpoints
     keep (townbot.store.checkpoints)."""
-    async with db.execute("SELECT name FROM sqlite_master WHERE type = 'table'") as cursor:
-        tables = {name for (name,) in await cursor.fetchall()}
+    tables = await table_names(db)
     for parts, log, keys in (("mind_parts", "part_log", "town_id"),
                              ("checkpoint_mind_parts", "checkpoint_part_log", "town_id, day")):
         if parts in tables:
@@ -88,11 +88,7 @@ def _sights_by_time(fields: dict[str, Any]) -> dict[str, Any]:
 async def sights_by_time(db: aiosqlite.Connection) -> None:
     """16: an attention part keeps its sights by the time they were seen, in the town and in
     the copies its day checkpoints keep (a mind as founded, agents.mind, has seen nothing)."""
-    async with db.execute("SELECT name FROM sqlite_master WHERE type = 'table'") as cursor:
-        tables = {name for (name,) in await cursor.fetchall()}
-    for table in ("mind_parts", "checkpoint_mind_parts"):
-        if table not in tables:
-            continue
+    for table in {"mind_parts", "checkpoint_mind_parts"} & await table_names(db):
         async with db.execute(f"SELECT rowid, state FROM {table} WHERE part = 'attention'") \
                 as cursor:
             rows = [(rowid, json.loads(unpack(state))) for rowid, state in await cursor.fetchall()]
@@ -343,12 +339,6 @@ MIGRATIONS: list[str | Callable[[aiosqlite.Connection], Awaitable[None]]] = [
     """,
     sights_by_time,  # 16
 ]
-
-
-async def schema_version(db: aiosqlite.Connection) -> int:
-    async with db.execute("PRAGMA user_version") as cursor:
-        row = await cursor.fetchone()
-    return int(row[0])
 
 
 async def check_version(db: aiosqlite.Connection, path: str) -> None:

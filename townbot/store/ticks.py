@@ -1,8 +1,10 @@
 """What one commit writes: a tick's changes (`TickChanges`) and the statements that write them
-(`TickWrite`), run in one transaction through aiosqlite's public API."""
+(`TickWrite`), run in one transaction through aiosqlite's public API, and how a write begins
+(`begin_writing`)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import sqlite3
@@ -17,6 +19,29 @@ from townbot.llm.port import UsageRecord
 from townbot.store.towns import VisitorRow
 from townbot.store.usage import AuditEntry
 from townbot.world.events import TownEvent
+
+# A read between its first and last row holds a snapshot. If another connection to the same
+# town (the engine's or the Discord store's) has committed since, SQLite refuses that
+# connection's BEGIN IMMEDIATE at once (SQLITE_BUSY_SNAPSHOT), without the busy timeout's wait.
+# The read ends within a few turns of the event loop, so the write waits for it and tries again.
+SNAPSHOT_WAIT_S = 0.005  # between tries
+SNAPSHOT_WAIT_LIMIT_S = 10.0  # as long as a busy timeout lets a writer wait for another
+
+
+async def begin_writing(begin: Callable[[], Awaitable[object]]) -> None:
+    """Await `begin` (which starts with BEGIN IMMEDIATE and has done nothing when that is
+    refused) until the connection's own read in flight no longer stands in its way."""
+    waited = 0.0
+    while True:
+        try:
+            await begin()
+            return
+        except sqlite3.OperationalError as error:
+            read_in_flight = getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY_SNAPSHOT
+            if not read_in_flight or waited >= SNAPSHOT_WAIT_LIMIT_S:
+                raise
+        await asyncio.sleep(SNAPSHOT_WAIT_S)
+        waited += SNAPSHOT_WAIT_S
 
 
 @dataclass(frozen=True)
@@ -87,7 +112,6 @@ class TickWrite:
         self.steps.append(insert)
 
     async def run(self, db: aiosqlite.Connection) -> None:
-        """All of it or none."""
         await db.execute("BEGIN IMMEDIATE")
         try:
             for step in self.steps:
@@ -95,11 +119,7 @@ class TickWrite:
             await db.execute("COMMIT")
             self.committed = True
         except BaseException:
-            await roll_back(db)
+            # SQLite may have rolled it back already (a full disk)
+            with contextlib.suppress(sqlite3.OperationalError):
+                await db.execute("ROLLBACK")
             raise
-
-
-async def roll_back(db: aiosqlite.Connection) -> None:
-    """ROLLBACK the transaction under way; SQLite may have rolled it back already (a full disk)."""
-    with contextlib.suppress(sqlite3.OperationalError):
-        await db.execute("ROLLBACK")

@@ -41,10 +41,6 @@ class WriterLock:
         self._fd: int | None = None
         self.created = False  # this lock made the sidecar file
 
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
     def acquire(self, command: str | None = None) -> WriterLock:
         """Hold the lock, or raise one StoreError line: another holder (TownBusy), or a folder
         or disk that cannot take the lock file (which is then not left behind)."""

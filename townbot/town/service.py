@@ -120,7 +120,7 @@ class TownService:
                              reason: str) -> None:
         """An audit row alone: a refusal changed nothing."""
         row = self._audit_row(case, person, arguments, "refused", reason)
-        await self.engine.store.add_audit(self.engine.town.id, row)
+        await self.engine.store.add_audits(self.engine.town.id, [row])
 
     async def refused(self, case: str, person: Person, reason: str) -> None:
         """Audit a refusal a platform made before the use case ran (a moderator command

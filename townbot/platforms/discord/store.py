@@ -19,7 +19,7 @@ from typing import TypeVar
 
 import aiosqlite
 
-from townbot.store.begin import begin_writing
+from townbot.store.ticks import begin_writing
 
 BUSY_MS = 10_000
 T = TypeVar("T")
