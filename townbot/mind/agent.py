@@ -72,6 +72,11 @@ class Intent:
     tending: bool = False  # dealing with trouble in the object: its state may replace the trouble
 
 
+def _timetable(blocks: list[PlanBlock]) -> str:
+    """'7:00 am waking up; 7:30 am having breakfast', for a plan memory."""
+    return "; ".join([f"{planning.face_of(b.start)} {b.activity}" for b in blocks])
+
+
 def starting_knowledge(persona: Persona, arenas_of: dict[str, list[str]]) -> dict[str, list[str]]:
     """Residents start knowing their home, work and the places they frequent."""
     return {sector: list(arenas_of[sector]) for sector in persona.starting_sectors()}
@@ -109,18 +114,11 @@ class AgentMind:
     def remember(self, kind: str, text: str, evidence: tuple[int, ...] = (),
                  when: datetime | None = None) -> None:
         """Queue a memory; it is scored and embedded together with the others queued."""
-        self._remember_all(kind, [text], tuple(evidence), when)
-
-    def _remember_all(self, kind: str, texts: list[str], evidence: tuple[int, ...] = (),
-                      when: datetime | None = None) -> None:
-        """`remember` each text in order (a perception's new sights: a few a step each, for
-        every resident), the time read once."""
         created = when or self.now
         if created is None:
             raise ValueError("remember() needs a time before the first step")
-        queue = self.state.queue
-        queue.pending.extend([Pending(kind, text, evidence, created) for text in texts])
-        queue.mark()
+        self.state.queue.pending.append(Pending(kind, text, tuple(evidence), created))
+        self.state.queue.mark()
 
     async def flush_memories(self, now: datetime, *, force: bool = False) -> None:
         """Store queued memories at once, retrievable from now on; texts never scored before
@@ -164,7 +162,9 @@ class AgentMind:
     async def _score_unscored(self, now: datetime) -> None:
         ids = list(self.state.queue.unscored)
         texts = list(dict.fromkeys(self.stream.memories[i].text for i in ids))
-        self._importance_by_text.update(zip(texts, await self._rate(texts), strict=True))
+        question = ImportanceQuestion(self.name, self.persona.identity(), tuple(texts))
+        scored = (await self.model.ask(question.ask(self.name))).scores
+        self._importance_by_text.update(zip(texts, scored, strict=True))
         self.state.queue.unscored, self.state.queue.last_scored = [], now
         self.state.queue.mark()
         memories, by_text = self.stream.memories, self._importance_by_text
@@ -184,39 +184,29 @@ class AgentMind:
             plan.notable = (plan.notable + [text])[-NOTABLE_LIMIT:]
             plan.mark()
 
-    async def _rate(self, texts: list[str]) -> list[int]:
-        question = ImportanceQuestion(self.name, self.persona.identity(), tuple(texts))
-        return list((await self.model.ask(question.ask(self.name))).scores)
-
     def observe(self, perception: Perception, world: WorldView) -> list[Sighting]:
         """Store what is new or changed; an unchanged sight only refreshes the memory made of
         it. Learn the place we are in. Returns the new sightings."""
         now = perception.now
-        if perception.sector and perception.arena:
-            self._learn_arenas(perception.sector, world.arenas_of(perception.sector))
+        if perception.sector and perception.arena:  # know every arena of the sector we are in
+            known = self.state.places.known.setdefault(perception.sector, [])
+            for arena in world.arenas_of(perception.sector):
+                if arena not in known:
+                    known.append(arena)
+                    self.state.places.mark()
         sights = self.state.attention.sights
         known_sights = len(sights)
         sightings = perception.sightings
         fresh, same = attention.sort_sightings(sights, sightings, now, self._sight_gap)
         if sightings or len(sights) != known_sights:  # stamped, or some forgotten
             self.state.attention.mark()
-        if fresh:
-            self._remember_all("observation", [sighting.text for sighting in fresh])
+        for sighting in fresh:
+            self.remember("observation", sighting.text)
         if same:  # refresh the memories made of what was seen lately
             latest_with = self.stream.latest_with
             self.stream.touch([memory.id for sighting in same
                                if (memory := latest_with(sighting.text)) is not None], now)
         return fresh
-
-    def _learn_arenas(self, sector: str, arenas: list[str]) -> None:
-        """Know every arena of the sector we are in."""
-        known = self.state.places.known.setdefault(sector, [])
-        if known == arenas:  # most steps: known already, in the world's order
-            return
-        for arena in arenas:
-            if arena not in known:
-                known.append(arena)
-                self.state.places.mark()
 
     # --- the step ---------------------------------------------------------------------------
 
@@ -229,7 +219,8 @@ class AgentMind:
             self.state.places.mark()
         fresh = self.observe(perception, world)
         if not self.persona.is_awake_at(minute_of_day(now)):
-            intent = self._sleep_intent()
+            intent = Intent(self.name, self.persona.home_sector, self.persona.home_arena,
+                            SLEEPING, "😴", "bed", "occupied", asleep=True)
         else:
             if self.state.planning.day != now.date():
                 await self.start_day(now)
@@ -258,10 +249,6 @@ class AgentMind:
         intent.talk_to = talk_to
         return intent
 
-    def _sleep_intent(self) -> Intent:
-        return Intent(self.name, self.persona.home_sector, self.persona.home_arena, SLEEPING,
-                      "😴", "bed", "occupied", asleep=True)
-
     async def start_day(self, now: datetime) -> None:
         await self.flush_memories(now, force=True)
         self.state.summary.summary = await summary.summarise(self.model, self.persona, self.stream, now)
@@ -273,8 +260,7 @@ class AgentMind:
         self.remember("plan", f"{self.name}'s plan for {day_label}: {'; '.join(items)}")
         blocks = await planning.plan_hours(self.model, self.persona, now, items, intentions,
                                            self.state.places.known)
-        schedule = "; ".join([f"{planning.face_of(b.start)} {b.activity}" for b in blocks])
-        self.remember("plan", f"{self.name}'s schedule for {day_label}: {schedule}")
+        self.remember("plan", f"{self.name}'s schedule for {day_label}: {_timetable(blocks)}")
         self.state.planning.day, self.state.planning.day_plan = now.date(), items
         self.state.planning.blocks, self.state.places.refused = blocks, {}
         self.state.planning.mark()
@@ -367,9 +353,8 @@ class AgentMind:
         kept = planning.insert_block(self.state.planning.blocks, blocks[0])
         self.state.planning.blocks = [b for b in kept if b.end <= now or b is blocks[0]] + blocks[1:]
         self.state.planning.mark()
-        schedule = "; ".join([f"{planning.face_of(b.start)} {b.activity}" for b in blocks])
         self.remember("plan", f"{self.name} changed plans at {clock_face(minute_of_day(now))}: "
-                              f"{schedule}")
+                              f"{_timetable(blocks)}")
 
     # --- reacting ---------------------------------------------------------------------------
 
@@ -525,13 +510,10 @@ class AgentMind:
             return world.availability(self.name, sector, arena)
         return check
 
-    def _previous_block(self, block: PlanBlock) -> PlanBlock | None:
-        earlier = [b for b in self.state.planning.blocks if b.end <= block.start and b.sector]
-        return earlier[-1] if earlier else None
-
     async def _place_block(self, block: PlanBlock, perception: Perception,
                            world: WorldView) -> None:
-        previous = self._previous_block(block)
+        earlier = [b for b in self.state.planning.blocks if b.end <= block.start and b.sector]
+        previous = earlier[-1] if earlier else None
         available = self._availability(world)
         if (previous and planning.continues(block, previous)
                 and available(previous.sector, previous.arena) is None):
@@ -562,16 +544,14 @@ class AgentMind:
             block.steps = await planning.decompose(self.model, self.persona, block, objects, now)
             self.state.planning.mark()
             if block.steps:
-                self.remember("plan", self._steps_memory(block))
+                steps = "; ".join([f"{planning.face_of(s.start)} {s.action}" for s in block.steps])
+                self.remember("plan", f"{self.name}'s steps for '{block.activity}' at "
+                                      f"{block.sector}: {steps}")
         step = block.step_at(now) or (block.steps[-1] if block.steps else None)
         if step is None:
             return Intent(self.name, block.sector, block.arena, block.activity, "🙂")
         return Intent(self.name, block.sector, block.arena, step.action, step.emoji,
                       step.object or None, step.object_state or None, tending=block.tending)
-
-    def _steps_memory(self, block: PlanBlock) -> str:
-        steps = "; ".join([f"{planning.face_of(s.start)} {s.action}" for s in block.steps])
-        return f"{self.name}'s steps for '{block.activity}' at {block.sector}: {steps}"
 
     def _record_own_action(self, intent: Intent) -> None:
         """Remember what we do, once per activity (not every 5-15 minute step of it)."""
@@ -582,15 +562,11 @@ class AgentMind:
         if key != self.state.attention.last_step and now is not None:
             self.state.attention.last_step = key
             self.state.attention.mark()
-            self._see(f"{self.name} is {doing}", now)
-
-    def _see(self, text: str, now: datetime) -> None:
-        """Store a sight when it is new; refresh the memory of one seen lately."""
-        self.state.attention.mark()
-        if attention.note(self.state.attention.sights, text, now, self._sight_gap):
-            self.remember("observation", text)
-        elif (memory := self.stream.latest_with(text)) is not None:
-            self.stream.touch([memory.id], now)
+            text = f"{self.name} is {doing}"  # a sight of our own: new, or refreshed
+            if attention.note(self.state.attention.sights, text, now, self._sight_gap):
+                self.remember("observation", text)
+            elif (memory := self.stream.latest_with(text)) is not None:
+                self.stream.touch([memory.id], now)
 
     def refused(self, sector: str, arena: str, reason: str, now: datetime) -> None:
         """The world would not let us in: remember why and choose another place next tick."""
