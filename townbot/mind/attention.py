@@ -13,26 +13,22 @@ from datetime import datetime, timedelta
 
 from townbot.mind.reacting import Sighting
 
-# what was seen -> when it was last seen
-Sights = dict[str, datetime]
 
-
-def note(sights: Sights, text: str, now: datetime, gap: timedelta) -> bool:
+def note(sights: dict[str, datetime], text: str, now: datetime, gap: timedelta) -> bool:
     """Stamp a sight as seen now; True when it is new (not seen within the gap)."""
     last = sights.get(text)
     sights[text] = now
     return last is None or now - last > gap
 
 
-def sort_sightings(sights: Sights, sightings: list[Sighting], now: datetime,
+def sort_sightings(sights: dict[str, datetime], sightings: list[Sighting], now: datetime,
                    gap: timedelta) -> tuple[list[Sighting], list[Sighting]]:
     """Split a perception into (new or changed, seen lately) and note what was seen now.
     Sights unseen for longer than the gap are forgotten, which bounds the table."""
     fresh: list[Sighting] = []
     same: list[Sighting] = []
     for sighting in sightings:
-        (same if not note(sights, sighting.text, now, gap) else fresh).append(sighting)
-    cutoff = now - gap  # seen before it <=> now - seen > gap
-    for text in [t for t, seen in sights.items() if seen < cutoff]:
+        (fresh if note(sights, sighting.text, now, gap) else same).append(sighting)
+    for text in [t for t, seen in sights.items() if now - seen > gap]:
         del sights[text]
     return fresh, same

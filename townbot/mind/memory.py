@@ -26,13 +26,6 @@ KINDS = ("observation", "reflection", "plan", "conversation", "thought")
 KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}  # stored as int8 beside the vectors
 
 
-def kind_table(kinds: tuple[str, ...]) -> np.ndarray:
-    """True at the codes of `kinds` (unknown kinds match nothing)."""
-    wanted = np.zeros(len(KINDS), dtype=bool)
-    wanted[[KIND_CODES[k] for k in kinds if k in KIND_CODES]] = True
-    return wanted
-
-
 @lru_cache(maxsize=4096)  # a tick's memories share their moments (a resume reads thousands)
 def hours_since_epoch(moment: datetime) -> float:
     return (moment - EPOCH).total_seconds() / 3600.0
@@ -206,8 +199,10 @@ class MemoryStream:
         return self._vectors.matrix(), self._importance.values, self._accessed.values
 
     def kind_mask(self, kinds: tuple[str, ...]) -> np.ndarray:
-        """True for each stored memory of one of `kinds` (a lookup of each memory's kind code)."""
-        return kind_table(kinds)[self._kinds.values]
+        """True for each stored memory of one of `kinds` (unknown kinds match nothing)."""
+        wanted = np.zeros(len(KINDS), dtype=bool)
+        wanted[[KIND_CODES[k] for k in kinds if k in KIND_CODES]] = True
+        return wanted[self._kinds.values]
 
     def take_changes(self) -> tuple[list[Memory], list[Memory]]:
         """Memories added and memories re-accessed since the last call (for the store)."""

@@ -65,24 +65,18 @@ def retrieve_plans(stream: MemoryStream, query: np.ndarray, now: datetime,
     return [m for m in found if m.importance >= 5][:limit]
 
 
-def date_labels(day: datetime) -> tuple[tuple[str, str], ...]:
-    """The ways a memory may name the date ("February 14", "Feb 14", "14 February"), each with
-    a part of it that every date of the month shares (so that the stream keeps its search)."""
-    month, short, date = f"{day:%B}", f"{day:%b}", day.day
-    return ((f"{month} {date}", f"{month} "), (f"{short} {date}", f"{short} "),
-            (f"{date} {month}", f" {month}"))
-
-
 def dated_memories(stream: MemoryStream, day: datetime, limit: int = 3) -> list[Memory]:
     """The most important non-plan memories that name this date ("February 14"); of equal
     importance, what was learned comes before whole transcripts of talks (which repeat it at
     length and would crowd it out), then the latest. Only the memories that hold a part of the
     month's labels are read (a label is any substring, so "February 1" is in "February 14")."""
-    labels = date_labels(day)
-    memories = stream.memories
+    # The ways a memory may name the date, each with the part every date of the month shares.
+    month, short, date = f"{day:%B}", f"{day:%b}", day.day
+    labels = ((f"{month} {date}", f"{month} "), (f"{short} {date}", f"{short} "),
+              (f"{date} {month}", f" {month}"))
     holding = set().union(*(stream.ids_containing(part) for _, part in labels))
-    named = [m for m in map(memories.__getitem__, holding)
-             if m.kind not in ("plan", "reflection") and any(label in m.text for label, _ in labels)]
+    named = [m for m in (stream.memories[i] for i in holding) if m.kind not in ("plan", "reflection")
+             and any(label in m.text for label, _ in labels)]
     return sorted(named, key=lambda m: (-m.importance, " talked with " in m.text, -m.id))[:limit]
 
 

@@ -36,12 +36,6 @@ class Sighting:
         return self.subject.split(": ")[-1]
 
 
-def context_queries(observer: str, sighting: Sighting) -> list[str]:
-    return [f"What is {observer}'s relationship with the {sighting.short_subject}?"
-            if sighting.kind == "object" else f"What is {observer}'s relationship with "
-            f"{sighting.subject}?", f"{sighting.short_subject} is {sighting.status}"]
-
-
 def last_talk(stream: MemoryStream, name: str, partner: str) -> str:
     """When the two last talked and about what (what was learned, else how it went)."""
     first = name.split()[0]
@@ -63,7 +57,10 @@ def last_talk(stream: MemoryStream, name: str, partner: str) -> str:
 async def decide(model: LanguageModel, name: str, summary: str, stream: MemoryStream,
                  now: datetime, action: str, sighting: Sighting,
                  settings: MindSettings) -> Reaction:
-    queries = context_queries(name, sighting)
+    # The paper's two retrievals: the relationship with what was seen, and its status.
+    seen = f"the {sighting.short_subject}" if sighting.kind == "object" else sighting.subject
+    queries = [f"What is {name}'s relationship with {seen}?",
+               f"{sighting.short_subject} is {sighting.status}"]
     vectors = await model.embed(queries)
     remembered: list[str] = []
     for vector in vectors:
