@@ -126,9 +126,6 @@ class AgentMind:
         most every SCORING_INTERVAL unless forced), which is when they count toward
         reflection. One flush at a time: a reflection stores its insights while the rest of
         the step goes on."""
-        if not (self.state.queue.pending or self._scoring_due(now, force)
-                or self._flushing.locked()):
-            return  # nothing to do, as the lock would have found (most steps)
         async with self._flushing:
             await self._store_pending()
             if self._scoring_due(now, force):
@@ -316,8 +313,7 @@ class AgentMind:
     async def _maybe_revise(self, now: datetime) -> None:
         """Important news since the last look at the plan: look again, at most so often."""
         last = self.state.planning.last_revision
-        if not self.state.planning.notable or (last and now - last < span_of_minutes(
-                self.settings.revise_interval_minutes)):
+        if last and now - last < span_of_minutes(self.settings.revise_interval_minutes):
             return
         news, self.state.planning.notable = self.state.planning.notable, []
         self.state.planning.mark()
@@ -493,14 +489,6 @@ class AgentMind:
         """The first block of today's plan that covers `now`."""
         return next((block for block in self.state.planning.blocks if block.covers(now)), None)
 
-    def _routine_hint(self, block: PlanBlock) -> tuple[str, str]:
-        minute = minute_of_day(block.start)
-        step = self.persona.routine[0]
-        for candidate in self.persona.routine:
-            if candidate.minute <= minute:
-                step = candidate
-        return step.sector, step.arena
-
     def _availability(self, world: WorldView) -> acting.Availability:
         def check(sector: str, arena: str | None) -> str | None:
             key = f"{sector}: {arena}" if arena else sector
@@ -521,11 +509,13 @@ class AgentMind:
             return
         current = ((perception.sector, perception.arena) if perception.sector and perception.arena
                    else (self.persona.home_sector, self.persona.home_arena))
+        routine = self.persona.routine  # the routine's place at the block's start is a hint
+        hint = [routine[0], *[s for s in routine if s.minute <= minute_of_day(block.start)]][-1]
         norms = {s: world.norms_of(s) for s in self.state.places.known}
         known = {s: arenas or world.arenas_of(s) for s, arenas in self.state.places.known.items()}
         block.sector, block.arena = await acting.choose_place(
             self.model, self.persona, block.activity, perception.now, known, current,
-            self._routine_hint(block), norms, available)
+            (hint.sector, hint.arena), norms, available)
 
     async def _act(self, now: datetime, perception: Perception, world: WorldView) -> Intent:
         block = self.current_block(now)
