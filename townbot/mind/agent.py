@@ -486,7 +486,6 @@ class AgentMind:
     # --- acting -----------------------------------------------------------------------------
 
     def current_block(self, now: datetime) -> PlanBlock | None:
-        """The first block of today's plan that covers `now`."""
         return next((block for block in self.state.planning.blocks if block.covers(now)), None)
 
     def _availability(self, world: WorldView) -> acting.Availability:

@@ -130,9 +130,7 @@ def moment(now: datetime) -> str:
 
 async def next_line(model: LanguageModel, voice: Voice, partner: Voice, lines: list[Line],
                     now: datetime, place: str, count: int) -> Utterance:
-    relationship = voice.relationships.get(partner.name)  # summarised when the talk began
-    if relationship is None:
-        relationship = await relationship_with(model, voice, partner, now, count)
+    relationship = await relationship_with(model, voice, partner, now, count)
     memories = await recall_for(model, voice, partner, relationship, lines, now, count)
     question = UtteranceQuestion(
         voice.name, partner.name, summary=voice.summary, speaker_action=voice.action,

@@ -157,16 +157,13 @@ class MemoryStream:
         self.memories.extend(memories)
 
     def latest_with(self, text: str) -> Memory | None:
-        """The newest memory with exactly this text."""
         index = self._latest_by_text.get(text)
         return None if index is None else self.memories[index]
 
     def ids_containing(self, part: str) -> tuple[int, ...]:
-        """Ids of the memories whose text contains `part`, ascending."""
         return tuple(index for index, memory in enumerate(self.memories) if part in memory.text)
 
     def ids_created_on(self, day: date) -> tuple[int, ...]:
-        """Ids of the memories created on this date, ascending."""
         return tuple(index for index, memory in enumerate(self.memories)
                      if memory.created.date() == day)
 
@@ -219,7 +216,6 @@ class MemoryStream:
         return self._at(np.flatnonzero(self.kind_mask(tuple(kinds)))[-count:])
 
     def by_kind(self, kind: str) -> list[Memory]:
-        """Every memory of one kind, oldest first."""
         return self._at(np.flatnonzero(self.kind_mask((kind,))))
 
     def _at(self, rows: np.ndarray) -> list[Memory]:

@@ -37,9 +37,8 @@ class PlanStep:
     emoji: str
 
     def to_dict(self) -> dict:
-        return {"start": format_game_time(self.start), "end": format_game_time(self.end),
-                "action": self.action, "object": self.object, "object_state": self.object_state,
-                "emoji": self.emoji}
+        return {**vars(self), "start": format_game_time(self.start),
+                "end": format_game_time(self.end)}
 
     @classmethod
     def from_dict(cls, data: dict) -> PlanStep:

@@ -53,14 +53,12 @@ class Part:
     dirty: bool = field(default=True, compare=False, repr=False, kw_only=True)
 
     def mark(self) -> None:
-        """Say that this part changed and must be written at the next commit."""
         self.dirty = True
 
     def to_dict(self) -> dict[str, Any]:
         raise NotImplementedError
 
     def encode(self) -> str:
-        """The stored form."""
         return json.dumps(self.to_dict())
 
     @classmethod
@@ -112,11 +110,10 @@ class PlaceKnowledge(Part):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PlaceKnowledge:
-        refused = {}
-        for key, text in data.get("refused", {}).items():
-            until, _, reason = text.partition("|")
-            refused[key] = Refusal(parse_game_time(until), reason)
-        return cls({k: list(v) for k, v in data.get("known", {}).items()}, refused)
+        refused = {key: text.partition("|") for key, text in data.get("refused", {}).items()}
+        return cls({k: list(v) for k, v in data.get("known", {}).items()},
+                   {key: Refusal(parse_game_time(until), reason)
+                    for key, (until, _, reason) in refused.items()})
 
 
 @dataclass
@@ -284,8 +281,10 @@ class MindState:
         """The stored form (JSON) of each part marked since the last call and not already
         stored as it is; the marks are cleared. A commit that then fails must reload the mind
         from the store (the engine does), since the marks are gone."""
-        if CHECK_UNMARKED:
-            self._check_unmarked()
+        for part in self.parts():
+            if CHECK_UNMARKED and not part.dirty and part.name in self.saved \
+                    and part.encode() != self.saved[part.name]:
+                raise AssertionError(f"the {part.name} part changed without being marked")
         changed: dict[str, str] = {}
         for part in self.parts():
             if not part.dirty:
@@ -295,9 +294,3 @@ class MindState:
             if self.saved.get(part.name) != text:
                 changed[part.name] = self.saved[part.name] = text
         return changed
-
-    def _check_unmarked(self) -> None:
-        for part in self.parts():
-            if not part.dirty and part.name in self.saved and \
-                    part.encode() != self.saved[part.name]:
-                raise AssertionError(f"the {part.name} part changed without being marked")
