@@ -164,8 +164,8 @@ class AgentMind:
         self._importance_by_text.update(zip(texts, scored, strict=True))
         self.state.queue.unscored, self.state.queue.last_scored = [], now
         self.state.queue.mark()
-        memories, by_text = self.stream.memories, self._importance_by_text
-        scores = [by_text[memories[index].text] for index in ids]
+        memories = self.stream.memories
+        scores = [self._importance_by_text[memories[index].text] for index in ids]
         self.stream.rescore_all(ids, scores)  # dozens at a time: one write of the column
         for index, score in zip(ids, scores, strict=True):
             memory = memories[index]
@@ -199,10 +199,9 @@ class AgentMind:
             self.state.attention.mark()
         for sighting in fresh:
             self.remember("observation", sighting.text)
-        if same:  # refresh the memories made of what was seen lately
-            latest_with = self.stream.latest_with
-            self.stream.touch([memory.id for sighting in same
-                               if (memory := latest_with(sighting.text)) is not None], now)
+        # Refresh the memories made of what was seen lately.
+        self.stream.touch([memory.id for sighting in same
+                           if (memory := self.stream.latest_with(sighting.text)) is not None], now)
         return fresh
 
     # --- the step ---------------------------------------------------------------------------
