@@ -14,9 +14,10 @@ from typing import Protocol
 
 from townbot import wording
 from townbot.llm.port import LanguageModel
+from townbot.llm.purposes.choose_place import Availability
 from townbot.llm.purposes.importance import ImportanceQuestion
 from townbot.llm.purposes.react import Reaction
-from townbot.mind import acting, attention, dialogue, planning, reacting, reflection, summary
+from townbot.mind import dialogue, planning, reacting, reflection, summary
 from townbot.mind.memory import Memory, MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
 from townbot.mind.reacting import Sighting
@@ -75,6 +76,33 @@ class Intent:
 def _timetable(blocks: list[PlanBlock]) -> str:
     """'7:00 am waking up; 7:30 am having breakfast', for a plan memory."""
     return "; ".join([f"{planning.face_of(b.start)} {b.activity}" for b in blocks])
+
+
+# What of a perception becomes memory (paper 4.1; the original code's retention): a sight is
+# stored when it is new or has changed; a sight seen recently only refreshes the last access of
+# the memory already made of it. Watching a lamp stay on all afternoon, or a friend taking short
+# breaks between songs, leaves one memory of each sight, kept fresh for retrieval. A sight out
+# of view for longer than a gap (`sight_gap_hours`, six game hours: morning and evening are
+# separate encounters) is a new event when it is seen again.
+
+def note_sight(sights: dict[str, datetime], text: str, now: datetime, gap: timedelta) -> bool:
+    """Stamp a sight as seen now; True when it is new (not seen within the gap)."""
+    last = sights.get(text)
+    sights[text] = now
+    return last is None or now - last > gap
+
+
+def sort_sightings(sights: dict[str, datetime], sightings: list[Sighting], now: datetime,
+                   gap: timedelta) -> tuple[list[Sighting], list[Sighting]]:
+    """Split a perception into (new or changed, seen lately) and note what was seen now.
+    Sights unseen for longer than the gap are forgotten, which bounds the table."""
+    fresh: list[Sighting] = []
+    same: list[Sighting] = []
+    for sighting in sightings:
+        (fresh if note_sight(sights, sighting.text, now, gap) else same).append(sighting)
+    for text in [t for t, seen in sights.items() if now - seen > gap]:
+        del sights[text]
+    return fresh, same
 
 
 def starting_knowledge(persona: Persona, arenas_of: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -194,7 +222,7 @@ class AgentMind:
         sights = self.state.attention.sights
         known_sights = len(sights)
         sightings = perception.sightings
-        fresh, same = attention.sort_sightings(sights, sightings, now, self._sight_gap)
+        fresh, same = sort_sightings(sights, sightings, now, self._sight_gap)
         if sightings or len(sights) != known_sights:  # stamped, or some forgotten
             self.state.attention.mark()
         for sighting in fresh:
@@ -487,7 +515,7 @@ class AgentMind:
     def current_block(self, now: datetime) -> PlanBlock | None:
         return next((block for block in self.state.planning.blocks if block.covers(now)), None)
 
-    def _availability(self, world: WorldView) -> acting.Availability:
+    def _availability(self, world: WorldView) -> Availability:
         def check(sector: str, arena: str | None) -> str | None:
             key = f"{sector}: {arena}" if arena else sector
             refusal = self.state.places.refused.get(key)
@@ -511,7 +539,7 @@ class AgentMind:
         hint = [routine[0], *[s for s in routine if s.minute <= minute_of_day(block.start)]][-1]
         norms = {s: world.norms_of(s) for s in self.state.places.known}
         known = {s: arenas or world.arenas_of(s) for s, arenas in self.state.places.known.items()}
-        block.sector, block.arena = await acting.choose_place(
+        block.sector, block.arena = await planning.choose_place(
             self.model, self.persona, block.activity, perception.now, known, current,
             (hint.sector, hint.arena), norms, available)
 
@@ -551,7 +579,7 @@ class AgentMind:
             self.state.attention.last_step = key
             self.state.attention.mark()
             text = f"{self.name} is {doing}"  # a sight of our own: new, or refreshed
-            if attention.note(self.state.attention.sights, text, now, self._sight_gap):
+            if note_sight(self.state.attention.sights, text, now, self._sight_gap):
                 self.remember("observation", text)
             elif (memory := self.stream.latest_with(text)) is not None:
                 self.stream.touch([memory.id], now)

@@ -98,7 +98,7 @@ class Refusal:
 
 @dataclass
 class PlaceKnowledge(Part):
-    """Acting (mind/acting.py): the places known, and those the world just refused."""
+    """Acting (choose_place in mind/planning.py): the places known, and those the world just refused."""
 
     name: ClassVar[str] = "places"
     known: dict[str, list[str]] = field(default_factory=dict)
@@ -118,7 +118,7 @@ class PlaceKnowledge(Part):
 
 @dataclass
 class AttentionState(Part):
-    """Attention (mind/attention.py): when each sight was last seen; the last own action noted.
+    """Attention (note_sight in mind/agent.py): when each sight was last seen; the last own action noted.
     Stored by the time seen (migration 16): the sights of a time share its text, and an awake
     resident's part, written at every tick, is a fifth shorter to encode and compress."""
 
