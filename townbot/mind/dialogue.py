@@ -16,7 +16,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import lru_cache
 
 from townbot.llm.port import LanguageModel
 from townbot.llm.purposes.common import Recalled
@@ -122,7 +121,6 @@ async def recall_for(model: LanguageModel, voice: Voice, partner: Voice, relatio
     return list(found.values())
 
 
-@lru_cache(maxsize=256)  # every line of a talk shows the same few moments (strftime is slow)
 def moment(now: datetime) -> str:
     """'Tuesday February 14, 2023, 3:10 pm': the date too, so 'February 14' means today."""
     return f"{now:%A %B} {now.day}, {now.year}, {clock_face(minute_of_day(now))}"
@@ -214,13 +212,10 @@ class JointTakeaways:
     async def of(self, name: str) -> Learned:
         async with self._lock:
             if self._answer is None:
-                self._answer = await self._ask()
+                question = TakeawaysQuestion(tuple(self.names), tuple(self.lines), self.pronouns)
+                self._answer = await self.model.ask(question.ask(self.names[0]))
         entry = next(e for e in self._answer.learned if e.name == name)
         scores: list[int | None] = list(entry.scores)
         if len(scores) != len(entry.facts):
             scores = [None] * len(entry.facts)
         return Learned(dict(zip(entry.facts, scores, strict=True)), entry.importance)
-
-    async def _ask(self) -> Takeaways:
-        question = TakeawaysQuestion(tuple(self.names), tuple(self.lines), self.pronouns)
-        return await self.model.ask(question.ask(self.names[0]))

@@ -13,6 +13,7 @@ after that the safe default is taken.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 from operator import attrgetter
@@ -48,9 +49,8 @@ def as_ongoing(action: str) -> str:
     return progressive(action)
 
 
-@lru_cache(maxsize=4096)
 def face_of(moment: datetime) -> str:
-    """'7:05 am' for a time of a plan (the same few times recur in every plan, so kept)."""
+    """'7:05 am' for a time of a plan."""
     return clock_face(minute_of_day(moment))
 
 
@@ -106,10 +106,8 @@ def insert_block(blocks: list[PlanBlock], new: PlanBlock) -> list[PlanBlock]:
         if block.end <= new.start or block.start >= new.end:
             result.append(block)
             continue
-        # Made directly, not by dataclasses.replace (which reads the fields each time): a cut
-        # block may carry a few dozen steps. Before the part ahead of `new` is cut short.
-        ahead = [PlanStep(max(step.start, new.end), step.end, step.action, step.object,
-                          step.object_state, step.emoji)
+        # Copied before the part ahead of `new` is cut short.
+        ahead = [replace(step, start=max(step.start, new.end))
                  for step in block.steps if step.end > new.end]
         if block.start < new.start:
             kept = [s for s in block.steps if s.start < new.start]
