@@ -116,8 +116,7 @@ async def recall_for(model: LanguageModel, voice: Voice, partner: Voice, relatio
     share = max(1, voice.recall_tokens // len(queries))
     for vector in vectors:
         for m in recall(voice.stream, vector, now, limit=count, token_budget=share):
-            if m.id not in found:  # found again by another query: the same entry, kept in place
-                found[m.id] = _entry(m)
+            found.setdefault(m.id, _entry(m))  # found again by another query: kept in place
     return list(found.values())
 
 

@@ -61,13 +61,11 @@ async def decide(model: LanguageModel, name: str, summary: str, stream: MemorySt
     seen = f"the {sighting.short_subject}" if sighting.kind == "object" else sighting.subject
     queries = [f"What is {name}'s relationship with {seen}?",
                f"{sighting.short_subject} is {sighting.status}"]
-    vectors = await model.embed(queries)
-    remembered: list[str] = []
-    for vector in vectors:
-        remembered += [m.text for m in recall(
-            stream, vector, now, limit=settings.retrieval_count,
-            token_budget=settings.recall.react // len(queries), weights=settings.weights)]
-    remembered = list(dict.fromkeys(remembered))
+    budget = settings.recall.react // len(queries)
+    remembered = list(dict.fromkeys(
+        m.text for vector in await model.embed(queries)
+        for m in recall(stream, vector, now, limit=settings.retrieval_count, token_budget=budget,
+                        weights=settings.weights)))
     talked = last_talk(stream, name, sighting.subject) if sighting.kind == "agent" else ""
     question = ReactQuestion(name, summary, now, action, sighting.text, sighting.kind,
                              sighting.subject, sighting.status, tuple(remembered), talked)

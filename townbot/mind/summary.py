@@ -36,15 +36,13 @@ async def summarise(model: LanguageModel, persona: Persona, stream: MemoryStream
     """Run the three retrievals and ask for the three summaries in one call (from the given
     kinds of memory only, for an interview's ablation, which touches no access time)."""
     name = persona.name
-    queries = {"core": f"{name}'s core characteristics",
-               "occupation": f"{name}'s current daily occupation",
-               "feeling": f"{name}'s feeling about recent progress in life"}
-    vectors = await model.embed(list(queries.values()))
-    groups: dict[str, tuple[str, ...]] = {}
-    for key, vector in zip(queries, vectors, strict=True):
-        groups[key] = tuple(m.text for m in recall(stream, vector, now, limit=count,
-                                              token_budget=tokens, kinds=kinds, touch=touch))
-    question = SummaryQuestion(persona.name, persona.background, persona.currently,
-                               groups["core"], groups["occupation"], groups["feeling"])
+    vectors = await model.embed([f"{name}'s core characteristics",
+                                 f"{name}'s current daily occupation",
+                                 f"{name}'s feeling about recent progress in life"])
+    core, occupation, feeling = [
+        tuple(m.text for m in recall(stream, vector, now, limit=count, token_budget=tokens,
+                                     kinds=kinds, touch=touch)) for vector in vectors]
+    question = SummaryQuestion(name, persona.background, persona.currently, core, occupation,
+                               feeling)
     answer = await model.ask(question.ask(persona.name))
     return {**answer.model_dump(), "at": format_game_time(now)}
