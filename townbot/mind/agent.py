@@ -253,12 +253,9 @@ class AgentMind:
                                                              self.stream, now)
                 self.state.summary.mark()
             await self.flush_memories(now)
-            if reflection.due(self.state.reflection.importance_since_reflection, self.settings):
-                # Reflecting needs nothing the rest of the step decides, nor the other way round.
-                _, intent = await asyncio.gather(self._maybe_reflect(now), self._react_and_act(
-                    now, perception, fresh, world))
-            else:  # most steps: no second task to schedule
-                intent = await self._react_and_act(now, perception, fresh, world)
+            # Reflecting needs nothing the rest of the step decides, nor the other way round.
+            _, intent = await asyncio.gather(self._maybe_reflect(now),
+                                             self._react_and_act(now, perception, fresh, world))
         self._record_own_action(intent)
         await self.flush_memories(now)
         return intent
