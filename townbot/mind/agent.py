@@ -249,9 +249,7 @@ class AgentMind:
             if self.state.planning.day != now.date():
                 await self.start_day(now)
             elif summary.is_stale(self.state.summary.summary, now, self.settings.summary_refresh_hours):
-                self.state.summary.summary = await summary.summarise(self.model, self.persona,
-                                                             self.stream, now)
-                self.state.summary.mark()
+                await self._summarise(now)
             await self.flush_memories(now)
             # Reflecting needs nothing the rest of the step decides, nor the other way round.
             _, intent = await asyncio.gather(self._maybe_reflect(now),
@@ -272,8 +270,7 @@ class AgentMind:
 
     async def start_day(self, now: datetime) -> None:
         await self.flush_memories(now, force=True)
-        self.state.summary.summary = await summary.summarise(self.model, self.persona, self.stream, now)
-        self.state.summary.mark()
+        await self._summarise(now)
         intentions = await self._intentions(now)
         items = await planning.plan_day(self.model, self.persona, now, self._yesterday(now),
                                         self.summary_text, intentions)
@@ -286,6 +283,10 @@ class AgentMind:
         self.state.planning.blocks, self.state.places.refused = blocks, {}
         self.state.planning.mark()
         self.state.places.mark()
+
+    async def _summarise(self, now: datetime) -> None:
+        self.state.summary.summary = await summary.summarise(self.model, self.persona, self.stream, now)
+        self.state.summary.mark()
 
     def _yesterday(self, now: datetime) -> str:
         yesterday = (now - timedelta(days=1)).date()

@@ -71,8 +71,7 @@ class PlanBlock:
 
     @classmethod
     def from_dict(cls, data: dict) -> PlanBlock:
-        return cls(start=parse_game_time(data["start"]), end=parse_game_time(data["end"]),
-                   activity=data["activity"], sector=data.get("sector"), arena=data.get("arena"),
-                   steps=[PlanStep.from_dict(s) for s in data.get("steps", [])],
-                   resumed=bool(data.get("resumed", False)),
-                   tending=bool(data.get("tending", False)))
+        return cls(parse_game_time(data["start"]), parse_game_time(data["end"]), data["activity"],
+                   data.get("sector"), data.get("arena"),
+                   [PlanStep.from_dict(s) for s in data.get("steps", [])],
+                   bool(data.get("resumed", False)), bool(data.get("tending", False)))
