@@ -14,9 +14,10 @@ from typing import Protocol
 
 from townbot import wording
 from townbot.llm.port import LanguageModel
+from townbot.llm.purposes.choose_place import Availability
 from townbot.llm.purposes.importance import ImportanceQuestion
 from townbot.llm.purposes.react import Reaction
-from townbot.mind import acting, attention, dialogue, planning, reacting, reflection, summary
+from townbot.mind import dialogue, planning, reacting, reflection, summary
 from townbot.mind.memory import Memory, MemoryStream
 from townbot.mind.plans import PlanBlock, PlanStep
 from townbot.mind.reacting import Sighting
@@ -72,6 +73,38 @@ class Intent:
     tending: bool = False  # dealing with trouble in the object: its state may replace the trouble
 
 
+def _timetable(blocks: list[PlanBlock]) -> str:
+    """'7:00 am waking up; 7:30 am having breakfast', for a plan memory."""
+    return "; ".join([f"{planning.face_of(b.start)} {b.activity}" for b in blocks])
+
+
+# What of a perception becomes memory (paper 4.1; the original code's retention): a sight is
+# stored when it is new or has changed; a sight seen recently only refreshes the last access of
+# the memory already made of it. Watching a lamp stay on all afternoon, or a friend taking short
+# breaks between songs, leaves one memory of each sight, kept fresh for retrieval. A sight out
+# of view for longer than a gap (`sight_gap_hours`, six game hours: morning and evening are
+# separate encounters) is a new event when it is seen again.
+
+def note_sight(sights: dict[str, datetime], text: str, now: datetime, gap: timedelta) -> bool:
+    """Stamp a sight as seen now; True when it is new (not seen within the gap)."""
+    last = sights.get(text)
+    sights[text] = now
+    return last is None or now - last > gap
+
+
+def sort_sightings(sights: dict[str, datetime], sightings: list[Sighting], now: datetime,
+                   gap: timedelta) -> tuple[list[Sighting], list[Sighting]]:
+    """Split a perception into (new or changed, seen lately) and note what was seen now.
+    Sights unseen for longer than the gap are forgotten, which bounds the table."""
+    fresh: list[Sighting] = []
+    same: list[Sighting] = []
+    for sighting in sightings:
+        (fresh if note_sight(sights, sighting.text, now, gap) else same).append(sighting)
+    for text in [t for t, seen in sights.items() if now - seen > gap]:
+        del sights[text]
+    return fresh, same
+
+
 def starting_knowledge(persona: Persona, arenas_of: dict[str, list[str]]) -> dict[str, list[str]]:
     """Residents start knowing their home, work and the places they frequent."""
     return {sector: list(arenas_of[sector]) for sector in persona.starting_sectors()}
@@ -109,18 +142,11 @@ class AgentMind:
     def remember(self, kind: str, text: str, evidence: tuple[int, ...] = (),
                  when: datetime | None = None) -> None:
         """Queue a memory; it is scored and embedded together with the others queued."""
-        self._remember_all(kind, [text], tuple(evidence), when)
-
-    def _remember_all(self, kind: str, texts: list[str], evidence: tuple[int, ...] = (),
-                      when: datetime | None = None) -> None:
-        """`remember` each text in order (a perception's new sights: a few a step each, for
-        every resident), the time read once."""
         created = when or self.now
         if created is None:
             raise ValueError("remember() needs a time before the first step")
-        queue = self.state.queue
-        queue.pending.extend([Pending(kind, text, evidence, created) for text in texts])
-        queue.mark()
+        self.state.queue.pending.append(Pending(kind, text, tuple(evidence), created))
+        self.state.queue.mark()
 
     async def flush_memories(self, now: datetime, *, force: bool = False) -> None:
         """Store queued memories at once, retrievable from now on; texts never scored before
@@ -128,9 +154,6 @@ class AgentMind:
         most every SCORING_INTERVAL unless forced), which is when they count toward
         reflection. One flush at a time: a reflection stores its insights while the rest of
         the step goes on."""
-        if not (self.state.queue.pending or self._scoring_due(now, force)
-                or self._flushing.locked()):
-            return  # nothing to do, as the lock would have found (most steps)
         async with self._flushing:
             await self._store_pending()
             if self._scoring_due(now, force):
@@ -164,11 +187,13 @@ class AgentMind:
     async def _score_unscored(self, now: datetime) -> None:
         ids = list(self.state.queue.unscored)
         texts = list(dict.fromkeys(self.stream.memories[i].text for i in ids))
-        self._importance_by_text.update(zip(texts, await self._rate(texts), strict=True))
+        question = ImportanceQuestion(self.name, self.persona.identity(), tuple(texts))
+        scored = (await self.model.ask(question.ask(self.name))).scores
+        self._importance_by_text.update(zip(texts, scored, strict=True))
         self.state.queue.unscored, self.state.queue.last_scored = [], now
         self.state.queue.mark()
-        memories, by_text = self.stream.memories, self._importance_by_text
-        scores = [by_text[memories[index].text] for index in ids]
+        memories = self.stream.memories
+        scores = [self._importance_by_text[memories[index].text] for index in ids]
         self.stream.rescore_all(ids, scores)  # dozens at a time: one write of the column
         for index, score in zip(ids, scores, strict=True):
             memory = memories[index]
@@ -184,39 +209,28 @@ class AgentMind:
             plan.notable = (plan.notable + [text])[-NOTABLE_LIMIT:]
             plan.mark()
 
-    async def _rate(self, texts: list[str]) -> list[int]:
-        question = ImportanceQuestion(self.name, self.persona.identity(), tuple(texts))
-        return list((await self.model.ask(question.ask(self.name))).scores)
-
     def observe(self, perception: Perception, world: WorldView) -> list[Sighting]:
         """Store what is new or changed; an unchanged sight only refreshes the memory made of
         it. Learn the place we are in. Returns the new sightings."""
         now = perception.now
-        if perception.sector and perception.arena:
-            self._learn_arenas(perception.sector, world.arenas_of(perception.sector))
+        if perception.sector and perception.arena:  # know every arena of the sector we are in
+            known = self.state.places.known.setdefault(perception.sector, [])
+            for arena in world.arenas_of(perception.sector):
+                if arena not in known:
+                    known.append(arena)
+                    self.state.places.mark()
         sights = self.state.attention.sights
         known_sights = len(sights)
         sightings = perception.sightings
-        fresh, same = attention.sort_sightings(sights, sightings, now, self._sight_gap)
+        fresh, same = sort_sightings(sights, sightings, now, self._sight_gap)
         if sightings or len(sights) != known_sights:  # stamped, or some forgotten
             self.state.attention.mark()
-        if fresh:
-            self._remember_all("observation", [sighting.text for sighting in fresh])
-        if same:  # refresh the memories made of what was seen lately
-            latest_with = self.stream.latest_with
-            self.stream.touch([memory.id for sighting in same
-                               if (memory := latest_with(sighting.text)) is not None], now)
+        for sighting in fresh:
+            self.remember("observation", sighting.text)
+        # Refresh the memories made of what was seen lately.
+        self.stream.touch([memory.id for sighting in same
+                           if (memory := self.stream.latest_with(sighting.text)) is not None], now)
         return fresh
-
-    def _learn_arenas(self, sector: str, arenas: list[str]) -> None:
-        """Know every arena of the sector we are in."""
-        known = self.state.places.known.setdefault(sector, [])
-        if known == arenas:  # most steps: known already, in the world's order
-            return
-        for arena in arenas:
-            if arena not in known:
-                known.append(arena)
-                self.state.places.mark()
 
     # --- the step ---------------------------------------------------------------------------
 
@@ -229,21 +243,17 @@ class AgentMind:
             self.state.places.mark()
         fresh = self.observe(perception, world)
         if not self.persona.is_awake_at(minute_of_day(now)):
-            intent = self._sleep_intent()
+            intent = Intent(self.name, self.persona.home_sector, self.persona.home_arena,
+                            SLEEPING, "😴", "bed", "occupied", asleep=True)
         else:
             if self.state.planning.day != now.date():
                 await self.start_day(now)
             elif summary.is_stale(self.state.summary.summary, now, self.settings.summary_refresh_hours):
-                self.state.summary.summary = await summary.summarise(self.model, self.persona,
-                                                             self.stream, now)
-                self.state.summary.mark()
+                await self._summarise(now)
             await self.flush_memories(now)
-            if reflection.due(self.state.reflection.importance_since_reflection, self.settings):
-                # Reflecting needs nothing the rest of the step decides, nor the other way round.
-                _, intent = await asyncio.gather(self._maybe_reflect(now), self._react_and_act(
-                    now, perception, fresh, world))
-            else:  # most steps: no second task to schedule
-                intent = await self._react_and_act(now, perception, fresh, world)
+            # Reflecting needs nothing the rest of the step decides, nor the other way round.
+            _, intent = await asyncio.gather(self._maybe_reflect(now),
+                                             self._react_and_act(now, perception, fresh, world))
         self._record_own_action(intent)
         await self.flush_memories(now)
         return intent
@@ -258,14 +268,9 @@ class AgentMind:
         intent.talk_to = talk_to
         return intent
 
-    def _sleep_intent(self) -> Intent:
-        return Intent(self.name, self.persona.home_sector, self.persona.home_arena, SLEEPING,
-                      "😴", "bed", "occupied", asleep=True)
-
     async def start_day(self, now: datetime) -> None:
         await self.flush_memories(now, force=True)
-        self.state.summary.summary = await summary.summarise(self.model, self.persona, self.stream, now)
-        self.state.summary.mark()
+        await self._summarise(now)
         intentions = await self._intentions(now)
         items = await planning.plan_day(self.model, self.persona, now, self._yesterday(now),
                                         self.summary_text, intentions)
@@ -273,12 +278,15 @@ class AgentMind:
         self.remember("plan", f"{self.name}'s plan for {day_label}: {'; '.join(items)}")
         blocks = await planning.plan_hours(self.model, self.persona, now, items, intentions,
                                            self.state.places.known)
-        schedule = "; ".join([f"{planning.face_of(b.start)} {b.activity}" for b in blocks])
-        self.remember("plan", f"{self.name}'s schedule for {day_label}: {schedule}")
+        self.remember("plan", f"{self.name}'s schedule for {day_label}: {_timetable(blocks)}")
         self.state.planning.day, self.state.planning.day_plan = now.date(), items
         self.state.planning.blocks, self.state.places.refused = blocks, {}
         self.state.planning.mark()
         self.state.places.mark()
+
+    async def _summarise(self, now: datetime) -> None:
+        self.state.summary.summary = await summary.summarise(self.model, self.persona, self.stream, now)
+        self.state.summary.mark()
 
     def _yesterday(self, now: datetime) -> str:
         yesterday = (now - timedelta(days=1)).date()
@@ -330,8 +338,7 @@ class AgentMind:
     async def _maybe_revise(self, now: datetime) -> None:
         """Important news since the last look at the plan: look again, at most so often."""
         last = self.state.planning.last_revision
-        if not self.state.planning.notable or (last and now - last < span_of_minutes(
-                self.settings.revise_interval_minutes)):
+        if last and now - last < span_of_minutes(self.settings.revise_interval_minutes):
             return
         news, self.state.planning.notable = self.state.planning.notable, []
         self.state.planning.mark()
@@ -367,9 +374,8 @@ class AgentMind:
         kept = planning.insert_block(self.state.planning.blocks, blocks[0])
         self.state.planning.blocks = [b for b in kept if b.end <= now or b is blocks[0]] + blocks[1:]
         self.state.planning.mark()
-        schedule = "; ".join([f"{planning.face_of(b.start)} {b.activity}" for b in blocks])
         self.remember("plan", f"{self.name} changed plans at {clock_face(minute_of_day(now))}: "
-                              f"{schedule}")
+                              f"{_timetable(blocks)}")
 
     # --- reacting ---------------------------------------------------------------------------
 
@@ -505,18 +511,9 @@ class AgentMind:
     # --- acting -----------------------------------------------------------------------------
 
     def current_block(self, now: datetime) -> PlanBlock | None:
-        """The first block of today's plan that covers `now`."""
         return next((block for block in self.state.planning.blocks if block.covers(now)), None)
 
-    def _routine_hint(self, block: PlanBlock) -> tuple[str, str]:
-        minute = minute_of_day(block.start)
-        step = self.persona.routine[0]
-        for candidate in self.persona.routine:
-            if candidate.minute <= minute:
-                step = candidate
-        return step.sector, step.arena
-
-    def _availability(self, world: WorldView) -> acting.Availability:
+    def _availability(self, world: WorldView) -> Availability:
         def check(sector: str, arena: str | None) -> str | None:
             key = f"{sector}: {arena}" if arena else sector
             refusal = self.state.places.refused.get(key)
@@ -525,13 +522,10 @@ class AgentMind:
             return world.availability(self.name, sector, arena)
         return check
 
-    def _previous_block(self, block: PlanBlock) -> PlanBlock | None:
-        earlier = [b for b in self.state.planning.blocks if b.end <= block.start and b.sector]
-        return earlier[-1] if earlier else None
-
     async def _place_block(self, block: PlanBlock, perception: Perception,
                            world: WorldView) -> None:
-        previous = self._previous_block(block)
+        earlier = [b for b in self.state.planning.blocks if b.end <= block.start and b.sector]
+        previous = earlier[-1] if earlier else None
         available = self._availability(world)
         if (previous and planning.continues(block, previous)
                 and available(previous.sector, previous.arena) is None):
@@ -539,11 +533,13 @@ class AgentMind:
             return
         current = ((perception.sector, perception.arena) if perception.sector and perception.arena
                    else (self.persona.home_sector, self.persona.home_arena))
+        routine = self.persona.routine  # the routine's place at the block's start is a hint
+        hint = [routine[0], *[s for s in routine if s.minute <= minute_of_day(block.start)]][-1]
         norms = {s: world.norms_of(s) for s in self.state.places.known}
         known = {s: arenas or world.arenas_of(s) for s, arenas in self.state.places.known.items()}
-        block.sector, block.arena = await acting.choose_place(
+        block.sector, block.arena = await planning.choose_place(
             self.model, self.persona, block.activity, perception.now, known, current,
-            self._routine_hint(block), norms, available)
+            (hint.sector, hint.arena), norms, available)
 
     async def _act(self, now: datetime, perception: Perception, world: WorldView) -> Intent:
         block = self.current_block(now)
@@ -562,16 +558,14 @@ class AgentMind:
             block.steps = await planning.decompose(self.model, self.persona, block, objects, now)
             self.state.planning.mark()
             if block.steps:
-                self.remember("plan", self._steps_memory(block))
+                steps = "; ".join([f"{planning.face_of(s.start)} {s.action}" for s in block.steps])
+                self.remember("plan", f"{self.name}'s steps for '{block.activity}' at "
+                                      f"{block.sector}: {steps}")
         step = block.step_at(now) or (block.steps[-1] if block.steps else None)
         if step is None:
             return Intent(self.name, block.sector, block.arena, block.activity, "🙂")
         return Intent(self.name, block.sector, block.arena, step.action, step.emoji,
                       step.object or None, step.object_state or None, tending=block.tending)
-
-    def _steps_memory(self, block: PlanBlock) -> str:
-        steps = "; ".join([f"{planning.face_of(s.start)} {s.action}" for s in block.steps])
-        return f"{self.name}'s steps for '{block.activity}' at {block.sector}: {steps}"
 
     def _record_own_action(self, intent: Intent) -> None:
         """Remember what we do, once per activity (not every 5-15 minute step of it)."""
@@ -582,15 +576,11 @@ class AgentMind:
         if key != self.state.attention.last_step and now is not None:
             self.state.attention.last_step = key
             self.state.attention.mark()
-            self._see(f"{self.name} is {doing}", now)
-
-    def _see(self, text: str, now: datetime) -> None:
-        """Store a sight when it is new; refresh the memory of one seen lately."""
-        self.state.attention.mark()
-        if attention.note(self.state.attention.sights, text, now, self._sight_gap):
-            self.remember("observation", text)
-        elif (memory := self.stream.latest_with(text)) is not None:
-            self.stream.touch([memory.id], now)
+            text = f"{self.name} is {doing}"  # a sight of our own: new, or refreshed
+            if note_sight(self.state.attention.sights, text, now, self._sight_gap):
+                self.remember("observation", text)
+            elif (memory := self.stream.latest_with(text)) is not None:
+                self.stream.touch([memory.id], now)
 
     def refused(self, sector: str, arena: str, reason: str, now: datetime) -> None:
         """The world would not let us in: remember why and choose another place next tick."""

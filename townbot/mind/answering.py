@@ -121,9 +121,9 @@ async def self_knowledge(model: LanguageModel, persona: Persona, stream: MemoryS
     kept_plan = None if plan is None else tuple(plan)
     if access.full:
         return SelfKnowledge(summary, kept_plan)
-    kept_plan = kept_plan if access.plans else ()
     if not access.observations and not access.reflections and not access.plans:
-        return SelfKnowledge(render_summary(persona, None), kept_plan)
+        return SelfKnowledge(render_summary(persona, None), ())
+    kept_plan = kept_plan if access.plans else ()
     parts = await summarise(model, persona, stream, now, kinds=access.kinds(), touch=False)
     return SelfKnowledge(render_summary(persona, parts), kept_plan)
 
@@ -186,21 +186,19 @@ def claimed_meetings(text: str, people: Collection[str], own_name: str) -> list[
     return claimed
 
 
-def has_met(person: str, people: Collection[str], stream: MemoryStream,
-            kinds: Collection[str]) -> bool:
-    """Whether a memory (of the allowed kinds) records meeting or talking with `person`: a
-    conversation that names them, or another memory that names them beside a word of meeting."""
-    unique = [p.split()[0] for p in people].count(person.split()[0]) <= 1
-    return any(m.kind in kinds and _mentions(person, unique, m.text)
-               and (m.kind == "conversation" or MET_WORDS.search(m.text) is not None)
-               for m in stream.memories)
-
-
 def unmet_claims(text: str, people: Collection[str], own_name: str, stream: MemoryStream,
                  kinds: Collection[str]) -> list[str]:
-    """The meetings an answer claims that no memory backs."""
-    return [p for p in claimed_meetings(text, people, own_name)
-            if not has_met(p, people, stream, kinds)]
+    """The meetings an answer claims that no memory (of the allowed kinds) backs: a memory backs
+    one when it is a conversation naming the person, or names them beside a word of meeting."""
+    firsts = [p.split()[0] for p in people]
+
+    def has_met(person: str) -> bool:
+        unique = firsts.count(person.split()[0]) <= 1
+        return any(m.kind in kinds and _mentions(person, unique, m.text)
+                   and (m.kind == "conversation" or MET_WORDS.search(m.text) is not None)
+                   for m in stream.memories)
+
+    return [p for p in claimed_meetings(text, people, own_name) if not has_met(p)]
 
 
 ABOUT_KEPT = 40  # memories naming someone asked about, latest first, for the offline model

@@ -16,7 +16,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import lru_cache
 
 from townbot.llm.port import LanguageModel
 from townbot.llm.purposes.common import Recalled
@@ -117,12 +116,10 @@ async def recall_for(model: LanguageModel, voice: Voice, partner: Voice, relatio
     share = max(1, voice.recall_tokens // len(queries))
     for vector in vectors:
         for m in recall(voice.stream, vector, now, limit=count, token_budget=share):
-            if m.id not in found:  # found again by another query: the same entry, kept in place
-                found[m.id] = _entry(m)
+            found.setdefault(m.id, _entry(m))  # found again by another query: kept in place
     return list(found.values())
 
 
-@lru_cache(maxsize=256)  # every line of a talk shows the same few moments (strftime is slow)
 def moment(now: datetime) -> str:
     """'Tuesday February 14, 2023, 3:10 pm': the date too, so 'February 14' means today."""
     return f"{now:%A %B} {now.day}, {now.year}, {clock_face(minute_of_day(now))}"
@@ -130,9 +127,7 @@ def moment(now: datetime) -> str:
 
 async def next_line(model: LanguageModel, voice: Voice, partner: Voice, lines: list[Line],
                     now: datetime, place: str, count: int) -> Utterance:
-    relationship = voice.relationships.get(partner.name)  # summarised when the talk began
-    if relationship is None:
-        relationship = await relationship_with(model, voice, partner, now, count)
+    relationship = await relationship_with(model, voice, partner, now, count)
     memories = await recall_for(model, voice, partner, relationship, lines, now, count)
     question = UtteranceQuestion(
         voice.name, partner.name, summary=voice.summary, speaker_action=voice.action,
@@ -216,13 +211,10 @@ class JointTakeaways:
     async def of(self, name: str) -> Learned:
         async with self._lock:
             if self._answer is None:
-                self._answer = await self._ask()
+                question = TakeawaysQuestion(tuple(self.names), tuple(self.lines), self.pronouns)
+                self._answer = await self.model.ask(question.ask(self.names[0]))
         entry = next(e for e in self._answer.learned if e.name == name)
         scores: list[int | None] = list(entry.scores)
         if len(scores) != len(entry.facts):
             scores = [None] * len(entry.facts)
         return Learned(dict(zip(entry.facts, scores, strict=True)), entry.importance)
-
-    async def _ask(self) -> Takeaways:
-        question = TakeawaysQuestion(tuple(self.names), tuple(self.lines), self.pronouns)
-        return await self.model.ask(question.ask(self.names[0]))

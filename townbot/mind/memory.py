@@ -26,13 +26,6 @@ KINDS = ("observation", "reflection", "plan", "conversation", "thought")
 KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}  # stored as int8 beside the vectors
 
 
-def kind_table(kinds: tuple[str, ...]) -> np.ndarray:
-    """True at the codes of `kinds` (unknown kinds match nothing)."""
-    wanted = np.zeros(len(KINDS), dtype=bool)
-    wanted[[KIND_CODES[k] for k in kinds if k in KIND_CODES]] = True
-    return wanted
-
-
 @lru_cache(maxsize=4096)  # a tick's memories share their moments (a resume reads thousands)
 def hours_since_epoch(moment: datetime) -> float:
     return (moment - EPOCH).total_seconds() / 3600.0
@@ -164,16 +157,13 @@ class MemoryStream:
         self.memories.extend(memories)
 
     def latest_with(self, text: str) -> Memory | None:
-        """The newest memory with exactly this text."""
         index = self._latest_by_text.get(text)
         return None if index is None else self.memories[index]
 
     def ids_containing(self, part: str) -> tuple[int, ...]:
-        """Ids of the memories whose text contains `part`, ascending."""
         return tuple(index for index, memory in enumerate(self.memories) if part in memory.text)
 
     def ids_created_on(self, day: date) -> tuple[int, ...]:
-        """Ids of the memories created on this date, ascending."""
         return tuple(index for index, memory in enumerate(self.memories)
                      if memory.created.date() == day)
 
@@ -206,8 +196,10 @@ class MemoryStream:
         return self._vectors.matrix(), self._importance.values, self._accessed.values
 
     def kind_mask(self, kinds: tuple[str, ...]) -> np.ndarray:
-        """True for each stored memory of one of `kinds` (a lookup of each memory's kind code)."""
-        return kind_table(kinds)[self._kinds.values]
+        """True for each stored memory of one of `kinds` (unknown kinds match nothing)."""
+        wanted = np.zeros(len(KINDS), dtype=bool)
+        wanted[[KIND_CODES[k] for k in kinds if k in KIND_CODES]] = True
+        return wanted[self._kinds.values]
 
     def take_changes(self) -> tuple[list[Memory], list[Memory]]:
         """Memories added and memories re-accessed since the last call (for the store)."""
@@ -224,7 +216,6 @@ class MemoryStream:
         return self._at(np.flatnonzero(self.kind_mask(tuple(kinds)))[-count:])
 
     def by_kind(self, kind: str) -> list[Memory]:
-        """Every memory of one kind, oldest first."""
         return self._at(np.flatnonzero(self.kind_mask((kind,))))
 
     def _at(self, rows: np.ndarray) -> list[Memory]:

@@ -2,10 +2,18 @@
 
 Each level is stored in the memory stream as a plan memory, so plans are retrieved like any
 other memory. Steps are decomposed just in time, when their block begins.
+
+A block's place (paper 4.3 / 5.1) is chosen from the agent's own known tree of places. The paper
+descends the tree one level per prompt (sector, then arena); here one prompt offers every known
+place with its areas and the answer names both: the same choice from the same tree for half the
+calls (docs/architecture.md, deviations). A choice the world cannot take (a closed shop, an
+occupied one-person bathroom) is refused by the availability check and the agent chooses again;
+after that the safe default is taken.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 from operator import attrgetter
@@ -13,6 +21,7 @@ from operator import attrgetter
 import numpy as np
 
 from townbot.llm.port import LanguageModel
+from townbot.llm.purposes.choose_place import Availability, PlaceQuestion, Spot
 from townbot.llm.purposes.day_plan import DayPlanQuestion
 from townbot.llm.purposes.decompose import DecomposeQuestion, Decomposition
 from townbot.llm.purposes.hourly_schedule import HourlySchedule, ScheduleQuestion
@@ -40,9 +49,8 @@ def as_ongoing(action: str) -> str:
     return progressive(action)
 
 
-@lru_cache(maxsize=4096)
 def face_of(moment: datetime) -> str:
-    """'7:05 am' for a time of a plan (the same few times recur in every plan, so kept)."""
+    """'7:05 am' for a time of a plan."""
     return clock_face(minute_of_day(moment))
 
 
@@ -65,24 +73,18 @@ def retrieve_plans(stream: MemoryStream, query: np.ndarray, now: datetime,
     return [m for m in found if m.importance >= 5][:limit]
 
 
-def date_labels(day: datetime) -> tuple[tuple[str, str], ...]:
-    """The ways a memory may name the date ("February 14", "Feb 14", "14 February"), each with
-    a part of it that every date of the month shares (so that the stream keeps its search)."""
-    month, short, date = f"{day:%B}", f"{day:%b}", day.day
-    return ((f"{month} {date}", f"{month} "), (f"{short} {date}", f"{short} "),
-            (f"{date} {month}", f" {month}"))
-
-
 def dated_memories(stream: MemoryStream, day: datetime, limit: int = 3) -> list[Memory]:
     """The most important non-plan memories that name this date ("February 14"); of equal
     importance, what was learned comes before whole transcripts of talks (which repeat it at
     length and would crowd it out), then the latest. Only the memories that hold a part of the
     month's labels are read (a label is any substring, so "February 1" is in "February 14")."""
-    labels = date_labels(day)
-    memories = stream.memories
+    # The ways a memory may name the date, each with the part every date of the month shares.
+    month, short, date = f"{day:%B}", f"{day:%b}", day.day
+    labels = ((f"{month} {date}", f"{month} "), (f"{short} {date}", f"{short} "),
+              (f"{date} {month}", f" {month}"))
     holding = set().union(*(stream.ids_containing(part) for _, part in labels))
-    named = [m for m in map(memories.__getitem__, holding)
-             if m.kind not in ("plan", "reflection") and any(label in m.text for label, _ in labels)]
+    named = [m for m in (stream.memories[i] for i in holding) if m.kind not in ("plan", "reflection")
+             and any(label in m.text for label, _ in labels)]
     return sorted(named, key=lambda m: (-m.importance, " talked with " in m.text, -m.id))[:limit]
 
 
@@ -104,10 +106,8 @@ def insert_block(blocks: list[PlanBlock], new: PlanBlock) -> list[PlanBlock]:
         if block.end <= new.start or block.start >= new.end:
             result.append(block)
             continue
-        # Made directly, not by dataclasses.replace (which reads the fields each time): a cut
-        # block may carry a few dozen steps. Before the part ahead of `new` is cut short.
-        ahead = [PlanStep(max(step.start, new.end), step.end, step.action, step.object,
-                          step.object_state, step.emoji)
+        # Copied before the part ahead of `new` is cut short.
+        ahead = [replace(step, start=max(step.start, new.end))
                  for step in block.steps if step.end > new.end]
         if block.start < new.start:
             kept = [s for s in block.steps if s.start < new.start]
@@ -238,3 +238,17 @@ async def decompose(model: LanguageModel, persona: Persona, block: PlanBlock,
     answer = await model.ask(question.ask(persona.name))
     partial = PlanBlock(start, until, block.activity, block.sector, block.arena)
     return steps_in_block(answer, partial, objects)
+
+
+async def choose_place(model: LanguageModel, persona: Persona, activity: str, now: datetime,
+                       known: dict[str, list[str]], current: Spot, hint: Spot,
+                       norms: dict[str, str], availability: Availability) -> Spot:
+    """Where an activity happens: a known place and one of its areas, in one call (none when
+    only one area is known). `current` is where the agent is, `hint` its routine's place."""
+    known = {sector: arenas for sector, arenas in known.items() if arenas}
+    spots = [(sector, arena) for sector in sorted(known) for arena in known[sector]]
+    if len(spots) == 1:
+        return spots[0]
+    question = PlaceQuestion(persona, activity, now, known, current, hint, norms, availability)
+    answer = await model.ask(question.ask(persona.name))
+    return answer.place, answer.area

@@ -37,9 +37,8 @@ class PlanStep:
     emoji: str
 
     def to_dict(self) -> dict:
-        return {"start": format_game_time(self.start), "end": format_game_time(self.end),
-                "action": self.action, "object": self.object, "object_state": self.object_state,
-                "emoji": self.emoji}
+        return {**vars(self), "start": format_game_time(self.start),
+                "end": format_game_time(self.end)}
 
     @classmethod
     def from_dict(cls, data: dict) -> PlanStep:
@@ -72,8 +71,7 @@ class PlanBlock:
 
     @classmethod
     def from_dict(cls, data: dict) -> PlanBlock:
-        return cls(start=parse_game_time(data["start"]), end=parse_game_time(data["end"]),
-                   activity=data["activity"], sector=data.get("sector"), arena=data.get("arena"),
-                   steps=[PlanStep.from_dict(s) for s in data.get("steps", [])],
-                   resumed=bool(data.get("resumed", False)),
-                   tending=bool(data.get("tending", False)))
+        return cls(parse_game_time(data["start"]), parse_game_time(data["end"]), data["activity"],
+                   data.get("sector"), data.get("arena"),
+                   [PlanStep.from_dict(s) for s in data.get("steps", [])],
+                   bool(data.get("resumed", False)), bool(data.get("tending", False)))

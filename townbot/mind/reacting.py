@@ -36,12 +36,6 @@ class Sighting:
         return self.subject.split(": ")[-1]
 
 
-def context_queries(observer: str, sighting: Sighting) -> list[str]:
-    return [f"What is {observer}'s relationship with the {sighting.short_subject}?"
-            if sighting.kind == "object" else f"What is {observer}'s relationship with "
-            f"{sighting.subject}?", f"{sighting.short_subject} is {sighting.status}"]
-
-
 def last_talk(stream: MemoryStream, name: str, partner: str) -> str:
     """When the two last talked and about what (what was learned, else how it went)."""
     first = name.split()[0]
@@ -63,14 +57,15 @@ def last_talk(stream: MemoryStream, name: str, partner: str) -> str:
 async def decide(model: LanguageModel, name: str, summary: str, stream: MemoryStream,
                  now: datetime, action: str, sighting: Sighting,
                  settings: MindSettings) -> Reaction:
-    queries = context_queries(name, sighting)
-    vectors = await model.embed(queries)
-    remembered: list[str] = []
-    for vector in vectors:
-        remembered += [m.text for m in recall(
-            stream, vector, now, limit=settings.retrieval_count,
-            token_budget=settings.recall.react // len(queries), weights=settings.weights)]
-    remembered = list(dict.fromkeys(remembered))
+    # The paper's two retrievals: the relationship with what was seen, and its status.
+    seen = f"the {sighting.short_subject}" if sighting.kind == "object" else sighting.subject
+    queries = [f"What is {name}'s relationship with {seen}?",
+               f"{sighting.short_subject} is {sighting.status}"]
+    budget = settings.recall.react // len(queries)
+    remembered = list(dict.fromkeys(
+        m.text for vector in await model.embed(queries)
+        for m in recall(stream, vector, now, limit=settings.retrieval_count, token_budget=budget,
+                        weights=settings.weights)))
     talked = last_talk(stream, name, sighting.subject) if sighting.kind == "agent" else ""
     question = ReactQuestion(name, summary, now, action, sighting.text, sighting.kind,
                              sighting.subject, sighting.status, tuple(remembered), talked)

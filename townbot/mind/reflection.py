@@ -34,11 +34,6 @@ def due(importance_since: int, settings: MindSettings) -> bool:
     return importance_since >= settings.reflection_threshold
 
 
-async def ask_questions(model: LanguageModel, name: str, recent: list[Memory]) -> list[str]:
-    question = SalientQuestions(name, tuple(m.text for m in recent))
-    return (await model.ask(question.ask(name))).questions[:3]
-
-
 def _numbered(groups: list[tuple[str, list[Memory]]]) -> tuple[list[Memory], dict[int, int]]:
     """Every retrieved memory numbered once, from 1 (memory id -> number)."""
     numbers: dict[int, int] = {}
@@ -75,7 +70,9 @@ async def reflect(model: LanguageModel, name: str, stream: MemoryStream, now: da
                   settings: MindSettings) -> list[Found]:
     """Questions, a retrieval per question, then the insights of all questions in one call;
     returns what is to be remembered."""
-    questions = await ask_questions(model, name, stream.recent(settings.reflection_recent))
+    recent = stream.recent(settings.reflection_recent)
+    salient = SalientQuestions(name, tuple(m.text for m in recent))
+    questions = (await model.ask(salient.ask(name))).questions[:3]
     vectors = await model.embed(questions)
     groups = []
     for question, vector in zip(questions, vectors, strict=True):

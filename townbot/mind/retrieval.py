@@ -46,10 +46,6 @@ def normalised(values: np.ndarray) -> np.ndarray:
     return (values.astype(np.float64) - low) / (high - low)
 
 
-def unit(query: np.ndarray) -> np.ndarray:
-    return query / (np.linalg.norm(query) or 1.0)
-
-
 def score_stream(stream: MemoryStream, query: np.ndarray, now: datetime,
                  weights: RetrievalWeights = RetrievalWeights(),
                  decay: float = RECENCY_DECAY,
@@ -61,7 +57,7 @@ def score_stream(stream: MemoryStream, query: np.ndarray, now: datetime,
     idle = np.maximum(hours_since_epoch(now) - accessed, 0.0)
     recency = normalised(np.power(decay, idle))
     importance_n = normalised(importance)
-    relevance = normalised(vectors @ unit(query))
+    relevance = normalised(vectors @ (query / (np.linalg.norm(query) or 1.0)))
     total = recency * weights.recency + importance_n * weights.importance \
         + relevance * weights.relevance
     if kinds is not None:

@@ -53,14 +53,12 @@ class Part:
     dirty: bool = field(default=True, compare=False, repr=False, kw_only=True)
 
     def mark(self) -> None:
-        """Say that this part changed and must be written at the next commit."""
         self.dirty = True
 
     def to_dict(self) -> dict[str, Any]:
         raise NotImplementedError
 
     def encode(self) -> str:
-        """The stored form."""
         return json.dumps(self.to_dict())
 
     @classmethod
@@ -100,7 +98,7 @@ class Refusal:
 
 @dataclass
 class PlaceKnowledge(Part):
-    """Acting (mind/acting.py): the places known, and those the world just refused."""
+    """Acting (choose_place in mind/planning.py): the places known, and those the world just refused."""
 
     name: ClassVar[str] = "places"
     known: dict[str, list[str]] = field(default_factory=dict)
@@ -112,16 +110,15 @@ class PlaceKnowledge(Part):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PlaceKnowledge:
-        refused = {}
-        for key, text in data.get("refused", {}).items():
-            until, _, reason = text.partition("|")
-            refused[key] = Refusal(parse_game_time(until), reason)
-        return cls({k: list(v) for k, v in data.get("known", {}).items()}, refused)
+        refused = {key: text.partition("|") for key, text in data.get("refused", {}).items()}
+        return cls({k: list(v) for k, v in data.get("known", {}).items()},
+                   {key: Refusal(parse_game_time(until), reason)
+                    for key, (until, _, reason) in refused.items()})
 
 
 @dataclass
 class AttentionState(Part):
-    """Attention (mind/attention.py): when each sight was last seen; the last own action noted.
+    """Attention (note_sight in mind/agent.py): when each sight was last seen; the last own action noted.
     Stored by the time seen (migration 16): the sights of a time share its text, and an awake
     resident's part, written at every tick, is a fifth shorter to encode and compress."""
 
@@ -284,8 +281,10 @@ class MindState:
         """The stored form (JSON) of each part marked since the last call and not already
         stored as it is; the marks are cleared. A commit that then fails must reload the mind
         from the store (the engine does), since the marks are gone."""
-        if CHECK_UNMARKED:
-            self._check_unmarked()
+        for part in self.parts():
+            if CHECK_UNMARKED and not part.dirty and part.name in self.saved \
+                    and part.encode() != self.saved[part.name]:
+                raise AssertionError(f"the {part.name} part changed without being marked")
         changed: dict[str, str] = {}
         for part in self.parts():
             if not part.dirty:
@@ -295,9 +294,3 @@ class MindState:
             if self.saved.get(part.name) != text:
                 changed[part.name] = self.saved[part.name] = text
         return changed
-
-    def _check_unmarked(self) -> None:
-        for part in self.parts():
-            if not part.dirty and part.name in self.saved and \
-                    part.encode() != self.saved[part.name]:
-                raise AssertionError(f"the {part.name} part changed without being marked")

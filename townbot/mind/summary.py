@@ -7,7 +7,6 @@ summary is the name, age and traits followed by the three summaries; it opens mo
 from __future__ import annotations
 
 from datetime import datetime
-from functools import lru_cache
 
 from townbot.llm.port import LanguageModel
 from townbot.llm.purposes.summary import SummaryQuestion
@@ -15,12 +14,6 @@ from townbot.mind.memory import MemoryStream
 from townbot.mind.retrieval import recall
 from townbot.world.clock import format_game_time, parse_game_time, span_of_hours
 from townbot.world.model import Persona
-
-
-def summary_queries(name: str) -> dict[str, str]:
-    return {"core": f"{name}'s core characteristics",
-            "occupation": f"{name}'s current daily occupation",
-            "feeling": f"{name}'s feeling about recent progress in life"}
 
 
 def render_summary(persona: Persona, summary: dict[str, str] | None) -> str:
@@ -31,15 +24,10 @@ def render_summary(persona: Persona, summary: dict[str, str] | None) -> str:
     return f"{head} {persona.background} {summary['core']} {summary['occupation']} {summary['feeling']}"
 
 
-# Every awake resident asks at every step whether its summary is stale: each summary's time
-# is parsed once.
-_made_at = lru_cache(maxsize=1024)(parse_game_time)
-
-
 def is_stale(cached: dict | None, now: datetime, refresh_hours: float) -> bool:
     if not cached or "at" not in cached:
         return True
-    return now - _made_at(cached["at"]) >= span_of_hours(refresh_hours)
+    return now - parse_game_time(cached["at"]) >= span_of_hours(refresh_hours)
 
 
 async def summarise(model: LanguageModel, persona: Persona, stream: MemoryStream,
@@ -47,13 +35,14 @@ async def summarise(model: LanguageModel, persona: Persona, stream: MemoryStream
                     kinds: tuple[str, ...] | None = None, touch: bool = True) -> dict[str, str]:
     """Run the three retrievals and ask for the three summaries in one call (from the given
     kinds of memory only, for an interview's ablation, which touches no access time)."""
-    queries = summary_queries(persona.name)
-    vectors = await model.embed(list(queries.values()))
-    groups: dict[str, tuple[str, ...]] = {}
-    for key, vector in zip(queries, vectors, strict=True):
-        groups[key] = tuple(m.text for m in recall(stream, vector, now, limit=count,
-                                              token_budget=tokens, kinds=kinds, touch=touch))
-    question = SummaryQuestion(persona.name, persona.background, persona.currently,
-                               groups["core"], groups["occupation"], groups["feeling"])
+    name = persona.name
+    vectors = await model.embed([f"{name}'s core characteristics",
+                                 f"{name}'s current daily occupation",
+                                 f"{name}'s feeling about recent progress in life"])
+    core, occupation, feeling = [
+        tuple(m.text for m in recall(stream, vector, now, limit=count, token_budget=tokens,
+                                     kinds=kinds, touch=touch)) for vector in vectors]
+    question = SummaryQuestion(name, persona.background, persona.currently, core, occupation,
+                               feeling)
     answer = await model.ask(question.ask(persona.name))
     return {**answer.model_dump(), "at": format_game_time(now)}
