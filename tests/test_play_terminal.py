@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pexpect
@@ -162,7 +163,13 @@ def test_ctrl_c_ends_a_scripted_session_with_one_line(tmp_path):
         while not play.stdout.readline().startswith("model "):  # the status table's last row
             pass
         play.send_signal(signal.SIGINT)  # standard input stays open: only Ctrl-C ends this
-        out, err = play.communicate(timeout=GENEROUS * 2)
+        # Read to the end without closing standard input (communicate would close it, and the
+        # end of input could then end the session before the signal does).
+        hung = threading.Timer(GENEROUS * 2, play.kill)
+        hung.start()
+        out, err = play.stdout.read(), play.stderr.read()
+        play.wait()
+        hung.cancel()
     finally:
         play.kill()
     assert play.returncode == 130

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -105,15 +106,30 @@ def test_sigterm_then_ctrl_c_in_play_ends_in_lines_and_a_whole_town(tmp_path):
     Snapshot(db)
 
 
+def serving_on(process: subprocess.Popen, port: int) -> None:
+    """Wait until the process accepts connections on the port (a loaded machine can take
+    several seconds to start a server)."""
+    deadline = time.monotonic() + 60
+    while True:
+        assert process.poll() is None, process.stderr.read()
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, "the server never listened"
+            time.sleep(0.05)
+
+
 def test_sigterm_to_a_command_without_signals_of_its_own_is_one_line(tmp_path):
     """`web`, `export`, `doctor`...: SIGTERM is a Ctrl-C there too, not a silent exit 143."""
     db = tmp_path / "town.db"
     subprocess.run([sys.executable, "-m", "townbot", "sim", "--hours", "0.2", "--quiet", "--db",
                     str(db)], cwd=ROOT, capture_output=True, check=True, timeout=120)
+    port = 20000 + os.getpid() % 20000
     process = subprocess.Popen([sys.executable, "-m", "townbot", "web", "--db", str(db),
-                                "--port", str(20000 + os.getpid() % 20000)], cwd=ROOT,
+                                "--port", str(port)], cwd=ROOT,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    time.sleep(4)  # serving
+    serving_on(process, port)
     err = signal_at(process, [(signal.SIGTERM, 0.0), (signal.SIGTERM, 0.02)])
     assert process.returncode == 0
     assert err.strip().splitlines()[0] == "stopped", err
