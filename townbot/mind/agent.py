@@ -100,7 +100,8 @@ def sort_sightings(sights: dict[str, datetime], sightings: list[Sighting], now: 
     same: list[Sighting] = []
     for sighting in sightings:
         (fresh if note_sight(sights, sighting.text, now, gap) else same).append(sighting)
-    for text in [t for t, seen in sights.items() if now - seen > gap]:
+    cutoff = now - gap
+    for text in [t for t, seen in sights.items() if seen < cutoff]:
         del sights[text]
     return fresh, same
 

@@ -93,14 +93,15 @@ class Embeddings:
         matrix.ravel()[self._places.values] = self._values.values
         return matrix
 
-    def row(self, index: int) -> np.ndarray:
+    def block(self, first: int, last: int) -> np.ndarray:
+        """Rows first..last-1 as a new (last - first, dim) float32 matrix."""
         if self._dense is not None:
-            return self._dense.values[index].copy()
-        places, first = self._places.values, index * self.dim
-        start, end = places.searchsorted(first), places.searchsorted(first + self.dim)
-        vector = np.zeros(self.dim, dtype=np.float32)
-        vector[places[start:end] - first] = self._values.values[start:end]
-        return vector
+            return self._dense.values[first:last].copy()
+        places, low = self._places.values, first * self.dim
+        start, end = places.searchsorted(low), places.searchsorted(last * self.dim)
+        block = np.zeros((last - first, self.dim), dtype=np.float32)
+        block.ravel()[places[start:end] - low] = self._values.values[start:end]
+        return block
 
 
 @dataclass
@@ -187,7 +188,16 @@ class MemoryStream:
         self.touched_ids.update(ids)
 
     def vector(self, index: int) -> np.ndarray:
-        return self._vectors.row(index)
+        return self._vectors.block(index, index + 1)[0]
+
+    def vectors(self, memories: list[Memory]) -> np.ndarray:
+        """The embeddings of `memories` as one matrix, read in one pass over the rows they
+        span (a step's new memories are the last ones)."""
+        if not memories:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        first = min(m.id for m in memories)
+        span = self._vectors.block(first, max(m.id for m in memories) + 1)
+        return span[[m.id - first for m in memories]]
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(vectors, importance, last-access hours) of the stored memories: the embeddings as

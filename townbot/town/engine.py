@@ -576,7 +576,8 @@ class Engine:
             changes.mind_parts += [(name, part, text)
                                    for part, text in mind.state.take_changes().items()]
             added, touched = mind.stream.take_changes()
-            changes.new_memories += [(name, m, mind.stream.vector(m.id)) for m in added]
+            changes.new_memories += [(name, m, vector) for m, vector
+                                     in zip(added, mind.stream.vectors(added), strict=True)]
             if touched:
                 changes.touched.append((name, touched))
         # What the calls cost joins the commit, and is stored even if the commit fails.
