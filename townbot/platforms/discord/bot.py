@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
 
 import discord
 from discord import app_commands
@@ -98,10 +97,8 @@ class TownBotBehaviour:
                      guild.id, guild.name)
 
     async def sync_commands(self, guild: discord.abc.Snowflake | None = None) -> bool:
-        """Give Discord the command tree (globally, or to one server while developing).
-
-        A failure is reported as what it is and tried again at the next (re)connect; the towns
-        go on either way (commands synced before still work)."""
+        """Give Discord the command tree (globally, or to one server while developing); a
+        failure is kept in `sync_problem` and tried again at the next (re)connect."""
         if self.commands_synced and guild is None:
             return True
         try:
@@ -164,7 +161,6 @@ class TownBotBehaviour:
 
     async def on_message(self, message: discord.Message) -> None:
         if not self.closing:
-            await self.hub.seen_message(message)
             await handle_message(self.hub, message)
 
     async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
@@ -195,12 +191,9 @@ class TownBotBehaviour:
         return getattr(self, "gateway_closed", False) or super().is_closed()  # type: ignore[misc]
 
     async def _close_gateway(self) -> None:
-        sockets: list[Any] = []
-        if getattr(self, "ws", None) is not None:
-            sockets.append(self.ws)  # type: ignore[attr-defined]
         shards = getattr(self, "_AutoShardedClient__shards", {})
-        sockets += [shard.ws for shard in shards.values()]
-        for socket in sockets:
+        sockets = [getattr(self, "ws", None), *(shard.ws for shard in shards.values())]
+        for socket in filter(None, sockets):
             with contextlib.suppress(Exception):  # a socket already gone is closed enough
                 await asyncio.wait_for(socket.close(code=1000), GATEWAY_GRACE)
 

@@ -12,13 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import discord
-
 from townbot.llm.settings import ModelSettings
 from townbot.mind.answering import Ablation
-from townbot.platforms.discord.cards import interview_card
 from townbot.platforms.discord.config import DiscordConfig, Upkeep
-from townbot.platforms.discord.posts import NO_MENTIONS, split_text
+from townbot.platforms.discord.posts import split_text
 from townbot.platforms.discord.publisher import GLOBAL_WINDOWS, Pacer, Publisher, classify
 from townbot.platforms.discord.scheduler import TownScheduler
 from townbot.platforms.discord.setup import WebhookOutlet
@@ -80,17 +77,6 @@ class GuildTown:
         """The sector a channel shows; None for the town hall and foreign channels."""
         return next((s.name for s in self.engine.world.sectors.values() if s.channel == slug), None)
 
-    async def answer_in_thread(self, thread: Any, resident: str, question: str,
-                               answer: str) -> None:
-        """A resident's answer in an interview thread, posted by the resident through the
-        channel's webhook; in a thread of someone else's channel, by the bot."""
-        slug = self.slug_of(getattr(thread, "parent_id", 0) or 0)
-        card = interview_card(resident, question, answer, self.outlet.avatar(resident))
-        if slug is None:
-            await thread.send(embed=card, allowed_mentions=NO_MENTIONS)
-        else:
-            await self.outlet.post(slug, "", resident, thread=thread, embed=card)
-
     async def notify(self, text: str) -> bool:
         """A notice in #town-hall now, under the town's name; False if Discord refused it."""
         hall = self.outlet.plan.town_hall
@@ -113,14 +99,6 @@ class GuildTown:
         await self.store.close()
         await self.engine.model.close()
         await self.engine.store.close()
-
-
-def partial_message(town: GuildTown, channel_id: int, message_id: int) -> discord.PartialMessage | None:
-    """A message known by its ids (after a restart), to react to or reply to."""
-    channel = town.outlet.guild.get_channel(channel_id)
-    if channel is None or not hasattr(channel, "get_partial_message"):
-        return None
-    return channel.get_partial_message(message_id)
 
 
 class Hub:
@@ -176,10 +154,6 @@ class Hub:
         token = (await town.service.web_link(person)).data["token"]
         return self.config.web_link(town.guild_id, token)
 
-    def moderator_rule(self) -> str:
-        role = f" or the {self.config.moderator_role} role" if self.config.moderator_role else ""
-        return f"Manage Server{role}"
-
     # --- rest and backups -------------------------------------------------------------------
 
     def start_upkeep(self) -> None:
@@ -205,15 +179,6 @@ class Hub:
         notice = asyncio.create_task(town.notify(WOKE))
         self.notices.add(notice)
         notice.add_done_callback(self.notices.discard)
-
-    async def seen_message(self, message: Any) -> None:
-        """A person's message in one of a town's channels (or their threads) is activity."""
-        if message.author.bot or message.webhook_id is not None or message.guild is None:
-            return
-        town = self.towns.get(message.guild.id)
-        channel = getattr(message.channel, "parent_id", None) or message.channel.id
-        if town is not None and town.slug_of(channel) is not None:
-            await self.seen(message.guild.id)
 
     async def rest_round(self) -> None:
         """Towns alone for TOWNBOT_IDLE_AFTER begin to rest; #town-hall says so."""

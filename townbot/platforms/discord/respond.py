@@ -20,6 +20,7 @@ from typing import Any
 
 import discord
 
+from townbot.platforms.discord.cards import interview_card
 from townbot.platforms.discord.hub import MEMORY_ACCESS, GuildTown, Hub
 from townbot.platforms.discord.posts import LIMIT, NO_MENTIONS, split_text
 from townbot.town.requests import LIMITS, Outcome, Person, TownError, bounded
@@ -96,7 +97,9 @@ async def not_a_moderator(hub: Hub, interaction: discord.Interaction, case: str)
     person = hub.person(interaction.user)
     if person.moderator:
         return False
-    reason = f"only moderators may use {case} ({hub.moderator_rule()}); ask a moderator"
+    role = hub.config.moderator_role
+    rule = f"Manage Server or the {role} role" if role else "Manage Server"
+    reason = f"only moderators may use {case} ({rule}); ask a moderator"
     await interaction.response.send_message(reason, ephemeral=True)
     with contextlib.suppress(TownError):  # a server without a town has no audit log to keep
         await hub.town(interaction.guild_id).service.refused(case.lstrip("/"), person, reason)
@@ -163,9 +166,15 @@ async def ask_in_thread(town: GuildTown, person: Person, guild: Any, thread_id: 
     outcome = await town.service.interview(
         person, interview.resident, question, remember=interview.remember,
         access=MEMORY_ACCESS.get(interview.memory, MEMORY_ACCESS["full"]))
-    await town.answer_in_thread(thread, outcome.data["resident"],
-                                bounded(question, "interview"), outcome.data["answer"])
-    return f"{outcome.data['resident']} answered in {thread.mention}."
+    resident = outcome.data["resident"]
+    card = interview_card(resident, bounded(question, "interview"), outcome.data["answer"],
+                          town.outlet.avatar(resident))
+    slug = town.slug_of(thread.parent_id)  # the resident posts through the channel's webhook;
+    if slug is None:  # in a thread of someone else's channel, the bot does
+        await thread.send(embed=card, allowed_mentions=NO_MENTIONS)
+    else:
+        await town.outlet.post(slug, "", resident, thread=thread, embed=card)
+    return f"{resident} answered in {thread.mention}."
 
 
 async def press(hub: Hub, interaction: discord.Interaction) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import discord
 
-from townbot.platforms.discord.hub import GuildTown, Hub, partial_message
+from townbot.platforms.discord.hub import GuildTown, Hub
 from townbot.platforms.discord.posts import NO_MENTIONS, without_mentions
 from townbot.platforms.discord.respond import ask_in_thread
 from townbot.platforms.discord.store import WaitingWords
@@ -31,13 +31,17 @@ HINT = ("{name}, to speak in {town} join first with `/town join`; until then you
 
 
 async def handle_message(hub: Hub, message: Any) -> None:
+    """A person's message; in one of the town's channels (or their threads) it is also activity
+    that wakes a resting town."""
     if message.author.bot or message.webhook_id is not None or message.guild is None:
         return
     town = hub.towns.get(message.guild.id)
     if town is None:
         return
-    is_thread = getattr(message.channel, "parent_id", None) is not None
-    interview = await town.store.thread(message.channel.id) if is_thread else None
+    parent = getattr(message.channel, "parent_id", None)
+    if town.slug_of(parent or message.channel.id) is not None:
+        await hub.seen(message.guild.id)
+    interview = await town.store.thread(message.channel.id) if parent is not None else None
     if interview is not None:
         await _ask_in_thread(town, hub.person(message.author), message)
         return
@@ -103,9 +107,9 @@ async def deliver_arrivals(town: GuildTown) -> None:
             await town.store.forget_words(words.person_id)
         if found is None or found[1].sector != words.sector:
             continue  # left the town, or went somewhere else meanwhile
-        message = partial_message(town, words.channel_id, words.message_id)
-        if message is not None:
-            await say_now(town, person, words.text, message)
+        channel = town.outlet.guild.get_channel(words.channel_id)  # the message by its ids
+        if channel is not None and hasattr(channel, "get_partial_message"):
+            await say_now(town, person, words.text, channel.get_partial_message(words.message_id))
 
 
 async def _ask_in_thread(town: GuildTown, person: Person, message: Any) -> None:
