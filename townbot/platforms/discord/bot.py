@@ -1,10 +1,7 @@
-"""The Discord client: opens a town in each allowed server, routes commands and messages.
-
-The same behaviour runs on a plain `discord.Client` (one process, every shard) and on an
-`AutoShardedClient` that owns some of the bot's shards (`townbot run --shards N --shard-ids`):
-Discord sends a process only the servers of its shards, so a server's town lives in exactly one
-process.
-"""
+"""The Discord client: opens a town in each allowed server, routes commands and messages. It runs
+as a plain `discord.Client` or as an `AutoShardedClient` owning some of the bot's shards
+(`--shards N --shard-ids`): Discord sends a process only its shards' servers, so a server's town
+lives in exactly one process."""
 
 from __future__ import annotations
 

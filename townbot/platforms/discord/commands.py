@@ -1,11 +1,7 @@
-"""Slash commands: every TownService use case, grouped, with autocomplete.
-
-`/town`, `/object`, `/say`, `/whisper`, `/interview` and `/help` are for everyone. Moderator
-use cases are the `/mod` group, which carries `default_permissions(manage_guild=True)` so
-Discord shows it only to members with Manage Server (a server can widen that under Server
-Settings > Integrations); each of them also checks Manage Server or the configured role before
-doing anything, and TownService checks `Person.moderator` again.
-"""
+"""Slash commands over TownService, grouped, with autocomplete. `/mod` carries
+`default_permissions(manage_guild=True)`, so Discord shows it only to Manage Server (a server can
+widen that); each /mod command also checks Manage Server or the configured role, and
+TownService checks `Person.moderator` again."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""Discord settings from the environment over an optional `.env` file, and the settings for
-running the bot for a long time (`Upkeep`: rest when nobody is there, scheduled backups, a shared
-REST proxy for every shard process, the log format), read from the same merged environment.
-
-The environment wins over `.env`, as everywhere else. A value that cannot work stops the program
-with a `ConfigError` naming the variable and showing a value that would.
-"""
+"""Discord settings (`DiscordConfig`) and the settings for running long (`Upkeep`: rest, backups,
+a shared REST proxy, the log format), from the environment over an optional `.env` (the
+environment wins). A value that cannot work is a `ConfigError` naming the variable and a value
+that would."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""`townbot run --dry-run`: check everything a run needs and show what it would make.
-
-Nothing is connected and nothing is written. The token's presence is reported, not required.
-"""
+"""`townbot run --dry-run`: check everything a run needs and show what it would make; nothing
+is connected or written, and the token's presence is reported, not required."""
 
 from __future__ import annotations
 

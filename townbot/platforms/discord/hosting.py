@@ -1,10 +1,7 @@
-"""A server's town from opening to every tick: founded or resumed with its channels, webhooks
-and pinned welcome, then ticked by the scheduler, its posts sent and the words of visitors who
-have arrived said.
-
-The welcome is a pinned card in #town-hall with a "Join" button, and a short pinned note with a
-"Go here" button in each area's channel. Posted once per channel (again only for a channel made
-anew), by the bot itself so the buttons work."""
+"""A server's town from opening to every tick: founded or resumed with its channels, webhooks and
+pinned welcome, ticked by the scheduler, its posts sent and arrived visitors' words said. The
+welcome (a card with "Join" in #town-hall, a note with "Go here" in each area) is posted once per
+channel, again only in a channel made anew, by the bot itself so that the buttons work."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
-"""Answering an interaction: defer, run a use case in the server's town, answer or refuse.
-
-Every command defers at once: a use case waits for a tick in progress (the service's lock), and
-a tick with a real model can outlast Discord's 3 seconds. Answers come as follow-ups; refusals
-(`TownError`) always come back only to the person who asked.
-
-Buttons save typing: "Join" on the welcome, "Go here" on each area's note, "Ask another
-question" on an interview answer. A button's custom id says what it is for, so buttons on
-messages posted before a restart keep working: the client hands every pressed button to `press`
-with its hub.
-"""
+"""Answering an interaction: defer at once (a use case waits for a tick under way, which can
+outlast Discord's 3 seconds), run it in the server's town, answer in follow-ups, or refuse
+(`TownError`) to the asker alone. Buttons ("Join", "Go here", "Ask another question") say in
+their custom ids what they are for, so those posted before a restart keep working (`press`)."""
 
 from __future__ import annotations
 

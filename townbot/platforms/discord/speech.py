@@ -1,11 +1,7 @@
-"""Visitors speak by writing: a joined person's message in an area channel is their speech there.
-
-A person is where they speak: writing in another area's channel walks them there first, and
-their words are said when they arrive (after the tick that brings them); those words are kept
-in the database meanwhile, so a restart on the way loses none. Residents answer through the
-outbox, under their own names. In an interview thread, every message is a further question to
-the resident interviewed.
-"""
+"""Visitors speak by writing: a joined person's message in an area's channel is their speech
+there. Writing in another area's channel walks them there first; their words, kept in the
+database meanwhile, are said on arrival. In an interview thread every message is a further
+question to the resident."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Discord's own state in the town's database, on its own connection.
-
-The engine's connection holds long `BEGIN IMMEDIATE` transactions between awaits; sharing it
-would put the publisher's writes inside a tick's transaction. A second connection to the same
-WAL database keeps them apart (SQLite serialises the writers; each waits up to `BUSY_MS`).
-
-The Discord tables are versioned by their own `discord_schema` row, so the platform never
-competes with the core migrations for `PRAGMA user_version`.
-"""
+"""Discord's own tables in the town's database, on a second connection: the engine's holds long
+`BEGIN IMMEDIATE` transactions between awaits, which the publisher's writes must stay out of.
+The tables carry their own `discord_schema` version, apart from the core's `user_version`."""
 
 from __future__ import annotations
 
@@ -149,11 +143,8 @@ class DiscordStore:
     def __init__(self, connection: aiosqlite.Connection, town_id: int) -> None:
         self.db = connection
         self.town_id = town_id
-        # Channel workers, commands and the delete handler share this connection, and SQLite
-        # keeps one read snapshot per connection: a statement another coroutine has open (a
-        # read between its execute and its fetch, or a transaction between BEGIN and COMMIT)
-        # would show a read the data as it was then, or writes not yet committed. So one
-        # statement or transaction at a time, and a read fetches its rows in the same call.
+        # One statement or transaction at a time on the shared connection, a read fetching its
+        # rows in the same call: SQLite keeps one read snapshot per connection (docs/discord.md).
         self._turn = asyncio.Lock()
 
     @classmethod

@@ -1,9 +1,6 @@
-"""`/town map`: the town now as a picture, with a short caption of who is where.
-
-The picture comes from the same replay and painter as `townbot map` and the web page, read
-through a read-only connection of its own (never the engine's, which may be inside a tick's
-transaction). Each town's history is kept between calls and read on from its last row.
-"""
+"""`/town map`: the town now as a picture with a caption of who is where, drawn like `townbot map`
+from the town's history, which is read on a read-only connection of its own (never the
+engine's, which may be inside a tick) and kept per town between calls."""
 
 from __future__ import annotations
 
