@@ -23,7 +23,6 @@ from townbot.platforms.discord.setup import WebhookOutlet, channel_plan
 from townbot.platforms.discord.speech import deliver_arrivals
 from townbot.platforms.discord.store import DiscordStore
 from townbot.platforms.metrics import TownMetrics
-from townbot.town.engine import Engine
 from townbot.town.launch import open_engine
 from townbot.town.requests import Person, TownError
 from townbot.town.rest import Rest
@@ -70,7 +69,10 @@ async def _open(hub: Hub, guild: discord.Guild) -> GuildTown:
             link = None  # a moderator closed the page
         await post_welcome(town, link)
     except BaseException:
-        await _close_quietly(engine, store)
+        if store is not None:
+            await store.close()
+        await engine.model.close()
+        await engine.store.close()
         raise
     town.publisher.start()
     town.rest = Rest(hub.upkeep.rest, hub.clock)
@@ -109,13 +111,6 @@ async def tick_town(town: GuildTown, metrics: TownMetrics | None = None) -> None
         metrics.tick_done(town.guild_id, time.monotonic() - began, await town.store.backlog())
     town.publisher.wake()
     await deliver_arrivals(town)
-
-
-async def _close_quietly(engine: Engine, store: DiscordStore | None) -> None:
-    if store is not None:
-        await store.close()
-    await engine.model.close()
-    await engine.store.close()
 
 
 async def post_welcome(town: GuildTown, link: str | None = None) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import discord
+from discord.utils import MISSING
 
 from townbot.platforms.discord.cards import interview_card
 from townbot.platforms.discord.hub import MEMORY_ACCESS, GuildTown, Hub
@@ -27,12 +28,13 @@ CUT = "\n✂️ Cut here: {rest} more characters did not fit in {parts} messages
 
 @dataclass(frozen=True)
 class Reply:
-    """What a use case answers: text, and perhaps a card and buttons."""
+    """What a use case answers: text, and perhaps a card, buttons and a picture (the map); what
+    is not given is discord.py's MISSING, as `followup.send` takes it."""
 
     text: str = ""
-    embed: discord.Embed | None = None
-    view: discord.ui.View | None = None
-    file: discord.File | None = None  # a picture (the map), sent with the first part
+    embed: discord.Embed = MISSING
+    view: discord.ui.View = MISSING
+    file: discord.File = MISSING
 
 
 Work = Callable[[GuildTown, Person], Awaitable["str | Reply | Outcome"]]
@@ -51,28 +53,21 @@ def fit(text: str, more: str = MORE) -> list[str]:
 
 
 async def send(interaction: discord.Interaction, reply: str | Reply, *, ephemeral: bool,
-               more: str = MORE) -> Any:
-    """The answer as follow-ups (text in parts, the card with the first, the buttons with the
-    last); returns the first message."""
+               more: str = MORE) -> None:
+    """The answer as follow-ups: text in parts, the card and picture with the first, the
+    buttons with the last."""
     if isinstance(reply, str):
         reply = Reply(reply)
-    parts = fit(reply.text, more) if reply.text else [""]
-    if not reply.text and reply.embed is None and reply.file is None:
+    parts = fit(reply.text, more)
+    if not reply.text and reply.embed is MISSING and reply.file is MISSING:
         parts = ["(nothing)"]
-    first = None
     for index, part in enumerate(parts):
-        extra: dict[str, Any] = {}
-        if index == 0 and reply.embed is not None:
-            extra["embed"] = reply.embed
-        if index == 0 and reply.file is not None:
-            extra["file"] = reply.file
-        if index == len(parts) - 1 and reply.view is not None:
-            extra["view"] = reply.view
-        message = await interaction.followup.send(part or discord.utils.MISSING,
-                                                  ephemeral=ephemeral, wait=True,
-                                                  allowed_mentions=NO_MENTIONS, **extra)
-        first = first or message
-    return first
+        first, last = index == 0, index == len(parts) - 1
+        await interaction.followup.send(part or MISSING, ephemeral=ephemeral, wait=True,
+                                        allowed_mentions=NO_MENTIONS,
+                                        embed=reply.embed if first else MISSING,
+                                        file=reply.file if first else MISSING,
+                                        view=reply.view if last else MISSING)
 
 
 async def refuse(interaction: discord.Interaction, refusal: TownError, *, public: bool) -> None:
