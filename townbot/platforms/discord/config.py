@@ -23,19 +23,9 @@ AVATAR_URL = "TOWNBOT_AVATAR_URL"
 WEB_PORT = "TOWNBOT_WEB_PORT"
 WEB_HOST = "TOWNBOT_WEB_HOST"
 WEB_URL = "TOWNBOT_WEB_URL"
-VARIABLES = {
-    TOKEN: "the bot's token from the Developer Portal (Bot > Reset Token)",
-    ALLOWED_GUILDS: "comma-separated server ids the bot hosts a town in (default: every server)",
-    MODERATOR_ROLE: "a role name or id whose members moderate (Manage Server always does)",
-    TICK_SECONDS: "real seconds per tick for a newly founded town (default 10)",
-    DATA_DIR: "folder of the per-server databases (default ./data)",
-    AVATAR_URL: "avatar URL template for posts, with {name} for the URL-encoded name, or "
-                "'discord' for Discord's default avatars (default: a picture drawn from the name)",
-    WEB_PORT: "serve the towns' read-only web page on this port beside the bot (default: none)",
-    WEB_HOST: "the address the web page listens on (default 127.0.0.1)",
-    WEB_URL: "the web page's address as people reach it, for the members-only links of "
-             "/town web, /town map and the welcome",
-}
+# Every variable read here; docs/discord.md explains each.
+VARIABLES = (TOKEN, ALLOWED_GUILDS, MODERATOR_ROLE, TICK_SECONDS, DATA_DIR, AVATAR_URL, WEB_PORT,
+             WEB_HOST, WEB_URL)
 LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 
 
@@ -161,17 +151,9 @@ BACKUP_EVERY = "TOWNBOT_BACKUP_EVERY"
 BACKUP_KEEP = "TOWNBOT_BACKUP_KEEP"
 API_BASE = "TOWNBOT_DISCORD_API_BASE"
 LOG_FORMAT = "TOWNBOT_LOG_FORMAT"
-UPKEEP_VARIABLES = {
-    IDLE_AFTER: "real seconds without anyone's activity before a town rests (default 900; "
-                "0: never)",
-    IDLE_SPEED: "how a resting town ticks: 'pause' (default) or real seconds per tick, e.g. 600",
-    BACKUP_DIR: "take scheduled backups of every town into this folder (default: none)",
-    BACKUP_EVERY: "real hours between scheduled backups (default 6)",
-    BACKUP_KEEP: "scheduled backups kept per town, the newest (default 7)",
-    API_BASE: "Discord's REST address for every request, e.g. a shared rate-limiting proxy at "
-              "http://127.0.0.1:8080/api/v10 (default: Discord's own)",
-    LOG_FORMAT: "'text' (default) or 'json', one object per line",
-}
+# The settings for running long; docs/operations.md explains each.
+UPKEEP_VARIABLES = (IDLE_AFTER, IDLE_SPEED, BACKUP_DIR, BACKUP_EVERY, BACKUP_KEEP, API_BASE,
+                    LOG_FORMAT)
 
 
 @dataclass(frozen=True)
@@ -189,16 +171,13 @@ def load_upkeep(env: Mapping[str, str]) -> Upkeep:
         rest = rest_settings(dict(env))
     except RestSettingError as error:
         raise ConfigError(str(error)) from None
-    return Upkeep(rest=rest, backup_dir=_folder(env.get(BACKUP_DIR, "")),
+    backup_dir = env.get(BACKUP_DIR, "").strip()
+    return Upkeep(rest=rest, backup_dir=Path(backup_dir) if backup_dir else None,
                   backup_every_hours=_number(env, BACKUP_EVERY, 6.0, 0.01, 24 * 365, "6"),
                   backup_keep=int(_number(env, BACKUP_KEEP, 7, 1, 10_000, "7")),
                   api_base=_url(API_BASE, env.get(API_BASE, "").strip().rstrip("/"),
                                 "http://127.0.0.1:8080/api/v10"),
                   log_format=_log_format(env.get(LOG_FORMAT, "")))
-
-
-def _folder(text: str) -> Path | None:
-    return Path(text.strip()) if text.strip() else None
 
 
 def _number(env: Mapping[str, str], name: str, default: float, low: float, high: float,

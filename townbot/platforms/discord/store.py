@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
@@ -240,9 +240,7 @@ class DiscordStore:
     async def _save_delivery(self, channel: str, state: Delivery) -> None:
         await self.db.execute(
             "INSERT OR REPLACE INTO discord_delivery (channel, last_message_id, post_first, "
-            "post_last, parts_done, in_flight) VALUES (?, ?, ?, ?, ?, ?)",
-            (channel, state.last_message_id, state.post_first, state.post_last, state.parts_done,
-             int(state.in_flight)))
+            "post_last, parts_done, in_flight) VALUES (?, ?, ?, ?, ?, ?)", (channel, *astuple(state)))
 
     async def sending(self, channel: str, state: Delivery) -> None:
         """Record, before a send, which post is under way and that a message may land."""
@@ -303,8 +301,7 @@ class DiscordStore:
     async def open_thread(self, thread_id: int, interview: InterviewThread) -> None:
         await self._write("INSERT OR REPLACE INTO discord_threads (thread_id, resident, memory, "
                           "remember, opened_by, created) VALUES (?, ?, ?, ?, ?, ?)",
-                          (thread_id, interview.resident, interview.memory,
-                           int(interview.remember), interview.opened_by, utc_now()))
+                          (thread_id, *astuple(interview), utc_now()))
 
     async def thread(self, thread_id: int) -> InterviewThread | None:
         rows = await self._rows("SELECT resident, memory, remember, opened_by FROM "
@@ -320,9 +317,7 @@ class DiscordStore:
                                   (words.person_id, words.sector))
             await self.db.execute(
                 "INSERT INTO discord_waiting (person_id, person_name, moderator, sector, text, "
-                "channel_id, message_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (words.person_id, words.person_name, int(words.moderator), words.sector,
-                 words.text, words.channel_id, words.message_id))
+                "channel_id, message_id) VALUES (?, ?, ?, ?, ?, ?, ?)", astuple(words))
         await self._transaction(work)
 
     async def waiting_words(self) -> list[WaitingWords]:
