@@ -167,9 +167,8 @@ class TownBotBehaviour:
             await town.outlet.ensure()
 
     async def close(self) -> None:
-        """Stop taking interactions, close the gateway, finish or roll back the ticks and let
-        posts under way finish, then close the databases: within `Hub.SHUTDOWN` seconds. A
-        second call (a second signal) waits for the first instead of closing twice."""
+        """Stop taking interactions, close the gateway, then the towns (Hub.close); a second
+        call (a second signal) waits for the first instead of closing twice."""
         if self._town_closing is None:
             self._town_closing = asyncio.ensure_future(self._close_town_bot())
         await asyncio.shield(self._town_closing)

@@ -152,8 +152,7 @@ async def _pin(town: GuildTown, slug: str, **message: object) -> None:
 
 async def show_link(town: GuildTown, link: str | None) -> bool:
     """The pinned welcome card again with the web page's new link (None: the page is closed),
-    so that the pin never offers a link that no longer works. False when it could not be
-    changed (the reason is logged); the new link is given to the moderator either way."""
+    so that the pin never offers a dead link; False (logged) when it could not be changed."""
     world = town.engine.world
     hall = world.town_hall_channel
     channel_id, message_id = (await town.store.welcome()).get(hall, (None, None))

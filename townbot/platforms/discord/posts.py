@@ -23,14 +23,6 @@ class Post:
     username: str
     parts: tuple[str, ...]
 
-    @property
-    def first(self) -> int:
-        return self.rows[0]
-
-    @property
-    def last(self) -> int:
-        return self.rows[-1]
-
 
 def webhook_name(name: str, fallback: str) -> str:
     """A name Discord accepts for a webhook post (1-80 characters, none of its reserved words),

@@ -207,14 +207,14 @@ class Publisher:
         if state.post_first is not None:
             rows = await self.store.unsent(channel, ROWS_PER_READ, state.post_first, state.post_last)
             post = next_post(rows, self.town, self.residents)
-            if post is not None and (post.first, post.last) == (state.post_first, state.post_last):
+            if post is not None and (post.rows[0], post.rows[-1]) == (state.post_first, state.post_last):
                 return post, state
         while rows := await self.store.unsent(channel, ROWS_PER_READ):
             if rows[0].kind == "speech" and await self.store.consume_echo(rows[0]):
                 continue
             post = next_post(rows, self.town, self.residents)
             assert post is not None
-            return post, replace(state, post_first=post.first, post_last=post.last, parts_done=0,
+            return post, replace(state, post_first=post.rows[0], post_last=post.rows[-1], parts_done=0,
                                  in_flight=False)
         return None, state
 
@@ -228,7 +228,7 @@ class Publisher:
                 return
             finished = index + 1 == len(post.parts)
             state = Delivery(message_id) if finished else Delivery(
-                message_id, post.first, post.last, index + 1, in_flight=False)
+                message_id, post.rows[0], post.rows[-1], index + 1, in_flight=False)
             await self.store.landed(channel, state, post.rows if finished else ())
             self.counts["posts"] += 1
 
@@ -249,7 +249,7 @@ class Publisher:
                     state = replace(state, in_flight=False)
                 pacer = self._pacers.setdefault(channel, Pacer(self._channel_windows, self.clock))
                 await take_turn([pacer, self._global], self.sleep)
-                state = replace(state, post_first=post.first, post_last=post.last,
+                state = replace(state, post_first=post.rows[0], post_last=post.rows[-1],
                                 parts_done=index, in_flight=True)
                 await self.store.sending(channel, state)
                 posting = True

@@ -78,10 +78,8 @@ async def refuse(interaction: discord.Interaction, refusal: TownError, *, public
 
 
 async def not_a_moderator(hub: Hub, interaction: discord.Interaction, case: str) -> bool:
-    """Refuse a moderator command to anyone else, before anything is deferred or done.
-
-    Discord already hides /mod from members without Manage Server; this check also covers a
-    server that shows it to more people, and the configured moderator role."""
+    """Refuse a moderator command to anyone else, before anything is deferred or done (a
+    server may show /mod to more people than Discord's default, and the role counts too)."""
     person = hub.person(interaction.user)
     if person.moderator:
         return False

@@ -47,7 +47,10 @@ async def handle_message(hub: Hub, message: Any) -> None:
         return
     person = hub.person(message.author)
     if town.service.speaker_of(person) is None:
-        await _hint_once(town, person, message)
+        if person.id not in town.hinted:  # once per run
+            town.hinted.add(person.id)
+            await refuse(message, TownError(HINT.format(name=person.name,
+                                                        town=town.engine.world.town)))
         return
     await speak(town, person, sector, text, message)
 
@@ -130,11 +133,3 @@ async def refuse(message: Any, refusal: TownError) -> None:
 async def _react(message: Any, emoji: str) -> None:
     with contextlib.suppress(discord.HTTPException):
         await message.add_reaction(emoji)
-
-
-async def _hint_once(town: GuildTown, person: Person, message: Any) -> None:
-    if person.id in town.hinted:
-        return
-    town.hinted.add(person.id)
-    hint = HINT.format(name=person.name, town=town.engine.world.town)
-    await refuse(message, TownError(hint))

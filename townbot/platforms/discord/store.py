@@ -249,8 +249,7 @@ class DiscordStore:
     async def landed(self, channel: str, state: Delivery, finished: Sequence[int],
                      error: str | None = None) -> None:
         """A part was accepted by Discord; rows of a finished post are marked sent with it.
-        With `error`, Discord refused the post itself (not the moment): keep why, and move past
-        it."""
+        With `error`, Discord refused the post itself (not the moment): keep why, move past it."""
         async def work() -> None:
             await self._save_delivery(channel, state)
             await self._mark_sent(finished)
