@@ -26,11 +26,6 @@ GATEWAY_GRACE = 1.0  # seconds to close the gateway politely on shutdown
 CLOSING = "the bot is shutting down; try again in a minute"
 
 
-def intents() -> discord.Intents:
-    """The defaults and message content (privileged): visitors speak by writing."""
-    return discord.Intents(discord.Intents.default().value, message_content=True)
-
-
 class TownTree(app_commands.CommandTree):
     """Every command of the town; refuses new interactions once shutdown has begun."""
 
@@ -62,7 +57,11 @@ def explain_sync_failure(error: BaseException) -> str:
 class TownBotBehaviour:
     """The town's side of the client; mixed into discord.Client or AutoShardedClient."""
 
-    def _setup_town_bot(self, hub: Hub, *, sync: bool) -> None:
+    def __init__(self, hub: Hub, *, sync: bool = True, **sharding: int | list[int]) -> None:
+        # The defaults and message content (privileged): visitors speak by writing.
+        intents = discord.Intents(discord.Intents.default().value, message_content=True)
+        super().__init__(  # type: ignore[call-arg]
+            intents=intents, allowed_mentions=discord.AllowedMentions.none(), **sharding)
         self.hub = hub
         self.tree = TownTree(self, hub)  # type: ignore[arg-type]
         self.tree.error(self.command_failed)
@@ -195,9 +194,7 @@ class TownBotBehaviour:
 
 
 class TownBot(TownBotBehaviour, discord.Client):
-    def __init__(self, hub: Hub, *, sync: bool = True) -> None:
-        super().__init__(intents=intents(), allowed_mentions=discord.AllowedMentions.none())
-        self._setup_town_bot(hub, sync=sync)
+    """Every shard of the bot in one process."""
 
 
 class ShardedTownBot(TownBotBehaviour, discord.AutoShardedClient):
@@ -205,6 +202,4 @@ class ShardedTownBot(TownBotBehaviour, discord.AutoShardedClient):
 
     def __init__(self, hub: Hub, *, shard_count: int, shard_ids: list[int],
                  sync: bool = True) -> None:
-        super().__init__(intents=intents(), allowed_mentions=discord.AllowedMentions.none(),
-                         shard_count=shard_count, shard_ids=shard_ids)
-        self._setup_town_bot(hub, sync=sync)
+        super().__init__(hub, sync=sync, shard_count=shard_count, shard_ids=shard_ids)

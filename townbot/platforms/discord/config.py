@@ -89,13 +89,15 @@ def _unquote(value: str) -> str:
 def load_config(environ: Mapping[str, str] | None = None,
                 dotenv: Path = Path(".env")) -> DiscordConfig:
     env = {**read_dotenv(dotenv), **(os.environ if environ is None else environ)}
+    avatar = env.get(AVATAR_URL, "").strip()  # a URL template, or "discord"
     return DiscordConfig(
         token=env.get(TOKEN) or None,
         allowed_guilds=_guild_ids(env.get(ALLOWED_GUILDS, "")),
         moderator_role=env.get(MODERATOR_ROLE, "").strip() or None,
         tick_seconds=_tick_seconds(env.get(TICK_SECONDS, "")),
         data_dir=Path(env.get(DATA_DIR) or "data"),
-        avatar_url=_avatar(env.get(AVATAR_URL, "").strip()),
+        avatar_url=avatar if avatar == "discord" else _url(
+            AVATAR_URL, avatar, "https://example.org/avatars/{name}.png"),
         web_port=_web_port(env.get(WEB_PORT, "")),
         web_host=env.get(WEB_HOST, "").strip() or "127.0.0.1",
         web_url=_url(WEB_URL, env.get(WEB_URL, "").strip(), "https://town.example.org"),
@@ -124,12 +126,6 @@ def _tick_seconds(text: str) -> float | None:
         raise ConfigError(f"{TICK_SECONDS}={text!r} is not usable; use seconds above {low:g} up "
                           f"to {high:g}, e.g. {TICK_SECONDS}=10")
     return value
-
-
-def _avatar(text: str) -> str | None:
-    if text == "discord":
-        return text
-    return _url(AVATAR_URL, text, "https://example.org/avatars/{name}.png")
 
 
 def _url(name: str, text: str, example: str) -> str | None:

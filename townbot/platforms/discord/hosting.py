@@ -37,8 +37,7 @@ MODEL_WATCH = Person("townbot:model-watch", "townbot's model watch", moderator=T
 
 async def open_town(hub: Hub, guild: discord.Guild) -> GuildTown:
     """The server's town: founded on first use, resumed after, channels checked each time."""
-    lock = hub.opening.setdefault(guild.id, asyncio.Lock())
-    async with lock:
+    async with hub.opening.setdefault(guild.id, asyncio.Lock()):  # one opening at a time
         if guild.id not in hub.towns:
             hub.towns[guild.id] = await _open(hub, guild)
             hub.failures.pop(guild.id, None)
@@ -119,15 +118,13 @@ async def post_welcome(town: GuildTown, link: str | None = None) -> None:
     done = await town.store.welcome()
     hall = world.town_hall_channel
     if _missing(town, done, hall):
-        card = welcome_card(world.town, len(world.personas), hall, town.engine.model.label,
-                            link)
+        card = welcome_card(world.town, len(world.personas), hall, town.engine.model.label, link)
         await _pin(town, hall, embed=card, view=join_button())
     for sector in world.sectors.values():
         if _missing(town, done, sector.channel):
             hours = sector.hours.describe() if sector.hours else None
-            await _pin(town, sector.channel, content=area_note(sector.name, sector.description,
-                                                               hours),
-                       view=go_button(sector.channel))
+            note = area_note(sector.name, sector.description, hours)
+            await _pin(town, sector.channel, content=note, view=go_button(sector.channel))
 
 
 def _missing(town: GuildTown, done: dict[str, tuple[int, int]], slug: str) -> bool:

@@ -134,17 +134,15 @@ class Hub:
             raise TownError(f"the town could not open here: {self.failures[guild_id]}")
         raise TownError("the town is still opening; try again in a moment")
 
-    def is_moderator(self, member: Any) -> bool:
-        """Manage Server, or the configured moderator role (by name or id)."""
-        permissions = getattr(member, "guild_permissions", None)
-        if permissions is not None and permissions.manage_guild:
-            return True
-        role = self.config.moderator_role
-        return role is not None and any(r.name == role or str(r.id) == role
-                                        for r in getattr(member, "roles", ()))
-
     def person(self, member: Any) -> Person:
-        return Person(f"discord:{member.id}", member.display_name, self.is_moderator(member))
+        """A member as the town knows them: a moderator with Manage Server or the configured
+        moderator role (by name or id)."""
+        permissions = getattr(member, "guild_permissions", None)
+        role = self.config.moderator_role
+        moderator = (permissions is not None and permissions.manage_guild) or (
+            role is not None and any(r.name == role or str(r.id) == role
+                                     for r in getattr(member, "roles", ())))
+        return Person(f"discord:{member.id}", member.display_name, moderator)
 
     async def page_link(self, town: GuildTown, person: Person) -> str | None:
         """The members-only link to the town's web page; None when this bot serves none.
