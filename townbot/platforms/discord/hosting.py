@@ -152,12 +152,12 @@ async def show_link(town: GuildTown, link: str | None) -> bool:
     so that the pin never offers a dead link; False (logged) when it could not be changed."""
     world = town.engine.world
     hall = world.town_hall_channel
-    channel_id, message_id = (await town.store.welcome()).get(hall, (None, None))
-    if message_id is None or town.channel(hall).id != channel_id:
+    done = await town.store.welcome()
+    if _missing(town, done, hall):
         return False  # never posted, or its channel was deleted: the next start posts it anew
     card = welcome_card(world.town, len(world.personas), hall, town.engine.model.label, link)
     try:
-        await town.channel(hall).get_partial_message(message_id).edit(embed=card)
+        await town.channel(hall).get_partial_message(done[hall][1]).edit(embed=card)
     except discord.HTTPException as error:
         log.warning("server %s: the welcome's link could not be changed: %s", town.guild_id,
                     error)

@@ -90,11 +90,11 @@ class GuildTown:
             return False
         return True
 
-    async def close(self, post_grace: float = 5.0, use_case_grace: float = 30.0) -> None:
+    async def close(self) -> None:
         """Stop posting, let a use case under way commit (up to its grace), close the files."""
-        await self.publisher.stop(post_grace)
+        await self.publisher.stop(POST_GRACE)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.service.lock.acquire(), use_case_grace)  # kept: no more
+            await asyncio.wait_for(self.service.lock.acquire(), USE_CASE_GRACE)  # kept: no more
         self.engine.drop_talks()  # uncommitted: the talkers think again when the town resumes
         await self.store.close()
         await self.engine.model.close()
@@ -223,7 +223,7 @@ class Hub:
         if town is None:
             return False
         await self.scheduler.stop(town.key, TICK_GRACE)
-        await town.close(POST_GRACE, USE_CASE_GRACE)
+        await town.close()
         return True
 
     async def close(self) -> None:
@@ -232,7 +232,7 @@ class Hub:
         self.closing = True
         await asyncio.gather(self.scheduler.shutdown(TICK_GRACE), self._drop_notices())
         towns = [self.towns.pop(guild_id) for guild_id in list(self.towns)]
-        await asyncio.gather(*(town.close(POST_GRACE, USE_CASE_GRACE) for town in towns))
+        await asyncio.gather(*(town.close() for town in towns))
 
     async def _drop_notices(self) -> None:
         """Wake-up notices under way get the posts' grace (beside the ticks' own), then are
