@@ -388,8 +388,3 @@ async def _open_thread(interaction: discord.Interaction, town: GuildTown,
 
 def all_commands(hub: Hub) -> list[app_commands.Command[Any, ..., Any] | app_commands.Group]:
     return [TownGroup(hub), ObjectGroup(hub), ModGroup(hub), *visitor_commands(hub)]
-
-
-MODERATOR_COMMANDS = frozenset({"mod pause", "mod resume", "mod speed", "mod takeover",
-                                "mod seed", "mod announce", "mod scenario", "mod memories",
-                                "mod events", "mod web"})
