@@ -1,17 +1,13 @@
-"""The Discord client: opens a town in each allowed server, routes commands and messages.
-
-The same behaviour runs on a plain `discord.Client` (one process, every shard) and on an
-`AutoShardedClient` that owns some of the bot's shards (`townbot run --shards N --shard-ids`):
-Discord sends a process only the servers of its shards, so a server's town lives in exactly one
-process.
-"""
+"""The Discord client: opens a town in each allowed server, routes commands and messages. It runs
+as a plain `discord.Client` or as an `AutoShardedClient` owning some of the bot's shards
+(`--shards N --shard-ids`): Discord sends a process only its shards' servers, so a server's town
+lives in exactly one process."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from typing import Any
 
 import discord
 from discord import app_commands
@@ -28,11 +24,6 @@ log = logging.getLogger(__name__)
 
 GATEWAY_GRACE = 1.0  # seconds to close the gateway politely on shutdown
 CLOSING = "the bot is shutting down; try again in a minute"
-
-
-def intents() -> discord.Intents:
-    """The defaults and message content (privileged): visitors speak by writing."""
-    return discord.Intents(discord.Intents.default().value, message_content=True)
 
 
 class TownTree(app_commands.CommandTree):
@@ -66,7 +57,11 @@ def explain_sync_failure(error: BaseException) -> str:
 class TownBotBehaviour:
     """The town's side of the client; mixed into discord.Client or AutoShardedClient."""
 
-    def _setup_town_bot(self, hub: Hub, *, sync: bool) -> None:
+    def __init__(self, hub: Hub, *, sync: bool = True, **sharding: int | list[int]) -> None:
+        # The defaults and message content (privileged): visitors speak by writing.
+        intents = discord.Intents(discord.Intents.default().value, message_content=True)
+        super().__init__(  # type: ignore[call-arg]
+            intents=intents, allowed_mentions=discord.AllowedMentions.none(), **sharding)
         self.hub = hub
         self.tree = TownTree(self, hub)  # type: ignore[arg-type]
         self.tree.error(self.command_failed)
@@ -98,10 +93,8 @@ class TownBotBehaviour:
                      guild.id, guild.name)
 
     async def sync_commands(self, guild: discord.abc.Snowflake | None = None) -> bool:
-        """Give Discord the command tree (globally, or to one server while developing).
-
-        A failure is reported as what it is and tried again at the next (re)connect; the towns
-        go on either way (commands synced before still work)."""
+        """Give Discord the command tree (globally, or to one server while developing); a
+        failure is kept in `sync_problem` and tried again at the next (re)connect."""
         if self.commands_synced and guild is None:
             return True
         try:
@@ -164,7 +157,6 @@ class TownBotBehaviour:
 
     async def on_message(self, message: discord.Message) -> None:
         if not self.closing:
-            await self.hub.seen_message(message)
             await handle_message(self.hub, message)
 
     async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
@@ -174,9 +166,8 @@ class TownBotBehaviour:
             await town.outlet.ensure()
 
     async def close(self) -> None:
-        """Stop taking interactions, close the gateway, finish or roll back the ticks and let
-        posts under way finish, then close the databases: within `Hub.SHUTDOWN` seconds. A
-        second call (a second signal) waits for the first instead of closing twice."""
+        """Stop taking interactions, close the gateway, then the towns (Hub.close); a second
+        call (a second signal) waits for the first instead of closing twice."""
         if self._town_closing is None:
             self._town_closing = asyncio.ensure_future(self._close_town_bot())
         await asyncio.shield(self._town_closing)
@@ -195,20 +186,15 @@ class TownBotBehaviour:
         return getattr(self, "gateway_closed", False) or super().is_closed()  # type: ignore[misc]
 
     async def _close_gateway(self) -> None:
-        sockets: list[Any] = []
-        if getattr(self, "ws", None) is not None:
-            sockets.append(self.ws)  # type: ignore[attr-defined]
         shards = getattr(self, "_AutoShardedClient__shards", {})
-        sockets += [shard.ws for shard in shards.values()]
-        for socket in sockets:
+        sockets = [getattr(self, "ws", None), *(shard.ws for shard in shards.values())]
+        for socket in filter(None, sockets):
             with contextlib.suppress(Exception):  # a socket already gone is closed enough
                 await asyncio.wait_for(socket.close(code=1000), GATEWAY_GRACE)
 
 
 class TownBot(TownBotBehaviour, discord.Client):
-    def __init__(self, hub: Hub, *, sync: bool = True) -> None:
-        super().__init__(intents=intents(), allowed_mentions=discord.AllowedMentions.none())
-        self._setup_town_bot(hub, sync=sync)
+    """Every shard of the bot in one process."""
 
 
 class ShardedTownBot(TownBotBehaviour, discord.AutoShardedClient):
@@ -216,6 +202,4 @@ class ShardedTownBot(TownBotBehaviour, discord.AutoShardedClient):
 
     def __init__(self, hub: Hub, *, shard_count: int, shard_ids: list[int],
                  sync: bool = True) -> None:
-        super().__init__(intents=intents(), allowed_mentions=discord.AllowedMentions.none(),
-                         shard_count=shard_count, shard_ids=shard_ids)
-        self._setup_town_bot(hub, sync=sync)
+        super().__init__(hub, sync=sync, shard_count=shard_count, shard_ids=shard_ids)

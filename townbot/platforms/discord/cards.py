@@ -104,8 +104,7 @@ def welcome_card(town: str, residents: int, hall: str, model: str,
         "Then write in any area's channel to speak there: you walk there first, everyone there "
         "hears you, and the resident you name answers."))
     card.add_field(name="Commands", inline=False, value=guide(EVERYONE))
-    card.add_field(name="Moderators (Manage Server)", inline=False,
-                   value=guide(MODERATORS))
+    card.add_field(name="Moderators (Manage Server)", inline=False, value=guide(MODERATORS))
     if link is not None:
         card.add_field(name="The town on the web", inline=False, value=web_line(link))
     card.set_footer(text="/help shows this again at any time.")
@@ -132,12 +131,10 @@ def help_card(town: str, moderator: bool, model: str) -> discord.Embed:
         "Join with `/town join`, then write in an area's channel to speak there. The residents "
         "are AI characters."))
     card.add_field(name="Commands", inline=False, value=guide(EVERYONE))
-    card.add_field(name="The residents", inline=False, value=clip(about_the_residents(model),
-                                                                  FIELD))
+    card.add_field(name="The residents", inline=False, value=clip(about_the_residents(model), FIELD))
     card.add_field(name="What is kept", inline=False, value=clip(what_is_kept(model), FIELD))
     if moderator:
-        card.add_field(name="For moderators", inline=False,
-                       value=guide(MODERATORS))
+        card.add_field(name="For moderators", inline=False, value=guide(MODERATORS))
     return card
 
 
@@ -174,8 +171,8 @@ def status_card(status: Status) -> discord.Embed:
         card.add_field(name="Cost", value=status.cost.removeprefix("per real day at "),
                        inline=False)
     if status.answers:
-        card.add_field(name="Model answers", inline=False, value=clip("\n".join(status.answers),
-                                                                      FIELD))
+        card.add_field(name="Model answers", inline=False,
+                       value=clip("\n".join(status.answers), FIELD))
     if status.budget:
         card.add_field(name="Budget", inline=False, value=clip("\n".join(status.budget), FIELD))
     card.set_footer(text=f"model: {status.model}")

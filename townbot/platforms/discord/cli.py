@@ -1,8 +1,6 @@
 """`townbot run` (host the towns on Discord) and `townbot sync` (give Discord the commands).
-
-Only argparse is imported here; discord.py and the town load when a command runs, so the other
-`townbot` commands start as fast as before.
-"""
+Only argparse is imported here: discord.py and the town load when a command runs, so the other
+`townbot` commands start as fast as before."""
 
 from __future__ import annotations
 

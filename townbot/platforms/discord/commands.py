@@ -1,11 +1,7 @@
-"""Slash commands: every TownService use case, grouped, with autocomplete.
-
-`/town`, `/object`, `/say`, `/whisper`, `/interview` and `/help` are for everyone. Moderator
-use cases are the `/mod` group, which carries `default_permissions(manage_guild=True)` so
-Discord shows it only to members with Manage Server (a server can widen that under Server
-Settings > Integrations); each of them also checks Manage Server or the configured role before
-doing anything, and TownService checks `Person.moderator` again.
-"""
+"""Slash commands over TownService, grouped, with autocomplete. `/mod` carries
+`default_permissions(manage_guild=True)`, so Discord shows it only to Manage Server (a server can
+widen that); each /mod command also checks Manage Server or the configured role, and
+TownService checks `Person.moderator` again."""
 
 from __future__ import annotations
 
@@ -344,7 +340,22 @@ def visitor_commands(hub: Hub) -> list[app_commands.Command[Any, ..., Any]]:
     async def interview(interaction: discord.Interaction, resident: Resident, question: Question,
                         as_persona: About | None = None, remember: bool = False,
                         memory: Memory = "full") -> None:
-        await ask(hub, interaction, resident, question, as_persona, remember, memory)
+        await interaction.response.defer(thinking=True)  # the answer is public, in the channel
+        person = hub.person(interaction.user)
+        try:
+            town = hub.town(interaction.guild_id)
+            outcome = await town.service.interview(person, resident, question, as_persona,
+                                                   remember, MEMORY_ACCESS[memory])
+        except TownError as refusal:
+            await refuse(interaction, refusal, public=True)
+            return
+        who = outcome.data["resident"]
+        # the question and the asker as the town cleaned them, never as typed
+        asker = bounded(as_persona, "description") if as_persona else person.name
+        card = interview_card(who, bounded(question, "interview"), outcome.data["answer"],
+                              town.outlet.avatar(who), asker=asker)
+        await send(interaction, Reply(embed=card, view=ask_button()), ephemeral=False)
+        await _open_thread(interaction, town, InterviewThread(who, memory, remember, person.id))
 
     @whisper.autocomplete("resident")
     @interview.autocomplete("resident")
@@ -352,27 +363,6 @@ def visitor_commands(hub: Hub) -> list[app_commands.Command[Any, ..., Any]]:
         return await suggest(hub, interaction, typed, lambda town: sorted(town.engine.minds))
 
     return [say, whisper, interview, help_]
-
-
-async def ask(hub: Hub, interaction: discord.Interaction, resident: str, question: str,
-              as_persona: str | None, remember: bool, memory: Memory) -> None:
-    """/interview: the answer as a card in the channel, further questions in its thread."""
-    await interaction.response.defer(thinking=True)
-    person = hub.person(interaction.user)
-    try:
-        town = hub.town(interaction.guild_id)
-        outcome = await town.service.interview(person, resident, question, as_persona, remember,
-                                               MEMORY_ACCESS[memory])
-    except TownError as refusal:
-        await refuse(interaction, refusal, public=True)
-        return
-    who = outcome.data["resident"]
-    # the question and the asker as the town cleaned them, never as typed
-    card = interview_card(who, bounded(question, "interview"), outcome.data["answer"],
-                          town.outlet.avatar(who),
-                          asker=bounded(as_persona, "description") if as_persona else person.name)
-    await send(interaction, Reply(embed=card, view=ask_button()), ephemeral=False)
-    await _open_thread(interaction, town, InterviewThread(who, memory, remember, person.id))
 
 
 async def _open_thread(interaction: discord.Interaction, town: GuildTown,
@@ -398,8 +388,3 @@ async def _open_thread(interaction: discord.Interaction, town: GuildTown,
 
 def all_commands(hub: Hub) -> list[app_commands.Command[Any, ..., Any] | app_commands.Group]:
     return [TownGroup(hub), ObjectGroup(hub), ModGroup(hub), *visitor_commands(hub)]
-
-
-MODERATOR_COMMANDS = frozenset({"mod pause", "mod resume", "mod speed", "mod takeover",
-                                "mod seed", "mod announce", "mod scenario", "mod memories",
-                                "mod events", "mod web"})

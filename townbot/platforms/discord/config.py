@@ -1,10 +1,7 @@
-"""Discord settings from the environment over an optional `.env` file, and the settings for
-running the bot for a long time (`Upkeep`: rest when nobody is there, scheduled backups, a shared
-REST proxy for every shard process, the log format), read from the same merged environment.
-
-The environment wins over `.env`, as everywhere else. A value that cannot work stops the program
-with a `ConfigError` naming the variable and showing a value that would.
-"""
+"""Discord settings (`DiscordConfig`) and the settings for running long (`Upkeep`: rest, backups,
+a shared REST proxy, the log format), from the environment over an optional `.env` (the
+environment wins). A value that cannot work is a `ConfigError` naming the variable and a value
+that would."""
 
 from __future__ import annotations
 
@@ -26,19 +23,9 @@ AVATAR_URL = "TOWNBOT_AVATAR_URL"
 WEB_PORT = "TOWNBOT_WEB_PORT"
 WEB_HOST = "TOWNBOT_WEB_HOST"
 WEB_URL = "TOWNBOT_WEB_URL"
-VARIABLES = {
-    TOKEN: "the bot's token from the Developer Portal (Bot > Reset Token)",
-    ALLOWED_GUILDS: "comma-separated server ids the bot hosts a town in (default: every server)",
-    MODERATOR_ROLE: "a role name or id whose members moderate (Manage Server always does)",
-    TICK_SECONDS: "real seconds per tick for a newly founded town (default 10)",
-    DATA_DIR: "folder of the per-server databases (default ./data)",
-    AVATAR_URL: "avatar URL template for posts, with {name} for the URL-encoded name, or "
-                "'discord' for Discord's default avatars (default: a picture drawn from the name)",
-    WEB_PORT: "serve the towns' read-only web page on this port beside the bot (default: none)",
-    WEB_HOST: "the address the web page listens on (default 127.0.0.1)",
-    WEB_URL: "the web page's address as people reach it, for the members-only links of "
-             "/town web, /town map and the welcome",
-}
+# Every variable read here; docs/discord.md explains each.
+VARIABLES = (TOKEN, ALLOWED_GUILDS, MODERATOR_ROLE, TICK_SECONDS, DATA_DIR, AVATAR_URL, WEB_PORT,
+             WEB_HOST, WEB_URL)
 LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 
 
@@ -102,13 +89,15 @@ def _unquote(value: str) -> str:
 def load_config(environ: Mapping[str, str] | None = None,
                 dotenv: Path = Path(".env")) -> DiscordConfig:
     env = {**read_dotenv(dotenv), **(os.environ if environ is None else environ)}
+    avatar = env.get(AVATAR_URL, "").strip()  # a URL template, or "discord"
     return DiscordConfig(
         token=env.get(TOKEN) or None,
         allowed_guilds=_guild_ids(env.get(ALLOWED_GUILDS, "")),
         moderator_role=env.get(MODERATOR_ROLE, "").strip() or None,
         tick_seconds=_tick_seconds(env.get(TICK_SECONDS, "")),
         data_dir=Path(env.get(DATA_DIR) or "data"),
-        avatar_url=_avatar(env.get(AVATAR_URL, "").strip()),
+        avatar_url=avatar if avatar == "discord" else _url(
+            AVATAR_URL, avatar, "https://example.org/avatars/{name}.png"),
         web_port=_web_port(env.get(WEB_PORT, "")),
         web_host=env.get(WEB_HOST, "").strip() or "127.0.0.1",
         web_url=_url(WEB_URL, env.get(WEB_URL, "").strip(), "https://town.example.org"),
@@ -139,12 +128,6 @@ def _tick_seconds(text: str) -> float | None:
     return value
 
 
-def _avatar(text: str) -> str | None:
-    if text == "discord":
-        return text
-    return _url(AVATAR_URL, text, "https://example.org/avatars/{name}.png")
-
-
 def _url(name: str, text: str, example: str) -> str | None:
     if text and not text.startswith(("https://", "http://")):
         raise ConfigError(f"{name}={text!r} is not a URL; e.g. {name}={example}")
@@ -164,17 +147,9 @@ BACKUP_EVERY = "TOWNBOT_BACKUP_EVERY"
 BACKUP_KEEP = "TOWNBOT_BACKUP_KEEP"
 API_BASE = "TOWNBOT_DISCORD_API_BASE"
 LOG_FORMAT = "TOWNBOT_LOG_FORMAT"
-UPKEEP_VARIABLES = {
-    IDLE_AFTER: "real seconds without anyone's activity before a town rests (default 900; "
-                "0: never)",
-    IDLE_SPEED: "how a resting town ticks: 'pause' (default) or real seconds per tick, e.g. 600",
-    BACKUP_DIR: "take scheduled backups of every town into this folder (default: none)",
-    BACKUP_EVERY: "real hours between scheduled backups (default 6)",
-    BACKUP_KEEP: "scheduled backups kept per town, the newest (default 7)",
-    API_BASE: "Discord's REST address for every request, e.g. a shared rate-limiting proxy at "
-              "http://127.0.0.1:8080/api/v10 (default: Discord's own)",
-    LOG_FORMAT: "'text' (default) or 'json', one object per line",
-}
+# The settings for running long; docs/operations.md explains each.
+UPKEEP_VARIABLES = (IDLE_AFTER, IDLE_SPEED, BACKUP_DIR, BACKUP_EVERY, BACKUP_KEEP, API_BASE,
+                    LOG_FORMAT)
 
 
 @dataclass(frozen=True)
@@ -192,16 +167,13 @@ def load_upkeep(env: Mapping[str, str]) -> Upkeep:
         rest = rest_settings(dict(env))
     except RestSettingError as error:
         raise ConfigError(str(error)) from None
-    return Upkeep(rest=rest, backup_dir=_folder(env.get(BACKUP_DIR, "")),
+    backup_dir = env.get(BACKUP_DIR, "").strip()
+    return Upkeep(rest=rest, backup_dir=Path(backup_dir) if backup_dir else None,
                   backup_every_hours=_number(env, BACKUP_EVERY, 6.0, 0.01, 24 * 365, "6"),
                   backup_keep=int(_number(env, BACKUP_KEEP, 7, 1, 10_000, "7")),
                   api_base=_url(API_BASE, env.get(API_BASE, "").strip().rstrip("/"),
                                 "http://127.0.0.1:8080/api/v10"),
                   log_format=_log_format(env.get(LOG_FORMAT, "")))
-
-
-def _folder(text: str) -> Path | None:
-    return Path(text.strip()) if text.strip() else None
 
 
 def _number(env: Mapping[str, str], name: str, default: float, low: float, high: float,

@@ -1,7 +1,5 @@
-"""`townbot run --dry-run`: check everything a run needs and show what it would make.
-
-Nothing is connected and nothing is written. The token's presence is reported, not required.
-"""
+"""`townbot run --dry-run`: check everything a run needs and show what it would make; nothing
+is connected or written, and the token's presence is reported, not required."""
 
 from __future__ import annotations
 
@@ -16,7 +14,7 @@ from discord import app_commands
 
 from townbot.llm.offline import OFFLINE_LABEL
 from townbot.llm.settings import ModelSettings
-from townbot.platforms.discord.commands import MODERATOR_COMMANDS, all_commands
+from townbot.platforms.discord.commands import ModGroup, all_commands
 from townbot.platforms.discord.config import DiscordConfig
 from townbot.platforms.discord.hub import Hub
 from townbot.platforms.discord.scheduler import TownScheduler
@@ -69,7 +67,7 @@ def command_lines(hub: Hub) -> list[str]:
         for sub in subcommands:
             assert isinstance(sub, app_commands.Command)
             params = " ".join(_parameter(p) for p in sub.parameters)
-            who = " (moderators)" if sub.qualified_name in MODERATOR_COMMANDS else ""
+            who = " (moderators)" if isinstance(command, ModGroup) else ""
             lines.append(f"  /{sub.qualified_name} {params}".rstrip() + who)
     return lines
 

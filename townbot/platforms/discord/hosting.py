@@ -1,10 +1,7 @@
-"""A server's town from opening to every tick: founded or resumed with its channels, webhooks
-and pinned welcome, then ticked by the scheduler, its posts sent and the words of visitors who
-have arrived said.
-
-The welcome is a pinned card in #town-hall with a "Join" button, and a short pinned note with a
-"Go here" button in each area's channel. Posted once per channel (again only for a channel made
-anew), by the bot itself so the buttons work."""
+"""A server's town from opening to every tick: founded or resumed with its channels, webhooks and
+pinned welcome, ticked by the scheduler, its posts sent and arrived visitors' words said. The
+welcome (a card with "Join" in #town-hall, a note with "Go here" in each area) is posted once per
+channel, again only in a channel made anew, by the bot itself so that the buttons work."""
 
 from __future__ import annotations
 
@@ -26,7 +23,6 @@ from townbot.platforms.discord.setup import WebhookOutlet, channel_plan
 from townbot.platforms.discord.speech import deliver_arrivals
 from townbot.platforms.discord.store import DiscordStore
 from townbot.platforms.metrics import TownMetrics
-from townbot.town.engine import Engine
 from townbot.town.launch import open_engine
 from townbot.town.requests import Person, TownError
 from townbot.town.rest import Rest
@@ -41,8 +37,7 @@ MODEL_WATCH = Person("townbot:model-watch", "townbot's model watch", moderator=T
 
 async def open_town(hub: Hub, guild: discord.Guild) -> GuildTown:
     """The server's town: founded on first use, resumed after, channels checked each time."""
-    lock = hub.opening.setdefault(guild.id, asyncio.Lock())
-    async with lock:
+    async with hub.opening.setdefault(guild.id, asyncio.Lock()):  # one opening at a time
         if guild.id not in hub.towns:
             hub.towns[guild.id] = await _open(hub, guild)
             hub.failures.pop(guild.id, None)
@@ -73,7 +68,10 @@ async def _open(hub: Hub, guild: discord.Guild) -> GuildTown:
             link = None  # a moderator closed the page
         await post_welcome(town, link)
     except BaseException:
-        await _close_quietly(engine, store)
+        if store is not None:
+            await store.close()
+        await engine.model.close()
+        await engine.store.close()
         raise
     town.publisher.start()
     town.rest = Rest(hub.upkeep.rest, hub.clock)
@@ -114,28 +112,19 @@ async def tick_town(town: GuildTown, metrics: TownMetrics | None = None) -> None
     await deliver_arrivals(town)
 
 
-async def _close_quietly(engine: Engine, store: DiscordStore | None) -> None:
-    if store is not None:
-        await store.close()
-    await engine.model.close()
-    await engine.store.close()
-
-
 async def post_welcome(town: GuildTown, link: str | None = None) -> None:
     """`link`: the town's members-only web page, when it is served."""
     world = town.engine.world
     done = await town.store.welcome()
     hall = world.town_hall_channel
     if _missing(town, done, hall):
-        card = welcome_card(world.town, len(world.personas), hall, town.engine.model.label,
-                            link)
+        card = welcome_card(world.town, len(world.personas), hall, town.engine.model.label, link)
         await _pin(town, hall, embed=card, view=join_button())
     for sector in world.sectors.values():
         if _missing(town, done, sector.channel):
             hours = sector.hours.describe() if sector.hours else None
-            await _pin(town, sector.channel, content=area_note(sector.name, sector.description,
-                                                               hours),
-                       view=go_button(sector.channel))
+            note = area_note(sector.name, sector.description, hours)
+            await _pin(town, sector.channel, content=note, view=go_button(sector.channel))
 
 
 def _missing(town: GuildTown, done: dict[str, tuple[int, int]], slug: str) -> bool:
@@ -160,16 +149,15 @@ async def _pin(town: GuildTown, slug: str, **message: object) -> None:
 
 async def show_link(town: GuildTown, link: str | None) -> bool:
     """The pinned welcome card again with the web page's new link (None: the page is closed),
-    so that the pin never offers a link that no longer works. False when it could not be
-    changed (the reason is logged); the new link is given to the moderator either way."""
+    so that the pin never offers a dead link; False (logged) when it could not be changed."""
     world = town.engine.world
     hall = world.town_hall_channel
-    channel_id, message_id = (await town.store.welcome()).get(hall, (None, None))
-    if message_id is None or town.channel(hall).id != channel_id:
+    done = await town.store.welcome()
+    if _missing(town, done, hall):
         return False  # never posted, or its channel was deleted: the next start posts it anew
     card = welcome_card(world.town, len(world.personas), hall, town.engine.model.label, link)
     try:
-        await town.channel(hall).get_partial_message(message_id).edit(embed=card)
+        await town.channel(hall).get_partial_message(done[hall][1]).edit(embed=card)
     except discord.HTTPException as error:
         log.warning("server %s: the welcome's link could not be changed: %s", town.guild_id,
                     error)

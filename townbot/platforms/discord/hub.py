@@ -12,13 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import discord
-
 from townbot.llm.settings import ModelSettings
 from townbot.mind.answering import Ablation
-from townbot.platforms.discord.cards import interview_card
 from townbot.platforms.discord.config import DiscordConfig, Upkeep
-from townbot.platforms.discord.posts import NO_MENTIONS, split_text
+from townbot.platforms.discord.posts import split_text
 from townbot.platforms.discord.publisher import GLOBAL_WINDOWS, Pacer, Publisher, classify
 from townbot.platforms.discord.scheduler import TownScheduler
 from townbot.platforms.discord.setup import WebhookOutlet
@@ -80,17 +77,6 @@ class GuildTown:
         """The sector a channel shows; None for the town hall and foreign channels."""
         return next((s.name for s in self.engine.world.sectors.values() if s.channel == slug), None)
 
-    async def answer_in_thread(self, thread: Any, resident: str, question: str,
-                               answer: str) -> None:
-        """A resident's answer in an interview thread, posted by the resident through the
-        channel's webhook; in a thread of someone else's channel, by the bot."""
-        slug = self.slug_of(getattr(thread, "parent_id", 0) or 0)
-        card = interview_card(resident, question, answer, self.outlet.avatar(resident))
-        if slug is None:
-            await thread.send(embed=card, allowed_mentions=NO_MENTIONS)
-        else:
-            await self.outlet.post(slug, "", resident, thread=thread, embed=card)
-
     async def notify(self, text: str) -> bool:
         """A notice in #town-hall now, under the town's name; False if Discord refused it."""
         hall = self.outlet.plan.town_hall
@@ -104,23 +90,15 @@ class GuildTown:
             return False
         return True
 
-    async def close(self, post_grace: float = 5.0, use_case_grace: float = 30.0) -> None:
+    async def close(self) -> None:
         """Stop posting, let a use case under way commit (up to its grace), close the files."""
-        await self.publisher.stop(post_grace)
+        await self.publisher.stop(POST_GRACE)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.service.lock.acquire(), use_case_grace)  # kept: no more
+            await asyncio.wait_for(self.service.lock.acquire(), USE_CASE_GRACE)  # kept: no more
         self.engine.drop_talks()  # uncommitted: the talkers think again when the town resumes
         await self.store.close()
         await self.engine.model.close()
         await self.engine.store.close()
-
-
-def partial_message(town: GuildTown, channel_id: int, message_id: int) -> discord.PartialMessage | None:
-    """A message known by its ids (after a restart), to react to or reply to."""
-    channel = town.outlet.guild.get_channel(channel_id)
-    if channel is None or not hasattr(channel, "get_partial_message"):
-        return None
-    return channel.get_partial_message(message_id)
 
 
 class Hub:
@@ -156,17 +134,15 @@ class Hub:
             raise TownError(f"the town could not open here: {self.failures[guild_id]}")
         raise TownError("the town is still opening; try again in a moment")
 
-    def is_moderator(self, member: Any) -> bool:
-        """Manage Server, or the configured moderator role (by name or id)."""
-        permissions = getattr(member, "guild_permissions", None)
-        if permissions is not None and permissions.manage_guild:
-            return True
-        role = self.config.moderator_role
-        return role is not None and any(r.name == role or str(r.id) == role
-                                        for r in getattr(member, "roles", ()))
-
     def person(self, member: Any) -> Person:
-        return Person(f"discord:{member.id}", member.display_name, self.is_moderator(member))
+        """A member as the town knows them: a moderator with Manage Server or the configured
+        moderator role (by name or id)."""
+        permissions = getattr(member, "guild_permissions", None)
+        role = self.config.moderator_role
+        moderator = (permissions is not None and permissions.manage_guild) or (
+            role is not None and any(r.name == role or str(r.id) == role
+                                     for r in getattr(member, "roles", ())))
+        return Person(f"discord:{member.id}", member.display_name, moderator)
 
     async def page_link(self, town: GuildTown, person: Person) -> str | None:
         """The members-only link to the town's web page; None when this bot serves none.
@@ -175,10 +151,6 @@ class Hub:
             return None
         token = (await town.service.web_link(person)).data["token"]
         return self.config.web_link(town.guild_id, token)
-
-    def moderator_rule(self) -> str:
-        role = f" or the {self.config.moderator_role} role" if self.config.moderator_role else ""
-        return f"Manage Server{role}"
 
     # --- rest and backups -------------------------------------------------------------------
 
@@ -205,15 +177,6 @@ class Hub:
         notice = asyncio.create_task(town.notify(WOKE))
         self.notices.add(notice)
         notice.add_done_callback(self.notices.discard)
-
-    async def seen_message(self, message: Any) -> None:
-        """A person's message in one of a town's channels (or their threads) is activity."""
-        if message.author.bot or message.webhook_id is not None or message.guild is None:
-            return
-        town = self.towns.get(message.guild.id)
-        channel = getattr(message.channel, "parent_id", None) or message.channel.id
-        if town is not None and town.slug_of(channel) is not None:
-            await self.seen(message.guild.id)
 
     async def rest_round(self) -> None:
         """Towns alone for TOWNBOT_IDLE_AFTER begin to rest; #town-hall says so."""
@@ -260,7 +223,7 @@ class Hub:
         if town is None:
             return False
         await self.scheduler.stop(town.key, TICK_GRACE)
-        await town.close(POST_GRACE, USE_CASE_GRACE)
+        await town.close()
         return True
 
     async def close(self) -> None:
@@ -269,7 +232,7 @@ class Hub:
         self.closing = True
         await asyncio.gather(self.scheduler.shutdown(TICK_GRACE), self._drop_notices())
         towns = [self.towns.pop(guild_id) for guild_id in list(self.towns)]
-        await asyncio.gather(*(town.close(POST_GRACE, USE_CASE_GRACE) for town in towns))
+        await asyncio.gather(*(town.close() for town in towns))
 
     async def _drop_notices(self) -> None:
         """Wake-up notices under way get the posts' grace (beside the ticks' own), then are

@@ -1,10 +1,6 @@
-"""Outbox rows -> Discord posts: what each message says and under which name.
-
-Speech is one post under the speaker's name. Everything else of one tick in one channel (actions,
-moves, notices, objects, announcements) is batched into one narration post under the town's
-name. Any text over Discord's 2000 characters is split into parts. Planning is a pure function
-of the rows, so a post interrupted by a restart is rebuilt exactly from the same rows.
-"""
+"""Outbox rows -> Discord posts: a speech is one post under the speaker's name; the rest of one
+tick in one channel is one narration post under the town's name; text over 2000 characters is
+split. Pure, so a post cut short by a restart is rebuilt exactly from the same rows."""
 
 from __future__ import annotations
 
@@ -26,14 +22,6 @@ class Post:
     rows: tuple[int, ...]  # outbox ids, all marked sent when the last part is accepted
     username: str
     parts: tuple[str, ...]
-
-    @property
-    def first(self) -> int:
-        return self.rows[0]
-
-    @property
-    def last(self) -> int:
-        return self.rows[-1]
 
 
 def webhook_name(name: str, fallback: str) -> str:

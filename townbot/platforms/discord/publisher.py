@@ -1,15 +1,8 @@
 """The publisher: drains the outbox to Discord, per channel, in order, paced, exactly once.
 
 Each channel has its own worker, so a channel held back by Discord never delays the others. A
-post's rows are marked sent in the same transaction that records Discord's acceptance, right
-after the send returns.
-
-The crash window: a send Discord accepted whose answer never arrived (a 5xx, a broken
-connection, a crash or restart before the mark) leaves `in_flight` set. Before sending again,
-the worker reads the channel's messages after the last one it knows landed and looks for a
-webhook post with the same name and text: found, it counts as sent; absent, it is sent again.
-So a restart anywhere loses no post and repeats none. What remains is discord.py's own retry of
-a post after a 5xx or broken connection, below this layer (see docs/discord.md).
+send that may have landed (`in_flight`) is looked for in the channel before it is repeated; the
+failure table and what remains are in docs/discord.md ("Exactly once").
 """
 
 from __future__ import annotations
@@ -214,14 +207,14 @@ class Publisher:
         if state.post_first is not None:
             rows = await self.store.unsent(channel, ROWS_PER_READ, state.post_first, state.post_last)
             post = next_post(rows, self.town, self.residents)
-            if post is not None and (post.first, post.last) == (state.post_first, state.post_last):
+            if post is not None and (post.rows[0], post.rows[-1]) == (state.post_first, state.post_last):
                 return post, state
         while rows := await self.store.unsent(channel, ROWS_PER_READ):
             if rows[0].kind == "speech" and await self.store.consume_echo(rows[0]):
                 continue
             post = next_post(rows, self.town, self.residents)
             assert post is not None
-            return post, replace(state, post_first=post.first, post_last=post.last, parts_done=0,
+            return post, replace(state, post_first=post.rows[0], post_last=post.rows[-1], parts_done=0,
                                  in_flight=False)
         return None, state
 
@@ -235,7 +228,7 @@ class Publisher:
                 return
             finished = index + 1 == len(post.parts)
             state = Delivery(message_id) if finished else Delivery(
-                message_id, post.first, post.last, index + 1, in_flight=False)
+                message_id, post.rows[0], post.rows[-1], index + 1, in_flight=False)
             await self.store.landed(channel, state, post.rows if finished else ())
             self.counts["posts"] += 1
 
@@ -249,13 +242,14 @@ class Publisher:
                 if broken:
                     await self.outlet.repair(channel)
                     broken = False
-                if state.in_flight:
-                    found = await self._find(channel, content, post.username, state.last_message_id)
-                    if found is not None:
-                        return found
+                if state.in_flight:  # it may have landed: look after the last confirmed post
+                    for seen in await self.outlet.recent(channel, state.last_message_id):
+                        if seen.username == post.username and seen.content.strip() == content.strip():
+                            return seen.id
                     state = replace(state, in_flight=False)
-                await take_turn([self._pacer(channel), self._global], self.sleep)
-                state = replace(state, post_first=post.first, post_last=post.last,
+                pacer = self._pacers.setdefault(channel, Pacer(self._channel_windows, self.clock))
+                await take_turn([pacer, self._global], self.sleep)
+                state = replace(state, post_first=post.rows[0], post_last=post.rows[-1],
                                 parts_done=index, in_flight=True)
                 await self.store.sending(channel, state)
                 posting = True
@@ -266,13 +260,6 @@ class Publisher:
                     state = replace(state, in_flight=False)  # these answers mean nothing landed
                 broken = broken or kind == GONE
                 attempt += 1
-
-    async def _find(self, channel: str, content: str, username: str, after: int | None) -> int | None:
-        """The id of a matching webhook post after the last confirmed one, if it landed."""
-        for seen in await self.outlet.recent(channel, after):
-            if seen.username == username and seen.content.strip() == content.strip():
-                return seen.id
-        return None
 
     async def _failed(self, channel: str, error: Exception, attempt: int, posting: bool, *,
                       repeated: bool = False) -> str:
@@ -297,8 +284,3 @@ class Publisher:
         log.warning("#%s: %s (%s); trying again in %.0f s", channel, kind, error, wait)
         await self.sleep(wait)
         return kind
-
-    def _pacer(self, channel: str) -> Pacer:
-        if channel not in self._pacers:
-            self._pacers[channel] = Pacer(self._channel_windows, self.clock)
-        return self._pacers[channel]

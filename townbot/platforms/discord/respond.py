@@ -1,14 +1,7 @@
-"""Answering an interaction: defer, run a use case in the server's town, answer or refuse.
-
-Every command defers at once: a use case waits for a tick in progress (the service's lock), and
-a tick with a real model can outlast Discord's 3 seconds. Answers come as follow-ups; refusals
-(`TownError`) always come back only to the person who asked.
-
-Buttons save typing: "Join" on the welcome, "Go here" on each area's note, "Ask another
-question" on an interview answer. A button's custom id says what it is for, so buttons on
-messages posted before a restart keep working: the client hands every pressed button to `press`
-with its hub.
-"""
+"""Answering an interaction: defer at once (a use case waits for a tick under way, which can
+outlast Discord's 3 seconds), run it in the server's town, answer in follow-ups, or refuse
+(`TownError`) to the asker alone. Buttons ("Join", "Go here", "Ask another question") say in
+their custom ids what they are for, so those posted before a restart keep working (`press`)."""
 
 from __future__ import annotations
 
@@ -19,7 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import discord
+from discord.utils import MISSING
 
+from townbot.platforms.discord.cards import interview_card
 from townbot.platforms.discord.hub import MEMORY_ACCESS, GuildTown, Hub
 from townbot.platforms.discord.posts import LIMIT, NO_MENTIONS, split_text
 from townbot.town.requests import LIMITS, Outcome, Person, TownError, bounded
@@ -33,12 +28,13 @@ CUT = "\n✂️ Cut here: {rest} more characters did not fit in {parts} messages
 
 @dataclass(frozen=True)
 class Reply:
-    """What a use case answers: text, and perhaps a card and buttons."""
+    """What a use case answers: text, and perhaps a card, buttons and a picture (the map); what
+    is not given is discord.py's MISSING, as `followup.send` takes it."""
 
     text: str = ""
-    embed: discord.Embed | None = None
-    view: discord.ui.View | None = None
-    file: discord.File | None = None  # a picture (the map), sent with the first part
+    embed: discord.Embed = MISSING
+    view: discord.ui.View = MISSING
+    file: discord.File = MISSING
 
 
 Work = Callable[[GuildTown, Person], Awaitable["str | Reply | Outcome"]]
@@ -57,28 +53,21 @@ def fit(text: str, more: str = MORE) -> list[str]:
 
 
 async def send(interaction: discord.Interaction, reply: str | Reply, *, ephemeral: bool,
-               more: str = MORE) -> Any:
-    """The answer as follow-ups (text in parts, the card with the first, the buttons with the
-    last); returns the first message."""
+               more: str = MORE) -> None:
+    """The answer as follow-ups: text in parts, the card and picture with the first, the
+    buttons with the last."""
     if isinstance(reply, str):
         reply = Reply(reply)
-    parts = fit(reply.text, more) if reply.text else [""]
-    if not reply.text and reply.embed is None and reply.file is None:
+    parts = fit(reply.text, more)
+    if not reply.text and reply.embed is MISSING and reply.file is MISSING:
         parts = ["(nothing)"]
-    first = None
     for index, part in enumerate(parts):
-        extra: dict[str, Any] = {}
-        if index == 0 and reply.embed is not None:
-            extra["embed"] = reply.embed
-        if index == 0 and reply.file is not None:
-            extra["file"] = reply.file
-        if index == len(parts) - 1 and reply.view is not None:
-            extra["view"] = reply.view
-        message = await interaction.followup.send(part or discord.utils.MISSING,
-                                                  ephemeral=ephemeral, wait=True,
-                                                  allowed_mentions=NO_MENTIONS, **extra)
-        first = first or message
-    return first
+        first, last = index == 0, index == len(parts) - 1
+        await interaction.followup.send(part or MISSING, ephemeral=ephemeral, wait=True,
+                                        allowed_mentions=NO_MENTIONS,
+                                        embed=reply.embed if first else MISSING,
+                                        file=reply.file if first else MISSING,
+                                        view=reply.view if last else MISSING)
 
 
 async def refuse(interaction: discord.Interaction, refusal: TownError, *, public: bool) -> None:
@@ -89,14 +78,14 @@ async def refuse(interaction: discord.Interaction, refusal: TownError, *, public
 
 
 async def not_a_moderator(hub: Hub, interaction: discord.Interaction, case: str) -> bool:
-    """Refuse a moderator command to anyone else, before anything is deferred or done.
-
-    Discord already hides /mod from members without Manage Server; this check also covers a
-    server that shows it to more people, and the configured moderator role."""
+    """Refuse a moderator command to anyone else, before anything is deferred or done (a
+    server may show /mod to more people than Discord's default, and the role counts too)."""
     person = hub.person(interaction.user)
     if person.moderator:
         return False
-    reason = f"only moderators may use {case} ({hub.moderator_rule()}); ask a moderator"
+    role = hub.config.moderator_role
+    rule = f"Manage Server or the {role} role" if role else "Manage Server"
+    reason = f"only moderators may use {case} ({rule}); ask a moderator"
     await interaction.response.send_message(reason, ephemeral=True)
     with contextlib.suppress(TownError):  # a server without a town has no audit log to keep
         await hub.town(interaction.guild_id).service.refused(case.lstrip("/"), person, reason)
@@ -163,9 +152,15 @@ async def ask_in_thread(town: GuildTown, person: Person, guild: Any, thread_id: 
     outcome = await town.service.interview(
         person, interview.resident, question, remember=interview.remember,
         access=MEMORY_ACCESS.get(interview.memory, MEMORY_ACCESS["full"]))
-    await town.answer_in_thread(thread, outcome.data["resident"],
-                                bounded(question, "interview"), outcome.data["answer"])
-    return f"{outcome.data['resident']} answered in {thread.mention}."
+    resident = outcome.data["resident"]
+    card = interview_card(resident, bounded(question, "interview"), outcome.data["answer"],
+                          town.outlet.avatar(resident))
+    slug = town.slug_of(thread.parent_id)  # the resident posts through the channel's webhook;
+    if slug is None:  # in a thread of someone else's channel, the bot does
+        await thread.send(embed=card, allowed_mentions=NO_MENTIONS)
+    else:
+        await town.outlet.post(slug, "", resident, thread=thread, embed=card)
+    return f"{resident} answered in {thread.mention}."
 
 
 async def press(hub: Hub, interaction: discord.Interaction) -> None:

@@ -1,9 +1,5 @@
-"""Ticks on a clock: one APScheduler interval job per town, one tick at a time.
-
-A tick still running when the next is due is skipped (max_instances=1) and logged, never run
-beside it. Pause, resume and speed change the job. The scheduler must start inside the running
-loop, and shutdown lets a tick under way finish before stopping.
-"""
+"""Ticks on a clock: one APScheduler interval job per town. A tick still running when the next
+is due is skipped (max_instances=1) and logged, never run beside it."""
 
 from __future__ import annotations
 
@@ -82,14 +78,11 @@ class TownScheduler:
         job = self.scheduler.get_job(key)
         return job.trigger.interval.total_seconds() if job is not None else None
 
-    def remove(self, key: str) -> None:
-        if self.scheduler.get_job(key) is not None:
-            self.scheduler.remove_job(key)
-
     async def stop(self, key: str, grace: float = 30.0) -> None:
         """No more ticks of this town; the tick under way finishes within `grace` seconds or
         is cancelled (its transaction is never committed)."""
-        self.remove(key)
+        if self.scheduler.get_job(key) is not None:
+            self.scheduler.remove_job(key)
         running = self._running.get(key)
         if running is not None:
             await self._finish_or_cancel([running], grace)

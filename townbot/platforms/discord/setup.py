@@ -1,9 +1,6 @@
-"""Setup per server: a category named after the town, a channel per sector and the town hall,
-a webhook per channel. Idempotent: what is recorded and still there is used as it is; what is
-gone is made again and recorded at once; the server's own channels are never touched.
-
-`WebhookOutlet` is the publisher's Discord: it posts through those webhooks and makes them again
-when someone deletes them."""
+"""Setup per server: a category named after the town, a channel per sector and the town hall, a
+webhook each; what is recorded and still there is used, what is gone made again, the server's
+own channels never touched. `WebhookOutlet`, the publisher's Discord, posts through them."""
 
 from __future__ import annotations
 
@@ -15,6 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 import discord
+from discord.utils import MISSING
 
 from townbot.platforms.discord.posts import NO_MENTIONS, webhook_name
 from townbot.platforms.discord.publisher import ChannelGone, Seen
@@ -55,9 +53,6 @@ class ChannelPlan:
     town_hall: str
     channels: tuple[PlannedChannel, ...]
 
-    def webhook_name(self, slug: str) -> str:
-        return webhook_name(f"{self.category} #{slug}", f"Town #{slug}")
-
 
 @dataclass
 class Layout:
@@ -87,62 +82,6 @@ def missing_permissions(granted: discord.Permissions) -> list[str]:
     return [words for name, words in PERMISSIONS.items() if not getattr(granted, name)]
 
 
-async def ensure_layout(guild: discord.Guild, plan: ChannelPlan, store: DiscordStore) -> Layout:
-    placed = await store.layout(guild.id)
-    made: list[str] = []
-    layout = Layout(await _category(guild, plan, store, placed.get(CATEGORY), made), made=made)
-    category = guild.get_channel(layout.category_id)
-    hooks = {hook.id: hook for hook in await guild.webhooks()}
-    for planned in plan.channels:
-        recorded = placed.get(planned.slug)
-        channel = await _channel(guild, category, planned, store, recorded, layout.made)
-        name = plan.webhook_name(planned.slug)
-        try:
-            hook = await _webhook(guild, channel, name, store, planned.slug,
-                                  hooks.get(recorded.webhook_id) if recorded else None, layout.made)
-        except discord.NotFound:
-            # The bot still knew a channel Discord had deleted (it missed the event): its
-            # webhook is gone with it, and a webhook cannot be made there. Make both anew.
-            channel = await _channel(guild, category, planned, store, None, layout.made)
-            hook = await _webhook(guild, channel, name, store, planned.slug, None, layout.made)
-        layout.channels[planned.slug] = channel
-        layout.webhooks[planned.slug] = hook
-    return layout
-
-
-async def _category(guild: discord.Guild, plan: ChannelPlan, store: DiscordStore,
-                    recorded: Placed | None, made: list[str]) -> int:
-    if recorded is not None and guild.get_channel(recorded.channel_id) is not None:
-        return recorded.channel_id
-    category = await guild.create_category(plan.category, reason=REASON)
-    await store.place(guild.id, CATEGORY, category.id, None)
-    made.append(f"category {plan.category}")
-    return category.id
-
-
-async def _channel(guild: discord.Guild, category: Any, planned: PlannedChannel, store: DiscordStore,
-                   recorded: Placed | None, made: list[str]) -> Any:
-    if recorded is not None:
-        existing = guild.get_channel(recorded.channel_id)
-        if existing is not None:
-            return existing
-    channel = await guild.create_text_channel(planned.slug, category=category, topic=planned.topic,
-                                              reason=REASON)
-    await store.place(guild.id, planned.slug, channel.id, None)
-    made.append(f"#{planned.slug}")
-    return channel
-
-
-async def _webhook(guild: discord.Guild, channel: Any, name: str, store: DiscordStore, slug: str,
-                   recorded: Any, made: list[str]) -> Any:
-    if recorded is not None and recorded.channel_id == channel.id and recorded.token:
-        return recorded
-    webhook = await channel.create_webhook(name=name, reason=REASON)
-    await store.place(guild.id, slug, channel.id, webhook.id)
-    made.append(f"webhook for #{slug}")
-    return webhook
-
-
 def avatar_for(name: str, template: str | None, own: str | None = None) -> str:
     """The picture posts under `name` carry: the persona's own, else the template's."""
     if own:
@@ -165,9 +104,58 @@ class WebhookOutlet:
         self._lock = asyncio.Lock()  # one setup at a time: two would make two channels
 
     async def ensure(self) -> Layout:
+        """The recorded category, channels and webhooks, each made again and recorded at once
+        when it is gone."""
         async with self._lock:
-            self.layout = await ensure_layout(self.guild, self.plan, self.store)
-            return self.layout
+            placed = await self.store.layout(self.guild.id)
+            made: list[str] = []
+            layout = Layout(await self._category(placed.get(CATEGORY), made), made=made)
+            category = self.guild.get_channel(layout.category_id)
+            hooks = {hook.id: hook for hook in await self.guild.webhooks()}
+            for planned in self.plan.channels:
+                recorded = placed.get(planned.slug)
+                channel = await self._channel(category, planned, recorded, made)
+                try:
+                    hook = await self._webhook(channel, planned.slug,
+                                               hooks.get(recorded.webhook_id) if recorded else None,
+                                               made)
+                except discord.NotFound:
+                    # The bot still knew a channel Discord had deleted (it missed the event): its
+                    # webhook is gone with it, and a webhook cannot be made there. Make both anew.
+                    channel = await self._channel(category, planned, None, made)
+                    hook = await self._webhook(channel, planned.slug, None, made)
+                layout.channels[planned.slug] = channel
+                layout.webhooks[planned.slug] = hook
+            self.layout = layout
+            return layout
+
+    async def _category(self, recorded: Placed | None, made: list[str]) -> int:
+        if recorded is not None and self.guild.get_channel(recorded.channel_id) is not None:
+            return recorded.channel_id
+        category = await self.guild.create_category(self.plan.category, reason=REASON)
+        await self.store.place(self.guild.id, CATEGORY, category.id, None)
+        made.append(f"category {self.plan.category}")
+        return category.id
+
+    async def _channel(self, category: Any, planned: PlannedChannel, recorded: Placed | None,
+                       made: list[str]) -> Any:
+        existing = self.guild.get_channel(recorded.channel_id) if recorded is not None else None
+        if existing is not None:
+            return existing
+        channel = await self.guild.create_text_channel(planned.slug, category=category,
+                                                       topic=planned.topic, reason=REASON)
+        await self.store.place(self.guild.id, planned.slug, channel.id, None)
+        made.append(f"#{planned.slug}")
+        return channel
+
+    async def _webhook(self, channel: Any, slug: str, recorded: Any, made: list[str]) -> Any:
+        if recorded is not None and recorded.channel_id == channel.id and recorded.token:
+            return recorded
+        name = webhook_name(f"{self.plan.category} #{slug}", f"Town #{slug}")
+        webhook = await channel.create_webhook(name=name, reason=REASON)
+        await self.store.place(self.guild.id, slug, channel.id, webhook.id)
+        made.append(f"webhook for #{slug}")
+        return webhook
 
     async def repair(self, channel: str) -> None:
         await self.ensure()
@@ -180,21 +168,16 @@ class WebhookOutlet:
     def avatar(self, username: str) -> str:
         return avatar_for(username, self.avatar_url, self.own_avatars.get(username))
 
-    async def post(self, channel: str, content: str, username: str, thread: Any = None,
-                   embed: discord.Embed | None = None, view: discord.ui.View | None = None) -> int:
+    async def post(self, channel: str, content: str, username: str, thread: Any = MISSING,
+                   embed: discord.Embed = MISSING) -> int:
         """Post under `username` (cleaned for Discord) in a channel, or a thread of it."""
         assert self.layout is not None
         webhook = self.layout.webhooks[self.resolve(channel)]
-        extra: dict[str, Any] = {"thread": thread} if thread is not None else {}
-        if embed is not None:
-            extra["embed"] = embed
-        if view is not None:
-            extra["view"] = view
         name = webhook_name(username, self.plan.category)
         try:
-            message = await webhook.send(content, username=name, wait=True,
-                                         avatar_url=self.avatar(name),
-                                         allowed_mentions=NO_MENTIONS, **extra)
+            message = await webhook.send(content, username=name, wait=True, thread=thread,
+                                         embed=embed, avatar_url=self.avatar(name),
+                                         allowed_mentions=NO_MENTIONS)
         except discord.NotFound as error:
             raise ChannelGone(channel) from error
         return message.id

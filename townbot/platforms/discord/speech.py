@@ -1,11 +1,7 @@
-"""Visitors speak by writing: a joined person's message in an area channel is their speech there.
-
-A person is where they speak: writing in another area's channel walks them there first, and
-their words are said when they arrive (after the tick that brings them); those words are kept
-in the database meanwhile, so a restart on the way loses none. Residents answer through the
-outbox, under their own names. In an interview thread, every message is a further question to
-the resident interviewed.
-"""
+"""Visitors speak by writing: a joined person's message in an area's channel is their speech
+there. Writing in another area's channel walks them there first; their words, kept in the
+database meanwhile, are said on arrival. In an interview thread every message is a further
+question to the resident."""
 
 from __future__ import annotations
 
@@ -15,7 +11,7 @@ from typing import Any
 
 import discord
 
-from townbot.platforms.discord.hub import GuildTown, Hub, partial_message
+from townbot.platforms.discord.hub import GuildTown, Hub
 from townbot.platforms.discord.posts import NO_MENTIONS, without_mentions
 from townbot.platforms.discord.respond import ask_in_thread
 from townbot.platforms.discord.store import WaitingWords
@@ -31,13 +27,17 @@ HINT = ("{name}, to speak in {town} join first with `/town join`; until then you
 
 
 async def handle_message(hub: Hub, message: Any) -> None:
+    """A person's message; in one of the town's channels (or their threads) it is also activity
+    that wakes a resting town."""
     if message.author.bot or message.webhook_id is not None or message.guild is None:
         return
     town = hub.towns.get(message.guild.id)
     if town is None:
         return
-    is_thread = getattr(message.channel, "parent_id", None) is not None
-    interview = await town.store.thread(message.channel.id) if is_thread else None
+    parent = getattr(message.channel, "parent_id", None)
+    if town.slug_of(parent or message.channel.id) is not None:
+        await hub.seen(message.guild.id)
+    interview = await town.store.thread(message.channel.id) if parent is not None else None
     if interview is not None:
         await _ask_in_thread(town, hub.person(message.author), message)
         return
@@ -47,7 +47,10 @@ async def handle_message(hub: Hub, message: Any) -> None:
         return
     person = hub.person(message.author)
     if town.service.speaker_of(person) is None:
-        await _hint_once(town, person, message)
+        if person.id not in town.hinted:  # once per run
+            town.hinted.add(person.id)
+            await refuse(message, TownError(HINT.format(name=person.name,
+                                                        town=town.engine.world.town)))
         return
     await speak(town, person, sector, text, message)
 
@@ -103,9 +106,9 @@ async def deliver_arrivals(town: GuildTown) -> None:
             await town.store.forget_words(words.person_id)
         if found is None or found[1].sector != words.sector:
             continue  # left the town, or went somewhere else meanwhile
-        message = partial_message(town, words.channel_id, words.message_id)
-        if message is not None:
-            await say_now(town, person, words.text, message)
+        channel = town.outlet.guild.get_channel(words.channel_id)  # the message by its ids
+        if channel is not None and hasattr(channel, "get_partial_message"):
+            await say_now(town, person, words.text, channel.get_partial_message(words.message_id))
 
 
 async def _ask_in_thread(town: GuildTown, person: Person, message: Any) -> None:
@@ -130,11 +133,3 @@ async def refuse(message: Any, refusal: TownError) -> None:
 async def _react(message: Any, emoji: str) -> None:
     with contextlib.suppress(discord.HTTPException):
         await message.add_reaction(emoji)
-
-
-async def _hint_once(town: GuildTown, person: Person, message: Any) -> None:
-    if person.id in town.hinted:
-        return
-    town.hinted.add(person.id)
-    hint = HINT.format(name=person.name, town=town.engine.world.town)
-    await refuse(message, TownError(hint))

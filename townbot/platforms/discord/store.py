@@ -1,18 +1,12 @@
-"""Discord's own state in the town's database, on its own connection.
-
-The engine's connection holds long `BEGIN IMMEDIATE` transactions between awaits; sharing it
-would put the publisher's writes inside a tick's transaction. A second connection to the same
-WAL database keeps them apart (SQLite serialises the writers; each waits up to `BUSY_MS`).
-
-The Discord tables are versioned by their own `discord_schema` row, so the platform never
-competes with the core migrations for `PRAGMA user_version`.
-"""
+"""Discord's own tables in the town's database, on a second connection: the engine's holds long
+`BEGIN IMMEDIATE` transactions between awaits, which the publisher's writes must stay out of.
+The tables carry their own `discord_schema` version, apart from the core's `user_version`."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
@@ -149,11 +143,8 @@ class DiscordStore:
     def __init__(self, connection: aiosqlite.Connection, town_id: int) -> None:
         self.db = connection
         self.town_id = town_id
-        # Channel workers, commands and the delete handler share this connection, and SQLite
-        # keeps one read snapshot per connection: a statement another coroutine has open (a
-        # read between its execute and its fetch, or a transaction between BEGIN and COMMIT)
-        # would show a read the data as it was then, or writes not yet committed. So one
-        # statement or transaction at a time, and a read fetches its rows in the same call.
+        # One statement or transaction at a time on the shared connection, a read fetching its
+        # rows in the same call: SQLite keeps one read snapshot per connection (docs/discord.md).
         self._turn = asyncio.Lock()
 
     @classmethod
@@ -249,9 +240,7 @@ class DiscordStore:
     async def _save_delivery(self, channel: str, state: Delivery) -> None:
         await self.db.execute(
             "INSERT OR REPLACE INTO discord_delivery (channel, last_message_id, post_first, "
-            "post_last, parts_done, in_flight) VALUES (?, ?, ?, ?, ?, ?)",
-            (channel, state.last_message_id, state.post_first, state.post_last, state.parts_done,
-             int(state.in_flight)))
+            "post_last, parts_done, in_flight) VALUES (?, ?, ?, ?, ?, ?)", (channel, *astuple(state)))
 
     async def sending(self, channel: str, state: Delivery) -> None:
         """Record, before a send, which post is under way and that a message may land."""
@@ -260,8 +249,7 @@ class DiscordStore:
     async def landed(self, channel: str, state: Delivery, finished: Sequence[int],
                      error: str | None = None) -> None:
         """A part was accepted by Discord; rows of a finished post are marked sent with it.
-        With `error`, Discord refused the post itself (not the moment): keep why, and move past
-        it."""
+        With `error`, Discord refused the post itself (not the moment): keep why, move past it."""
         async def work() -> None:
             await self._save_delivery(channel, state)
             await self._mark_sent(finished)
@@ -312,8 +300,7 @@ class DiscordStore:
     async def open_thread(self, thread_id: int, interview: InterviewThread) -> None:
         await self._write("INSERT OR REPLACE INTO discord_threads (thread_id, resident, memory, "
                           "remember, opened_by, created) VALUES (?, ?, ?, ?, ?, ?)",
-                          (thread_id, interview.resident, interview.memory,
-                           int(interview.remember), interview.opened_by, utc_now()))
+                          (thread_id, *astuple(interview), utc_now()))
 
     async def thread(self, thread_id: int) -> InterviewThread | None:
         rows = await self._rows("SELECT resident, memory, remember, opened_by FROM "
@@ -329,9 +316,7 @@ class DiscordStore:
                                   (words.person_id, words.sector))
             await self.db.execute(
                 "INSERT INTO discord_waiting (person_id, person_name, moderator, sector, text, "
-                "channel_id, message_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (words.person_id, words.person_name, int(words.moderator), words.sector,
-                 words.text, words.channel_id, words.message_id))
+                "channel_id, message_id) VALUES (?, ?, ?, ?, ?, ?, ?)", astuple(words))
         await self._transaction(work)
 
     async def waiting_words(self) -> list[WaitingWords]:

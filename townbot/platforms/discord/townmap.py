@@ -1,9 +1,6 @@
-"""`/town map`: the town now as a picture, with a short caption of who is where.
-
-The picture comes from the same replay and painter as `townbot map` and the web page, read
-through a read-only connection of its own (never the engine's, which may be inside a tick's
-transaction). Each town's history is kept between calls and read on from its last row.
-"""
+"""`/town map`: the town now as a picture with a caption of who is where, drawn like `townbot map`
+from the town's history, which is read on a read-only connection of its own (never the
+engine's, which may be inside a tick) and kept per town between calls."""
 
 from __future__ import annotations
 
@@ -11,7 +8,6 @@ import asyncio
 import io
 import weakref
 from collections import defaultdict
-from dataclasses import dataclass
 from datetime import timedelta
 
 import discord
@@ -26,13 +22,7 @@ CAPTION_LIMIT = 1500  # leaves room in Discord's 2000 characters for the link
 FILE_LIMIT = 10 * 1024 * 1024  # Discord's upload limit for a server without boosts
 
 
-@dataclass
-class _Drawn:
-    history: History
-    painter: MapPainter
-
-
-_kept: weakref.WeakKeyDictionary[object, _Drawn] = weakref.WeakKeyDictionary()
+_kept: weakref.WeakKeyDictionary[object, tuple[History, MapPainter]] = weakref.WeakKeyDictionary()
 _locks: weakref.WeakKeyDictionary[object, asyncio.Lock] = weakref.WeakKeyDictionary()
 
 
@@ -41,22 +31,20 @@ async def current_picture(owner: object, world: World, database: str,
     """The map of the town's present (its clock's next tick: what people changed since the
     last tick shows too), drawn off the event loop. `owner` stands for the town while it is
     open; its history is kept as long as it lives."""
-    lock = _locks.setdefault(owner, asyncio.Lock())
-    async with lock:
+    async with _locks.setdefault(owner, asyncio.Lock()):
         store = await Store.open(database, read_only=True)
         try:
-            drawn = _kept.get(owner)
-            if drawn is None:
-                drawn = _kept[owner] = _Drawn(await load_history(store, world), MapPainter(world))
+            if owner not in _kept:
+                _kept[owner] = (await load_history(store, world), MapPainter(world))
             else:
-                await read_on(store, drawn.history)
+                await read_on(store, _kept[owner][0])
         finally:
             await store.close()
-        history = drawn.history
+        history, painter = _kept[owner]
         now = history.latest + timedelta(minutes=history.town.tick_minutes) \
             if history.town.tick else history.start
         moment = history.at(now)
-        return moment, await asyncio.to_thread(drawn.painter.draw, moment, area)
+        return moment, await asyncio.to_thread(painter.draw, moment, area)
 
 
 def caption(moment: Moment, area: str | None, link: str | None) -> str:
