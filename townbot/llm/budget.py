@@ -1,11 +1,7 @@
 """Budget caps per town and per game day, in calls or tokens, that degrade instead of stopping,
-and `Budgeted`, the layer of the model stack that applies them.
-
-Below `soft_fraction` of every cap, everything is asked. From there on optional asks are
-skipped (their default answer is used), keeping the rest for essential ones. At a cap no ask
-reaches the model: every ask gets its default, so residents follow the plans they already
-have. A daily cap opens again on the next game day. Embeddings are never refused: a memory
-without a vector would be lost to retrieval, and they cost a small share of the tokens.
+and `Budgeted`, the layer of the model stack that applies them. From `soft_fraction` of a cap
+on, optional asks get their default; at a cap every ask does, so residents follow the plans
+they already have. Embeddings are never refused (they cost a small share of the tokens).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""The layer that makes every answer usable: check, one repair try, then the ask's default.
-
-A reply that is cut off, not JSON, of the wrong shape, or refused by the ask's own `check`
-gets one repair request naming the problem; if that fails too, the ask's safe default answers
-(outcome `fallback`). A server that stays unavailable (`CallFailed`) is answered by the default
-as well (outcome `failed`). Nothing a model does can crash a tick except settings that cannot
-work at all (`ModelConfigError`, which passes through).
+"""The layer that makes every answer usable: check, one repair try naming the problem, then the
+ask's default (outcome `fallback`; `failed` when the server gave no answer). Nothing a model does
+can crash a tick except settings that cannot work at all (`ModelConfigError` passes through).
 """
 
 from __future__ import annotations

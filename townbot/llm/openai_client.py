@@ -1,13 +1,6 @@
 """Any OpenAI-compatible server as the town's language model: OpenAI, Ollama, vLLM, llama-server,
-LM Studio.
-
-One `openai.AsyncOpenAI` per server, shared by every resident, behind a concurrency limit (local
-servers often answer one request at a time). Transient failures (429, 5xx, timeouts, broken
-connections, garbled bodies) are retried with exponential backoff; the openai client's own
-retries are off so that the limit is not held while waiting and every retry is counted.
-Answers are asked for in the configured structured-output mode and validated against the
-purpose's pydantic schema; problems are reported, not raised, so metering can repair or fall
-back. Embeddings are batched, cached by text and normalised to unit length.
+LM Studio (docs/architecture.md tells how). A reply's problems are reported, not raised, so the
+checking layer can repair or fall back.
 """
 
 from __future__ import annotations
@@ -293,12 +286,12 @@ class OpenAIModel(LanguageModel):
         if self.embeddings is None or self.embedding_dim:
             return
         try:
-            matrix, _, _, _ = await self._embed_batch([PROBE_TEXT])
+            probe = await self._embed_batch([PROBE_TEXT])
         except CallFailed as error:
             raise ModelConfigError(
                 f"could not reach the embedding model '{self.embedding_model}': {error}; check "
                 "TOWNBOT_EMBEDDING_MODEL and TOWNBOT_BASE_URL (or TOWNBOT_EMBEDDING_BASE_URL)") from None
-        self.embedding_dim = int(matrix.shape[1])
+        self.embedding_dim = int(probe.vectors.shape[1])
 
     async def close(self) -> None:
         await self.chat.client.close()
@@ -389,25 +382,24 @@ class OpenAIModel(LanguageModel):
         size = self.settings.embedding_batch
         batches = [wanted[i:i + size] for i in range(0, len(wanted), size)]
         results = await asyncio.gather(*(self._embed_or_none(batch) for batch in batches))
-        tokens, estimated, requests, failed = 0, False, 0, set()
+        failed: set[str] = set()
         for batch, result in zip(batches, results, strict=True):
             if result is None:
                 failed.update(batch)
                 continue
-            matrix, batch_tokens, batch_estimated, batch_requests = result
-            tokens, requests = tokens + batch_tokens, requests + batch_requests
-            estimated = estimated or batch_estimated
-            for text, vector in zip(batch, matrix, strict=True):
+            for text, vector in zip(batch, result.vectors, strict=True):
                 vector.setflags(write=False)  # shared by every later hit
                 found[text] = vector
                 self._vectors.put(text, vector)
         zero = np.zeros(self.embedding_dim, dtype=np.float32)
         vectors = np.stack([found.get(t, zero) for t in texts]) if texts else \
             np.zeros((0, self.embedding_dim), dtype=np.float32)
-        return Embedded(vectors, self.embedding_model, tokens, estimated, requests, hits,
+        done = [result for result in results if result is not None]
+        return Embedded(vectors, self.embedding_model, sum(r.prompt_tokens for r in done),
+                        any(r.estimated for r in done), sum(r.requests for r in done), hits,
                         sum(1 for t in texts if t in failed))
 
-    async def _embed_or_none(self, batch: list[str]) -> tuple[np.ndarray, int, bool, int] | None:
+    async def _embed_or_none(self, batch: list[str]) -> Embedded | None:
         """A batch's vectors, or None when the server stayed unavailable (the texts get zeros)."""
         try:
             return await self._embed_batch(batch)
@@ -420,7 +412,7 @@ class OpenAIModel(LanguageModel):
         return {"model": self.embedding_model, "input": inputs, "encoding_format": "float",
                 **({"dimensions": dimensions} if dimensions else {})}
 
-    async def _embed_batch(self, batch: list[str]) -> tuple[np.ndarray, int, bool, int]:
+    async def _embed_batch(self, batch: list[str]) -> Embedded:
         assert self.embeddings is not None
         endpoint = self.embeddings
         inputs = [text if text.strip() else "(nothing)" for text in batch]  # servers refuse ""
@@ -444,5 +436,6 @@ class OpenAIModel(LanguageModel):
         matrix = matrix / np.where(norms == 0, 1.0, norms)  # retrieval assumes unit vectors
         usage = getattr(response, "usage", None)
         if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
-            return matrix, int(usage.prompt_tokens), False, requests
-        return matrix, sum(estimate_tokens(t) for t in inputs), True, requests
+            return Embedded(matrix, self.embedding_model, int(usage.prompt_tokens), False, requests)
+        return Embedded(matrix, self.embedding_model, sum(estimate_tokens(t) for t in inputs), True,
+                        requests)

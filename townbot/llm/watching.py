@@ -1,9 +1,6 @@
-"""The layer that notices a model too weak to run a town: how many of the recent answers came
-from defaults (a reply still unusable after its repair, or no answer from the server).
-
-Above `max_share` of the last WINDOW answers (judged once MINIMUM are in), the call that tipped
-it raises AnswersUnusable: `sim` and `play` stop with one line (exit 2), a hosted town pauses
-and says so in #town-hall. `share` is what the end of `sim`, `usage` and `/town status` show.
+"""The layer that notices a model too weak to run a town: above `max_share` of the last WINDOW
+answers from defaults (judged once MINIMUM are in), the call that tipped it raises
+AnswersUnusable: `sim` and `play` stop with one line, a hosted town pauses and says so.
 """
 
 from __future__ import annotations
@@ -39,9 +36,6 @@ class Watched(Layer):
         self.recent.append(reply.outcome in DEFAULTED)
         self._stop_when_unusable()
         return reply
-
-    def recent_share(self) -> float | None:
-        return sum(self.recent) / len(self.recent) if self.recent else None
 
     def _stop_when_unusable(self) -> None:
         if self.max_share is None or self.max_share >= 1 or len(self.recent) < MINIMUM:
