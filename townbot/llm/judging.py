@@ -1,22 +1,12 @@
 """Judging a model's reply the way a careful reader would, in one place for every purpose.
 
-Two steps, both applied to every reply a real model gives:
-
 - `coerce` mends what is slightly off when the meaning is clear: a score of 11 on a 1-10
-  scale becomes 10, a 20-minute step where 5, 10 or 15 are allowed becomes 15, "7" becomes 7,
-  a sixth insight where five are allowed is dropped, a line a little too long is cut at a word,
-  a schedule block's place outside the known ones becomes none (chosen when the block begins).
-- `judge` refuses what only looks like an answer: placeholders ("...", empty text, "<place>"),
-  the example's own specifics copied back (its invented people, places and things, which the
-  situation asked about does not mention), a long run of the instructions echoed, anything
-  but emoji where emoji belong, and a resident speaking of themself in the third person.
-
-An echo is judged against the situation: words the filled-in prompt brings (the stove that is
-burning, the objects in the room) are the resident's own to use, and an example about the same
-thing as the situation shows an answer that may be right, so the right action is accepted even
-when the example gives it too.
-
-A refused reply gets the usual repair try and then the ask's default (see checking).
+  scale becomes 10, "7" becomes 7, a sixth insight where five are allowed is dropped, a line a
+  little too long is cut at a word.
+- `judge` refuses what only looks like an answer: placeholders ("...", "<place>"), the
+  example's own specifics copied back, a long run of the instructions echoed, anything but
+  emoji where emoji belong, a resident speaking of themself in the third person. Words the
+  filled-in prompt brings (the stove that is burning) are the resident's own to use.
 """
 
 from __future__ import annotations
@@ -37,7 +27,6 @@ PLACEHOLDER_WORDS = frozenset({
     "string", "text", "str", "action", "activity", "object", "state", "emoji", "todo", "tbd",
     "n/a", "na", "placeholder", "example", "hh:mm", "xx:xx", "lorem ipsum", "your answer"})
 ELLIPSIS = re.compile(r"\.\.\.|…")
-ANGLE_PLACEHOLDER = re.compile(r"<[^<>]{2,80}>")
 SHORTCODE = re.compile(r":[a-z0-9_+-]+:?", re.IGNORECASE)
 # Quoted strings, paired from the left: those not followed by a colon are example values (or
 # quoted examples in the instructions' prose), the others JSON keys.
@@ -198,9 +187,9 @@ def _placeholder_problem(value: str, echoes: frozenset[tuple[str, ...]]) -> str 
         return f"is a placeholder ({value!r}), not a real answer; write it out"
     if ELLIPSIS.search(text) and len(text.split()) <= 3:
         return f"is a placeholder ({value!r}); write it out in full"
-    if ANGLE_PLACEHOLDER.fullmatch(text) or text.startswith("<") and text.endswith(">"):
+    if text.startswith("<") and text.endswith(">"):
         return f"is the template's placeholder ({value!r}); put the real value there"
-    if _echoes(text, echoes):
+    if not _runs(text).isdisjoint(echoes):
         return f"repeats the instructions ({value[:60]!r}) instead of answering them"
     return None
 
@@ -217,15 +206,9 @@ def _emoji_problem(value: str) -> str | None:
         return None  # an empty emoji field takes the default emoji
     if SHORTCODE.search(text) or re.search(r"[A-Za-z]", text):
         return f"must be emoji characters like ☕ or 🛏️, not words or :shortcodes: ({value!r})"
-    if not is_emoji(text):
+    if not EMOJI_ONLY.fullmatch(text) or PICTOGRAPH.search(text) is None:
         return f"must be emoji characters like ☕ or 🛏️, nothing else ({value!r})"
     return None
-
-
-def is_emoji(text: str) -> bool:
-    """Whether the text is emoji only (spaces between them allowed): no letters of any script,
-    no punctuation."""
-    return bool(EMOJI_ONLY.fullmatch(text)) and PICTOGRAPH.search(text) is not None
 
 
 def _person_problem(request: Ask, answer: BaseModel) -> str | None:
@@ -342,17 +325,14 @@ def template_phrases(purpose: str) -> frozenset[tuple[str, ...]]:
     """Runs of ECHO_WORDS words of a template's instructions (its fixed text, without the
     example values, which `_copy_problem` judges against the situation)."""
     text = QUOTED.sub(lambda m: " | " if not m.group(2) else m.group(), _source(purpose))
-    runs: set[tuple[str, ...]] = set()
-    for chunk in re.split(r"\$\{?\w+\}?|[|{}]", text):
-        words = _words(chunk)
-        runs.update(tuple(words[i:i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1))
-    return frozenset(runs)
+    return frozenset().union(*(_runs(chunk) for chunk in re.split(r"\$\{?\w+\}?|[|{}]", text)))
 
 
 def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9']+", text.lower())
 
 
-def _echoes(text: str, phrases: frozenset[tuple[str, ...]]) -> bool:
+def _runs(text: str) -> set[tuple[str, ...]]:
+    """Every run of ECHO_WORDS consecutive words of the text."""
     words = _words(text)
-    return any(tuple(words[i:i + ECHO_WORDS]) in phrases for i in range(len(words) - ECHO_WORDS + 1))
+    return {tuple(words[i:i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)}
