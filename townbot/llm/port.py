@@ -5,7 +5,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
@@ -51,25 +50,20 @@ class CallContext:
     usage: UsageSink | None = None
 
 
-# An ask's context when it has none: read-only, so one can serve every ask.
-NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
-
-
 @dataclass(frozen=True)
 class Ask(Generic[AnswerT]):
     """One question: a purpose tag, the rendered prompt, the answer's schema.
 
-    `context` is the typed question the prompt was rendered from (a purpose's `Question`); a
+    `context` is the typed question the prompt was rendered from (a purpose's `Question`): a
     real model reads only the prompt, the offline model answers from the context. `check`
-    returns a complaint about a well-formed but unusable answer (say, a place that is not
-    among the options); `default` is the safe answer when the model gives no usable one.
+    complains about a well-formed but unusable answer (a place not among the options).
     """
 
     purpose: str
     prompt: str
     schema: type[AnswerT]
     default: Callable[[], AnswerT]
-    context: Any = field(default_factory=lambda: NO_CONTEXT)
+    context: Any = None
     agent: str | None = None
     check: Callable[[AnswerT], str | None] | None = None
     optional: bool = False

@@ -1,12 +1,6 @@
-"""The start-up check of a language-model server, and what `townbot doctor` reports.
-
-Before the first tick one tiny structured request goes out in the configured mode (in every
-mode for `structured_output = "auto"`, which then takes the best that worked), one to the small
-model when there is one, and one embedding when an embedding model is set. What cannot work
-stops the program with one message naming the setting and a value that would: no server at the
-address, an unknown model, a structured-output mode the server refuses (whatever the status
-code), embeddings of another dimension than configured. When the concurrency is not set, the
-check also measures how many requests the server serves at once and uses that.
+"""The start-up check of a language-model server, and what `townbot doctor` reports: tiny
+requests in the structured-output modes, to the small model and for an embedding. What cannot
+work stops the program with one message naming the setting and a value that would.
 """
 
 from __future__ import annotations
@@ -201,8 +195,7 @@ async def check_server(client: OpenAIModel, *, every_mode: bool = False,
     report = ProbeReport(settings.base_url, settings.chat_model or "")
     configured = settings.structured_output
     modes = STRUCTURED_MODES if every_mode or configured == "auto" else (configured,)
-    for mode in modes:
-        report.modes.append(await try_mode(client, mode))
+    report.modes = [await try_mode(client, mode) for mode in modes]
     if configured != "auto" and not report.modes[0].accepted and not every_mode:
         report.modes += [await try_mode(client, m) for m in STRUCTURED_MODES if m != configured]
     report.chosen = _chosen_mode(report, "auto" if every_mode else configured)
