@@ -48,12 +48,11 @@ def run_doctor(args: argparse.Namespace, settings: ModelSettings, env: dict[str,
 
 async def _examine(settings: ModelSettings) -> tuple[ProbeReport, Sample]:
     from townbot.llm.openai_client import OpenAIModel  # imported when used: openai is slow to load
-    from townbot.llm.probe import apply, check_server
+    from townbot.llm.probe import start_up_check
 
     client = OpenAIModel(settings)
     try:
-        report = await check_server(client, every_mode=True, measure=True)
-        apply(client, report)
+        report = await start_up_check(client, every_mode=True, measure=True)
         return report, await ask_the_towns_questions(client)
     finally:
         await client.close()

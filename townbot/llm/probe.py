@@ -184,12 +184,12 @@ def _unreachable(client: OpenAIModel, error: Exception, url: str, setting: str) 
 # --- the whole check --------------------------------------------------------------------------
 
 
-async def check_server(client: OpenAIModel, *, every_mode: bool = False,
-                       measure: bool | None = None) -> ProbeReport:
-    """Probe the server as configured; raise ModelConfigError naming what to change.
-
-    `every_mode` tries all modes (doctor, and `auto`); `measure` (default: when the
-    concurrency is not set) sends a few requests at once to see how many are served together.
+async def start_up_check(client: OpenAIModel, *, every_mode: bool = False,
+                         measure: bool | None = None) -> ProbeReport:
+    """Probe the server as configured and adjust the client to what was found (the mode for
+    `auto`, the measured concurrency, the embedding dimension); raise ModelConfigError naming
+    what to change. `every_mode` tries all modes (doctor, and `auto`); `measure` (default: when
+    the concurrency is not set) sends a few requests at once to see how many are served together.
     """
     settings = client.settings
     report = ProbeReport(settings.base_url, settings.chat_model or "")
@@ -198,13 +198,22 @@ async def check_server(client: OpenAIModel, *, every_mode: bool = False,
     report.modes = [await try_mode(client, mode) for mode in modes]
     if configured != "auto" and not report.modes[0].accepted and not every_mode:
         report.modes += [await try_mode(client, m) for m in STRUCTURED_MODES if m != configured]
-    report.chosen = _chosen_mode(report, "auto" if every_mode else configured)
+    report.chosen = chosen = _chosen_mode(report, "auto" if every_mode else configured)
     if settings.small_model and settings.small_model != settings.chat_model:
-        await try_mode(client, report.chosen, settings.small_model)
+        await try_mode(client, chosen, settings.small_model)
     if measure if measure is not None else settings.concurrency is None:
-        report.parallel, report.warm = await measure_parallel(client, report.chosen)
+        report.parallel, report.warm = await measure_parallel(client, chosen)
     if settings.embedding_model:
         await check_embeddings(client, report)
+    if settings.concurrency is None and report.parallel is not None:
+        concurrency = report.suggested_concurrency()
+        client.chat.limit(concurrency)
+        if client.embeddings is not None and client.embeddings is not client.chat:
+            client.embeddings.limit(concurrency)
+    if configured == "auto":
+        client.settings = replace(settings, structured_output=chosen)
+    if report.embedding_dim and not client.embedding_dim:
+        client.embedding_dim = report.embedding_dim
     return report
 
 
@@ -277,20 +286,6 @@ async def check_embeddings(client: OpenAIModel, report: ProbeReport) -> None:
     report.embedding_seconds = time.perf_counter() - started
 
 
-def apply(client: OpenAIModel, report: ProbeReport) -> None:
-    """Take what the check found: the mode for `auto`, the measured concurrency, the dimension."""
-    settings = client.settings
-    if settings.concurrency is None and report.parallel is not None:
-        concurrency = report.suggested_concurrency()
-        client.chat.limit(concurrency)
-        if client.embeddings is not None and client.embeddings is not client.chat:
-            client.embeddings.limit(concurrency)
-    if settings.structured_output == "auto" and report.chosen:
-        client.settings = replace(settings, structured_output=report.chosen)
-    if report.embedding_dim and not client.embedding_dim:
-        client.embedding_dim = report.embedding_dim
-
-
 async def answering_again(model: LanguageModel) -> bool:
     """Whether the server behind a stopped run (ServerUnavailable) answers a tiny request
     again; when it does, calls go through once more. True for a model with no server."""
@@ -306,10 +301,3 @@ async def answering_again(model: LanguageModel) -> bool:
         if client.embeddings is not None:
             client.embeddings.revive()
     return result.accepted
-
-
-async def start_up_check(client: OpenAIModel) -> ProbeReport:
-    """The check before the first tick: raises ModelConfigError, or adjusts the client."""
-    report = await check_server(client)
-    apply(client, report)
-    return report
