@@ -36,24 +36,15 @@ def _is_punctuation(char: str) -> bool:
 
 def basic_tokens(text: str) -> list[str]:
     """Lower case, accents off, punctuation split from words (BERT's basic tokenizer)."""
-    text = unicodedata.normalize("NFD", text.lower())
-    words: list[str] = []
-    current: list[str] = []
-    for char in text:
+    spaced: list[str] = []
+    for char in unicodedata.normalize("NFD", text.lower()):
         category = unicodedata.category(char)
         if category == "Mn" or char == "\ufffd" or (category.startswith("C") and not char.isspace()):
             continue
-        if char.isspace() or _is_punctuation(char) or 0x4E00 <= ord(char) <= 0x9FFF:
-            if current:
-                words.append("".join(current))
-                current = []
-            if not char.isspace():
-                words.append(char)
-        else:
-            current.append(char)
-    if current:
-        words.append("".join(current))
-    return words
+        # A punctuation mark or a CJK ideograph is a word of its own.
+        split = _is_punctuation(char) or 0x4E00 <= ord(char) <= 0x9FFF
+        spaced.append(f" {char} " if split else char)
+    return "".join(spaced).split()
 
 
 def word_pieces(word: str, vocab: dict[str, int]) -> list[int]:

@@ -243,7 +243,6 @@ class OpenAIModel(LanguageModel):
     """A LanguageModel over OpenAI-compatible endpoints."""
 
     def __init__(self, settings: ModelSettings, *, http_client: httpx2.AsyncClient | None = None,
-                 embedding_http_client: httpx2.AsyncClient | None = None,
                  backoff: Backoff | None = None) -> None:
         if settings.chat_model is None:
             raise ValueError("OpenAIModel needs a chat model; without one use the offline model")
@@ -262,10 +261,8 @@ class OpenAIModel(LanguageModel):
             self.embedding_dim = self._local_embedder.dim
         else:
             url = settings.embedding_base_url or settings.base_url
-            separate = url != settings.base_url or embedding_http_client is not None
-            self.embeddings = (self._endpoint(url, settings.embedding_api_key or settings.api_key,
-                                              embedding_http_client, backoff)
-                               if separate else self.chat)
+            self.embeddings = self.chat if url == settings.base_url else self._endpoint(
+                url, settings.embedding_api_key or settings.api_key, None, backoff)
             self.embedding_model = settings.embedding_model
             self.embedding_dim = settings.embedding_dimensions or 0  # 0 until prepare() asks
 
