@@ -6,6 +6,7 @@ is shipped here with a small tokenizer that does what BERT's does for such a voc
 
 from __future__ import annotations
 
+import string
 import unicodedata
 from collections.abc import Sequence
 from functools import cache
@@ -28,10 +29,7 @@ def vocabulary() -> dict[str, int]:
 
 
 def _is_punctuation(char: str) -> bool:
-    code = ord(char)
-    if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
-        return True
-    return unicodedata.category(char).startswith("P")
+    return char in string.punctuation or unicodedata.category(char).startswith("P")
 
 
 def basic_tokens(text: str) -> list[str]:
@@ -54,15 +52,11 @@ def word_pieces(word: str, vocab: dict[str, int]) -> list[int]:
         return unknown
     pieces, start = [], 0
     while start < len(word):
-        end = len(word)
-        while end > start:
-            piece = word[start:end] if start == 0 else "##" + word[start:end]
-            if piece in vocab:
-                pieces.append(vocab[piece])
-                break
-            end -= 1
-        if end == start:
+        prefix = "##" if start else ""
+        end = next((end for end in range(len(word), start, -1) if prefix + word[start:end] in vocab), None)
+        if end is None:
             return unknown
+        pieces.append(vocab[prefix + word[start:end]])
         start = end
     return pieces
 

@@ -45,10 +45,6 @@ PROBE_TEXT = "townbot embedding dimension probe"
 UNMEASURED_CONCURRENCY = 4
 
 
-class NoAnswer(CallFailed):
-    """The server itself failed the call (down, failing, silent), not the request."""
-
-
 class GarbledResponse(Exception):
     """A 200 response whose body is not what the endpoint returns; retried like a 5xx."""
 
@@ -146,28 +142,10 @@ class Endpoint:
         self._slots = asyncio.Semaphore(concurrency)
 
     def revive(self) -> None:
-        """The server answered a check again: let calls through once more."""
+        """The server answered (a call, or a check after a stop): its failures start afresh."""
         self.stats.in_a_row = 0
-        self._heard()
-
-    def _heard(self) -> None:
         self._timeouts = 0
         self._last_answer = time.monotonic()
-
-    async def call(self, send: Callable[[], Awaitable[ResultT]], setting: str,
-                   model: str) -> tuple[ResultT, int]:
-        """The result and how many requests it took; CallFailed when every try failed, and
-        ServerUnavailable once `max_failures` calls in a row have failed."""
-        self._refuse_when_down()
-        try:
-            result = await self._try(send, setting, model)
-        except NoAnswer as error:
-            self.stats.in_a_row += 1
-            self.stats.last_error = str(error)
-            self._refuse_when_down()
-            raise
-        self.stats.in_a_row = 0
-        return result
 
     def _refuse_when_down(self) -> None:
         if not self.max_failures:
@@ -185,8 +163,11 @@ class Endpoint:
                 "raise TOWNBOT_TIMEOUT for a slow one (TOWNBOT_MAX_FAILURES sets how many "
                 "failures in a row stop a run)")
 
-    async def _try(self, send: Callable[[], Awaitable[ResultT]], setting: str,
+    async def call(self, send: Callable[[], Awaitable[ResultT]], setting: str,
                    model: str) -> tuple[ResultT, int]:
+        """The result and how many requests it took; CallFailed when every try failed, and
+        ServerUnavailable once `max_failures` calls in a row have failed."""
+        self._refuse_when_down()
         for attempt in range(self.max_retries + 1):
             try:
                 # The timeout runs from here, inside the limit: a request waiting for a slot
@@ -194,7 +175,7 @@ class Endpoint:
                 async with self._slots:
                     self.stats.requests += 1
                     result = await send()
-                self._heard()
+                self.revive()
                 return result, attempt + 1
             except (openai.APIError, GarbledResponse) as error:
                 if isinstance(error, openai.APITimeoutError):
@@ -214,9 +195,12 @@ class Endpoint:
             isinstance(error, openai.APIStatusError) and error.status_code in (408, 409))
         if not transient:
             raise CallFailed(f"{self.url} rejected a request to {model}: {brief(error)}") from None
-        if attempt == self.max_retries:
-            raise NoAnswer(f"{self.url} did not answer {model} after {attempt + 1} tries "
-                           f"(last: {kind}: {brief(error)})") from None
+        if attempt == self.max_retries:  # the server itself failed the call, not the request
+            self.stats.in_a_row += 1
+            self.stats.last_error = (f"{self.url} did not answer {model} after {attempt + 1} tries "
+                                     f"(last: {kind}: {brief(error)})")
+            self._refuse_when_down()
+            raise CallFailed(self.stats.last_error) from None
         return self.backoff.delay(attempt, _retry_after(error))
 
     def _refuse_settings(self, error: Exception, setting: str, model: str) -> None:
