@@ -19,6 +19,7 @@ from townbot.llm.port import (
     Layer,
     ModelReport,
     Reply,
+    usable,
 )
 from townbot.prompting import render
 
@@ -56,9 +57,7 @@ class Checked(Layer):
     def _problem(self, request: Ask[AnswerT], reply: Reply[AnswerT]) -> str | None:
         """Why a reply cannot be used (counted by kind), or None when it can."""
         if reply.problem is None and reply.answer is not None:
-            if request.check is None:  # most asks: a well-formed answer is a usable one
-                return None
-            problem, kind = request.check(reply.answer), "unusable"
+            problem, kind = usable(request, reply.answer), "unusable"
         else:
             problem, kind = reply.problem or "there was no answer", reply.problem_kind or "empty"
         if problem is not None:

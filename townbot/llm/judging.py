@@ -151,7 +151,7 @@ def _cut(text: str, limit: int) -> str:
 def judge(request: Ask, answer: BaseModel) -> str | None:
     """Why a well-formed answer is still not a real one, or None when it reads as one."""
     echoes = template_phrases(request.purpose)
-    specifics: list[tuple[str, frozenset[str], frozenset[str]]] | None = None  # when needed
+    specifics = example_specifics(request.purpose, situation_words(request))
     for path, value in _strings(answer.model_dump()):
         field = path.rsplit(".", 1)[-1]
         if field == "emoji":
@@ -159,11 +159,7 @@ def judge(request: Ask, answer: BaseModel) -> str | None:
         elif not value.strip() and field in OPTIONAL_TEXT.get(request.purpose, ()):
             problem = None
         else:
-            problem = _placeholder_problem(value, echoes)
-            if problem is None:
-                if specifics is None:
-                    specifics = example_specifics(request.purpose, situation_words(request))
-                problem = _copy_problem(value, specifics)
+            problem = _placeholder_problem(value, echoes) or _copy_problem(value, specifics)
         if problem:
             return f"{path} {problem}"
     return _person_problem(request, answer)
@@ -256,7 +252,6 @@ def template_examples(purpose: str) -> tuple[str, ...]:
 
 @cache
 def template_words(purpose: str) -> Counter[str]:
-    """How often each word occurs in a template's own text."""
     return Counter(_words(_own_text(purpose)))
 
 
@@ -279,8 +274,8 @@ def example_specifics(purpose: str, situation: frozenset[str],
     burning) shows an answer that may be right here too."""
     found = []
     for value in template_examples(purpose):
-        words = [match.group() for match in re.finditer(r"[A-Za-z][A-Za-z']+", value)
-                 if match.group().lower() not in COMMON_WORDS]
+        words = [word for word in re.findall(r"[A-Za-z][A-Za-z']+", value)
+                 if word.lower() not in COMMON_WORDS]
         lowered = {word.lower() for word in words}
         names = {word.lower() for word in words if word[0].isupper()
                  and not word.lower().startswith("i'")} - situation
@@ -333,6 +328,5 @@ def _words(text: str) -> list[str]:
 
 
 def _runs(text: str) -> set[tuple[str, ...]]:
-    """Every run of ECHO_WORDS consecutive words of the text."""
     words = _words(text)
     return {tuple(words[i:i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)}

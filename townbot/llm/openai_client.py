@@ -302,7 +302,6 @@ class OpenAIModel(LanguageModel):
 
     def chat_arguments(self, request: Ask, model: str, mode: str | None = None,
                        max_tokens: int | None = None) -> dict[str, Any]:
-        """The keyword arguments of one chat request in a structured-output mode."""
         mode = mode or self.settings.structured_output
         arguments: dict[str, Any] = {"model": model, "messages": chat_messages(request, mode)}
         if (answer_format := response_format(request, mode)) is not None:
@@ -388,7 +387,6 @@ class OpenAIModel(LanguageModel):
             return None
 
     def embedding_arguments(self, inputs: list[str]) -> dict[str, Any]:
-        """The keyword arguments of one embedding request."""
         dimensions = self.settings.embedding_dimensions
         return {"model": self.embedding_model, "input": inputs, "encoding_format": "float",
                 **({"dimensions": dimensions} if dimensions else {})}

@@ -60,8 +60,8 @@ class ProbeReport:
 
     @property
     def latency(self) -> float | None:
-        times = [m.seconds for m in [*self.modes, *([self.warm] if self.warm else [])] if m.accepted]
-        return min(times) if times else None
+        tried = [*self.modes, *([self.warm] if self.warm else [])]
+        return min((m.seconds for m in tried if m.accepted), default=None)
 
     @property
     def tokens_per_second(self) -> float | None:

@@ -286,7 +286,6 @@ def _complete(settings: ModelSettings) -> ModelSettings:
 
 def setting_names() -> list[tuple[str, str]]:
     """(toml key, environment variable) of every setting, for documentation and error hints."""
-    rows = []
-    for table, specs in (("", SPECS), ("prices.", PRICE_SPECS), ("budget.", CAP_SPECS)):
-        rows += [(table + spec.key, " / ".join(spec.env)) for spec in specs]
-    return rows
+    return [(table + spec.key, " / ".join(spec.env))
+            for table, specs in (("", SPECS), ("prices.", PRICE_SPECS), ("budget.", CAP_SPECS))
+            for spec in specs]

@@ -84,8 +84,7 @@ def response_format(request: Ask, mode: str) -> dict[str, Any] | None:
 def extract_json(content: str) -> str:
     """The JSON object in a reply: without a reasoning model's <think> block or code fences."""
     text = THINKING.sub("", content).strip()
-    fenced = FENCE.match(text)
-    if fenced:
+    if fenced := FENCE.match(text):
         text = fenced.group(1)
     if not text.startswith("{") and "{" in text:
         text = text[text.index("{"): text.rindex("}") + 1] if "}" in text else text[text.index("{"):]
