@@ -142,7 +142,7 @@ async def try_mode(client: OpenAIModel, mode: str, model: str | None = None) -> 
     answer, problem, _, _ = read_answer(request, content)
     tokens = completion.usage.completion_tokens if completion.usage else estimate_tokens(content)
     return ModeResult(mode, True, answer is not None, seconds, tokens,
-                      detail=problem or "" if answer is None else "")
+                      detail=problem or "")
 
 
 async def _refuse_settings(client: OpenAIModel, error: openai.APIStatusError, model: str) -> None:
@@ -152,9 +152,9 @@ async def _refuse_settings(client: OpenAIModel, error: openai.APIStatusError, mo
     if isinstance(error, openai.NotFoundError):
         setting = "TOWNBOT_SMALL_MODEL" if model == client.settings.small_model else "TOWNBOT_CHAT_MODEL"
         served = await served_models(client)
-        hint = (f"set {setting}={served[0]}" + (f" (it serves {', '.join(served)})" if len(served) > 1
-                                                  else "")) if served else \
-            f"set {setting} to a model the server serves"
+        hint = f"set {setting}={served[0]}" if served else f"set {setting} to a model the server serves"
+        if len(served) > 1:
+            hint += f" (it serves {', '.join(served)})"
         raise ModelConfigError(
             f"{url} has no model '{model}' or no such endpoint (404: {brief(error)[:120]}); {hint}, "
             "and check that TOWNBOT_BASE_URL is its OpenAI-compatible base (usually ending in /v1)"

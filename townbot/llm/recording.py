@@ -39,7 +39,6 @@ class ReplyRecorder(Layer):
 
     def __init__(self, inner: LanguageModel, path: Path) -> None:
         super().__init__(inner)
-        self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file = path.open("a", encoding="utf-8")
 
