@@ -75,14 +75,12 @@ def coerce(schema: type[BaseModel], data: Any) -> tuple[BaseModel | None, list[s
 def _mend(data: Any, problem: dict) -> str | None:
     """Change the value at the problem's location in place; a note of the change, or None."""
     location = problem["loc"]
-    if not location:
-        return None
     parent = data
     try:
         for part in location[:-1]:
             parent = parent[part]
         value = parent[location[-1]]
-    except (KeyError, IndexError, TypeError):
+    except (KeyError, IndexError, TypeError):  # no such place (an empty location too)
         return None
     if not isinstance(parent, dict | list):
         return None

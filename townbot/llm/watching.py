@@ -34,15 +34,11 @@ class Watched(Layer):
     async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
         reply = await self.inner.reply(request)
         self.recent.append(reply.outcome in DEFAULTED)
-        self._stop_when_unusable()
-        return reply
-
-    def _stop_when_unusable(self) -> None:
         if self.max_share is None or self.max_share >= 1 or len(self.recent) < MINIMUM:
-            return
+            return reply
         defaulted, judged = sum(self.recent), len(self.recent)
         if defaulted <= self.max_share * judged:
-            return
+            return reply
         self.recent.clear()  # the next verdict needs fresh answers
         raise AnswersUnusable(
             f"{defaulted} of the last {judged} answers of {self.label} came "
