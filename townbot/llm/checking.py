@@ -36,8 +36,7 @@ class Checked(Layer):
         except CallFailed as error:
             self.last_failure = str(error)
             return self._default(request, "failed")
-        problem = self._problem(request, first)
-        if problem is None:
+        if (problem := self._problem(request, first)) is None:
             return first
         repair = dataclasses.replace(request, prompt=render("repair", prompt=request.prompt, problem=problem))
         try:

@@ -248,11 +248,6 @@ def template_examples(purpose: str) -> tuple[str, ...]:
                                if not key and value and "$" not in value))
 
 
-@cache
-def template_words(purpose: str) -> Counter[str]:
-    return Counter(_words(_own_text(purpose)))
-
-
 def situation_words(request: Ask) -> frozenset[str]:
     """The words the filled-in values brought to a prompt: its words beyond the template's own
     (a repair request is judged by the prompt it repairs)."""
@@ -260,7 +255,7 @@ def situation_words(request: Ask) -> frozenset[str]:
     repair_head = pieces("repair")[1][0][1]  # the text after the repaired prompt
     if repair_head.strip() and repair_head in prompt:
         prompt = prompt[: prompt.rindex(repair_head)]
-    return frozenset(Counter(_words(prompt)) - template_words(request.purpose))
+    return frozenset(Counter(_words(prompt)) - Counter(_words(_own_text(request.purpose))))
 
 
 def example_specifics(purpose: str, situation: frozenset[str],

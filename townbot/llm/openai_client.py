@@ -332,8 +332,7 @@ class OpenAIModel(LanguageModel):
                          requests, raw=content, cached_tokens=cached)
 
         if not content.strip():
-            refusal = getattr(choice.message, "refusal", None)
-            if refusal:
+            if refusal := getattr(choice.message, "refusal", None):
                 return reply(None, f"it was a refusal ({' '.join(refusal.split())[:120]})", "refused")
             if choice.finish_reason == "length":
                 return reply(None, "it was cut off before any answer; answer at once, briefly", "cut_off")

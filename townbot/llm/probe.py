@@ -90,8 +90,7 @@ class ProbeReport:
         if self.chosen:
             suggested["structured_output"] = self.chosen
         suggested["concurrency"] = self.suggested_concurrency()
-        speed = self.tokens_per_second
-        if speed:
+        if speed := self.tokens_per_second:
             # The longest answer at the measured speed, with half as much again to spare.
             needed = 1.5 * settings.max_tokens / speed
             suggested["timeout"] = int(min(600, max(30, round(needed, -1))))
