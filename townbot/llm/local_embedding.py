@@ -14,8 +14,6 @@ from pathlib import Path
 
 import numpy as np
 
-MODEL_NAME = "all-MiniLM-L6-v2-int8"
-DIMENSIONS = 384
 MAX_TOKENS = 128  # memories are short; longer texts are cut (the model knows up to 256)
 VOCABULARY = Path(__file__).parent / "data" / "minilm-vocab.txt"
 LONGEST_WORD = 100  # characters; a longer "word" is unknown, as in BERT
@@ -70,8 +68,8 @@ def token_ids(text: str) -> list[int]:
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (int8) on onnxruntime: 384 unit-length dimensions per text."""
 
-    name = MODEL_NAME
-    dim = DIMENSIONS
+    name = "all-MiniLM-L6-v2-int8"
+    dim = 384
 
     def __init__(self) -> None:
         self._session = None
