@@ -12,8 +12,8 @@ from townbot.llm.port import AnswerT, Ask, LanguageModel, Layer, ModelError, Mod
 WINDOW = 100  # the recent answers judged
 MINIMUM = 50  # answers needed before judging: a start with a few defaults is no verdict
 DEFAULTED = frozenset({"fallback", "failed"})
-ANSWERED = ("ok", "repaired", "fallback", "failed")  # asks the model was asked (not cached, not
-# skipped, not stopped by the budget)
+# Asks the model was asked (not cached, not skipped, not stopped by the budget).
+ANSWERED = ("ok", "repaired", "fallback", "failed")
 WARN_SHARE = 0.2  # above this share of defaulted answers, read-outs add a warning line
 # What each kind of unusable reply means, for people (see Checked and Reply.problem_kind).
 PROBLEM_WORDS = {"cut_off": "cut off", "invalid_json": "not JSON", "wrong_shape": "of the wrong format",
