@@ -68,7 +68,7 @@ async def test_a_token_cap_counts_what_the_server_reports():
     model = build_model_stack(OpenAIModel(settings, http_client=client), budget=budget)
     while len(server.chat_requests) < 10 and budget.level(1) != "spent":
         await model.ask(choice_ask())
-    assert budget.town_tokens >= 20 and len(server.chat_requests) < 10
+    assert budget.day_tokens.total() >= 20 and len(server.chat_requests) < 10
     assert (await model.ask(choice_ask())).place == "Hobbs Cafe"
     assert model.usage.drain()[-1].outcome == "over_budget"
     await model.close()
@@ -101,10 +101,10 @@ async def test_a_resumed_town_remembers_what_it_has_spent(tmp_path: Path, monkey
     files = TownFiles(str(ROOT / "world.yaml"), str(ROOT / "personas"))
     engine = await open_engine(files, db)
     await engine.tick()
-    spent = engine.model.report().budget.town_calls
+    spent = engine.model.report().budget.day_calls.total()
     await engine.store.close()
     resumed = await open_engine(files, db)
-    assert spent > 0 and resumed.model.report().budget.town_calls == spent
+    assert spent > 0 and resumed.model.report().budget.day_calls.total() == spent
     await resumed.store.close()
 
 

@@ -129,7 +129,7 @@ async def test_the_watch_judges_the_last_hundred_answers_once_fifty_are_in():
     watch = Watched(Outcomes(["ok"] * 60 + ["fallback"] * 71), 0.7)
     for _ in range(60 + 70):  # 70 of the last 100 is not more than 0.7
         await watch.reply(ask)
-    assert watch.recent_share() == 0.7
+    assert sum(watch.recent) / len(watch.recent) == 0.7
     with pytest.raises(AnswersUnusable, match="71 of the last 100 answers of scripted came from "
                                               r"defaults \(3 placeholders or copied examples\)"):
         await watch.reply(ask)

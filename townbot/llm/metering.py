@@ -1,11 +1,6 @@
-"""Every call is counted: purpose, agent, game day, model, tokens, latency, outcome.
-
-`Recorded` is the outermost layer of the model stack (see `stack.py`). It times each call and
-hands one `UsageRecord` to the sink the call carries (its caller's; the stack's default sink
-otherwise) as soon as the call completes, so nothing it counted waits for a commit.
-
-Outcomes recorded: ok, repaired, fallback (unusable twice), failed (no answer from the server),
-cached, skipped (optional ask under budget pressure) and over_budget (a cap was reached).
+"""Every call is counted: `Recorded`, the outermost layer of the model stack, hands one
+`UsageRecord` per call to the sink the call carries (the stack's default sink otherwise) as soon
+as the call completes, so nothing it counted waits for a commit.
 """
 
 from __future__ import annotations
@@ -74,22 +69,20 @@ class Recorded(Layer):
 
     async def embed_report(self, texts: Sequence[str],
                            call: CallContext | None = None) -> Embedded:
-        call = call or CallContext()
+        context = call or CallContext()
         started = perf_counter()
-        embedded = await self.inner.embed_report(texts, call)
-        if embedded.requests or embedded.cache_hits or embedded.failed:
-            self._send_embedding(call, embedded, perf_counter() - started)
-        return embedded  # a local embedder makes no requests: nothing to count
+        embedded = await self.inner.embed_report(texts, context)
+        elapsed = perf_counter() - started
 
-    def _send_embedding(self, call: CallContext, embedded: Embedded, elapsed: float) -> None:
         def send(outcome: str, tokens: int = 0, latency: float = 0.0) -> None:
-            self._send(call.usage, UsageRecord(
-                call.purpose, call.agent, call.game_day or 1, embedded.model, tokens, 0,
+            self._send(context.usage, UsageRecord(
+                context.purpose, context.agent, context.game_day or 1, embedded.model, tokens, 0,
                 embedded.estimated, latency, outcome))
 
-        if embedded.requests:
+        if embedded.requests:  # a local embedder makes no requests: nothing to count
             send("ok", embedded.prompt_tokens, elapsed * 1000)
         for _ in range(embedded.cache_hits):  # one row per text: the summary counts texts
             send("cached")
         for _ in range(embedded.failed):
             send("failed")
+        return embedded

@@ -1,13 +1,6 @@
 """Any OpenAI-compatible server as the town's language model: OpenAI, Ollama, vLLM, llama-server,
-LM Studio.
-
-One `openai.AsyncOpenAI` per server, shared by every resident, behind a concurrency limit (local
-servers often answer one request at a time). Transient failures (429, 5xx, timeouts, broken
-connections, garbled bodies) are retried with exponential backoff; the openai client's own
-retries are off so that the limit is not held while waiting and every retry is counted.
-Answers are asked for in the configured structured-output mode and validated against the
-purpose's pydantic schema; problems are reported, not raised, so metering can repair or fall
-back. Embeddings are batched, cached by text and normalised to unit length.
+LM Studio (docs/architecture.md tells how). A reply's problems are reported, not raised, so the
+checking layer can repair or fall back.
 """
 
 from __future__ import annotations
@@ -50,10 +43,6 @@ ResultT = TypeVar("ResultT")
 PROBE_TEXT = "townbot embedding dimension probe"
 # Concurrency before the start-up check has measured what the server serves at once.
 UNMEASURED_CONCURRENCY = 4
-
-
-class NoAnswer(CallFailed):
-    """The server itself failed the call (down, failing, silent), not the request."""
 
 
 class GarbledResponse(Exception):
@@ -153,28 +142,10 @@ class Endpoint:
         self._slots = asyncio.Semaphore(concurrency)
 
     def revive(self) -> None:
-        """The server answered a check again: let calls through once more."""
+        """The server answered (a call, or a check after a stop): its failures start afresh."""
         self.stats.in_a_row = 0
-        self._heard()
-
-    def _heard(self) -> None:
         self._timeouts = 0
         self._last_answer = time.monotonic()
-
-    async def call(self, send: Callable[[], Awaitable[ResultT]], setting: str,
-                   model: str) -> tuple[ResultT, int]:
-        """The result and how many requests it took; CallFailed when every try failed, and
-        ServerUnavailable once `max_failures` calls in a row have failed."""
-        self._refuse_when_down()
-        try:
-            result = await self._try(send, setting, model)
-        except NoAnswer as error:
-            self.stats.in_a_row += 1
-            self.stats.last_error = str(error)
-            self._refuse_when_down()
-            raise
-        self.stats.in_a_row = 0
-        return result
 
     def _refuse_when_down(self) -> None:
         if not self.max_failures:
@@ -192,8 +163,11 @@ class Endpoint:
                 "raise TOWNBOT_TIMEOUT for a slow one (TOWNBOT_MAX_FAILURES sets how many "
                 "failures in a row stop a run)")
 
-    async def _try(self, send: Callable[[], Awaitable[ResultT]], setting: str,
+    async def call(self, send: Callable[[], Awaitable[ResultT]], setting: str,
                    model: str) -> tuple[ResultT, int]:
+        """The result and how many requests it took; CallFailed when every try failed, and
+        ServerUnavailable once `max_failures` calls in a row have failed."""
+        self._refuse_when_down()
         for attempt in range(self.max_retries + 1):
             try:
                 # The timeout runs from here, inside the limit: a request waiting for a slot
@@ -201,7 +175,7 @@ class Endpoint:
                 async with self._slots:
                     self.stats.requests += 1
                     result = await send()
-                self._heard()
+                self.revive()
                 return result, attempt + 1
             except (openai.APIError, GarbledResponse) as error:
                 if isinstance(error, openai.APITimeoutError):
@@ -221,9 +195,12 @@ class Endpoint:
             isinstance(error, openai.APIStatusError) and error.status_code in (408, 409))
         if not transient:
             raise CallFailed(f"{self.url} rejected a request to {model}: {brief(error)}") from None
-        if attempt == self.max_retries:
-            raise NoAnswer(f"{self.url} did not answer {model} after {attempt + 1} tries "
-                           f"(last: {kind}: {brief(error)})") from None
+        if attempt == self.max_retries:  # the server itself failed the call, not the request
+            self.stats.in_a_row += 1
+            self.stats.last_error = (f"{self.url} did not answer {model} after {attempt + 1} tries "
+                                     f"(last: {kind}: {brief(error)})")
+            self._refuse_when_down()
+            raise CallFailed(self.stats.last_error) from None
         return self.backoff.delay(attempt, _retry_after(error))
 
     def _refuse_settings(self, error: Exception, setting: str, model: str) -> None:
@@ -250,7 +227,6 @@ class OpenAIModel(LanguageModel):
     """A LanguageModel over OpenAI-compatible endpoints."""
 
     def __init__(self, settings: ModelSettings, *, http_client: httpx2.AsyncClient | None = None,
-                 embedding_http_client: httpx2.AsyncClient | None = None,
                  backoff: Backoff | None = None) -> None:
         if settings.chat_model is None:
             raise ValueError("OpenAIModel needs a chat model; without one use the offline model")
@@ -269,10 +245,8 @@ class OpenAIModel(LanguageModel):
             self.embedding_dim = self._local_embedder.dim
         else:
             url = settings.embedding_base_url or settings.base_url
-            separate = url != settings.base_url or embedding_http_client is not None
-            self.embeddings = (self._endpoint(url, settings.embedding_api_key or settings.api_key,
-                                              embedding_http_client, backoff)
-                               if separate else self.chat)
+            self.embeddings = self.chat if url == settings.base_url else self._endpoint(
+                url, settings.embedding_api_key or settings.api_key, None, backoff)
             self.embedding_model = settings.embedding_model
             self.embedding_dim = settings.embedding_dimensions or 0  # 0 until prepare() asks
 
@@ -293,12 +267,12 @@ class OpenAIModel(LanguageModel):
         if self.embeddings is None or self.embedding_dim:
             return
         try:
-            matrix, _, _, _ = await self._embed_batch([PROBE_TEXT])
+            probe = await self._embed_batch([PROBE_TEXT])
         except CallFailed as error:
             raise ModelConfigError(
                 f"could not reach the embedding model '{self.embedding_model}': {error}; check "
                 "TOWNBOT_EMBEDDING_MODEL and TOWNBOT_BASE_URL (or TOWNBOT_EMBEDDING_BASE_URL)") from None
-        self.embedding_dim = int(matrix.shape[1])
+        self.embedding_dim = int(probe.vectors.shape[1])
 
     async def close(self) -> None:
         await self.chat.client.close()
@@ -328,7 +302,6 @@ class OpenAIModel(LanguageModel):
 
     def chat_arguments(self, request: Ask, model: str, mode: str | None = None,
                        max_tokens: int | None = None) -> dict[str, Any]:
-        """The keyword arguments of one chat request in a structured-output mode."""
         mode = mode or self.settings.structured_output
         arguments: dict[str, Any] = {"model": model, "messages": chat_messages(request, mode)}
         if (answer_format := response_format(request, mode)) is not None:
@@ -359,8 +332,7 @@ class OpenAIModel(LanguageModel):
                          requests, raw=content, cached_tokens=cached)
 
         if not content.strip():
-            refusal = getattr(choice.message, "refusal", None)
-            if refusal:
+            if refusal := getattr(choice.message, "refusal", None):
                 return reply(None, f"it was a refusal ({' '.join(refusal.split())[:120]})", "refused")
             if choice.finish_reason == "length":
                 return reply(None, "it was cut off before any answer; answer at once, briefly", "cut_off")
@@ -389,25 +361,24 @@ class OpenAIModel(LanguageModel):
         size = self.settings.embedding_batch
         batches = [wanted[i:i + size] for i in range(0, len(wanted), size)]
         results = await asyncio.gather(*(self._embed_or_none(batch) for batch in batches))
-        tokens, estimated, requests, failed = 0, False, 0, set()
+        failed: set[str] = set()
         for batch, result in zip(batches, results, strict=True):
             if result is None:
                 failed.update(batch)
                 continue
-            matrix, batch_tokens, batch_estimated, batch_requests = result
-            tokens, requests = tokens + batch_tokens, requests + batch_requests
-            estimated = estimated or batch_estimated
-            for text, vector in zip(batch, matrix, strict=True):
+            for text, vector in zip(batch, result.vectors, strict=True):
                 vector.setflags(write=False)  # shared by every later hit
                 found[text] = vector
                 self._vectors.put(text, vector)
         zero = np.zeros(self.embedding_dim, dtype=np.float32)
         vectors = np.stack([found.get(t, zero) for t in texts]) if texts else \
             np.zeros((0, self.embedding_dim), dtype=np.float32)
-        return Embedded(vectors, self.embedding_model, tokens, estimated, requests, hits,
+        done = [result for result in results if result is not None]
+        return Embedded(vectors, self.embedding_model, sum(r.prompt_tokens for r in done),
+                        any(r.estimated for r in done), sum(r.requests for r in done), hits,
                         sum(1 for t in texts if t in failed))
 
-    async def _embed_or_none(self, batch: list[str]) -> tuple[np.ndarray, int, bool, int] | None:
+    async def _embed_or_none(self, batch: list[str]) -> Embedded | None:
         """A batch's vectors, or None when the server stayed unavailable (the texts get zeros)."""
         try:
             return await self._embed_batch(batch)
@@ -415,12 +386,11 @@ class OpenAIModel(LanguageModel):
             return None
 
     def embedding_arguments(self, inputs: list[str]) -> dict[str, Any]:
-        """The keyword arguments of one embedding request."""
         dimensions = self.settings.embedding_dimensions
         return {"model": self.embedding_model, "input": inputs, "encoding_format": "float",
                 **({"dimensions": dimensions} if dimensions else {})}
 
-    async def _embed_batch(self, batch: list[str]) -> tuple[np.ndarray, int, bool, int]:
+    async def _embed_batch(self, batch: list[str]) -> Embedded:
         assert self.embeddings is not None
         endpoint = self.embeddings
         inputs = [text if text.strip() else "(nothing)" for text in batch]  # servers refuse ""
@@ -444,5 +414,6 @@ class OpenAIModel(LanguageModel):
         matrix = matrix / np.where(norms == 0, 1.0, norms)  # retrieval assumes unit vectors
         usage = getattr(response, "usage", None)
         if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
-            return matrix, int(usage.prompt_tokens), False, requests
-        return matrix, sum(estimate_tokens(t) for t in inputs), True, requests
+            return Embedded(matrix, self.embedding_model, int(usage.prompt_tokens), False, requests)
+        return Embedded(matrix, self.embedding_model, sum(estimate_tokens(t) for t in inputs), True,
+                        requests)

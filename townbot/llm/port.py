@@ -5,7 +5,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
@@ -43,10 +42,7 @@ class UsageSink(Protocol):
 @dataclass(frozen=True)
 class CallContext:
     """Who a call is for: it travels with the call, so the model layer keeps no town state.
-
-    `purpose` names an embedding call (an ask's purpose is its own); `usage` is the sink for
-    the call's records (the stack's default sink when None).
-    """
+    `purpose` names an embedding call (an ask has its own); `usage` None: the stack's sink."""
 
     agent: str | None = None
     game_day: int | None = None
@@ -54,25 +50,20 @@ class CallContext:
     usage: UsageSink | None = None
 
 
-# An ask's context when it has none: read-only, so one can serve every ask.
-NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
-
-
 @dataclass(frozen=True)
 class Ask(Generic[AnswerT]):
     """One question: a purpose tag, the rendered prompt, the answer's schema.
 
-    `context` is the typed question the prompt was rendered from (a purpose's `Question`); a
+    `context` is the typed question the prompt was rendered from (a purpose's `Question`): a
     real model reads only the prompt, the offline model answers from the context. `check`
-    returns a complaint about a well-formed but unusable answer (say, a place that is not
-    among the options); `default` is the safe answer when the model gives no usable one.
+    complains about a well-formed but unusable answer (a place not among the options).
     """
 
     purpose: str
     prompt: str
     schema: type[AnswerT]
     default: Callable[[], AnswerT]
-    context: Any = field(default_factory=lambda: NO_CONTEXT)
+    context: Any = None
     agent: str | None = None
     check: Callable[[AnswerT], str | None] | None = None
     optional: bool = False
@@ -97,16 +88,12 @@ class ModelError(Exception):
 
 class CallFailed(ModelError):
     """No answer for this call (the server stayed unavailable through the retries, or refused
-    it): the checking layer answers with the safe default and the town goes on."""
+    it): the checking layer answers with the safe default."""
 
 
 class ServerUnavailable(ModelError):
-    """The server failed so many calls in a row that the run cannot go on usefully.
-
-    `townbot sim` stops with it; a hosted town pauses until the server answers again. Calls
-    made while it stands fail at once instead of waiting out their timeouts. (Raised by the
-    OpenAI client; its home is here so that catching it does not import openai.)
-    """
+    """The server failed so many calls in a row that the run cannot go on usefully (raised by
+    the OpenAI client; its home is here so that catching it does not import openai)."""
 
 
 class ModelConfigError(ModelError):
@@ -116,11 +103,8 @@ class ModelConfigError(ModelError):
 
 @dataclass(frozen=True)
 class Reply(Generic[AnswerT]):
-    """One answer as the server gave it, with what it cost.
-
-    `problem` says why the answer cannot be used (cut off, invalid JSON, wrong shape) and
-    `problem_kind` names that class of problem for counting; `answer` is None then.
-    """
+    """One answer as the server gave it, with what it cost; `answer` is None when `problem`
+    says why it cannot be used."""
 
     answer: AnswerT | None
     model: str
@@ -159,8 +143,7 @@ class Pressure:
 
 
 class Spending(Protocol):
-    """What readers of a report ask of the budget in force (`budget.Budget`): its level (open,
-    saving, spent) and read-outs on a game day, and a resumed town's past use to count."""
+    """What readers of a report ask of the budget in force (`budget.Budget`)."""
 
     def restore(self, rows: Iterable[Mapping[str, Any]]) -> None: ...
     def pressure(self, day: int) -> Pressure | None: ...
@@ -172,9 +155,7 @@ class Spending(Protocol):
 
 @dataclass(frozen=True)
 class ModelReport:
-    """What a model stack counted this session, each part filled in by the layer that owns it:
-    outcomes and fallbacks by purpose (metering), reply problems by kind and the last failure
-    (checking), the budget in force (budget), the server's own description (a client)."""
+    """What a model stack counted this session, each part filled in by the layer that owns it."""
 
     outcomes: Mapping[str, int] = field(default_factory=dict)
     fallbacks: Mapping[str, int] = field(default_factory=dict)
@@ -186,13 +167,8 @@ class ModelReport:
 
 class LanguageModel(ABC):
     """What every model offers the mind: answers and embeddings, plus optional capabilities
-    with defaults (so a wrapper never has to probe what its inner model can do).
-
-    `reply` and `embed_report` say what a call cost (a client that counts tokens overrides
-    them; the defaults estimate, and report local embeddings as free). `prepare` runs before
-    a town opens, `close` when it is done, `model_for` names the model that answers a purpose
-    (for the model's whole life), `report` gathers what the layers counted this session.
-    """
+    with defaults (so a wrapper never has to probe what its inner model can do). The default
+    `reply` estimates its tokens; the default `embed_report` reports local embeddings as free."""
 
     label: str
     embedding_model: str

@@ -1,12 +1,6 @@
-"""The start-up check of a language-model server, and what `townbot doctor` reports.
-
-Before the first tick one tiny structured request goes out in the configured mode (in every
-mode for `structured_output = "auto"`, which then takes the best that worked), one to the small
-model when there is one, and one embedding when an embedding model is set. What cannot work
-stops the program with one message naming the setting and a value that would: no server at the
-address, an unknown model, a structured-output mode the server refuses (whatever the status
-code), embeddings of another dimension than configured. When the concurrency is not set, the
-check also measures how many requests the server serves at once and uses that.
+"""The start-up check of a language-model server, and what `townbot doctor` reports: tiny
+requests in the structured-output modes, to the small model and for an embedding. What cannot
+work stops the program with one message naming the setting and a value that would.
 """
 
 from __future__ import annotations
@@ -66,8 +60,8 @@ class ProbeReport:
 
     @property
     def latency(self) -> float | None:
-        times = [m.seconds for m in [*self.modes, *([self.warm] if self.warm else [])] if m.accepted]
-        return min(times) if times else None
+        tried = [*self.modes, *([self.warm] if self.warm else [])]
+        return min((m.seconds for m in tried if m.accepted), default=None)
 
     @property
     def tokens_per_second(self) -> float | None:
@@ -96,8 +90,7 @@ class ProbeReport:
         if self.chosen:
             suggested["structured_output"] = self.chosen
         suggested["concurrency"] = self.suggested_concurrency()
-        speed = self.tokens_per_second
-        if speed:
+        if speed := self.tokens_per_second:
             # The longest answer at the measured speed, with half as much again to spare.
             needed = 1.5 * settings.max_tokens / speed
             suggested["timeout"] = int(min(600, max(30, round(needed, -1))))
@@ -148,7 +141,7 @@ async def try_mode(client: OpenAIModel, mode: str, model: str | None = None) -> 
     answer, problem, _, _ = read_answer(request, content)
     tokens = completion.usage.completion_tokens if completion.usage else estimate_tokens(content)
     return ModeResult(mode, True, answer is not None, seconds, tokens,
-                      detail=problem or "" if answer is None else "")
+                      detail=problem or "")
 
 
 async def _refuse_settings(client: OpenAIModel, error: openai.APIStatusError, model: str) -> None:
@@ -158,9 +151,9 @@ async def _refuse_settings(client: OpenAIModel, error: openai.APIStatusError, mo
     if isinstance(error, openai.NotFoundError):
         setting = "TOWNBOT_SMALL_MODEL" if model == client.settings.small_model else "TOWNBOT_CHAT_MODEL"
         served = await served_models(client)
-        hint = (f"set {setting}={served[0]}" + (f" (it serves {', '.join(served)})" if len(served) > 1
-                                                  else "")) if served else \
-            f"set {setting} to a model the server serves"
+        hint = f"set {setting}={served[0]}" if served else f"set {setting} to a model the server serves"
+        if len(served) > 1:
+            hint += f" (it serves {', '.join(served)})"
         raise ModelConfigError(
             f"{url} has no model '{model}' or no such endpoint (404: {brief(error)[:120]}); {hint}, "
             "and check that TOWNBOT_BASE_URL is its OpenAI-compatible base (usually ending in /v1)"
@@ -190,28 +183,36 @@ def _unreachable(client: OpenAIModel, error: Exception, url: str, setting: str) 
 # --- the whole check --------------------------------------------------------------------------
 
 
-async def check_server(client: OpenAIModel, *, every_mode: bool = False,
-                       measure: bool | None = None) -> ProbeReport:
-    """Probe the server as configured; raise ModelConfigError naming what to change.
-
-    `every_mode` tries all modes (doctor, and `auto`); `measure` (default: when the
-    concurrency is not set) sends a few requests at once to see how many are served together.
+async def start_up_check(client: OpenAIModel, *, every_mode: bool = False,
+                         measure: bool | None = None) -> ProbeReport:
+    """Probe the server as configured and adjust the client to what was found (the mode for
+    `auto`, the measured concurrency, the embedding dimension); raise ModelConfigError naming
+    what to change. `every_mode` tries all modes (doctor, and `auto`); `measure` (default: when
+    the concurrency is not set) sends a few requests at once to see how many are served together.
     """
     settings = client.settings
     report = ProbeReport(settings.base_url, settings.chat_model or "")
     configured = settings.structured_output
     modes = STRUCTURED_MODES if every_mode or configured == "auto" else (configured,)
-    for mode in modes:
-        report.modes.append(await try_mode(client, mode))
+    report.modes = [await try_mode(client, mode) for mode in modes]
     if configured != "auto" and not report.modes[0].accepted and not every_mode:
         report.modes += [await try_mode(client, m) for m in STRUCTURED_MODES if m != configured]
-    report.chosen = _chosen_mode(report, "auto" if every_mode else configured)
+    report.chosen = chosen = _chosen_mode(report, "auto" if every_mode else configured)
     if settings.small_model and settings.small_model != settings.chat_model:
-        await try_mode(client, report.chosen, settings.small_model)
+        await try_mode(client, chosen, settings.small_model)
     if measure if measure is not None else settings.concurrency is None:
-        report.parallel, report.warm = await measure_parallel(client, report.chosen)
+        report.parallel, report.warm = await measure_parallel(client, chosen)
     if settings.embedding_model:
         await check_embeddings(client, report)
+    if settings.concurrency is None and report.parallel is not None:
+        concurrency = report.suggested_concurrency()
+        client.chat.limit(concurrency)
+        if client.embeddings is not None and client.embeddings is not client.chat:
+            client.embeddings.limit(concurrency)
+    if configured == "auto":
+        client.settings = replace(settings, structured_output=chosen)
+    if report.embedding_dim and not client.embedding_dim:
+        client.embedding_dim = report.embedding_dim
     return report
 
 
@@ -284,20 +285,6 @@ async def check_embeddings(client: OpenAIModel, report: ProbeReport) -> None:
     report.embedding_seconds = time.perf_counter() - started
 
 
-def apply(client: OpenAIModel, report: ProbeReport) -> None:
-    """Take what the check found: the mode for `auto`, the measured concurrency, the dimension."""
-    settings = client.settings
-    if settings.concurrency is None and report.parallel is not None:
-        concurrency = report.suggested_concurrency()
-        client.chat.limit(concurrency)
-        if client.embeddings is not None and client.embeddings is not client.chat:
-            client.embeddings.limit(concurrency)
-    if settings.structured_output == "auto" and report.chosen:
-        client.settings = replace(settings, structured_output=report.chosen)
-    if report.embedding_dim and not client.embedding_dim:
-        client.embedding_dim = report.embedding_dim
-
-
 async def answering_again(model: LanguageModel) -> bool:
     """Whether the server behind a stopped run (ServerUnavailable) answers a tiny request
     again; when it does, calls go through once more. True for a model with no server."""
@@ -313,10 +300,3 @@ async def answering_again(model: LanguageModel) -> bool:
         if client.embeddings is not None:
             client.embeddings.revive()
     return result.accepted
-
-
-async def start_up_check(client: OpenAIModel) -> ProbeReport:
-    """The check before the first tick: raises ModelConfigError, or adjusts the client."""
-    report = await check_server(client)
-    apply(client, report)
-    return report

@@ -1,14 +1,8 @@
-"""Real replies kept and given again: `ReplyRecorder` writes down what a server answered,
-`ReplayModel` answers from such a file, so tests feed the mind what real models say.
-
-A recording is JSON lines, one per reply: purpose, resident, prompt, schema name, the raw reply,
-its token counts (cached ones too), the seconds it took (waiting for a request slot included),
-when it came, and why it was refused (`problem` the kind, `why` the reason: reading, judging or
-the ask's own check); a failed call is recorded as "failed" and fails again in a replay.
-`TOWNBOT_RECORD=path` records a run of `townbot sim` or `play`; the recorder sits right around
-the client, under the checking layer, so repair requests are recorded too. A replay reads each
-reply through the same parsing and judging as a live one (townbot.llm.structured), so it meets
-the same flaws and makes the same repairs.
+"""Real replies kept and given again: `ReplyRecorder` writes down what a server answered (JSON
+lines, one per reply, raw text included), `ReplayModel` answers from such a file, so tests feed
+the mind what real models say. The recorder sits right around the client, under the checking
+layer, so repair requests are recorded too; a replay reads each reply through the same parsing
+and judging as a live one, so it meets the same flaws and makes the same repairs.
 """
 
 from __future__ import annotations
@@ -18,11 +12,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from townbot.llm.embedding import HashingEmbedder
+from townbot.llm.local_embedding import MiniLMEmbedder
 from townbot.llm.port import (
     AnswerT,
     Ask,
@@ -39,18 +34,11 @@ from townbot.llm.structured import read_answer
 RECORD_ENV = "TOWNBOT_RECORD"
 
 
-class Embedder(Protocol):
-    dim: int
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
 class ReplyRecorder(Layer):
     """Passes every call on and appends each reply, raw text included, to a JSON-lines file."""
 
     def __init__(self, inner: LanguageModel, path: Path) -> None:
         super().__init__(inner)
-        self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file = path.open("a", encoding="utf-8")
 
@@ -96,7 +84,7 @@ class ReplayModel(LanguageModel):
     """Answers from a recording, reading each reply as a live one. Embeds with the embedder the
     recorded run used (a client's local MiniLM, or the hashing embedder)."""
 
-    def __init__(self, path: Path, *, embedder: Embedder | None = None,
+    def __init__(self, path: Path, *, embedder: HashingEmbedder | MiniLMEmbedder | None = None,
                  label: str | None = None) -> None:
         self.records: list[dict[str, Any]] = [
             json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -166,6 +166,12 @@ class Spec:
     parse: Callable[[Any, str], Any]
 
 
+def _numeric(key: str, env: str, low: float, high: float, example: str, *,
+             integer: bool = False) -> Spec:
+    """A number's setting; `example` is a good value, shown as `env=example` in errors."""
+    return Spec(key, (env,), _number(low, high, f"{env}={example}", integer=integer))
+
+
 SPECS = [
     Spec("chat_model", ("TOWNBOT_CHAT_MODEL",), _text),
     Spec("base_url", ("TOWNBOT_BASE_URL",), _url),
@@ -175,44 +181,31 @@ SPECS = [
     Spec("embedding_model", ("TOWNBOT_EMBEDDING_MODEL",), _text),
     Spec("embedding_base_url", ("TOWNBOT_EMBEDDING_BASE_URL",), _url),
     Spec("embedding_api_key", ("TOWNBOT_EMBEDDING_API_KEY",), _text),
-    Spec("embedding_dimensions", ("TOWNBOT_EMBEDDING_DIMENSIONS",),
-         _number(8, 16384, "TOWNBOT_EMBEDDING_DIMENSIONS=512", integer=True)),
-    Spec("embedding_batch", ("TOWNBOT_EMBEDDING_BATCH",),
-         _number(1, 2048, "TOWNBOT_EMBEDDING_BATCH=64", integer=True)),
+    _numeric("embedding_dimensions", "TOWNBOT_EMBEDDING_DIMENSIONS", 8, 16384, "512", integer=True),
+    _numeric("embedding_batch", "TOWNBOT_EMBEDDING_BATCH", 1, 2048, "64", integer=True),
     Spec("structured_output", ("TOWNBOT_STRUCTURED_OUTPUT",), _mode),
-    Spec("timeout", ("TOWNBOT_TIMEOUT",), _number(0.1, 3600, "TOWNBOT_TIMEOUT=60 (seconds)")),
-    Spec("max_retries", ("TOWNBOT_MAX_RETRIES",),
-         _number(0, 20, "TOWNBOT_MAX_RETRIES=3", integer=True)),
-    Spec("concurrency", ("TOWNBOT_CONCURRENCY",),
-         _number(1, 1024, "TOWNBOT_CONCURRENCY=8 (1 for a server that serves one request at a time)",
-                 integer=True)),
-    Spec("max_failures", ("TOWNBOT_MAX_FAILURES",),
-         _number(0, 100000, "TOWNBOT_MAX_FAILURES=10 (0 never stops)", integer=True)),
-    Spec("max_unusable", ("TOWNBOT_MAX_UNUSABLE",),
-         _number(0, 1, "TOWNBOT_MAX_UNUSABLE=0.7 (1 never stops)")),
-    Spec("max_tokens", ("TOWNBOT_MAX_TOKENS",),
-         _number(16, 200000, "TOWNBOT_MAX_TOKENS=1024", integer=True)),
-    Spec("temperature", ("TOWNBOT_TEMPERATURE",), _number(0, 2, "TOWNBOT_TEMPERATURE=0.7")),
+    _numeric("timeout", "TOWNBOT_TIMEOUT", 0.1, 3600, "60 (seconds)"),
+    _numeric("max_retries", "TOWNBOT_MAX_RETRIES", 0, 20, "3", integer=True),
+    _numeric("concurrency", "TOWNBOT_CONCURRENCY", 1, 1024,
+             "8 (1 for a server that serves one request at a time)", integer=True),
+    _numeric("max_failures", "TOWNBOT_MAX_FAILURES", 0, 100000, "10 (0 never stops)", integer=True),
+    _numeric("max_unusable", "TOWNBOT_MAX_UNUSABLE", 0, 1, "0.7 (1 never stops)"),
+    _numeric("max_tokens", "TOWNBOT_MAX_TOKENS", 16, 200000, "1024", integer=True),
+    _numeric("temperature", "TOWNBOT_TEMPERATURE", 0, 2, "0.7"),
 ]
 PRICE_SPECS = [
-    Spec("prompt", ("TOWNBOT_PRICE_PROMPT",), _number(0, 1e4, "TOWNBOT_PRICE_PROMPT=0.15")),
-    Spec("completion", ("TOWNBOT_PRICE_COMPLETION",), _number(0, 1e4, "TOWNBOT_PRICE_COMPLETION=0.6")),
-    Spec("small_prompt", ("TOWNBOT_SMALL_PRICE_PROMPT",),
-         _number(0, 1e4, "TOWNBOT_SMALL_PRICE_PROMPT=0.1")),
-    Spec("small_completion", ("TOWNBOT_SMALL_PRICE_COMPLETION",),
-         _number(0, 1e4, "TOWNBOT_SMALL_PRICE_COMPLETION=0.4")),
-    Spec("embedding", ("TOWNBOT_PRICE_EMBEDDING",), _number(0, 1e4, "TOWNBOT_PRICE_EMBEDDING=0.02")),
+    _numeric("prompt", "TOWNBOT_PRICE_PROMPT", 0, 1e4, "0.15"),
+    _numeric("completion", "TOWNBOT_PRICE_COMPLETION", 0, 1e4, "0.6"),
+    _numeric("small_prompt", "TOWNBOT_SMALL_PRICE_PROMPT", 0, 1e4, "0.1"),
+    _numeric("small_completion", "TOWNBOT_SMALL_PRICE_COMPLETION", 0, 1e4, "0.4"),
+    _numeric("embedding", "TOWNBOT_PRICE_EMBEDDING", 0, 1e4, "0.02"),
 ]
 CAP_SPECS = [
-    Spec("calls_per_town", ("TOWNBOT_MAX_CALLS_PER_TOWN",),
-         _number(1, 1e12, "TOWNBOT_MAX_CALLS_PER_TOWN=20000", integer=True)),
-    Spec("calls_per_day", ("TOWNBOT_MAX_CALLS_PER_DAY",),
-         _number(1, 1e12, "TOWNBOT_MAX_CALLS_PER_DAY=2000", integer=True)),
-    Spec("tokens_per_town", ("TOWNBOT_MAX_TOKENS_PER_TOWN",),
-         _number(1, 1e15, "TOWNBOT_MAX_TOKENS_PER_TOWN=50000000", integer=True)),
-    Spec("tokens_per_day", ("TOWNBOT_MAX_TOKENS_PER_DAY",),
-         _number(1, 1e15, "TOWNBOT_MAX_TOKENS_PER_DAY=5000000", integer=True)),
-    Spec("soft_fraction", ("TOWNBOT_BUDGET_SOFT",), _number(0, 1, "TOWNBOT_BUDGET_SOFT=0.8")),
+    _numeric("calls_per_town", "TOWNBOT_MAX_CALLS_PER_TOWN", 1, 1e12, "20000", integer=True),
+    _numeric("calls_per_day", "TOWNBOT_MAX_CALLS_PER_DAY", 1, 1e12, "2000", integer=True),
+    _numeric("tokens_per_town", "TOWNBOT_MAX_TOKENS_PER_TOWN", 1, 1e15, "50000000", integer=True),
+    _numeric("tokens_per_day", "TOWNBOT_MAX_TOKENS_PER_DAY", 1, 1e15, "5000000", integer=True),
+    _numeric("soft_fraction", "TOWNBOT_BUDGET_SOFT", 0, 1, "0.8"),
 ]
 
 
@@ -293,7 +286,6 @@ def _complete(settings: ModelSettings) -> ModelSettings:
 
 def setting_names() -> list[tuple[str, str]]:
     """(toml key, environment variable) of every setting, for documentation and error hints."""
-    rows = []
-    for table, specs in (("", SPECS), ("prices.", PRICE_SPECS), ("budget.", CAP_SPECS)):
-        rows += [(table + spec.key, " / ".join(spec.env)) for spec in specs]
-    return rows
+    return [(table + spec.key, " / ".join(spec.env))
+            for table, specs in (("", SPECS), ("prices.", PRICE_SPECS), ("budget.", CAP_SPECS))
+            for spec in specs]

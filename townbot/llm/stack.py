@@ -1,13 +1,6 @@
-"""The model stack, composed in this one place, and the caller's stamp on every call.
-
-From the outside in: `Recorded` (usage records to the caller's sink) -> `Budgeted` (caps per
-town and game day; only when caps are set) -> `Cached` (answers that cannot change) ->
-`Watched` (too many recent answers from defaults stop the run) -> `Checked` (check, one repair,
-the default) -> the model itself (offline or a server's client).
-Each layer is a full `LanguageModel`, tested on its own.
-
-`WithContext` is how a caller (the engine) makes every call carry its context: the game day and
-the sink for its usage records. Two towns can share one stack; their calls never mix.
+"""The model stack, composed in this one place (docs/architecture.md lists its layers), and
+`WithContext`, the caller's stamp on every call: two towns can share one stack and their calls
+never mix.
 """
 
 from __future__ import annotations

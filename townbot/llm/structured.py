@@ -1,11 +1,6 @@
 """Structured answers over the OpenAI chat API: the request in each mode, the reply read back.
-
-Modes: `json_schema` (the server enforces a strict schema), `json_object` (JSON mode; the schema
-is in a system message and also sent as `response_format.schema`, which llama-cpp-python turns
-into a grammar) and `prompt` (the schema in a system message only). Keywords some servers'
-grammars choke on (`pattern`, lengths, titles) are left out of what is sent; pydantic still
-checks them here. Every reply goes through the same reading: JSON extracted, slightly-off values
-mended and the result judged (`judging`), so a client and a replay judge alike.
+Every reply goes through the same reading (JSON extracted, then mended and judged), so a client
+and a replay judge alike.
 """
 
 from __future__ import annotations
@@ -89,8 +84,7 @@ def response_format(request: Ask, mode: str) -> dict[str, Any] | None:
 def extract_json(content: str) -> str:
     """The JSON object in a reply: without a reasoning model's <think> block or code fences."""
     text = THINKING.sub("", content).strip()
-    fenced = FENCE.match(text)
-    if fenced:
+    if fenced := FENCE.match(text):
         text = fenced.group(1)
     if not text.startswith("{") and "{" in text:
         text = text[text.index("{"): text.rindex("}") + 1] if "}" in text else text[text.index("{"):]

@@ -1,9 +1,6 @@
-"""The layer that notices a model too weak to run a town: how many of the recent answers came
-from defaults (a reply still unusable after its repair, or no answer from the server).
-
-Above `max_share` of the last WINDOW answers (judged once MINIMUM are in), the call that tipped
-it raises AnswersUnusable: `sim` and `play` stop with one line (exit 2), a hosted town pauses
-and says so in #town-hall. `share` is what the end of `sim`, `usage` and `/town status` show.
+"""The layer that notices a model too weak to run a town: above `max_share` of the last WINDOW
+answers from defaults (judged once MINIMUM are in), the call that tipped it raises
+AnswersUnusable: `sim` and `play` stop with one line, a hosted town pauses and says so.
 """
 
 from __future__ import annotations
@@ -15,8 +12,8 @@ from townbot.llm.port import AnswerT, Ask, LanguageModel, Layer, ModelError, Mod
 WINDOW = 100  # the recent answers judged
 MINIMUM = 50  # answers needed before judging: a start with a few defaults is no verdict
 DEFAULTED = frozenset({"fallback", "failed"})
-ANSWERED = ("ok", "repaired", "fallback", "failed")  # asks the model was asked (not cached, not
-# skipped, not stopped by the budget)
+# Asks the model was asked (not cached, not skipped, not stopped by the budget).
+ANSWERED = ("ok", "repaired", "fallback", "failed")
 WARN_SHARE = 0.2  # above this share of defaulted answers, read-outs add a warning line
 # What each kind of unusable reply means, for people (see Checked and Reply.problem_kind).
 PROBLEM_WORDS = {"cut_off": "cut off", "invalid_json": "not JSON", "wrong_shape": "of the wrong format",
@@ -37,18 +34,11 @@ class Watched(Layer):
     async def reply(self, request: Ask[AnswerT]) -> Reply[AnswerT]:
         reply = await self.inner.reply(request)
         self.recent.append(reply.outcome in DEFAULTED)
-        self._stop_when_unusable()
-        return reply
-
-    def recent_share(self) -> float | None:
-        return sum(self.recent) / len(self.recent) if self.recent else None
-
-    def _stop_when_unusable(self) -> None:
         if self.max_share is None or self.max_share >= 1 or len(self.recent) < MINIMUM:
-            return
+            return reply
         defaulted, judged = sum(self.recent), len(self.recent)
         if defaulted <= self.max_share * judged:
-            return
+            return reply
         self.recent.clear()  # the next verdict needs fresh answers
         raise AnswersUnusable(
             f"{defaulted} of the last {judged} answers of {self.label} came "
