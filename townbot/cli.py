@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import io
 import os
 import signal
 import sys
@@ -207,20 +206,8 @@ def run(args: argparse.Namespace) -> int:
         from townbot.platforms.maintenance import run_reembed, run_usage
         return asyncio.run((run_usage if args.command == "usage" else run_reembed)(args, settings))
     if args.command == "play":
-        return run_play_command(args, settings)
-    from townbot.platforms.sim import run_sim
-
+        from townbot.platforms.console import run_play as run_town
+    else:
+        from townbot.platforms.sim import run_sim as run_town
     print(model_line(settings), flush=True)
-    return asyncio.run(run_sim(args, settings))
-
-
-def run_play_command(args: argparse.Namespace, settings: ModelSettings) -> int:
-    from townbot.platforms.console import run_play
-    from townbot.town.launch import TownFiles, open_engine
-
-    if isinstance(sys.stdin, io.TextIOWrapper):  # a stray invalid byte must not end play
-        sys.stdin.reconfigure(errors="replace")
-    print(model_line(settings), flush=True)
-    return asyncio.run(run_play(args, lambda: open_engine(
-        TownFiles(args.world, args.personas, args.residents), args.db, seed=args.seed,
-        settings=settings)))
+    return asyncio.run(run_town(args, settings))
