@@ -65,14 +65,8 @@ class TownLayout:
 
 def default_size(sector: Sector) -> tuple[float, float]:
     """(along the street, away from it) in blocks, from how many arenas it has."""
-    count = len(sector.arenas)
-    if count <= 2:
-        return 1.7, 1.5
-    if count <= 4:
-        return 1.8, 1.9
-    if count <= 6:
-        return 1.8, 2.4
-    return 3.2, 3.2
+    sizes = ((2, (1.7, 1.5)), (4, (1.8, 1.9)), (6, (1.8, 2.4)))
+    return next((size for most, size in sizes if len(sector.arenas) <= most), (3.2, 3.2))
 
 
 def candidate_sides(world: World, point: tuple[int, int]) -> list[str]:
@@ -103,12 +97,9 @@ def building(point: tuple[int, int], side: str, size: tuple[float, float], shift
 def street_boxes(streets: list[Street]) -> list[Box]:
     """The band along each street that no building may cover."""
     half = CLEARANCE - 0.05
-    boxes = []
-    for street in streets:
-        (x1, y1), (x2, y2) = street.start, street.end
-        boxes.append(Box(min(x1, x2) - half, min(y1, y2) - half, max(x1, x2) + half,
-                         max(y1, y2) + half))
-    return boxes
+    return [Box(min(s.start[0], s.end[0]) - half, min(s.start[1], s.end[1]) - half,
+                max(s.start[0], s.end[0]) + half, max(s.start[1], s.end[1]) + half)
+            for s in streets]
 
 
 def plan_town(world: World) -> TownLayout:

@@ -160,8 +160,7 @@ class MapPainter:
         self._caption(pen, picture, moment.time, focus)
         for path, state in sorted(moment.troubles.items()):
             self._trouble(pen, picture, path, state)
-        marks = identities(list(self.world.personas),
-                           [p.name for p in moment.people.values() if p.visitor])
+        marks = self.identities(moment)
         groups: dict[tuple[str, str], list[Whereabouts]] = defaultdict(list)
         walkers = []
         for person in moment.people.values():
@@ -177,6 +176,11 @@ class MapPainter:
         if people and picture.unnamed:
             self._key(picture, moment, marks)
         return picture
+
+    def identities(self, moment: Moment) -> dict[str, Identity]:
+        """Everyone's colour and initials at `moment` (a resident's never change)."""
+        return identities(list(self.world.personas),
+                          [p.name for p in moment.people.values() if p.visitor])
 
     def _night(self, focus: str | None, base: Image.Image) -> Image.Image:
         """The view's buildings under the night's shade (cached beside the day's)."""

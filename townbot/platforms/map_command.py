@@ -26,10 +26,6 @@ VIDEOS = {".mp4": "MP4", ".webm": "WebM"}
 STEPS_PER_TICK = 4  # frames from one tick to the next: walkers move along the streets between
 
 
-def run_map(args: argparse.Namespace) -> int:
-    return asyncio.run(draw_to_file(args))
-
-
 def check_request(args: argparse.Namespace) -> str:
     """'png', 'gif', 'mp4' or 'webm' from the options, or a StoreError saying which combination
     would work."""
@@ -59,7 +55,7 @@ def check_request(args: argparse.Namespace) -> str:
     return wanted[1:]
 
 
-async def draw_to_file(args: argparse.Namespace) -> int:
+async def run_map(args: argparse.Namespace) -> int:
     kind = check_request(args)
     world = TownFiles(args.world, args.personas).load()
     area = resolve_area(args.area, list(world.sectors))

@@ -275,7 +275,7 @@ async def town_info(request: web.Request, town: WebTown) -> web.Response:
 async def moment_info(request: web.Request, town: WebTown) -> web.Response:
     index, moment = town.moment(_tick(request))
     picture, _ = await town.picture(index, _area(request, town), people=False)
-    marks, people = town.identities(moment), []
+    marks, people = town.painter.identities(moment), []
     for name, marker in sorted(picture.positions_json().items()):
         person, mark = moment.people[name], marks[name]
         people.append({**marker, "name": name, "action": person.action, "emoji": person.emoji,

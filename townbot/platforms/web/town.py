@@ -17,7 +17,6 @@ from typing import Any
 
 from PIL import Image
 
-from townbot.pictures.markers import Identity, identities
 from townbot.pictures.townmap import MapPainter, MapPicture
 from townbot.store.database import Store, StoreError, conversations
 from townbot.text import clean_text
@@ -124,11 +123,6 @@ class WebTown:
         return [{"actor": e.actor, "text": e.text, "time": e.game_time}
                 for e in self.history.events
                 if e.kind == "speech" and (start < e.game_time <= end or e.game_time == end)]
-
-    def identities(self, moment: Moment) -> dict[str, Identity]:
-        """Everyone's colour and initials at `moment` (a resident's never change)."""
-        return identities(list(self.world.personas),
-                          [p.name for p in moment.people.values() if p.visitor])
 
     async def areas(self) -> dict[str, dict[str, Any]]:
         """Each area's channel, name and box on the whole-town map, in its pixels."""
