@@ -67,16 +67,13 @@ class Screen:
                 colours = RICH_COLOURS
         self.palette = Palette(channels, colours)
 
-    def _out(self) -> TextIO:
-        return self.file or sys.stdout
-
     def line(self, text: str, style: str = "") -> None:
         if self.console is not None:
             from rich.text import Text
 
             self.console.print(Text(text, style=style))
         else:
-            print(text, file=self._out(), flush=True)
+            print(text, file=self.file or sys.stdout, flush=True)
 
     def area_line(self, line: Line) -> None:
         self.line(line.text, self.palette.style(line.channel) if self.styled else "")
@@ -110,7 +107,7 @@ class Screen:
         right, wrap, shorten = frozenset(right), frozenset(wrap), frozenset(shorten)
         if self.console is None:
             text = text_table(headers, rows, right, measure=cell_len)
-            print(f"{title}\n{text}" if title else text, file=self._out(), flush=True)
+            print(f"{title}\n{text}" if title else text, file=self.file or sys.stdout, flush=True)
             return
         from rich.table import Table
 

@@ -175,7 +175,8 @@ class TownShelf:
                 if opened is not None:
                     self.towns[guild_id] = opened
                 return opened
-        return town if same_secret(token, await town.token()) else None
+        kept = await town.store.web_token(town.history.town.id)  # as the town keeps it now
+        return town if same_secret(token, kept) else None
 
     async def _open(self, guild_id: int, token: str) -> WebTown | None:
         """The town's history is read only for the right token: a guess opens the database

@@ -55,10 +55,6 @@ class WebTown:
         """The town of a store opened read-only (which the caller closes if this fails)."""
         return cls(world, store, await load_history(store, world), MapPainter(world))
 
-    async def token(self) -> str | None:
-        """The web page's token as the town keeps it now (see TownService.web_link)."""
-        return await self.store.web_token(self.history.town.id)
-
     async def close(self) -> None:
         await self.store.close()
 
@@ -163,7 +159,11 @@ class WebTown:
         if name not in rows or name not in self.world.personas:
             raise KeyError(name)
         body, mind = rows[name]
-        whispered = whisper_thoughts(name, await self.store.whispers(town_id))
+        # The page hides the thoughts whispers left: each whisper the town accepted became the
+        # thought `inner_voice` makes of it (the audit log keeps the text, not whom it went to),
+        # and a whisper is a member's private word, taken as the resident's own.
+        whispered = {inner_voice(clean_text(text), name)
+                     for text in await self.store.whispers(town_id)}
         memories = [s.memory for s in await self.store.memories(town_id, name)
                     if not (s.memory.kind == "thought" and s.memory.text in whispered)]
         by_id = {m.id: m for m in memories}
@@ -183,10 +183,3 @@ class WebTown:
             "reflections": list(reversed(reflections)),
             "conversations": list(reversed(talks)),
         }
-
-
-def whisper_thoughts(resident: str, whispers: list[str]) -> set[str]:
-    """The memories whispers left in a resident: each whisper the town accepted became the
-    thought `inner_voice` makes of it (the audit log keeps the text, not whom it went to). The
-    page hides them: a whisper is a member's private word, taken as the resident's own."""
-    return {inner_voice(clean_text(text), resident) for text in whispers}
