@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from importlib import import_module
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,6 @@ from townbot.doctor import add_doctor_parser
 from townbot.eval.parser import add_eval_parser
 from townbot.platforms.arguments import (
     STOP_SIGNALS,
-    Stopped,
     add_map_parser,
     add_play_parser,
     add_sim_parser,
@@ -29,9 +28,8 @@ from townbot.platforms.arguments import (
     add_web_parser,
     check_scenario,
     exit_code,
-    quiet_further_signals,
+    say_stopping,
     signal_name,
-    stop_like_ctrl_c,
 )
 from townbot.platforms.discord.cli import add_run_parser, add_sync_parser
 
@@ -127,7 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 return run(args)
             except KeyboardInterrupt as stop:  # Ctrl-C (or SIGTERM, SIGHUP) outside a town's run
-                quiet_further_signals()
+                for signum in STOP_SIGNALS:  # from now on every further signal is only one line
+                    with suppress(ValueError, OSError):  # not the main thread
+                        signal.signal(signum, lambda number, frame: say_stopping(number))
                 signum = stop.signum if isinstance(stop, Stopped) else signal.SIGINT
                 print(f"stopped by {signal_name(signum)}", file=sys.stderr)
                 return exit_code(signum)
@@ -137,6 +137,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except user_errors() as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where Python would raise KeyboardInterrupt for Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal_name(signum))
+        self.signum = signum
+
+
+def stop_like_ctrl_c(signum: int, frame: object) -> None:
+    raise Stopped(signum)
 
 
 @contextmanager

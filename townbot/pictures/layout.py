@@ -103,25 +103,23 @@ def street_boxes(streets: list[Street]) -> list[Box]:
 
 
 def plan_town(world: World) -> TownLayout:
-    """Place every sector: hinted ones first, then the rest in world.yaml's order."""
+    """Place every sector: hinted ones first, then the rest in world.yaml's order, each on the
+    first side of its street where it clashes with the fewest buildings and streets."""
     streets = world.streets.streets
     blocked = street_boxes(streets)
     placed: dict[str, Box] = {}
     sides: dict[str, str] = {}
-    order = sorted(world.sectors.values(), key=lambda s: s.layout.side is None)
-    for sector in order:
+
+    def clashes(box: Box) -> int:
+        return (sum(box.overlaps(other, GAP) for other in placed.values())
+                + sum(box.overlaps(street) for street in blocked))
+
+    for sector in sorted(world.sectors.values(), key=lambda s: s.layout.side is None):
         size = sector.layout.size or default_size(sector)
         options = [sector.layout.side] if sector.layout.side else \
             candidate_sides(world, sector.entrance)
-
-        def clashes(side: str, size=size, sector=sector) -> int:
-            box = building(sector.entrance, side, size, sector.layout.shift)
-            return (sum(box.overlaps(other, GAP) for other in placed.values())
-                    + sum(box.overlaps(street) for street in blocked))
-
-        best = min(options, key=lambda side: (clashes(side), options.index(side)))
-        placed[sector.name] = building(sector.entrance, best, size, sector.layout.shift)
-        sides[sector.name] = best
+        boxes = {side: building(sector.entrance, side, size, sector.layout.shift) for side in options}
+        sides[sector.name], placed[sector.name] = min(boxes.items(), key=lambda box: clashes(box[1]))
     plans = {name: SectorPlan(name, s.kind, placed[name], sides[name], s.entrance,
                               arena_cells(placed[name], list(s.arenas)))
              for name, s in world.sectors.items()}

@@ -34,26 +34,6 @@ def say_stopping(signum: int) -> None:
                     "in a moment\n".encode())
 
 
-class Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised where Python would raise KeyboardInterrupt for Ctrl-C."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal_name(signum))
-        self.signum = signum
-
-
-def stop_like_ctrl_c(signum: int, frame: object) -> None:
-    """The handler of SIGTERM and SIGHUP in commands that take no signals of their own."""
-    raise Stopped(signum)
-
-
-def quiet_further_signals() -> None:
-    """Once a command is stopping, every further signal is only one line (see say_stopping)."""
-    for signum in STOP_SIGNALS:
-        with contextlib.suppress(ValueError, OSError):  # not the main thread
-            signal.signal(signum, lambda number, frame: say_stopping(number))
-
-
 RESIDENTS_HELP = ("a smaller town: a number of residents who know each other, or names "
                   "separated by commas (e.g. 4, or 'Isabella Rodriguez, Klaus Mueller')")
 
