@@ -227,7 +227,8 @@ class MapPainter:
             fill = FILLS.get(plan.kind, (235, 235, 235))
             box = sheet.box_pixels(plan.box)
             door = at(*plan.entrance)
-            pen.line([door, self._nearest_edge(door, box)], fill=FAINT, width=max(1, round(scale / 28)))
+            edge = (min(max(door[0], box[0]), box[2]), min(max(door[1], box[1]), box[3]))
+            pen.line([door, edge], fill=FAINT, width=max(1, round(scale / 28)))
             pen.rounded_rectangle(box, radius=max(2, scale / 10), fill=fill, outline=INK,
                                   width=max(1, round(scale / 40)))
             room = box[2] - box[0] - scale * 0.16
@@ -251,12 +252,6 @@ class MapPainter:
         return image
 
     @staticmethod
-    def _nearest_edge(point: tuple[float, float], box: list[float]) -> tuple[float, float]:
-        x = min(max(point[0], box[0]), box[2])
-        y = min(max(point[1], box[1]), box[3])
-        return x, y
-
-    @staticmethod
     def _street_name(image: Image.Image, name: str, start: tuple[float, float],
                      end: tuple[float, float], scale: float,
                      doors: list[tuple[float, float]]) -> None:
@@ -267,8 +262,7 @@ class MapPainter:
             return
         stamp = Image.new("RGBA", (round(face.getlength(text)) + 2, round(scale * 0.2) + 2))
         ImageDraw.Draw(stamp).text((1, 0), text, fill=(110, 110, 104, 255), font=face)
-        vertical = start[0] == end[0]
-        if vertical:
+        if start[0] == end[0]:  # a north-south street
             stamp = stamp.rotate(90, expand=True)
         def corner(share: float) -> tuple[float, float]:
             return (start[0] + (end[0] - start[0]) * share - stamp.width / 2,
@@ -318,8 +312,7 @@ class MapPainter:
 
     def _trouble(self, pen: ImageDraw.ImageDraw, picture: MapPicture, path: str, state: str) -> None:
         parts = split_path(path)
-        if len(parts) != 3 or not self.world.has_arena(parts[0], parts[1]) or \
-                parts[0] not in self.layout.sectors:
+        if len(parts) != 3 or not self.world.has_arena(parts[0], parts[1]):
             return
         box = self._cell(picture, parts[0], parts[1])
         pen.rectangle(box, outline=TROUBLE, width=max(2, round(picture.scale / 20)))
@@ -475,14 +468,11 @@ def along(route: list[tuple[int, int]], progress: float) -> tuple[tuple[float, f
     return (x1 + (x2 - x1) * part, y1 + (y2 - y1) * part), route[index + 1:]
 
 
-def animate(pictures: list[MapPicture], frame_ms: int = 250) -> bytes:
+def animate(pictures: list[MapPicture], frame_ms: int) -> bytes:
     """A looping GIF of the pictures, all on the first picture's palette so colours hold."""
-    if not pictures:
-        raise ValueError("an animation needs at least one picture")
     first = pictures[0].image.quantize(colors=255, dither=Image.Dither.NONE)
-    frames = [first] + [p.image.quantize(palette=first, dither=Image.Dither.NONE)
-                        for p in pictures[1:]]
+    rest = [p.image.quantize(palette=first, dither=Image.Dither.NONE) for p in pictures[1:]]
     buffer = io.BytesIO()
-    first.save(buffer, format="GIF", save_all=True, append_images=frames[1:], duration=frame_ms,
+    first.save(buffer, format="GIF", save_all=True, append_images=rest, duration=frame_ms,
                loop=0, optimize=False, disposal=1)
     return buffer.getvalue()
