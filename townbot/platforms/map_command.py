@@ -81,15 +81,11 @@ async def run_map(args: argparse.Namespace) -> int:
     if end < start:
         raise StoreError(f"--to {args.end} is before --from {args.start}")
     step = timedelta(minutes=history.town.tick_minutes * args.every)
-    times = [start]
-    while times[-1] + step <= end:
-        times.append(times[-1] + step)
+    times = [start + step * index for index in range((end - start) // step + 1)]
     frames = in_between(times, STEPS_PER_TICK)
     pictures = [painter.draw(history.at(t), area) for t in frames]
-    if kind == "gif":
-        data = animate(pictures, FRAME_MS)
-    else:
-        data = await asyncio.to_thread(video, pictures, kind)
+    data = animate(pictures, FRAME_MS) if kind == "gif" else \
+        await asyncio.to_thread(video, pictures, kind)
     Path(args.out).write_bytes(data)
     print(f"wrote {args.out}: {world.town} from {start:%Y-%m-%d %H:%M} to {times[-1]:%H:%M}, "
           f"{len(frames)} frames ({STEPS_PER_TICK} a tick), {len(data) // 1024} KiB")

@@ -163,7 +163,6 @@ class Interrupts:
 
     def __init__(self) -> None:
         self.requested = asyncio.Event()
-        self.presses = 0
         self.signum: int | None = None  # the signal that decided how the run ends
         self.closing = False
         self._cancelled = False
@@ -190,13 +189,13 @@ class Interrupts:
         return exit_code(self.signum or signal.SIGINT)
 
     def press(self, signum: int = signal.SIGINT) -> None:
-        self.presses += 1
         if self.closing or self._cancelled:
             say_stopping(signum)
             return
+        again = self.requested.is_set()
         self.signum = signum
         self.requested.set()
-        if self.presses > 1 and self._task is not None:
+        if again and self._task is not None:
             self._cancelled = True
             self._task.cancel()
 

@@ -72,10 +72,8 @@ class WebTown:
     def tick_count(self) -> int:
         return len(self.history.tick_times())
 
-    def time_of(self, tick: int | None) -> datetime:
+    def time_of(self, tick: int) -> datetime:
         times = self.history.tick_times()
-        if tick is None:
-            return times[-1]
         if not 0 <= tick < len(times):
             raise StoreError(f"tick {tick} is outside this town's history; use 0 to {len(times) - 1}")
         return times[tick]
@@ -124,13 +122,9 @@ class WebTown:
         """Each area's channel, name and box on the whole-town map, in its pixels."""
         _, region, scale = await asyncio.to_thread(self.painter.view, None)
         picture = MapPicture(Image.new("1", (1, 1)), {}, region, scale)
-        areas = {}
-        for name, plan in sorted(self.painter.layout.sectors.items()):
-            left, top = picture.to_pixels(plan.box.left, plan.box.top)
-            right, bottom = picture.to_pixels(plan.box.right, plan.box.bottom)
-            areas[self.world.sectors[name].channel] = {
-                "name": name, "box": [round(v, 1) for v in (left, top, right, bottom)]}
-        return areas
+        return {self.world.sectors[name].channel:
+                {"name": name, "box": [round(v, 1) for v in picture.box_pixels(plan.box)]}
+                for name, plan in sorted(self.painter.layout.sectors.items())}
 
     # --- a resident --------------------------------------------------------------------------
 
