@@ -324,15 +324,14 @@ class TownCompleter(Completer):
 # --- the session --------------------------------------------------------------------------------
 
 
-async def first_of(awaitable: Awaitable[T], *events: asyncio.Event) -> T | None:
-    """The awaitable's result, or None as soon as one of `events` is set (it is then cancelled)."""
+async def first_of(awaitable: Awaitable[T], event: asyncio.Event) -> T | None:
+    """The awaitable's result, or None as soon as `event` is set (it is then cancelled)."""
     task = asyncio.ensure_future(awaitable)
-    waiters = [asyncio.ensure_future(event.wait()) for event in events]
+    waiter = asyncio.ensure_future(event.wait())
     try:
-        await asyncio.wait([task, *waiters], return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for waiter in waiters:
-            waiter.cancel()
+        waiter.cancel()
         if not task.done():
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -344,13 +343,11 @@ def read_piped_lines(queue: asyncio.Queue[str | None], stream: TextIO) -> None:
     """Feed standard input's lines to `queue` from a daemon thread (it never holds up the exit);
     bytes that are not UTF-8 become U+FFFD instead of stopping the session."""
     loop = asyncio.get_running_loop()
-    source = getattr(stream, "buffer", None)
 
     def pump() -> None:
         try:
-            for raw in iter(source.readline if source else stream.readline, b"" if source else ""):
-                text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-                loop.call_soon_threadsafe(queue.put_nowait, text)
+            for raw in iter(stream.buffer.readline, b""):
+                loop.call_soon_threadsafe(queue.put_nowait, raw.decode("utf-8", errors="replace"))
             loop.call_soon_threadsafe(queue.put_nowait, None)
         except RuntimeError:  # the session ended first and its loop is closed: nobody reads on
             return
