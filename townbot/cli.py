@@ -167,15 +167,12 @@ def stop_signals_like_ctrl_c(*, process_ends: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        if process_ends:  # ignored while the process exits a moment later. Not blocked:
-            # a mask holds only this thread, and as Python shuts down it puts the default (a
-            # kill) back for signals it handled, which another thread (play's reader of piped
-            # lines) may then take; an ignored signal it leaves as it is.
-            for signum in STOP_SIGNALS:
-                signal.signal(signum, signal.SIG_IGN)
-        else:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)  # type: ignore[arg-type]
+        # When the process ends, ignored while it exits a moment later. Not blocked: a mask
+        # holds only this thread, and as Python shuts down it puts the default (a kill) back
+        # for signals it handled, which another thread (play's reader of piped lines) may then
+        # take; an ignored signal it leaves as it is.
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_IGN if process_ends else handler)  # type: ignore[arg-type]
 
 
 # Commands that need no model settings: the module and function that run each, imported only

@@ -274,12 +274,12 @@ def _matching(typed: str, options: Iterable[str]) -> list[str]:
             if o.lower().startswith(wanted) or any(w.startswith(wanted) for w in o.lower().split())]
 
 
+@dataclass
 class TownCompleter(Completer):
     """Completes a line's command, then its argument: a resident (and the colon after it), an
     area, a scenario, or an object path <Sector: arena: object> one part at a time."""
 
-    def __init__(self, service: TownService) -> None:
-        self.service = service
+    service: TownService
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         for text, start in self.complete(document.text_before_cursor):
