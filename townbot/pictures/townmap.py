@@ -41,7 +41,6 @@ KEY_LINE = 18  # pixels per line of the key under a map whose crowds have no roo
 class Marker:
     """Where the map drew someone, in pixels, and the place it drew them at."""
 
-    name: str
     x: float
     y: float
     sector: str | None
@@ -343,8 +342,7 @@ class MapPainter:
                          drawable(person.name.split()[0]) if named else "", label)
             if not named:
                 picture.unnamed.append(person.name)
-            picture.positions[person.name] = Marker(person.name, x, y, sector, arena, None,
-                                                    person.visitor)
+            picture.positions[person.name] = Marker(x, y, sector, arena, None, person.visitor)
 
     def _listed(self, pen: ImageDraw.ImageDraw | None, picture: MapPicture, sector: str,
                 arena: str, people: list[Whereabouts], marks: dict[str, Identity],
@@ -367,8 +365,7 @@ class MapPainter:
                 text = f"{drawable(person.name)}: {drawable(person.action)}"
                 pen.text((x + radius + 4, y), fit(text, face, width - 2 * radius - 12), fill=INK,
                          font=face, anchor="lm")
-            picture.positions[person.name] = Marker(person.name, x, y, sector, arena, None,
-                                                    person.visitor)
+            picture.positions[person.name] = Marker(x, y, sector, arena, None, person.visitor)
 
     def _walkers(self, pen: ImageDraw.ImageDraw | None, picture: MapPicture,
                  walkers: list[Whereabouts], time: datetime, marks: dict[str, Identity]) -> None:
@@ -390,18 +387,18 @@ class MapPainter:
             for place, (person, x, y, rest) in enumerate(together):
                 # walkers at one spot stand side by side, their names in the key
                 x += (place - (len(together) - 1) / 2) * (2 * radius + 2)
-                placed.append((person, x, y, rest, len(together) == 1))
+                placed.append((person, x, y, len(together) == 1))
                 path = [(x, y)] + [picture.to_pixels(*p) for p in rest]
                 if len(path) > 1 and pen is not None:  # every route first: none crosses a face
                     pen.line(path, fill=marks[person.name].colour,
                              width=max(1, round(picture.scale / 28)))
-        for person, x, y, _, alone in placed:
+        for person, x, y, alone in placed:
             name = drawable(person.name.split()[0]) if alone else ""
             self._person(pen, person, marks[person.name], x, y, radius, name, label, hollow=True)
             if not name:
                 picture.unnamed.append(person.name)
-            picture.positions[person.name] = Marker(person.name, x, y, None, None,
-                                                    person.walk.sector, person.visitor)
+            picture.positions[person.name] = Marker(x, y, None, None, person.walk.sector,
+                                                    person.visitor)
 
     @staticmethod
     def _person(pen: ImageDraw.ImageDraw | None, person: Whereabouts, mark: Identity, x: float,
