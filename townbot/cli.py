@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import io
 import os
 import signal
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from importlib import import_module
 from typing import TYPE_CHECKING
 
@@ -22,7 +21,6 @@ from townbot.doctor import add_doctor_parser
 from townbot.eval.parser import add_eval_parser
 from townbot.platforms.arguments import (
     STOP_SIGNALS,
-    Stopped,
     add_map_parser,
     add_play_parser,
     add_sim_parser,
@@ -30,9 +28,8 @@ from townbot.platforms.arguments import (
     add_web_parser,
     check_scenario,
     exit_code,
-    quiet_further_signals,
+    say_stopping,
     signal_name,
-    stop_like_ctrl_c,
 )
 from townbot.platforms.discord.cli import add_run_parser, add_sync_parser
 
@@ -128,7 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 return run(args)
             except KeyboardInterrupt as stop:  # Ctrl-C (or SIGTERM, SIGHUP) outside a town's run
-                quiet_further_signals()
+                for signum in STOP_SIGNALS:  # from now on every further signal is only one line
+                    with suppress(ValueError, OSError):  # not the main thread
+                        signal.signal(signum, lambda number, frame: say_stopping(number))
                 signum = stop.signum if isinstance(stop, Stopped) else signal.SIGINT
                 print(f"stopped by {signal_name(signum)}", file=sys.stderr)
                 return exit_code(signum)
@@ -138,6 +137,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except user_errors() as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where Python would raise KeyboardInterrupt for Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal_name(signum))
+        self.signum = signum
+
+
+def stop_like_ctrl_c(signum: int, frame: object) -> None:
+    raise Stopped(signum)
 
 
 @contextmanager
@@ -156,15 +167,12 @@ def stop_signals_like_ctrl_c(*, process_ends: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        if process_ends:  # ignored while the process exits a moment later. Not blocked:
-            # a mask holds only this thread, and as Python shuts down it puts the default (a
-            # kill) back for signals it handled, which another thread (play's reader of piped
-            # lines) may then take; an ignored signal it leaves as it is.
-            for signum in STOP_SIGNALS:
-                signal.signal(signum, signal.SIG_IGN)
-        else:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)  # type: ignore[arg-type]
+        # When the process ends, ignored while it exits a moment later. Not blocked: a mask
+        # holds only this thread, and as Python shuts down it puts the default (a kill) back
+        # for signals it handled, which another thread (play's reader of piped lines) may then
+        # take; an ignored signal it leaves as it is.
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_IGN if process_ends else handler)  # type: ignore[arg-type]
 
 
 # Commands that need no model settings: the module and function that run each, imported only
@@ -207,20 +215,8 @@ def run(args: argparse.Namespace) -> int:
         from townbot.platforms.maintenance import run_reembed, run_usage
         return asyncio.run((run_usage if args.command == "usage" else run_reembed)(args, settings))
     if args.command == "play":
-        return run_play_command(args, settings)
-    from townbot.platforms.sim import run_sim
-
+        from townbot.platforms.console import run_play as run_town
+    else:
+        from townbot.platforms.sim import run_sim as run_town
     print(model_line(settings), flush=True)
-    return asyncio.run(run_sim(args, settings))
-
-
-def run_play_command(args: argparse.Namespace, settings: ModelSettings) -> int:
-    from townbot.platforms.console import run_play
-    from townbot.town.launch import TownFiles, open_engine
-
-    if isinstance(sys.stdin, io.TextIOWrapper):  # a stray invalid byte must not end play
-        sys.stdin.reconfigure(errors="replace")
-    print(model_line(settings), flush=True)
-    return asyncio.run(run_play(args, lambda: open_engine(
-        TownFiles(args.world, args.personas, args.residents), args.db, seed=args.seed,
-        settings=settings)))
+    return asyncio.run(run_town(args, settings))

@@ -65,14 +65,8 @@ class TownLayout:
 
 def default_size(sector: Sector) -> tuple[float, float]:
     """(along the street, away from it) in blocks, from how many arenas it has."""
-    count = len(sector.arenas)
-    if count <= 2:
-        return 1.7, 1.5
-    if count <= 4:
-        return 1.8, 1.9
-    if count <= 6:
-        return 1.8, 2.4
-    return 3.2, 3.2
+    sizes = ((2, (1.7, 1.5)), (4, (1.8, 1.9)), (6, (1.8, 2.4)))
+    return next((size for most, size in sizes if len(sector.arenas) <= most), (3.2, 3.2))
 
 
 def candidate_sides(world: World, point: tuple[int, int]) -> list[str]:
@@ -103,34 +97,29 @@ def building(point: tuple[int, int], side: str, size: tuple[float, float], shift
 def street_boxes(streets: list[Street]) -> list[Box]:
     """The band along each street that no building may cover."""
     half = CLEARANCE - 0.05
-    boxes = []
-    for street in streets:
-        (x1, y1), (x2, y2) = street.start, street.end
-        boxes.append(Box(min(x1, x2) - half, min(y1, y2) - half, max(x1, x2) + half,
-                         max(y1, y2) + half))
-    return boxes
+    return [Box(min(s.start[0], s.end[0]) - half, min(s.start[1], s.end[1]) - half,
+                max(s.start[0], s.end[0]) + half, max(s.start[1], s.end[1]) + half)
+            for s in streets]
 
 
 def plan_town(world: World) -> TownLayout:
-    """Place every sector: hinted ones first, then the rest in world.yaml's order."""
+    """Place every sector: hinted ones first, then the rest in world.yaml's order, each on the
+    first side of its street where it clashes with the fewest buildings and streets."""
     streets = world.streets.streets
     blocked = street_boxes(streets)
     placed: dict[str, Box] = {}
     sides: dict[str, str] = {}
-    order = sorted(world.sectors.values(), key=lambda s: s.layout.side is None)
-    for sector in order:
+
+    def clashes(box: Box) -> int:
+        return (sum(box.overlaps(other, GAP) for other in placed.values())
+                + sum(box.overlaps(street) for street in blocked))
+
+    for sector in sorted(world.sectors.values(), key=lambda s: s.layout.side is None):
         size = sector.layout.size or default_size(sector)
         options = [sector.layout.side] if sector.layout.side else \
             candidate_sides(world, sector.entrance)
-
-        def clashes(side: str, size=size, sector=sector) -> int:
-            box = building(sector.entrance, side, size, sector.layout.shift)
-            return (sum(box.overlaps(other, GAP) for other in placed.values())
-                    + sum(box.overlaps(street) for street in blocked))
-
-        best = min(options, key=lambda side: (clashes(side), options.index(side)))
-        placed[sector.name] = building(sector.entrance, best, size, sector.layout.shift)
-        sides[sector.name] = best
+        boxes = {side: building(sector.entrance, side, size, sector.layout.shift) for side in options}
+        sides[sector.name], placed[sector.name] = min(boxes.items(), key=lambda box: clashes(box[1]))
     plans = {name: SectorPlan(name, s.kind, placed[name], sides[name], s.entrance,
                               arena_cells(placed[name], list(s.arenas)))
              for name, s in world.sectors.items()}

@@ -41,7 +41,6 @@ KEY_LINE = 18  # pixels per line of the key under a map whose crowds have no roo
 class Marker:
     """Where the map drew someone, in pixels, and the place it drew them at."""
 
-    name: str
     x: float
     y: float
     sector: str | None
@@ -160,8 +159,7 @@ class MapPainter:
         self._caption(pen, picture, moment.time, focus)
         for path, state in sorted(moment.troubles.items()):
             self._trouble(pen, picture, path, state)
-        marks = identities(list(self.world.personas),
-                           [p.name for p in moment.people.values() if p.visitor])
+        marks = self.identities(moment)
         groups: dict[tuple[str, str], list[Whereabouts]] = defaultdict(list)
         walkers = []
         for person in moment.people.values():
@@ -177,6 +175,11 @@ class MapPainter:
         if people and picture.unnamed:
             self._key(picture, moment, marks)
         return picture
+
+    def identities(self, moment: Moment) -> dict[str, Identity]:
+        """Everyone's colour and initials at `moment` (a resident's never change)."""
+        return identities(list(self.world.personas),
+                          [p.name for p in moment.people.values() if p.visitor])
 
     def _night(self, focus: str | None, base: Image.Image) -> Image.Image:
         """The view's buildings under the night's shade (cached beside the day's)."""
@@ -223,7 +226,8 @@ class MapPainter:
             fill = FILLS.get(plan.kind, (235, 235, 235))
             box = sheet.box_pixels(plan.box)
             door = at(*plan.entrance)
-            pen.line([door, self._nearest_edge(door, box)], fill=FAINT, width=max(1, round(scale / 28)))
+            edge = (min(max(door[0], box[0]), box[2]), min(max(door[1], box[1]), box[3]))
+            pen.line([door, edge], fill=FAINT, width=max(1, round(scale / 28)))
             pen.rounded_rectangle(box, radius=max(2, scale / 10), fill=fill, outline=INK,
                                   width=max(1, round(scale / 40)))
             room = box[2] - box[0] - scale * 0.16
@@ -247,12 +251,6 @@ class MapPainter:
         return image
 
     @staticmethod
-    def _nearest_edge(point: tuple[float, float], box: list[float]) -> tuple[float, float]:
-        x = min(max(point[0], box[0]), box[2])
-        y = min(max(point[1], box[1]), box[3])
-        return x, y
-
-    @staticmethod
     def _street_name(image: Image.Image, name: str, start: tuple[float, float],
                      end: tuple[float, float], scale: float,
                      doors: list[tuple[float, float]]) -> None:
@@ -263,8 +261,7 @@ class MapPainter:
             return
         stamp = Image.new("RGBA", (round(face.getlength(text)) + 2, round(scale * 0.2) + 2))
         ImageDraw.Draw(stamp).text((1, 0), text, fill=(110, 110, 104, 255), font=face)
-        vertical = start[0] == end[0]
-        if vertical:
+        if start[0] == end[0]:  # a north-south street
             stamp = stamp.rotate(90, expand=True)
         def corner(share: float) -> tuple[float, float]:
             return (start[0] + (end[0] - start[0]) * share - stamp.width / 2,
@@ -314,8 +311,7 @@ class MapPainter:
 
     def _trouble(self, pen: ImageDraw.ImageDraw, picture: MapPicture, path: str, state: str) -> None:
         parts = split_path(path)
-        if len(parts) != 3 or not self.world.has_arena(parts[0], parts[1]) or \
-                parts[0] not in self.layout.sectors:
+        if len(parts) != 3 or not self.world.has_arena(parts[0], parts[1]):
             return
         box = self._cell(picture, parts[0], parts[1])
         pen.rectangle(box, outline=TROUBLE, width=max(2, round(picture.scale / 20)))
@@ -346,8 +342,7 @@ class MapPainter:
                          drawable(person.name.split()[0]) if named else "", label)
             if not named:
                 picture.unnamed.append(person.name)
-            picture.positions[person.name] = Marker(person.name, x, y, sector, arena, None,
-                                                    person.visitor)
+            picture.positions[person.name] = Marker(x, y, sector, arena, None, person.visitor)
 
     def _listed(self, pen: ImageDraw.ImageDraw | None, picture: MapPicture, sector: str,
                 arena: str, people: list[Whereabouts], marks: dict[str, Identity],
@@ -370,8 +365,7 @@ class MapPainter:
                 text = f"{drawable(person.name)}: {drawable(person.action)}"
                 pen.text((x + radius + 4, y), fit(text, face, width - 2 * radius - 12), fill=INK,
                          font=face, anchor="lm")
-            picture.positions[person.name] = Marker(person.name, x, y, sector, arena, None,
-                                                    person.visitor)
+            picture.positions[person.name] = Marker(x, y, sector, arena, None, person.visitor)
 
     def _walkers(self, pen: ImageDraw.ImageDraw | None, picture: MapPicture,
                  walkers: list[Whereabouts], time: datetime, marks: dict[str, Identity]) -> None:
@@ -393,18 +387,18 @@ class MapPainter:
             for place, (person, x, y, rest) in enumerate(together):
                 # walkers at one spot stand side by side, their names in the key
                 x += (place - (len(together) - 1) / 2) * (2 * radius + 2)
-                placed.append((person, x, y, rest, len(together) == 1))
+                placed.append((person, x, y, len(together) == 1))
                 path = [(x, y)] + [picture.to_pixels(*p) for p in rest]
                 if len(path) > 1 and pen is not None:  # every route first: none crosses a face
                     pen.line(path, fill=marks[person.name].colour,
                              width=max(1, round(picture.scale / 28)))
-        for person, x, y, _, alone in placed:
+        for person, x, y, alone in placed:
             name = drawable(person.name.split()[0]) if alone else ""
             self._person(pen, person, marks[person.name], x, y, radius, name, label, hollow=True)
             if not name:
                 picture.unnamed.append(person.name)
-            picture.positions[person.name] = Marker(person.name, x, y, None, None,
-                                                    person.walk.sector, person.visitor)
+            picture.positions[person.name] = Marker(x, y, None, None, person.walk.sector,
+                                                    person.visitor)
 
     @staticmethod
     def _person(pen: ImageDraw.ImageDraw | None, person: Whereabouts, mark: Identity, x: float,
@@ -471,14 +465,11 @@ def along(route: list[tuple[int, int]], progress: float) -> tuple[tuple[float, f
     return (x1 + (x2 - x1) * part, y1 + (y2 - y1) * part), route[index + 1:]
 
 
-def animate(pictures: list[MapPicture], frame_ms: int = 250) -> bytes:
+def animate(pictures: list[MapPicture], frame_ms: int) -> bytes:
     """A looping GIF of the pictures, all on the first picture's palette so colours hold."""
-    if not pictures:
-        raise ValueError("an animation needs at least one picture")
     first = pictures[0].image.quantize(colors=255, dither=Image.Dither.NONE)
-    frames = [first] + [p.image.quantize(palette=first, dither=Image.Dither.NONE)
-                        for p in pictures[1:]]
+    rest = [p.image.quantize(palette=first, dither=Image.Dither.NONE) for p in pictures[1:]]
     buffer = io.BytesIO()
-    first.save(buffer, format="GIF", save_all=True, append_images=frames[1:], duration=frame_ms,
+    first.save(buffer, format="GIF", save_all=True, append_images=rest, duration=frame_ms,
                loop=0, optimize=False, disposal=1)
     return buffer.getvalue()

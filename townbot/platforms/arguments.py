@@ -34,26 +34,6 @@ def say_stopping(signum: int) -> None:
                     "in a moment\n".encode())
 
 
-class Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised where Python would raise KeyboardInterrupt for Ctrl-C."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal_name(signum))
-        self.signum = signum
-
-
-def stop_like_ctrl_c(signum: int, frame: object) -> None:
-    """The handler of SIGTERM and SIGHUP in commands that take no signals of their own."""
-    raise Stopped(signum)
-
-
-def quiet_further_signals() -> None:
-    """Once a command is stopping, every further signal is only one line (see say_stopping)."""
-    for signum in STOP_SIGNALS:
-        with contextlib.suppress(ValueError, OSError):  # not the main thread
-            signal.signal(signum, lambda number, frame: say_stopping(number))
-
-
 RESIDENTS_HELP = ("a smaller town: a number of residents who know each other, or names "
                   "separated by commas (e.g. 4, or 'Isabella Rodriguez, Klaus Mueller')")
 
@@ -74,28 +54,22 @@ SPEED_MAX = 3600.0  # real seconds per tick, as /speed allows (town.service.SPEE
 TOKEN_LENGTH = 16  # the shortest token of a web page
 
 
-def positive(text: str, high: float = float("inf")) -> float:
+def positive(high: float) -> Callable[[str], float]:
     """An argparse type: a number above zero (`--hours 0` would otherwise mean a whole day) and
     at most `high`."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number; e.g. 2 or 0.5") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text} is not above zero; give e.g. 2 or 0.5")
-    if value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} is not a finite number; give e.g. 2 or 0.5")
-    if value > high:
-        raise argparse.ArgumentTypeError(f"{text} is more than {high:g}; give 0.5 to {high:g}")
-    return value
-
-
-def game_hours(text: str) -> float:
-    return positive(text, HOURS_MAX)
-
-
-def game_days(text: str) -> float:
-    return positive(text, DAYS_MAX)
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number; e.g. 2 or 0.5") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text} is not above zero; give e.g. 2 or 0.5")
+        if value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{text} is not a finite number; give e.g. 2 or 0.5")
+        if value > high:
+            raise argparse.ArgumentTypeError(f"{text} is more than {high:g}; give 0.5 to {high:g}")
+        return value
+    return parse
 
 
 def whole(low: int, high: int, example: str) -> Callable[[str], int]:
@@ -114,6 +88,8 @@ def whole(low: int, high: int, example: str) -> Callable[[str], int]:
 
 seed = whole(0, SEED_MAX, "42")
 ticks = whole(1, TICKS_MAX, "12")
+game_hours = positive(HOURS_MAX)
+game_days = positive(DAYS_MAX)
 
 
 def seconds_per_tick(text: str) -> float:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import io
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterable
@@ -24,8 +25,10 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.patch_stdout import patch_stdout
 
+from townbot.llm.settings import ModelSettings
 from townbot.platforms.terminal import Interrupts, Screen
 from townbot.town.engine import Engine
+from townbot.town.launch import TownFiles, open_engine
 from townbot.town.service import Outcome, Person, TownError, TownService, closest_names
 from townbot.town.transcript import event_line
 from townbot.wording import plural
@@ -191,16 +194,14 @@ class Console:
 
     async def _announce(self, arguments: str) -> Outcome:
         area, sep, text = arguments.partition(":")
-        if sep and self._is_area(area):
-            return await self.service.announce(self.person, text.strip(), area.strip())
+        if sep:
+            try:
+                self.service.area(area.strip())
+            except TownError:
+                pass  # not an area: the colon is part of the text
+            else:
+                return await self.service.announce(self.person, text.strip(), area.strip())
         return await self.service.announce(self.person, arguments)
-
-    def _is_area(self, text: str) -> bool:
-        try:
-            self.service.area(text.strip())
-        except TownError:
-            return False
-        return True
 
     async def _where(self, arguments: str) -> None:
         outcome = await self.service.where(self.person)
@@ -273,12 +274,12 @@ def _matching(typed: str, options: Iterable[str]) -> list[str]:
             if o.lower().startswith(wanted) or any(w.startswith(wanted) for w in o.lower().split())]
 
 
+@dataclass
 class TownCompleter(Completer):
     """Completes a line's command, then its argument: a resident (and the colon after it), an
     area, a scenario, or an object path <Sector: arena: object> one part at a time."""
 
-    def __init__(self, service: TownService) -> None:
-        self.service = service
+    service: TownService
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         for text, start in self.complete(document.text_before_cursor):
@@ -323,15 +324,14 @@ class TownCompleter(Completer):
 # --- the session --------------------------------------------------------------------------------
 
 
-async def first_of(awaitable: Awaitable[T], *events: asyncio.Event) -> T | None:
-    """The awaitable's result, or None as soon as one of `events` is set (it is then cancelled)."""
+async def first_of(awaitable: Awaitable[T], event: asyncio.Event) -> T | None:
+    """The awaitable's result, or None as soon as `event` is set (it is then cancelled)."""
     task = asyncio.ensure_future(awaitable)
-    waiters = [asyncio.ensure_future(event.wait()) for event in events]
+    waiter = asyncio.ensure_future(event.wait())
     try:
-        await asyncio.wait([task, *waiters], return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for waiter in waiters:
-            waiter.cancel()
+        waiter.cancel()
         if not task.done():
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -343,13 +343,11 @@ def read_piped_lines(queue: asyncio.Queue[str | None], stream: TextIO) -> None:
     """Feed standard input's lines to `queue` from a daemon thread (it never holds up the exit);
     bytes that are not UTF-8 become U+FFFD instead of stopping the session."""
     loop = asyncio.get_running_loop()
-    source = getattr(stream, "buffer", None)
 
     def pump() -> None:
         try:
-            for raw in iter(source.readline if source else stream.readline, b"" if source else ""):
-                text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-                loop.call_soon_threadsafe(queue.put_nowait, text)
+            for raw in iter(stream.buffer.readline, b""):
+                loop.call_soon_threadsafe(queue.put_nowait, raw.decode("utf-8", errors="replace"))
             loop.call_soon_threadsafe(queue.put_nowait, None)
         except RuntimeError:  # the session ended first and its loop is closed: nobody reads on
             return
@@ -421,38 +419,24 @@ def make_session(console: Console) -> PromptSession:
                          complete_while_typing=False)
 
 
-async def _session(console: Console, limit: int | None, interactive: bool,
-                   stop: asyncio.Event) -> bool:
-    """Live on a terminal, scripted from a pipe; True when Ctrl-C ended it."""
-    if interactive:
-        with patch_stdout(raw=True):
-            return await play_live(console, make_session(console), limit, stop)
-    queue: asyncio.Queue[str | None] = asyncio.Queue()
-    read_piped_lines(queue, sys.stdin)
-    await play_scripted(console, queue, limit, stop)
-    return stop.is_set()
-
-
-def person_for(args: argparse.Namespace) -> Person:
-    name = args.name or "a visitor"  # not the login name: residents would be asked by "root"
-    return Person(f"console:{name}", name, moderator=args.role == "moderator")
-
-
 SYSTEM = Person("console:scenario", "scenario loader", moderator=True)
 
 
-async def run_play(args: argparse.Namespace, open_town: Callable[..., Awaitable]) -> int:
-    """`townbot play`: `open_town` opens the engine (see townbot.town.launch.open_engine).
-    Ctrl-C, SIGTERM and SIGHUP are taken from the start; a session one ends says so in one line
-    and exits with the signal's code (130, 143, 129); a signal after that is one line more."""
+async def run_play(args: argparse.Namespace, settings: ModelSettings) -> int:
+    """`townbot play`. Ctrl-C, SIGTERM and SIGHUP are taken from the start; a session one ends
+    says so in one line and exits with the signal's code (130, 143, 129); a signal after that
+    is one line more."""
+    if isinstance(sys.stdin, io.TextIOWrapper):  # a stray invalid byte must not end play
+        sys.stdin.reconfigure(errors="replace")
     with Interrupts() as interrupts:
         try:
-            engine = await open_town()
+            engine = await open_engine(TownFiles(args.world, args.personas, args.residents),
+                                       args.db, seed=args.seed, settings=settings)
         except asyncio.CancelledError:
             print(f"stopped by {interrupts.name} while the town was opening", file=sys.stderr)
             return interrupts.exit_code
         try:
-            interrupted = await _play(engine, args, interrupts.requested)
+            interrupted = await _play(engine, args, settings, interrupts.requested)
         except asyncio.CancelledError:  # a second signal: the tick under way is rolled back
             interrupted = True
         finally:
@@ -466,11 +450,13 @@ async def run_play(args: argparse.Namespace, open_town: Callable[..., Awaitable]
     return 0
 
 
-async def _play(engine: Engine, args: argparse.Namespace, stop: asyncio.Event) -> bool:
-    """The session on an open town; True when Ctrl-C ended it."""
-    from townbot.llm.settings import load_settings  # read once already, to open the town
-
-    console = Console(TownService(engine, model_settings=load_settings()), person_for(args),
+async def _play(engine: Engine, args: argparse.Namespace, settings: ModelSettings,
+                stop: asyncio.Event) -> bool:
+    """The session on an open town, live on a terminal or scripted from a pipe; True when
+    Ctrl-C ended it."""
+    name = args.name or "a visitor"  # not the login name: residents would be asked by "root"
+    person = Person(f"console:{name}", name, moderator=args.role == "moderator")
+    console = Console(TownService(engine, model_settings=settings), person,
                       styled=sys.stdout.isatty(), seconds_per_tick=max(0.0, args.speed),
                       tick_limit=args.ticks, stopping=stop)
     console.screen.line(f"{engine.world.town}, {engine.clock.now:%A %B %d %H:%M}: "
@@ -480,5 +466,10 @@ async def _play(engine: Engine, args: argparse.Namespace, stop: asyncio.Event) -
     console.screen.legend()
     if args.scenario:
         console.screen.reply((await console.service.load_scenario(SYSTEM, args.scenario)).text)
-    interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    return await _session(console, args.ticks, interactive, stop)
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        with patch_stdout(raw=True):
+            return await play_live(console, make_session(console), args.ticks, stop)
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+    read_piped_lines(queue, sys.stdin)
+    await play_scripted(console, queue, args.ticks, stop)
+    return stop.is_set()

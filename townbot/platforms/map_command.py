@@ -26,10 +26,6 @@ VIDEOS = {".mp4": "MP4", ".webm": "WebM"}
 STEPS_PER_TICK = 4  # frames from one tick to the next: walkers move along the streets between
 
 
-def run_map(args: argparse.Namespace) -> int:
-    return asyncio.run(draw_to_file(args))
-
-
 def check_request(args: argparse.Namespace) -> str:
     """'png', 'gif', 'mp4' or 'webm' from the options, or a StoreError saying which combination
     would work."""
@@ -59,7 +55,7 @@ def check_request(args: argparse.Namespace) -> str:
     return wanted[1:]
 
 
-async def draw_to_file(args: argparse.Namespace) -> int:
+async def run_map(args: argparse.Namespace) -> int:
     kind = check_request(args)
     world = TownFiles(args.world, args.personas).load()
     area = resolve_area(args.area, list(world.sectors))
@@ -85,15 +81,11 @@ async def draw_to_file(args: argparse.Namespace) -> int:
     if end < start:
         raise StoreError(f"--to {args.end} is before --from {args.start}")
     step = timedelta(minutes=history.town.tick_minutes * args.every)
-    times = [start]
-    while times[-1] + step <= end:
-        times.append(times[-1] + step)
+    times = [start + step * index for index in range((end - start) // step + 1)]
     frames = in_between(times, STEPS_PER_TICK)
     pictures = [painter.draw(history.at(t), area) for t in frames]
-    if kind == "gif":
-        data = animate(pictures, FRAME_MS)
-    else:
-        data = await asyncio.to_thread(video, pictures, kind)
+    data = animate(pictures, FRAME_MS) if kind == "gif" else \
+        await asyncio.to_thread(video, pictures, kind)
     Path(args.out).write_bytes(data)
     print(f"wrote {args.out}: {world.town} from {start:%Y-%m-%d %H:%M} to {times[-1]:%H:%M}, "
           f"{len(frames)} frames ({STEPS_PER_TICK} a tick), {len(data) // 1024} KiB")

@@ -67,6 +67,5 @@ class TownMetrics(Collector):
                 if report.budget is not None else None
             if pressure is not None:
                 budget.add_metric([label], max(0.0, 1.0 - pressure.fraction))
-            rest = getattr(town, "rest", None)
-            resting.add_metric([label], float(bool(rest and rest.resting)))
+            resting.add_metric([label], float(bool(town.rest and town.rest.resting)))
         yield from (calls, defaulted, backlog, budget, resting)

@@ -12,7 +12,7 @@ from townbot.llm.budget import OPEN
 from townbot.llm.port import LanguageModel
 from townbot.llm.settings import ModelSettings
 from townbot.llm.watching import PROBLEM_WORDS
-from townbot.platforms.terminal import Interrupts, Screen, TickProgress
+from townbot.platforms.terminal import Interrupts, Screen, tick_progress
 from townbot.town.costs import real_day_cost, real_day_line
 from townbot.town.engine import Engine
 from townbot.town.launch import TownFiles, open_engine
@@ -38,15 +38,15 @@ def progress_label(engine: Engine) -> str:
     return label
 
 
-async def simulate(engine: Engine, ticks: int, stop: asyncio.Event | None = None) -> list[TownEvent]:
+async def simulate(engine: Engine, ticks: int, stop: asyncio.Event) -> list[TownEvent]:
     """Up to `ticks` ticks; stops early, between ticks, once `stop` is set."""
     events: list[TownEvent] = []
-    with TickProgress(ticks, lambda: progress_label(engine)) as progress:
+    with tick_progress(ticks, lambda: progress_label(engine)) as progress:
         for done in range(1, ticks + 1):
-            if stop is not None and stop.is_set():
+            if stop.is_set():
                 break
             events += await engine.tick()
-            progress.update(done)
+            progress(done)
     return events
 
 

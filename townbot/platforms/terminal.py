@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, TextIO
 
 from townbot.platforms.arguments import STOP_SIGNALS, exit_code, say_stopping, signal_name
@@ -15,7 +16,6 @@ from townbot.wording import text_table
 
 if TYPE_CHECKING:  # rich loads only for styled text, a table or a progress bar: `sim` into a
     from rich.console import Console  # pipe or a file starts without it
-    from rich.progress import Progress
 
 # Colours that stay apart from each other on dark and light backgrounds: 24 of the 256-colour
 # palette, and the 12 of a 16-colour terminal (black, white and greys are left out).
@@ -67,16 +67,13 @@ class Screen:
                 colours = RICH_COLOURS
         self.palette = Palette(channels, colours)
 
-    def _out(self) -> TextIO:
-        return self.file or sys.stdout
-
     def line(self, text: str, style: str = "") -> None:
         if self.console is not None:
             from rich.text import Text
 
             self.console.print(Text(text, style=style))
         else:
-            print(text, file=self._out(), flush=True)
+            print(text, file=self.file or sys.stdout, flush=True)
 
     def area_line(self, line: Line) -> None:
         self.line(line.text, self.palette.style(line.channel) if self.styled else "")
@@ -110,7 +107,7 @@ class Screen:
         right, wrap, shorten = frozenset(right), frozenset(wrap), frozenset(shorten)
         if self.console is None:
             text = text_table(headers, rows, right, measure=cell_len)
-            print(f"{title}\n{text}" if title else text, file=self._out(), flush=True)
+            print(f"{title}\n{text}" if title else text, file=self.file or sys.stdout, flush=True)
             return
         from rich.table import Table
 
@@ -128,41 +125,33 @@ class Screen:
         self.console.print(table)
 
 
-class TickProgress:
+@contextmanager
+def tick_progress(total: int, label: Callable[[], str],
+                  file: TextIO | None = None) -> Iterator[Callable[[int], None]]:
     """The progress of `sim` on standard error: rich's bar on a terminal, a line per tenth
-    otherwise. `label` gives the text after the bar (the game time, budget notes, ...)."""
+    otherwise. Yields the function to call with the ticks done; `label` gives the text after
+    the bar (the game time, budget notes, ...)."""
+    total, file = max(1, total), file or sys.stderr
+    if not file.isatty():
+        last_tenth = -1
 
-    def __init__(self, total: int, label: Callable[[], str], file: TextIO | None = None) -> None:
-        self.total = max(1, total)
-        self.label = label
-        self.file = file or sys.stderr
-        self._last_tenth = -1
-        self._bar: Progress | None = None
-        if self.file.isatty():
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        def line(done: int) -> None:
+            nonlocal last_tenth
+            text = label()
+            if (tenth := 10 * done // total) != last_tenth:
+                last_tenth = tenth
+                print(f"progress: {done}/{total} ticks ({text})", file=file, flush=True)
+        yield line
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TextColumn("ticks"), TimeElapsedColumn(), TextColumn("{task.fields[label]}"),
-                                 console=Console(file=self.file), transient=False)
-            self._task = self._bar.add_task("sim", total=self.total, label=label())
-
-    def __enter__(self) -> TickProgress:
-        if self._bar is not None:
-            self._bar.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-
-    def update(self, done: int) -> None:
-        label = self.label()
-        if self._bar is not None:
-            self._bar.update(self._task, completed=done, label=label)
-        elif (tenth := 10 * done // self.total) != self._last_tenth:
-            self._last_tenth = tenth
-            print(f"progress: {done}/{self.total} ticks ({label})", file=self.file, flush=True)
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("ticks"), TimeElapsedColumn(), TextColumn("{task.fields[label]}"),
+                   console=Console(file=file), transient=False)
+    task = bar.add_task("sim", total=total, label=label())
+    with bar:
+        yield lambda done: bar.update(task, completed=done, label=label())
 
 
 class Interrupts:
@@ -174,7 +163,6 @@ class Interrupts:
 
     def __init__(self) -> None:
         self.requested = asyncio.Event()
-        self.presses = 0
         self.signum: int | None = None  # the signal that decided how the run ends
         self.closing = False
         self._cancelled = False
@@ -201,13 +189,13 @@ class Interrupts:
         return exit_code(self.signum or signal.SIGINT)
 
     def press(self, signum: int = signal.SIGINT) -> None:
-        self.presses += 1
         if self.closing or self._cancelled:
             say_stopping(signum)
             return
+        again = self.requested.is_set()
         self.signum = signum
         self.requested.set()
-        if self.presses > 1 and self._task is not None:
+        if again and self._task is not None:
             self._cancelled = True
             self._task.cancel()
 

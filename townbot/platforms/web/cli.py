@@ -26,8 +26,6 @@ from townbot.platforms.web.town import WebTown
 from townbot.store.database import StoreError
 from townbot.town.launch import TownFiles
 
-METRICS_KEY = web.AppKey("metrics", object)
-HEALTH_KEY = web.AppKey("health", object)
 TOKEN_FORM = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -95,7 +93,16 @@ async def serve_beside(world: Any, database_of: Any, host: str, port: int, *,
     serving."""
     shelf = TownShelf(world, database_of)
     app = make_towns_app(shelf)
-    app[METRICS_KEY], app[HEALTH_KEY] = metrics, health
+
+    async def healthz(request: web.Request) -> web.Response:
+        """200 and what the process holds while it serves; 503 once it is shutting down."""
+        state = health() if health is not None else {"status": "ok"}
+        return web.json_response(state, status=200 if state.get("status") == "ok" else 503)
+
+    async def metrics_text(request: web.Request) -> web.Response:
+        body = metrics.text() if metrics is not None else b""
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_text)
     if on_visit is not None:
@@ -116,16 +123,3 @@ async def serve_beside(world: Any, database_of: Any, host: str, port: int, *,
         await shelf.close()
     stop.addresses = app_runner.addresses  # type: ignore[attr-defined]
     return stop
-
-
-async def healthz(request: web.Request) -> web.Response:
-    """200 and what the process holds while it serves; 503 once it is shutting down."""
-    health = request.app[HEALTH_KEY]
-    state = health() if health is not None else {"status": "ok"}
-    return web.json_response(state, status=200 if state.get("status") == "ok" else 503)
-
-
-async def metrics_text(request: web.Request) -> web.Response:
-    metrics = request.app[METRICS_KEY]
-    body = metrics.text() if metrics is not None else b""
-    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})

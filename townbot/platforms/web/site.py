@@ -175,7 +175,8 @@ class TownShelf:
                 if opened is not None:
                     self.towns[guild_id] = opened
                 return opened
-        return town if same_secret(token, await town.token()) else None
+        kept = await town.store.web_token(town.history.town.id)  # as the town keeps it now
+        return town if same_secret(token, kept) else None
 
     async def _open(self, guild_id: int, token: str) -> WebTown | None:
         """The town's history is read only for the right token: a guess opens the database
@@ -275,7 +276,7 @@ async def town_info(request: web.Request, town: WebTown) -> web.Response:
 async def moment_info(request: web.Request, town: WebTown) -> web.Response:
     index, moment = town.moment(_tick(request))
     picture, _ = await town.picture(index, _area(request, town), people=False)
-    marks, people = town.identities(moment), []
+    marks, people = town.painter.identities(moment), []
     for name, marker in sorted(picture.positions_json().items()):
         person, mark = moment.people[name], marks[name]
         people.append({**marker, "name": name, "action": person.action, "emoji": person.emoji,

@@ -17,7 +17,6 @@ from typing import Any
 
 from PIL import Image
 
-from townbot.pictures.markers import Identity, identities
 from townbot.pictures.townmap import MapPainter, MapPicture
 from townbot.store.database import Store, StoreError, conversations
 from townbot.text import clean_text
@@ -56,10 +55,6 @@ class WebTown:
         """The town of a store opened read-only (which the caller closes if this fails)."""
         return cls(world, store, await load_history(store, world), MapPainter(world))
 
-    async def token(self) -> str | None:
-        """The web page's token as the town keeps it now (see TownService.web_link)."""
-        return await self.store.web_token(self.history.town.id)
-
     async def close(self) -> None:
         await self.store.close()
 
@@ -77,10 +72,8 @@ class WebTown:
     def tick_count(self) -> int:
         return len(self.history.tick_times())
 
-    def time_of(self, tick: int | None) -> datetime:
+    def time_of(self, tick: int) -> datetime:
         times = self.history.tick_times()
-        if tick is None:
-            return times[-1]
         if not 0 <= tick < len(times):
             raise StoreError(f"tick {tick} is outside this town's history; use 0 to {len(times) - 1}")
         return times[tick]
@@ -125,22 +118,13 @@ class WebTown:
                 for e in self.history.events
                 if e.kind == "speech" and (start < e.game_time <= end or e.game_time == end)]
 
-    def identities(self, moment: Moment) -> dict[str, Identity]:
-        """Everyone's colour and initials at `moment` (a resident's never change)."""
-        return identities(list(self.world.personas),
-                          [p.name for p in moment.people.values() if p.visitor])
-
     async def areas(self) -> dict[str, dict[str, Any]]:
         """Each area's channel, name and box on the whole-town map, in its pixels."""
         _, region, scale = await asyncio.to_thread(self.painter.view, None)
         picture = MapPicture(Image.new("1", (1, 1)), {}, region, scale)
-        areas = {}
-        for name, plan in sorted(self.painter.layout.sectors.items()):
-            left, top = picture.to_pixels(plan.box.left, plan.box.top)
-            right, bottom = picture.to_pixels(plan.box.right, plan.box.bottom)
-            areas[self.world.sectors[name].channel] = {
-                "name": name, "box": [round(v, 1) for v in (left, top, right, bottom)]}
-        return areas
+        return {self.world.sectors[name].channel:
+                {"name": name, "box": [round(v, 1) for v in picture.box_pixels(plan.box)]}
+                for name, plan in sorted(self.painter.layout.sectors.items())}
 
     # --- a resident --------------------------------------------------------------------------
 
@@ -169,7 +153,11 @@ class WebTown:
         if name not in rows or name not in self.world.personas:
             raise KeyError(name)
         body, mind = rows[name]
-        whispered = whisper_thoughts(name, await self.store.whispers(town_id))
+        # The page hides the thoughts whispers left: each whisper the town accepted became the
+        # thought `inner_voice` makes of it (the audit log keeps the text, not whom it went to),
+        # and a whisper is a member's private word, taken as the resident's own.
+        whispered = {inner_voice(clean_text(text), name)
+                     for text in await self.store.whispers(town_id)}
         memories = [s.memory for s in await self.store.memories(town_id, name)
                     if not (s.memory.kind == "thought" and s.memory.text in whispered)]
         by_id = {m.id: m for m in memories}
@@ -189,10 +177,3 @@ class WebTown:
             "reflections": list(reversed(reflections)),
             "conversations": list(reversed(talks)),
         }
-
-
-def whisper_thoughts(resident: str, whispers: list[str]) -> set[str]:
-    """The memories whispers left in a resident: each whisper the town accepted became the
-    thought `inner_voice` makes of it (the audit log keeps the text, not whom it went to). The
-    page hides them: a whisper is a member's private word, taken as the resident's own."""
-    return {inner_voice(clean_text(text), resident) for text in whispers}
