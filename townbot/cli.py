@@ -21,6 +21,7 @@ from townbot.doctor import add_doctor_parser
 from townbot.eval.parser import add_eval_parser
 from townbot.platforms.arguments import (
     STOP_SIGNALS,
+    Stopped,
     add_map_parser,
     add_play_parser,
     add_sim_parser,
@@ -28,8 +29,10 @@ from townbot.platforms.arguments import (
     add_web_parser,
     check_scenario,
     exit_code,
+    run_stoppable,
     say_stopping,
     signal_name,
+    stop_like_ctrl_c,
 )
 from townbot.platforms.discord.cli import add_run_parser, add_sync_parser
 
@@ -139,18 +142,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-class Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised where Python would raise KeyboardInterrupt for Ctrl-C."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal_name(signum))
-        self.signum = signum
-
-
-def stop_like_ctrl_c(signum: int, frame: object) -> None:
-    raise Stopped(signum)
-
-
 @contextmanager
 def stop_signals_like_ctrl_c(*, process_ends: bool) -> Iterator[None]:
     """SIGTERM and SIGHUP stop any command as Ctrl-C does (sim, play and run take them on their
@@ -203,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
     if args.command in COMMANDS_WITHOUT_MODEL:
         module, function = COMMANDS_WITHOUT_MODEL[args.command]
         result = getattr(import_module(module), function)(args)
-        return asyncio.run(result) if asyncio.iscoroutine(result) else result
+        return run_stoppable(result) if asyncio.iscoroutine(result) else result
     from townbot.llm.settings import load_settings
 
     settings = load_settings()
@@ -213,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
         return run_doctor(args, settings, dict(os.environ))
     if args.command in ("usage", "reembed"):
         from townbot.platforms.maintenance import run_reembed, run_usage
-        return asyncio.run((run_usage if args.command == "usage" else run_reembed)(args, settings))
+        return run_stoppable((run_usage if args.command == "usage" else run_reembed)(args, settings))
     if args.command == "play":
         from townbot.platforms.console import run_play as run_town
     else:

@@ -8,10 +8,13 @@ so a bad command line writes nothing). Each command's own module loads once it i
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 # Each stops a run as Ctrl-C does; the exit code is the shell's for the signal: 128 + its number
 # (Ctrl-C 130, SIGTERM 143, SIGHUP 129).
@@ -32,6 +35,57 @@ def say_stopping(signum: int) -> None:
     with contextlib.suppress(OSError):
         os.write(2, f"{signal_name(signum)} again: the town is being saved and closed; it stops "
                     "in a moment\n".encode())
+
+
+T = TypeVar("T")
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where Python would raise KeyboardInterrupt for Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal_name(signum))
+        self.signum = signum
+
+
+def stop_like_ctrl_c(signum: int, frame: object) -> None:
+    raise Stopped(signum)
+
+
+def run_stoppable(command: Coroutine[Any, Any, T]) -> T:
+    """Run an async command as asyncio.run does, SIGTERM and SIGHUP cancelling it as the runner
+    cancels it for Ctrl-C: raised by the signal handler, Stopped could land in any task of the
+    loop (a web server accepting a connection) and end there as a logged traceback. A second
+    signal stops at once."""
+    async def stoppable() -> T:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        received: list[int] = []
+
+        def stop(signum: int) -> None:
+            if received or task is None or task.done():
+                raise Stopped(signum)
+            received.append(signum)
+            task.cancel()
+
+        # Only the main thread takes signals (tests run main in others too).
+        main_thread = threading.current_thread() is threading.main_thread()
+        previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS[1:] if main_thread}
+        for signum in previous:
+            loop.add_signal_handler(signum, stop, signum)
+        try:
+            result = await command
+        except asyncio.CancelledError:
+            if not received:
+                raise
+        finally:
+            for signum, handler in previous.items():  # the loop's handler would leave SIG_DFL
+                loop.remove_signal_handler(signum)
+                signal.signal(signum, handler)  # type: ignore[arg-type]
+        if received:
+            raise Stopped(received[0])
+        return result
+
+    return asyncio.run(stoppable())
 
 
 RESIDENTS_HELP = ("a smaller town: a number of residents who know each other, or names "

@@ -19,7 +19,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from townbot.platforms.arguments import TOKEN_LENGTH
+from townbot.platforms.arguments import TOKEN_LENGTH, run_stoppable
 from townbot.platforms.metrics import TownMetrics
 from townbot.platforms.web.site import TownShelf, make_app, make_towns_app, serve_app
 from townbot.platforms.web.town import WebTown
@@ -34,7 +34,7 @@ def run_web(args: argparse.Namespace) -> int:
         raise StoreError(f"--port {args.port} is not a port; use 1 to 65535, e.g. 8080")
     args.token = page_token(args.host, args.token)
     try:
-        asyncio.run(serve(args))
+        run_stoppable(serve(args))
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
     return 0
