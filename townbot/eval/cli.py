@@ -18,12 +18,11 @@ from townbot.eval.run import EvalOptions, evaluate, note
 from townbot.eval.snapshot import read_town
 from townbot.llm.budget import Budget
 from townbot.llm.metering import CollectedUsage
-from townbot.llm.offline import OfflineModel
 from townbot.llm.port import LanguageModel
 from townbot.llm.settings import Caps, ModelSettings, SettingsError, load_settings
 from townbot.llm.stack import build_model_stack
 from townbot.store.database import StoreError
-from townbot.town.launch import TownFiles, open_engine
+from townbot.town.launch import TownFiles, checked_client, open_engine
 from townbot.town.service import Person, TownService
 
 EVAL_RUNNER = Person("cli:eval", "townbot eval run", moderator=True)
@@ -58,19 +57,7 @@ async def _model(settings: ModelSettings, seed: int, budget: Budget | None,
                  usage: CollectedUsage) -> LanguageModel:
     """The model stack for the evaluation: its own usage sink, the shared call cap, and the
     start-up check of a server before any interview."""
-    if settings.offline:
-        inner: LanguageModel = OfflineModel(seed=seed)
-    else:
-        from townbot.llm.openai_client import OpenAIModel  # openai is slow to import: when used
-        from townbot.llm.probe import start_up_check
-
-        inner = OpenAIModel(settings)
-        try:
-            await start_up_check(inner)
-        except BaseException:
-            await inner.close()
-            raise
-    return build_model_stack(inner, budget=budget, usage=usage)
+    return build_model_stack(await checked_client(seed, settings), budget=budget, usage=usage)
 
 
 async def _simulate(args: argparse.Namespace, settings: ModelSettings, seed: int,

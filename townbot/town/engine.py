@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -388,9 +388,14 @@ class Engine:
                 self._talks.append(self._start_talk(intent.agent, partner))
 
     def _start_talk(self, first: str, second: str) -> Talk:
+        """Who speaks, where, when and in what state is taken now, so a talk that carries over
+        is not changed by the ticks it overlaps."""
         body = self.bodies[first]
         sector, arena = body.sector or "", body.arena or ""
-        lines = asyncio.ensure_future(self._converse(first, second))
+        voices = (self.voice_of(first), self.voice_of(second))
+        lines = asyncio.ensure_future(self._lines(*voices, with_visitor=second not in self.minds,
+                                                  now=self.clock.now,
+                                                  place=f"{body.sector}: {body.arena}"))
         for name, partner in ((first, second), (second, first)):
             talker = self.bodies[name]
             talker.action, talker.emoji = f"talking with {self.shown(partner)}", "💬"
@@ -432,14 +437,6 @@ class Engine:
         return dialogue.Voice(self.shown(name), f"{self.shown(name)}, a visitor: "
                               f"{PeopleText(body.visitor or '', 120)}",
                               MemoryStream(self.town.embedding_dim), body.action)
-
-    def _converse(self, first: str, second: str) -> Coroutine[Any, Any, list[dialogue.Line]]:
-        """The talk's lines, to be awaited; who speaks, where, when and in what state is taken
-        now, so a talk that carries over is not changed by the ticks it overlaps."""
-        body = self.bodies[first]
-        place, now = f"{body.sector}: {body.arena}", self.clock.now
-        voices = (self.voice_of(first), self.voice_of(second))
-        return self._lines(*voices, with_visitor=second not in self.minds, now=now, place=place)
 
     async def _lines(self, first: dialogue.Voice, second: dialogue.Voice, *, with_visitor: bool,
                      now: datetime, place: str) -> list[dialogue.Line]:

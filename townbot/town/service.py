@@ -105,8 +105,10 @@ class TownService:
 
     async def _refused(self, case: str, person: Person, arguments: dict[str, Any],
                        refusal: TownError) -> None:
+        """An audit row alone: a refusal changed nothing."""
         refusal.args = (clean_text(str(refusal)),)  # it may quote what the person typed
-        await self._audit_refusal(case, person, arguments, str(refusal))
+        row = self._audit_row(case, person, arguments, "refused", str(refusal))
+        await self.engine.store.add_audits(self.engine.town.id, [row])
 
     def _audit_row(self, case: str, person: Person, arguments: dict[str, Any], outcome: str,
                    detail: str) -> AuditEntry:
@@ -116,17 +118,11 @@ class TownService:
                           {key: audited(value) for key, value in arguments.items()}, outcome,
                           detail)
 
-    async def _audit_refusal(self, case: str, person: Person, arguments: dict[str, Any],
-                             reason: str) -> None:
-        """An audit row alone: a refusal changed nothing."""
-        row = self._audit_row(case, person, arguments, "refused", reason)
-        await self.engine.store.add_audits(self.engine.town.id, [row])
-
     async def refused(self, case: str, person: Person, reason: str) -> None:
         """Audit a refusal a platform made before the use case ran (a moderator command
         asked for by someone else, turned away at once so that nothing waits for a tick)."""
         async with self.lock:
-            await self._audit_refusal(case, person, {}, clean_text(reason))
+            await self._refused(case, person, {}, TownError(reason))
 
     # --- lookups ----------------------------------------------------------------------------
 
