@@ -1,17 +1,7 @@
-"""The engine: owns the shared world state and runs one tick at a time.
-
-Each tick: arrivals, perception, all minds think concurrently, intents are applied in a fixed
-(alphabetical) order, conversations are held, and one transaction commits everything. With the
-offline model and a fixed seed, the same start gives the same transcript.
-
-A conversation's lines are asked one after another, so with a slow model one talk can outlast
-the thinking of everyone else. A paced platform (Discord) may therefore let a tick end before
-its talks do (`tick(carry_after=...)`): a talk still under way carries over, its two people
-keep talking (they do not think) until it ends, and its lines are posted, with the game times
-they were spoken at, by the first tick that finds it finished.
-
-Between ticks, people change the town only through the commands of `town/commands.py`, each
-inside `change()`: all or nothing, like a tick.
+"""The engine: owns the shared world state and runs one tick at a time (the steps of a tick,
+and why a talk may carry over into the next ones, are in docs/architecture.md). With the
+offline model and a fixed seed, the same start gives the same transcript. Between ticks, people
+change the town only through the commands of `town/commands.py`, each inside `change()`.
 """
 
 from __future__ import annotations
@@ -48,7 +38,6 @@ from townbot.store.database import (
 from townbot.town.body import Body
 from townbot.town.mishaps import DEFAULT_RATE, is_alarming, mishap
 from townbot.town.perception import Scene, shown
-from townbot.town.saved import SavedTown
 from townbot.world.clock import GameClock, format_game_time, minute_of_day, parse_game_time
 from townbot.world.events import TownEvent
 from townbot.world.model import World, join_path
@@ -81,6 +70,34 @@ class Hold:
     audits: list[AuditEntry] = field(default_factory=list)
     flags: dict[str, Any] = field(default_factory=dict)  # towns columns to set (set_flags)
     changed: bool = False
+
+
+@dataclass
+class SavedTown:
+    """A town as its database holds it, loaded whole: when the engine opens a town, and when it
+    goes back to the last commit."""
+
+    bodies: dict[str, Body]
+    states: dict[str, MindState]
+    streams: dict[str, MemoryStream]
+    objects: dict[str, str]
+    visitors: list[VisitorRow]
+
+    @classmethod
+    async def load(cls, store: Store, town: TownRow, world: World) -> SavedTown:
+        rows = await store.agents(town.id)
+        missing = sorted(set(world.personas) - set(rows))
+        if missing:
+            raise StoreError(f"residents {', '.join(missing)} are not in this town's database; "
+                             "use the persona folder the town was founded with or a new --db")
+        bodies = {n: Body.from_dict(b) for n, (b, _) in rows.items() if n in world.personas}
+        states = {n: MindState.from_dict(m) for n, (_, m) in rows.items() if n in world.personas}
+        streams = {name: MemoryStream(town.embedding_dim) for name in bodies}
+        async for chunk in store.memory_chunks(town.id):  # a chunk of rows at a time
+            if chunk.agent in streams:
+                streams[chunk.agent].extend_stored(chunk.memories, chunk.vectors)
+        return cls(bodies, states, streams, await store.objects(town.id),
+                   await store.visitors(town.id))
 
 
 @dataclass
@@ -166,9 +183,8 @@ class Engine:
                 self.bodies[row.name] = Body.from_dict(row.body)
 
     async def _restore(self) -> None:
-        """Put the town in memory back to what the database holds (minds, memories, bodies,
-        objects, people, the clock): a change that failed half-way, or whose commit failed,
-        leaves nothing behind for the next one to trip over."""
+        """Put the town in memory back to what the database holds: a change that failed
+        half-way, or whose commit failed, leaves nothing behind for the next one to trip over."""
         self.drop_talks()  # their voices belong to the minds being replaced
         town = await self.store.town(self.town.id)
         assert town is not None
@@ -198,10 +214,8 @@ class Engine:
 
     @asynccontextmanager
     async def held(self) -> AsyncIterator[Hold]:
-        """One use case, all or nothing with its audit: the changes its commands make are
-        committed once, at the end, in the same transaction as the audit rows it puts in the
-        yielded `Hold`; a use case that changed nothing writes only those rows. If anything
-        fails, nothing is written and the town goes back to the last commit."""
+        """One use case, all or nothing with the audit rows it puts in the yielded `Hold`: its
+        commands' changes commit once, at the end, in the same transaction."""
         hold = Hold()
         token = self._hold.set(hold)
         try:
@@ -272,9 +286,8 @@ class Engine:
     # --- the tick ---------------------------------------------------------------------------
 
     async def tick(self, *, carry_after: float | None = None) -> list[TownEvent]:
-        """One tick, all or nothing: if it fails, the town goes back to the last commit.
-        `carry_after`: seconds after the tick began when talks still under way are left to
-        go on (see the module's docstring); None waits for every talk, as `sim` does."""
+        """One tick, all or nothing. `carry_after`: seconds after the tick began when talks
+        still under way are left to go on; None waits for every talk, as `sim` does."""
         try:
             return await self._tick(carry_after)
         except BaseException:

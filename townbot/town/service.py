@@ -3,10 +3,6 @@
 Each use case is validated, permission-checked, rate-limited where it costs model calls, and
 written to the audit log with its outcome. Bad input raises `TownError` with what was wrong and
 what would be right, and changes nothing. Platforms (console, Discord) only translate.
-
-What platforms and the service say to each other is in `requests.py` (Person, Outcome,
-TownError, text limits); who is admitted when, in `admission.py`; the changes a use case makes
-go through the engine's commands (`commands.py`).
 """
 
 from __future__ import annotations
@@ -376,18 +372,16 @@ class TownService:
                                                outcome.text[:200]))
         return outcome
 
-    def parse_object_command(self, text: str) -> tuple[str, str]:
-        """'<Sector: arena: object> is burning' -> (path, state)."""
-        match = OBJECT_FORM.match(text or "")
-        if not match:
-            raise TownError("write the change as <Sector: arena: object> is <state>, e.g. "
-                            "<Isabella Rodriguez's apartment: kitchen: stove> is burning")
-        return match.group(1), match.group(2)
-
     async def set_object(self, person: Person, path: str, state: str | None = None) -> Outcome:
         async def act() -> Outcome:
-            target, new_state = (path, state) if state is not None else \
-                self.parse_object_command(path)
+            target, new_state = path, state
+            if state is None:  # the whole change in `path`: '<Sector: arena: object> is burning'
+                written = OBJECT_FORM.match(path or "")
+                if written is None:
+                    raise TownError("write the change as <Sector: arena: object> is <state>, "
+                                    "e.g. <Isabella Rodriguez's apartment: kitchen: stove> is "
+                                    "burning")
+                target, new_state = written.groups()
             full = self.object_path(target)
             value = bounded(new_state, "state")
             events = await commands.change_object(self.engine, full, value)
