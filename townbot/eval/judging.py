@@ -1,9 +1,6 @@
-"""The judge (paper 6.2 to 6.4): a model ranks the conditions' answers for believability, blind
-and shuffled; the rankings become TrueSkill ratings. The same model labels yes/no answers of
-the end-to-end interviews, in batches.
-
-The paper's rankings came from 100 people; here a configured chat model stands in for them. With
-the offline model the ranking follows a fixed word-overlap rule and the report says so.
+"""The judge (paper 6.2 to 6.4), a chat model in place of the paper's 100 people: it ranks the
+conditions' answers for believability, blind and shuffled, and the rankings become TrueSkill
+ratings; it labels the yes/no answers of the end-to-end interviews, in batches.
 """
 
 from __future__ import annotations

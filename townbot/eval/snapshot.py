@@ -1,11 +1,6 @@
-"""A town read for evaluation: opened read-only, so nothing an evaluation does can change it.
-
-The evaluation looks at two moments. The end is the town as stored: every memory, the cached
-summary, today's plan (none when the plan held is another day's: before waking) and what each
-resident is doing. The start is the town as founded: each resident's persona seed memories and
-the thoughts seeded at the town's start time (a scenario loaded before the first tick), with the
-persona's own description as summary and no plan yet. `townbot eval run`
-loads its scenario before the first tick, so both rules describe the same moment there.
+"""A town read for evaluation, opened read-only, at two moments: the end is the town as stored;
+the start is the town as founded (persona seed memories and the thoughts seeded at the start
+time, with the persona's own description as summary and no plan yet).
 """
 
 from __future__ import annotations
@@ -102,7 +97,7 @@ async def read_town(path: str | Path, world: World) -> TownSnapshot:
     finally:
         await store.close()
     clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
-    start_time = parse_game_time(town.start)
+    start_time = clock.start
     by_agent: dict[str, list[tuple[Memory, object]]] = {name: [] for name in rows}
     for item in stored:
         if item.agent in by_agent:

@@ -1,10 +1,6 @@
-"""Perception: what each resident can see and hear in its arena this tick.
-
-Others in the same arena and objects whose state is out of the ordinary, nearest first, capped
-by an attention bandwidth (the original kept a handful of events per step). Trouble (something
-burning, smoking or leaking) reaches the whole building: a fire in the kitchen is smelled from
-the common room. Each sighting says whether a person could be talked to and whether an object's
-state is someone's doing.
+"""Perception: what each resident sees in its arena this tick (`Scene.perceive`), capped by an
+attention bandwidth (the original kept a handful of events per step). Trouble (something
+burning or leaking) reaches the whole building: a kitchen fire is smelled from the common room.
 """
 
 from __future__ import annotations

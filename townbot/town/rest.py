@@ -81,7 +81,7 @@ class Rest:
 
     def interval(self, active_seconds: float) -> float | None:
         """Real seconds between ticks now; None when the town does not tick."""
-        return (self.settings.seconds if self.resting else active_seconds)
+        return self.settings.seconds if self.resting else active_seconds
 
     def fell_asleep_notice(self) -> str:
         minutes = round(self.settings.after / 60)
