@@ -36,7 +36,7 @@ from townbot.store.database import (
     VisitorRow,
 )
 from townbot.town.body import Body
-from townbot.town.mishaps import DEFAULT_RATE, is_alarming, mishap
+from townbot.town.mishaps import is_alarming, mishap
 from townbot.town.perception import Scene, shown
 from townbot.world.clock import GameClock, format_game_time, minute_of_day, parse_game_time
 from townbot.world.events import TownEvent
@@ -111,12 +111,10 @@ class Engine:
     bodies: dict[str, Body]
     objects: dict[str, str]
     settings: MindSettings = field(default_factory=MindSettings)
-    mishap_rate: float = DEFAULT_RATE
-    defaults: dict[str, str] = field(default_factory=dict)
     usage: UsageLog | None = None  # where the model's usage records of this town go
 
     def __post_init__(self) -> None:
-        self.defaults = self.world.default_object_states()
+        self.defaults: dict[str, str] = self.world.default_object_states()
         self._changed_objects: dict[str, tuple[str, str]] = {}
         self._conversations: list[ConversationRecord] = []
         self._last_mishap: dict[str, int] = {}  # object path -> tick of its last mishap
@@ -133,14 +131,12 @@ class Engine:
 
     @classmethod
     async def open(cls, world: World, store: Store, model: LanguageModel, *, seed: int = 0,
-                   start: str | None = None, tick_minutes: int | None = None,
                    settings: MindSettings | None = None) -> Engine:
         """Resume the town in the database, or found it when the database is new."""
         town = await store.town()
         settings = settings or MindSettings()
         if town is None:
-            return await cls._found(world, store, model, seed, start or world.start,
-                                    tick_minutes or world.tick_minutes, settings)
+            return await cls._found(world, store, model, seed, settings)
         if town.embedding_dim != model.embedding_dim or town.embedding_model != model.embedding_model:
             raise StoreError(
                 f"this town's memories were embedded with {town.embedding_model} "
@@ -153,14 +149,14 @@ class Engine:
 
     @classmethod
     async def _found(cls, world: World, store: Store, model: LanguageModel, seed: int,
-                     start: str, tick_minutes: int, settings: MindSettings) -> Engine:
+                     settings: MindSettings) -> Engine:
         arenas_of = {name: list(s.arenas) for name, s in world.sectors.items()}
         bodies = {name: Body(p.home_sector, p.home_arena) for name, p in world.personas.items()}
         states = {name: MindState(places=PlaceKnowledge(starting_knowledge(p, arenas_of)))
                   for name, p in world.personas.items()}
         objects = world.default_object_states()
         town = await store.create_town(
-            world.town, start, tick_minutes, seed, model.label, model.embedding_model,
+            world.town, world.start, world.tick_minutes, seed, model.label, model.embedding_model,
             model.embedding_dim, {n: (bodies[n].to_dict(), states[n].to_dict()) for n in bodies},
             objects)
         engine = cls._assemble(world, store, model, town, SavedTown(bodies, states, {}, objects, []),
@@ -357,7 +353,7 @@ class Engine:
             if self.clock.tick - self._last_mishap.get(path, -MISHAP_QUIET_TICKS) < \
                     MISHAP_QUIET_TICKS:
                 continue  # something just put right does not go wrong again at once
-            state = mishap(path, name, self.clock.tick, self.town.seed, self.mishap_rate)
+            state = mishap(path, name, self.clock.tick, self.town.seed)
             if state is not None:
                 self.set_object(path, state)
                 sector, arena, obj = path.split(": ")
