@@ -121,7 +121,6 @@ class Engine:
         self.people: dict[str, VisitorRow] = {}  # person id -> visitor (or taken-over resident)
         self._departed: list[tuple[str, str]] = []
         self._talks: list[Talk] = []  # under way, in the order they began
-        self._day_ticks = self.clock.ticks_for(days=1)
         # The use case under way in this task (see held): a context variable, so that a tick
         # or another person's use case running beside it never joins its commit.
         self._hold: ContextVar[Hold | None] = ContextVar(f"hold of {self.town.id}", default=None)
@@ -568,11 +567,11 @@ class Engine:
                       audits: list[AuditEntry] | None = None,
                       flags: dict[str, Any] | None = None) -> None:
         next_tick = self.clock.tick + (1 if advance else 0)
+        day_begins = advance and next_tick % self.clock.ticks_for(days=1) == 0
         changes = TickChanges(town_id=self.town.id, next_tick=next_tick, tick=self.clock.tick,
-                              events=events, compact=advance and next_tick % self._day_ticks == 0,
-                              objects=self._changed_objects, conversations=self._conversations,
-                              visitors=self._visitor_rows(), departed=self._departed,
-                              audits=audits or [], flags=flags or {})
+                              events=events, compact=day_begins, objects=self._changed_objects,
+                              conversations=self._conversations, visitors=self._visitor_rows(),
+                              departed=self._departed, audits=audits or [], flags=flags or {})
         # Only what was marked changed is encoded and written; the marks are cleared now, and
         # a failed commit reloads the town (see tick and _change), so no change is lost.
         for name, mind in self.minds.items():
