@@ -1,7 +1,6 @@
 """News in the town: the pieces of information the paper follows (section 7.1; events.yaml),
-who heard of each from whom (diffusion, from memories alone), and the live status moderators
-ask for (`TownService.event_status`). Pure functions of memories and plans: no model calls,
-no I/O beyond reading events.yaml. The evaluation (townbot/eval) reads these too.
+who heard of each from whom, and the live status moderators ask for; pure functions of
+memories and plans, which the evaluation reads too.
 """
 
 from __future__ import annotations

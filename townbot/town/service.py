@@ -70,10 +70,8 @@ class TownService:
         return bool(self.engine.town.paused)
 
     async def tick(self, *, interval: float | None = None) -> list[TownEvent]:
-        """One tick unless paused; platforms' schedulers call this. `interval`: the real
-        seconds between ticks of a platform that ticks on a clock; such a tick waits
-        TALK_SHARE of it for its talks and lets slower ones carry over (Engine.tick). None
-        (as fast as possible, or a tick someone asked for) waits for every talk."""
+        """One tick unless paused. `interval`: the real seconds between ticks of a platform
+        that ticks on a clock, whose slower talks carry over (Engine.tick); None waits for all."""
         patience = TALK_SHARE * interval if interval else None
         async with self.lock:
             if self.paused:
@@ -336,11 +334,9 @@ class TownService:
     async def interview(self, person: Person, resident: str, question: str,
                         as_persona: str | None = None, remember: bool = False,
                         access: Ablation | None = None) -> Outcome:
-        """The resident answers while the clock runs: what the answer starts from is read
-        under the town lock between ticks, the model answers without it (seconds, or a minute
-        on a slow server), and the interview memory (when asked to remember) is written and
-        committed under the lock again with the audit row. The use counts toward its rate
-        limit when admitted: uses under way at once count too."""
+        """The resident answers while the clock runs: the town is read under the lock, the
+        model answers without it (seconds, or a minute on a slow server), and the memory and
+        audit row are committed under it again. Uses under way at once count toward the limit."""
         arguments = {"resident": resident, "question": question, "as": as_persona,
                      "remember": remember}
         async with self.lock:
