@@ -134,7 +134,7 @@ def event_status(event: TrackedEvent, memories: Mapping[str, Sequence[Memory]],
     return EventStatus(event, tuple(diffusion(memories, event)), planning)
 
 
-def describe_status(status: EventStatus, now: datetime) -> str:
+def describe_status(status: EventStatus) -> str:
     """A few lines for a moderator: the spread so far, who told whom, who plans to go."""
     event, heard = status.event, status.heard
     lines = [f"{event.title}: {len(heard)} know of it"

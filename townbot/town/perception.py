@@ -9,7 +9,6 @@ from townbot.mind.reacting import Sighting
 from townbot.prompting import PeopleText, quoted_name
 from townbot.town.body import Body
 from townbot.town.mishaps import is_alarming
-from townbot.world.model import World
 
 ATTENTION_BANDWIDTH = 8
 STATE_LIMIT = 80  # characters of an object's state (the town service's limit)
@@ -31,12 +30,6 @@ def describe(name: str, body: Body) -> str:
     if body.visitor is not None:  # a person's own words reach prompts only quoted and bounded
         return f"{shown(name, body)}, a visitor ({PeopleText(body.visitor, 120)}), is {body.action}"
     return f"{name} is {body.action}"
-
-
-def perceive(name: str, bodies: dict[str, Body], objects: dict[str, str], world: World,
-             defaults: dict[str, str], bandwidth: int = ATTENTION_BANDWIDTH) -> list[Sighting]:
-    """One resident's perception (the engine gathers a Scene once per tick instead)."""
-    return Scene(bodies, objects, defaults).perceive(name, bandwidth)
 
 
 class Scene:

@@ -550,8 +550,7 @@ class TownService:
         """For each tracked event (the party, the candidacy): who knows of it, by which memory,
         from whom, and who has it in today's plan. From memories and plans: no model calls."""
         async def act() -> Outcome:
-            now = self.engine.clock.now
-            today = now.date()
+            today = self.engine.clock.now.date()
             minds = self.engine.minds
             memories = {name: mind.stream.memories for name, mind in minds.items()}
             plans = {name: [*mind.state.planning.day_plan,
@@ -559,7 +558,7 @@ class TownService:
                      for name, mind in minds.items() if mind.state.planning.day == today}
             statuses = [event_status(e, memories, plans) for e in tracked_events().values()]
             known = [s for s in statuses if s.heard]
-            text = "\n\n".join(describe_status(s, now) for s in known) or (
+            text = "\n\n".join(describe_status(s) for s in known) or (
                 "Nobody knows of a tracked event yet; load one with the scenario command "
                 "(valentines-party, mayoral-election).")
             return Outcome(text, data={"events": {
