@@ -143,7 +143,7 @@ async def aware_of(moment: TownMoment, interviewer: Interviewer, judge: Language
     names = sorted(moment.residents)
     records = await asyncio.gather(*(interviewer.ask(n, event.question) for n in names))
     labels = await label_answers(judge, f"of {event.title}", [
-        LabelItem(r.question, r.answer, event.label_patterns) for r in records])
+        LabelItem(r.question, r.answer, event.answer_names or event.about) for r in records])
     checked = []
     for record, said_yes in zip(records, labels, strict=True):
         backing = measures.backing_memory(moment.residents[record.resident].memories,
@@ -175,12 +175,6 @@ async def relationships(moment: TownMoment, interviewer: Interviewer, judge: Lan
         checked.append(measures.Checked(a, b, record.answer, said_yes, backing_id, text,
                                         record.unmet_claims, record.town_guard))
     return checked
-
-
-def heard_dict(heard: news.Heard) -> dict[str, Any]:
-    return {"resident": heard.resident, "time": format_game_time(heard.time),
-            "teller": heard.teller, "how": heard.how, "memory_id": heard.memory_id,
-            "memory": heard.text}
 
 
 async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: LanguageModel,
@@ -215,7 +209,9 @@ async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
     for key, event in events.items():
         heard = news.diffusion(memories, event)
         entry = result["events"][key]
-        entry["diffusion"] = [heard_dict(h) for h in heard]
+        entry["diffusion"] = [{"resident": h.resident, "time": format_game_time(h.time),
+                               "teller": h.teller, "how": h.how, "memory_id": h.memory_id,
+                               "memory": h.text} for h in heard]
         if event.place and event.window and event.place in snapshot.world.sectors:
             channel = snapshot.world.sectors[event.place].channel
             where = measures.presence(snapshot.events, channel, snapshot.end.now, people)

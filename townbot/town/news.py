@@ -48,10 +48,6 @@ class TrackedEvent(BaseModel):
         return all(p.search(text) for p in self.patterns)
 
     @property
-    def label_patterns(self) -> tuple[str, ...]:
-        return self.answer_names or self.about
-
-    @property
     def window(self) -> tuple[datetime, datetime] | None:
         if self.starts is None or self.ends is None:
             return None
