@@ -205,7 +205,7 @@ async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
             "hallucinated": sum(c.hallucinated for c in pairs)}
     result["network"]["gained"] = [list(e) for e in sorted(edges["end"] - edges["start"])]
     result["network"]["lost"] = [list(e) for e in sorted(edges["start"] - edges["end"])]
-    memories = snapshot.end.memories()
+    memories = {name: view.memories for name, view in snapshot.end.residents.items()}
     for key, event in events.items():
         heard = news.diffusion(memories, event)
         entry = result["events"][key]

@@ -40,9 +40,6 @@ class TownMoment:
     now: datetime
     residents: dict[str, ResidentView]
 
-    def memories(self) -> dict[str, list[Memory]]:
-        return {name: view.memories for name, view in self.residents.items()}
-
 
 @dataclass
 class TownSnapshot:

@@ -1,7 +1,5 @@
-"""`townbot export`: a town's state and history as JSON (stable keys) or Markdown.
-
-The JSON format is documented in docs/data.md ("Export format"); change keys only with a new
-`format` version.
+"""`townbot export`: a town's state and history as JSON or Markdown. The JSON format is in
+docs/data.md ("Export format"): change its keys only with a new `format` version.
 """
 
 from __future__ import annotations

@@ -152,10 +152,8 @@ class TownService:
         return sector, arena
 
     def _liveliest(self, sector: str, arenas: list[str]) -> str:
-        company = {arena: 0 for arena in arenas}
-        for body in self.engine.bodies.values():
-            if body.sector == sector and body.arena in company and body.action != "sleeping":
-                company[body.arena] += 1
+        company = Counter(body.arena for body in self.engine.bodies.values()
+                          if body.sector == sector and body.action != "sleeping")
         return max(arenas, key=lambda arena: (company[arena], -arenas.index(arena)))
 
     def object_path(self, path: str) -> str:
