@@ -51,8 +51,7 @@ def judge_settings(settings: ModelSettings, chosen: str | None) -> ModelSettings
     return dataclasses.replace(settings, chat_model=name.strip(), small_model=None)
 
 
-async def _simulate(args: argparse.Namespace, settings: ModelSettings, seed: int,
-                    db: Path) -> float:
+async def _simulate(args: argparse.Namespace, settings: ModelSettings, seed: int, db: Path) -> float:
     if db.exists():
         raise StoreError(f"{db} already exists; choose another --out folder or remove it")
     started = time.perf_counter()

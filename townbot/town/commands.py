@@ -66,8 +66,7 @@ async def leave(engine: Engine, person_id: str) -> list[TownEvent]:
     return events
 
 
-async def speak(engine: Engine, speaker: str, said: str, listeners: list[str],
-                addressed: str | None,
+async def speak(engine: Engine, speaker: str, said: str, listeners: list[str], addressed: str | None,
                 history: list[dialogue.Line]) -> tuple[list[TownEvent], str | None]:
     """A person says something in a sector: every listener remembers it; the addressed
     resident answers at once (from `history`, the exchange so far) and remembers that."""
@@ -136,8 +135,7 @@ async def seed(engine: Engine, resident: str, text: str) -> None:
     await apply_scenario(engine, [(resident, text)], [], None)
 
 
-async def apply_scenario(engine: Engine, seeds: list[tuple[str, str]],
-                         objects: list[tuple[str, str]],
+async def apply_scenario(engine: Engine, seeds: list[tuple[str, str]], objects: list[tuple[str, str]],
                          announcement: str | None) -> list[TownEvent]:
     async with engine.change() as events:
         for resident, thought in seeds:
@@ -151,8 +149,7 @@ async def apply_scenario(engine: Engine, seeds: list[tuple[str, str]],
     return events
 
 
-async def announce(engine: Engine, notice: str,
-                   sector: str | None) -> tuple[list[TownEvent], int]:
+async def announce(engine: Engine, notice: str, sector: str | None) -> tuple[list[TownEvent], int]:
     """Town hall announces to everyone awake (in a sector, or the whole town); returns the
     events and how many residents heard it."""
     async with engine.change() as events:

@@ -334,9 +334,6 @@ class Engine:
         """Residents a person has taken over (they do not think for themselves meanwhile)."""
         return {row.resident: pid for pid, row in self.people.items() if row.resident}
 
-    def visitor_names(self) -> set[str]:
-        return {name for name, body in self.bodies.items() if body.visitor is not None}
-
     def depart(self, person_id: str) -> None:
         row = self.people.pop(person_id)
         if row.resident is None:
@@ -388,9 +385,8 @@ class Engine:
         """Start the talks minds asked for, in fixed order; each person joins one talk at a
         time. The voices are taken before the two are marked as talking."""
         busy = self.talking()
-        visitors = self.visitor_names()
         for intent in intents:
-            partner = self.named(intent.talk_to, visitors) if intent.talk_to else None
+            partner = self.named(intent.talk_to) if intent.talk_to else None
             if partner and self._can_talk(intent.agent, partner, busy):
                 busy |= {intent.agent, partner}
                 self._talks.append(self._start_talk(intent.agent, partner))
@@ -430,10 +426,10 @@ class Engine:
         body = self.bodies.get(name)
         return shown(name, body) if body is not None else name
 
-    def named(self, seen: str, visitors: set[str]) -> str:
-        """The person a mind means by a name it knows (the inverse of `shown`), among the
-        town's residents and `visitors` (visitor_names, taken once for a tick's talks)."""
-        return next((n for n in visitors if self.shown(n) == seen), seen)
+    def named(self, seen: str) -> str:
+        """The person a mind means by a name it knows (the inverse of `shown`)."""
+        return next((n for n, body in self.bodies.items()
+                     if body.visitor is not None and shown(n, body) == seen), seen)
 
     def shown_lines(self, lines: list[dialogue.Line]) -> list[dialogue.Line]:
         return [(self.shown(speaker), text) for speaker, text in lines]

@@ -24,7 +24,7 @@ from townbot.mind import dialogue
 from townbot.mind.answering import Ablation, answer_as, todays_plan
 from townbot.mind.retrieval import retrieve
 from townbot.prompting import quoted, quoted_name
-from townbot.store.database import AuditEntry, VisitorRow
+from townbot.store.database import AuditEntry
 from townbot.text import clean_text
 from townbot.town import commands
 from townbot.town.admission import READ_OUTS, Admission, RateLimit, audited
@@ -170,17 +170,13 @@ class TownService:
                             f"{', '.join(objects)}")
         return join_path(sector, arena, obj)
 
-    def visitor(self, person: Person) -> VisitorRow:
+    def _speaker(self, person: Person) -> tuple[str, Body]:
+        """The name a person speaks under in the town (a visitor's, or a taken-over
+        resident's) and that body."""
         row = self.engine.people.get(person.id)
         if row is None:
             raise TownError("you are not in the town; join first (a name and a one-line "
                             "description)")
-        return row
-
-    def _speaker(self, person: Person) -> tuple[str, Body]:
-        """The name a person speaks under in the town (a visitor's, or a taken-over
-        resident's) and that body."""
-        row = self.visitor(person)
         name = row.resident or row.name
         return name, self.engine.bodies[name]
 
@@ -523,8 +519,7 @@ class TownService:
                                        "action": body.action, "place": body.place, "plan": plan})
         return await self._run("profile", person, {"resident": resident}, act)
 
-    async def memories(self, moderator: Person, resident: str, query: str,
-                       count: int = 10) -> Outcome:
+    async def memories(self, moderator: Person, resident: str, query: str, count: int = 10) -> Outcome:
         async def act() -> Outcome:
             who = self.resident(resident)
             asked = bounded(query, "query")
