@@ -80,7 +80,6 @@ def _grouped(text: str) -> str:
     return "".join(groups.get(char, char) for char in text)
 
 
-@lru_cache(maxsize=4096)
 def folds(name: str) -> frozenset[str]:
     """The forms in which look-alike names are equal: 'Isabеlla Rоdriguez' (Cyrillic е and о),
     'ISABELLA RODRIGUEZ' and 'Isabella\u200bRodríguez' share one. Two orders, because case and

@@ -144,17 +144,14 @@ class TownService:
         sector = matches[0]
         arenas = list(world.sectors[sector].arenas)
         if len(parts) == 1:
-            return sector, self._liveliest(sector, arenas)
+            company = Counter(body.arena for body in self.engine.bodies.values()
+                              if body.sector == sector and body.action != "sleeping")
+            return sector, max(arenas, key=lambda arena: (company[arena], -arenas.index(arena)))
         arena = next((a for a in arenas if a.lower() == parts[1].lower()), None)
         if arena is None:
             raise TownError(f"{sector} has no '{parts[1]}'{closest_names(parts[1], arenas)}; "
                             f"its areas are {', '.join(arenas)}")
         return sector, arena
-
-    def _liveliest(self, sector: str, arenas: list[str]) -> str:
-        company = Counter(body.arena for body in self.engine.bodies.values()
-                          if body.sector == sector and body.action != "sleeping")
-        return max(arenas, key=lambda arena: (company[arena], -arenas.index(arena)))
 
     def object_path(self, path: str) -> str:
         parts = split_path(path)
