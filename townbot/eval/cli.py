@@ -97,10 +97,9 @@ async def _evaluate_all(args: argparse.Namespace, settings: ModelSettings) -> in
         try:
             judge = build_model_stack(await checked_client(seed, judging), budget=budget, usage=usage)
             await model.prepare()
-            runs.append(await evaluate(snapshot, model, judge, settings, EvalOptions(
-                seed=seed, conditions=args.conditions, rankings=not args.end_to_end_only,
-                orders=args.orders),
-                usage))
+            options = EvalOptions(seed, args.conditions, rankings=not args.end_to_end_only,
+                                  orders=args.orders)
+            runs.append(await evaluate(snapshot, model, judge, settings, options, usage))
         finally:
             await model.close()
             if judge is not None:

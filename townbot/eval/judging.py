@@ -123,13 +123,12 @@ def not_told_apart(ratings: dict[str, Rating]) -> dict[str, list[str]]:
             for c, r in ratings.items()}
 
 
-async def label_answers(judge: LanguageModel, what: str, items: Sequence[LabelItem],
-                        agent: str | None = None) -> list[bool]:
+async def label_answers(judge: LanguageModel, what: str, items: Sequence[LabelItem]) -> list[bool]:
     """Yes/no for each answer (does it show the resident knows `what`?), in batches; a batch
     the judge cannot label is labelled "no" (counted as a fallback by metering)."""
     labels: list[bool] = []
     for start in range(0, len(items), LABEL_BATCH):
         batch = tuple(items[start:start + LABEL_BATCH])
         question = LabelQuestion(what, batch, tuple(own_words(i.answer) for i in batch))
-        labels += [label == "yes" for label in (await judge.ask(question.ask(agent))).labels]
+        labels += [label == "yes" for label in (await judge.ask(question.ask())).labels]
     return labels

@@ -265,8 +265,7 @@ def _counts(runs: list[dict[str, Any]]) -> list[str]:
     """Each share with the counts behind it, and the pairs density gained and lost."""
     lines = ["", "## The shares with their counts", ""]
     for run in runs:
-        lines.append(f"**Seed {run['seed']}**")
-        lines.append("")
+        lines += [f"**Seed {run['seed']}**", ""]
         for event in run.get("events", {}).values():
             for moment in ("start", "end"):
                 aware = event.get(moment)
