@@ -89,13 +89,10 @@ def _teller(memory: Memory, memories: Sequence[Memory], resident: str) -> str | 
     return None
 
 
-def first_heard(resident: str, memories: Sequence[Memory], event: TrackedEvent,
-                before: datetime | None = None) -> Heard | None:
-    """The earliest memory of the event that says how it arrived (optionally before a time)."""
+def first_heard(resident: str, memories: Sequence[Memory], event: TrackedEvent) -> Heard | None:
+    """The earliest memory of the event that says how it arrived."""
     for memory in memories:
-        if memory.kind not in SOURCES or (before is not None and memory.created >= before):
-            continue
-        if not event.mentioned_in(memory.text):
+        if memory.kind not in SOURCES or not event.mentioned_in(memory.text):
             continue
         if resident == event.originator:
             return Heard(resident, memory.created, memory.id, memory.text, None, "originator")
@@ -104,11 +101,10 @@ def first_heard(resident: str, memories: Sequence[Memory], event: TrackedEvent,
     return None
 
 
-def diffusion(memories: Mapping[str, Sequence[Memory]], event: TrackedEvent,
-              before: datetime | None = None) -> list[Heard]:
+def diffusion(memories: Mapping[str, Sequence[Memory]], event: TrackedEvent) -> list[Heard]:
     """Everyone who has a memory of the event, in the order they learned of it."""
     heard = [h for name in sorted(memories)
-             if (h := first_heard(name, memories[name], event, before)) is not None]
+             if (h := first_heard(name, memories[name], event)) is not None]
     return sorted(heard, key=lambda h: (h.time, h.resident))
 
 
