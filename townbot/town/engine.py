@@ -160,7 +160,12 @@ class Engine:
             objects)
         engine = cls._assemble(world, store, model, town, SavedTown(bodies, states, {}, objects, []),
                                settings)
-        await engine._plant_seed_memories()
+        for mind in engine.minds.values():  # each persona's seed memories, observed at the start
+            for text in mind.persona.seed_memories:
+                mind.remember("observation", text, when=engine.clock.now)
+        await asyncio.gather(*(m.flush_memories(engine.clock.now, force=True)
+                               for m in engine.minds.values()))
+        await engine._commit([], advance=False)
         await engine._keep_day_start(0)
         return engine
 
@@ -238,14 +243,6 @@ class Engine:
         engine = cls(world, store, town, model, clock, {}, {}, {}, settings, usage=usage)
         engine._take(saved)
         return engine
-
-    async def _plant_seed_memories(self) -> None:
-        for mind in self.minds.values():
-            for text in mind.persona.seed_memories:
-                mind.remember("observation", text, when=self.clock.now)
-        await asyncio.gather(*(m.flush_memories(self.clock.now, force=True)
-                               for m in self.minds.values()))
-        await self._commit([], advance=False)
 
     # --- rules of the world (what a mind may ask while it thinks: mind.agent.WorldView) --------
 
@@ -600,12 +597,10 @@ class Engine:
                                                 self.clock.day_number, error)
 
     def _visitor_rows(self) -> list[VisitorRow]:
-        rows = []
-        for person_id, row in self.people.items():
-            body = self.bodies.get(row.name) if row.resident is None else None
-            rows.append(VisitorRow(person_id, row.name, row.description,
-                                   {**row.body, **(body.to_dict() if body else {})}, row.resident))
-        return rows
+        """Every person's row, a visitor's with their body as it is now."""
+        return [replace(row, body={**row.body, **self.bodies[row.name].to_dict()})
+                if row.resident is None and row.name in self.bodies else row
+                for row in self.people.values()]
 
     # --- for the commands people give between ticks (town/commands.py) ------------------------
 

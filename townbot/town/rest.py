@@ -30,10 +30,9 @@ class RestSettings:
             f"one tick every {self.seconds:g} real seconds"
 
 
-def rest_settings(env: dict[str, str] | None) -> RestSettings:
+def rest_settings(env: dict[str, str]) -> RestSettings:
     """TOWNBOT_IDLE_AFTER (seconds, 0 for never) and TOWNBOT_IDLE_SPEED ('pause', or seconds
     per tick while resting)."""
-    env = env or {}
     after_text = env.get(IDLE_AFTER, "").strip()
     speed_text = env.get(IDLE_SPEED, "").strip().lower()
     try:
