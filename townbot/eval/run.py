@@ -48,16 +48,6 @@ def note(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def check_embedder(snapshot: TownSnapshot, model: LanguageModel) -> None:
-    town = snapshot.town
-    if (town.embedding_model, town.embedding_dim) != (model.embedding_model, model.embedding_dim):
-        raise StoreError(
-            f"this town's memories were embedded with {town.embedding_model} "
-            f"({town.embedding_dim} dimensions) but the configured embedder is "
-            f"{model.embedding_model} ({model.embedding_dim}); configure the town's embedding "
-            "model (TOWNBOT_EMBEDDING_MODEL) so interviews retrieve what the residents remember")
-
-
 # --- the controlled evaluation --------------------------------------------------------------------
 
 
@@ -248,8 +238,13 @@ async def evaluate(snapshot: TownSnapshot, model: LanguageModel, judge: Language
                    usage: CollectedUsage) -> dict[str, Any]:
     """`model` answers as the residents, `judge` ranks and labels; both send their usage
     records to `usage`, which becomes the evaluation's cost."""
-    check_embedder(snapshot, model)
     town = snapshot.town
+    if (town.embedding_model, town.embedding_dim) != (model.embedding_model, model.embedding_dim):
+        raise StoreError(
+            f"this town's memories were embedded with {town.embedding_model} "
+            f"({town.embedding_dim} dimensions) but the configured embedder is "
+            f"{model.embedding_model} ({model.embedding_dim}); configure the town's embedding "
+            "model (TOWNBOT_EMBEDDING_MODEL) so interviews retrieve what the residents remember")
     result: dict[str, Any] = {
         "seed": options.seed, "database": snapshot.path,
         "town": {"name": town.name, "seed": town.seed, "model": town.model,

@@ -72,12 +72,6 @@ def _stream(memories: list[tuple[Memory, object]], dim: int) -> MemoryStream:
     return stream
 
 
-def _is_founding(memory: Memory, persona: Persona, start: datetime) -> bool:
-    if memory.kind == "observation":
-        return memory.text in persona.seed_memories and memory.created <= start
-    return memory.kind == "thought" and memory.created <= start
-
-
 async def read_town(path: str | Path, world: World) -> TownSnapshot:
     store = await open_read_only(path)
     try:
@@ -103,7 +97,8 @@ async def read_town(path: str | Path, world: World) -> TownSnapshot:
     for name, (body, mind) in rows.items():
         persona = world.personas[name]
         everything = by_agent[name]
-        founding = [(m, v) for m, v in everything if _is_founding(m, persona, start_time)]
+        founding = [(m, v) for m, v in everything if m.created <= start_time and (
+            m.kind == "thought" or (m.kind == "observation" and m.text in persona.seed_memories))]
         start[name] = ResidentView(persona, _stream(founding, town.embedding_dim),
                                    render_summary(persona, None), None)
         blocks = [PlanBlock.from_dict(b) for b in mind.get("blocks", [])]
