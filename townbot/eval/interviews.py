@@ -71,8 +71,7 @@ def fill(question: Question, view: ResidentView, people: list[str], seed: int) -
     others = [p for p in people if p != view.persona.name]
     ranked = [p for p, _ in sorted(known.items(), key=lambda kv: (-kv[1], kv[0]))] or others[:1]
     pool = sorted(known) or others
-    chooser = random.Random(f"{seed}:{view.persona.name}")
-    picked = chooser.sample(pool, k=min(2, len(pool)))
+    picked = random.Random(f"{seed}:{view.persona.name}").sample(pool, k=min(2, len(pool)))
     values = {"acquaintance": picked[0], "other_acquaintance": picked[-1],
               "closest": ranked[0], "stranger": STRANGER}
     return Template(question.template).substitute(values)

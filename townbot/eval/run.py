@@ -120,8 +120,7 @@ def category_pattern(categories: dict[str, dict[str, Any]]) -> dict[str, Any]:
         if "full" not in ratings or len(ratings) < 2:
             continue
         losses = {c: round(ratings["full"].mu - r.mu, 2) for c, r in ratings.items() if c != "full"}
-        worst = max(losses, key=lambda c: losses[c])
-        pattern[category] = {"losses": losses, "largest_loss": worst}
+        pattern[category] = {"losses": losses, "largest_loss": max(losses, key=lambda c: losses[c])}
     return pattern
 
 
