@@ -242,7 +242,7 @@ def test_event_status_from_memories_and_plans():
     assert [(h.resident, h.teller, h.memory_id) for h in status.heard] == [
         ("Isabella Rodriguez", None, 0), ("Sam Moore", "Isabella Rodriguez", 3)]
     assert status.planning == ("Sam Moore",)
-    text = news.describe_status(status, START)
+    text = news.describe_status(status)
     assert "2 know of it" in text and "heard from Isabella Rodriguez" in text
 
 

@@ -8,7 +8,7 @@ import unicodedata
 import pytest
 
 from townbot.text import clean_text, clean_tree
-from townbot.town.lookalikes import folds, resembled
+from townbot.town.names import folds, passes_for
 
 POISON = [
     "\ud800",  # a lone surrogate: UTF-8 and SQLite cannot store it
@@ -71,18 +71,18 @@ TAKEN = ["Isabella Rodriguez", "Isabella", "Mei Lin", "Mei", "Klaus Mueller", "K
     ("\U0001d412mallville", "Smallville"),  # mathematical bold S
 ])
 def test_look_alike_names_are_caught(name, resembles):
-    assert resembled(name, TAKEN) == resembles
+    assert passes_for(name, TAKEN) == resembles
 
 
 @pytest.mark.parametrize("name", ["Alex", "Isabel", "Maria", "Klaus Müller", "Mel",
                                   "Tom", "李华", "Zoë"])
 def test_different_names_pass(name):
-    assert resembled(name, TAKEN) is None
+    assert passes_for(name, TAKEN) is None
 
 
 def test_a_name_of_only_invisible_characters_folds_to_nothing():
     assert folds("\u200b\u200c") == frozenset()
-    assert resembled("\u200b", TAKEN) is None
+    assert passes_for("\u200b", TAKEN) is None
 
 
 def test_a_scenario_file_is_cleaned_as_it_is_read(tmp_path):

@@ -18,12 +18,10 @@ from townbot.eval.run import EvalOptions, evaluate, note
 from townbot.eval.snapshot import read_town
 from townbot.llm.budget import Budget
 from townbot.llm.metering import CollectedUsage
-from townbot.llm.offline import OfflineModel
-from townbot.llm.port import LanguageModel
 from townbot.llm.settings import Caps, ModelSettings, SettingsError, load_settings
 from townbot.llm.stack import build_model_stack
 from townbot.store.database import StoreError
-from townbot.town.launch import TownFiles, open_engine
+from townbot.town.launch import TownFiles, checked_client, open_engine
 from townbot.town.service import Person, TownService
 
 EVAL_RUNNER = Person("cli:eval", "townbot eval run", moderator=True)
@@ -41,8 +39,7 @@ def run_eval(args: argparse.Namespace) -> int:
         print("error: say which town to evaluate with --db TOWN.db, or simulate one with "
               "`townbot eval run --days 2 --scenario valentines-party`", file=sys.stderr)
         return 2
-    settings = load_settings()
-    return asyncio.run(_evaluate_all(args, settings))
+    return asyncio.run(_evaluate_all(args, load_settings()))
 
 
 def judge_settings(settings: ModelSettings, chosen: str | None) -> ModelSettings:
@@ -54,27 +51,7 @@ def judge_settings(settings: ModelSettings, chosen: str | None) -> ModelSettings
     return dataclasses.replace(settings, chat_model=name.strip(), small_model=None)
 
 
-async def _model(settings: ModelSettings, seed: int, budget: Budget | None,
-                 usage: CollectedUsage) -> LanguageModel:
-    """The model stack for the evaluation: its own usage sink, the shared call cap, and the
-    start-up check of a server before any interview."""
-    if settings.offline:
-        inner: LanguageModel = OfflineModel(seed=seed)
-    else:
-        from townbot.llm.openai_client import OpenAIModel  # openai is slow to import: when used
-        from townbot.llm.probe import start_up_check
-
-        inner = OpenAIModel(settings)
-        try:
-            await start_up_check(inner)
-        except BaseException:
-            await inner.close()
-            raise
-    return build_model_stack(inner, budget=budget, usage=usage)
-
-
-async def _simulate(args: argparse.Namespace, settings: ModelSettings, seed: int,
-                    db: Path) -> float:
+async def _simulate(args: argparse.Namespace, settings: ModelSettings, seed: int, db: Path) -> float:
     if db.exists():
         raise StoreError(f"{db} already exists; choose another --out folder or remove it")
     started = time.perf_counter()
@@ -114,15 +91,15 @@ async def _evaluate_all(args: argparse.Namespace, settings: ModelSettings) -> in
              f"({index + 1} of {len(seeds or [0])})")
         usage = CollectedUsage()
         budget = Budget(Caps(calls_per_town=args.max_calls)) if args.max_calls else None
-        model = await _model(settings, seed, budget, usage)
+        # Both send their usage to the run's sink and share its call cap.
+        model = build_model_stack(await checked_client(seed, settings), budget=budget, usage=usage)
         judge = None
         try:
-            judge = await _model(judging, seed, budget, usage)
+            judge = build_model_stack(await checked_client(seed, judging), budget=budget, usage=usage)
             await model.prepare()
-            runs.append(await evaluate(snapshot, model, judge, settings, EvalOptions(
-                seed=seed, conditions=args.conditions, rankings=not args.end_to_end_only,
-                orders=args.orders),
-                usage))
+            options = EvalOptions(seed, args.conditions, rankings=not args.end_to_end_only,
+                                  orders=args.orders)
+            runs.append(await evaluate(snapshot, model, judge, settings, options, usage))
         finally:
             await model.close()
             if judge is not None:

@@ -1,19 +1,13 @@
 """Interviews (paper 6.1): the 25 questions of questions.yaml put to a resident under each of
 the paper's conditions, and the end-to-end questions, through the mind's own `interview_as`.
-
-The model is asked without the town's interview guards, as the paper asked it: every answer is
-the model's own words. Each record says what the guards would have done (answered "I don't know
-them" instead, or refused a claimed meeting no memory backs), so both figures can be reported.
-
-Nothing is remembered and no access time moves: the streams here are copies read from a
-read-only database, and retrieval is asked not to touch them anyway.
+The model is asked without the town's interview guards, as the paper asked it; each record
+says what the guards would have done, so both figures can be reported (docs/evaluation.md).
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -32,6 +26,7 @@ from townbot.mind.answering import (
     unknown_person,
     unmet_claims,
 )
+from townbot.town.news import TALKED_WITH
 
 QUESTIONS_FILE = Path(__file__).with_name("questions.yaml")
 CATEGORIES = ("self_knowledge", "memory", "plans", "reactions", "reflections")
@@ -40,7 +35,6 @@ CONDITIONS: dict[str, tuple[str, Ablation]] = {
     name: (label, Ablation(**switches)) for name, (label, switches) in CONDITION_SWITCHES.items()}
 STRANGER = "Rosa Lindqvist"  # nobody in Smallville: a resident should not claim to know her
 INTERVIEWER = "An interviewer"
-TALKED_WITH = re.compile(r"^(.+?) talked with (.+?) at ")
 
 
 @dataclass(frozen=True)
@@ -77,8 +71,7 @@ def fill(question: Question, view: ResidentView, people: list[str], seed: int) -
     others = [p for p in people if p != view.persona.name]
     ranked = [p for p, _ in sorted(known.items(), key=lambda kv: (-kv[1], kv[0]))] or others[:1]
     pool = sorted(known) or others
-    chooser = random.Random(f"{seed}:{view.persona.name}")
-    picked = chooser.sample(pool, k=min(2, len(pool)))
+    picked = random.Random(f"{seed}:{view.persona.name}").sample(pool, k=min(2, len(pool)))
     values = {"acquaintance": picked[0], "other_acquaintance": picked[-1],
               "closest": ranked[0], "stranger": STRANGER}
     return Template(question.template).substitute(values)

@@ -1,9 +1,6 @@
-"""The judge (paper 6.2 to 6.4): a model ranks the conditions' answers for believability, blind
-and shuffled; the rankings become TrueSkill ratings. The same model labels yes/no answers of
-the end-to-end interviews, in batches.
-
-The paper's rankings came from 100 people; here a configured chat model stands in for them. With
-the offline model the ranking follows a fixed word-overlap rule and the report says so.
+"""The judge (paper 6.2 to 6.4), a chat model in place of the paper's 100 people: it ranks the
+conditions' answers for believability, blind and shuffled, and the rankings become TrueSkill
+ratings; it labels the yes/no answers of the end-to-end interviews, in batches.
 """
 
 from __future__ import annotations
@@ -126,13 +123,12 @@ def not_told_apart(ratings: dict[str, Rating]) -> dict[str, list[str]]:
             for c, r in ratings.items()}
 
 
-async def label_answers(judge: LanguageModel, what: str, items: Sequence[LabelItem],
-                        agent: str | None = None) -> list[bool]:
+async def label_answers(judge: LanguageModel, what: str, items: Sequence[LabelItem]) -> list[bool]:
     """Yes/no for each answer (does it show the resident knows `what`?), in batches; a batch
     the judge cannot label is labelled "no" (counted as a fallback by metering)."""
     labels: list[bool] = []
     for start in range(0, len(items), LABEL_BATCH):
         batch = tuple(items[start:start + LABEL_BATCH])
         question = LabelQuestion(what, batch, tuple(own_words(i.answer) for i in batch))
-        labels += [label == "yes" for label in (await judge.ask(question.ask(agent))).labels]
+        labels += [label == "yes" for label in (await judge.ask(question.ask())).labels]
     return labels

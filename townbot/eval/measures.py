@@ -1,7 +1,6 @@
 """The paper's end-to-end measures (section 7.1), as pure functions of memories, labelled
-answers and town events, each giving its entry of report.json: whether a "yes" is backed by a
-memory (the hallucination check), network density, and who came to a gathering. Who heard of
-an event from whom lives in townbot/town/news.py, which the live `/event status` shares.
+answers and town events: whether a "yes" is backed by a memory (the hallucination check),
+network density, and who came to a gathering. Who heard from whom is in townbot/town/news.py.
 """
 
 from __future__ import annotations

@@ -47,16 +47,15 @@ def _positive(text: str) -> int:
     return int(text)
 
 
-def _add_options(parser: argparse.ArgumentParser, default_seeds: str | None) -> None:
+def _add_options(parser: argparse.ArgumentParser, default_seeds: list[int] | None) -> None:
     parser.add_argument("--out", default=DEFAULT_OUT,
                         help=f"folder for report.md, report.json and pictures ({DEFAULT_OUT})")
     parser.add_argument("--conditions", type=_conditions, default=CONDITION_NAMES,
                         help=f"comma-separated, of {', '.join(CONDITION_NAMES)} (default: all)")
     parser.add_argument("--judge-model", help=f"model that ranks and labels answers (default: "
                                               f"{JUDGE_ENV}, else the chat model)")
-    parser.add_argument("--seeds", type=_seeds, default=_seeds(default_seeds) if default_seeds
-                        else None, help="comma-separated seeds; each is one run, reported as "
-                                        "mean and spread")
+    parser.add_argument("--seeds", type=_seeds, default=default_seeds,
+                        help="comma-separated seeds; each is one run, reported as mean and spread")
     parser.add_argument("--max-calls", type=_positive,
                         help="cap on the evaluation's model calls per run (then defaults answer)")
     parser.add_argument("--orders", type=_positive, default=MATCH_ORDERS,
@@ -81,7 +80,7 @@ def add_eval_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--scenario", default="valentines-party",
                      help="scenario loaded before the first tick (default valentines-party; "
                           "'none' for none)")
-    _add_options(run, "1")
+    _add_options(run, [1])
     versus = below.add_parser("compare", help="two reports side by side")
     versus.add_argument("first", type=Path, help="report.json or its folder")
     versus.add_argument("second", type=Path, help="report.json or its folder")

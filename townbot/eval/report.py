@@ -265,8 +265,7 @@ def _counts(runs: list[dict[str, Any]]) -> list[str]:
     """Each share with the counts behind it, and the pairs density gained and lost."""
     lines = ["", "## The shares with their counts", ""]
     for run in runs:
-        lines.append(f"**Seed {run['seed']}**")
-        lines.append("")
+        lines += [f"**Seed {run['seed']}**", ""]
         for event in run.get("events", {}).values():
             for moment in ("start", "end"):
                 aware = event.get(moment)
@@ -312,8 +311,10 @@ def _categories(runs: list[dict[str, Any]]) -> list[str]:
     if not runs or not runs[0].get("categories"):
         return []
     conditions = list(runs[0]["ratings"])
+    ratings = next(iter(runs[0]["categories"].values()))
+    orders = next(iter(ratings.values())).get("orders", 1) if ratings else 0
     lines = ["", "## Believability by question category", "",
-             f"TrueSkill mu per category (each the mean of {_category_orders(runs[0])} match "
+             f"TrueSkill mu per category (each the mean of {orders} match "
              "orders, then of the runs); the last column names the condition that loses most "
              "against the full architecture.", "",
              "| category | " + " | ".join(CONDITIONS[c][0] for c in conditions)
@@ -325,11 +326,6 @@ def _categories(runs: list[dict[str, Any]]) -> list[str]:
         lines.append(f"| {category} | " + " | ".join(f"{m:.2f}" for m in mus)
                      + f" | {CONDITIONS[worst][0] if worst else '—'} |")
     return lines
-
-
-def _category_orders(run: dict[str, Any]) -> int:
-    ratings = next(iter(run["categories"].values()))
-    return next(iter(ratings.values())).get("orders", 1) if ratings else 0
 
 
 def _pictures(report: dict[str, Any]) -> list[str]:

@@ -48,16 +48,6 @@ def note(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def check_embedder(snapshot: TownSnapshot, model: LanguageModel) -> None:
-    town = snapshot.town
-    if (town.embedding_model, town.embedding_dim) != (model.embedding_model, model.embedding_dim):
-        raise StoreError(
-            f"this town's memories were embedded with {town.embedding_model} "
-            f"({town.embedding_dim} dimensions) but the configured embedder is "
-            f"{model.embedding_model} ({model.embedding_dim}); configure the town's embedding "
-            "model (TOWNBOT_EMBEDDING_MODEL) so interviews retrieve what the residents remember")
-
-
 # --- the controlled evaluation --------------------------------------------------------------------
 
 
@@ -130,8 +120,7 @@ def category_pattern(categories: dict[str, dict[str, Any]]) -> dict[str, Any]:
         if "full" not in ratings or len(ratings) < 2:
             continue
         losses = {c: round(ratings["full"].mu - r.mu, 2) for c, r in ratings.items() if c != "full"}
-        worst = max(losses, key=lambda c: losses[c])
-        pattern[category] = {"losses": losses, "largest_loss": worst}
+        pattern[category] = {"losses": losses, "largest_loss": max(losses, key=lambda c: losses[c])}
     return pattern
 
 
@@ -143,7 +132,7 @@ async def aware_of(moment: TownMoment, interviewer: Interviewer, judge: Language
     names = sorted(moment.residents)
     records = await asyncio.gather(*(interviewer.ask(n, event.question) for n in names))
     labels = await label_answers(judge, f"of {event.title}", [
-        LabelItem(r.question, r.answer, event.label_patterns) for r in records])
+        LabelItem(r.question, r.answer, event.answer_names or event.about) for r in records])
     checked = []
     for record, said_yes in zip(records, labels, strict=True):
         backing = measures.backing_memory(moment.residents[record.resident].memories,
@@ -177,12 +166,6 @@ async def relationships(moment: TownMoment, interviewer: Interviewer, judge: Lan
     return checked
 
 
-def heard_dict(heard: news.Heard) -> dict[str, Any]:
-    return {"resident": heard.resident, "time": format_game_time(heard.time),
-            "teller": heard.teller, "how": heard.how, "memory_id": heard.memory_id,
-            "memory": heard.text}
-
-
 async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: LanguageModel,
                      options: EvalOptions) -> dict[str, Any]:
     people = snapshot.residents
@@ -211,11 +194,13 @@ async def end_to_end(snapshot: TownSnapshot, model: LanguageModel, judge: Langua
             "hallucinated": sum(c.hallucinated for c in pairs)}
     result["network"]["gained"] = [list(e) for e in sorted(edges["end"] - edges["start"])]
     result["network"]["lost"] = [list(e) for e in sorted(edges["start"] - edges["end"])]
-    memories = snapshot.end.memories()
+    memories = {name: view.memories for name, view in snapshot.end.residents.items()}
     for key, event in events.items():
         heard = news.diffusion(memories, event)
         entry = result["events"][key]
-        entry["diffusion"] = [heard_dict(h) for h in heard]
+        entry["diffusion"] = [{"resident": h.resident, "time": format_game_time(h.time),
+                               "teller": h.teller, "how": h.how, "memory_id": h.memory_id,
+                               "memory": h.text} for h in heard]
         if event.place and event.window and event.place in snapshot.world.sectors:
             channel = snapshot.world.sectors[event.place].channel
             where = measures.presence(snapshot.events, channel, snapshot.end.now, people)
@@ -252,8 +237,13 @@ async def evaluate(snapshot: TownSnapshot, model: LanguageModel, judge: Language
                    usage: CollectedUsage) -> dict[str, Any]:
     """`model` answers as the residents, `judge` ranks and labels; both send their usage
     records to `usage`, which becomes the evaluation's cost."""
-    check_embedder(snapshot, model)
     town = snapshot.town
+    if (town.embedding_model, town.embedding_dim) != (model.embedding_model, model.embedding_dim):
+        raise StoreError(
+            f"this town's memories were embedded with {town.embedding_model} "
+            f"({town.embedding_dim} dimensions) but the configured embedder is "
+            f"{model.embedding_model} ({model.embedding_dim}); configure the town's embedding "
+            "model (TOWNBOT_EMBEDDING_MODEL) so interviews retrieve what the residents remember")
     result: dict[str, Any] = {
         "seed": options.seed, "database": snapshot.path,
         "town": {"name": town.name, "seed": town.seed, "model": town.model,

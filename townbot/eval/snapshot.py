@@ -1,11 +1,6 @@
-"""A town read for evaluation: opened read-only, so nothing an evaluation does can change it.
-
-The evaluation looks at two moments. The end is the town as stored: every memory, the cached
-summary, today's plan (none when the plan held is another day's: before waking) and what each
-resident is doing. The start is the town as founded: each resident's persona seed memories and
-the thoughts seeded at the town's start time (a scenario loaded before the first tick), with the
-persona's own description as summary and no plan yet. `townbot eval run`
-loads its scenario before the first tick, so both rules describe the same moment there.
+"""A town read for evaluation, opened read-only, at two moments: the end is the town as stored;
+the start is the town as founded (persona seed memories and the thoughts seeded at the start
+time, with the persona's own description as summary and no plan yet).
 """
 
 from __future__ import annotations
@@ -45,9 +40,6 @@ class TownMoment:
     now: datetime
     residents: dict[str, ResidentView]
 
-    def memories(self) -> dict[str, list[Memory]]:
-        return {name: view.memories for name, view in self.residents.items()}
-
 
 @dataclass
 class TownSnapshot:
@@ -80,12 +72,6 @@ def _stream(memories: list[tuple[Memory, object]], dim: int) -> MemoryStream:
     return stream
 
 
-def _is_founding(memory: Memory, persona: Persona, start: datetime) -> bool:
-    if memory.kind == "observation":
-        return memory.text in persona.seed_memories and memory.created <= start
-    return memory.kind == "thought" and memory.created <= start
-
-
 async def read_town(path: str | Path, world: World) -> TownSnapshot:
     store = await open_read_only(path)
     try:
@@ -102,7 +88,7 @@ async def read_town(path: str | Path, world: World) -> TownSnapshot:
     finally:
         await store.close()
     clock = GameClock(parse_game_time(town.start), town.tick_minutes, town.tick)
-    start_time = parse_game_time(town.start)
+    start_time = clock.start
     by_agent: dict[str, list[tuple[Memory, object]]] = {name: [] for name in rows}
     for item in stored:
         if item.agent in by_agent:
@@ -111,7 +97,8 @@ async def read_town(path: str | Path, world: World) -> TownSnapshot:
     for name, (body, mind) in rows.items():
         persona = world.personas[name]
         everything = by_agent[name]
-        founding = [(m, v) for m, v in everything if _is_founding(m, persona, start_time)]
+        founding = [(m, v) for m, v in everything if m.created <= start_time and (
+            m.kind == "thought" or (m.kind == "observation" and m.text in persona.seed_memories))]
         start[name] = ResidentView(persona, _stream(founding, town.embedding_dim),
                                    render_summary(persona, None), None)
         blocks = [PlanBlock.from_dict(b) for b in mind.get("blocks", [])]

@@ -1,10 +1,6 @@
-"""What people do to the town between ticks: a visitor arrives, walks, speaks and leaves; a
-person takes over a resident; a resident hears an inner voice, is interviewed, is seeded with a
-thought; an object is changed; a scenario is applied; the town hall announces.
-
-Each command changes minds and bodies inside one `Engine.change()` (all or nothing, joined to
-the use case's commit inside `Engine.held`) and returns its events. The town service validates,
-checks permissions and rate limits before calling them.
+"""What people do to the town between ticks. Each command changes minds and bodies inside one
+`Engine.change()` (all or nothing, joined to the use case's commit inside `Engine.held`) and
+returns its events; the town service has validated the request before.
 """
 
 from __future__ import annotations
@@ -29,9 +25,8 @@ async def arrive(engine: Engine, person_id: str, name: str, description: str, se
         engine.people[person_id] = VisitorRow(
             person_id, name, description,
             {**body.to_dict(), "joined": format_game_time(engine.clock.now)})
-        events.append(engine.event("arrival", name,
-                                          f"({PeopleText(description, 120)}) arrives", "👋",
-                                          sector, f"{sector}: {arena}"))
+        events.append(engine.event("arrival", name, f"({PeopleText(description, 120)}) arrives",
+                                   "👋", sector, f"{sector}: {arena}"))
     return events
 
 
@@ -54,9 +49,8 @@ async def walk(engine: Engine, name: str, sector: str, arena: str) -> tuple[list
         else:
             body.set_travel(sector, arena, engine.clock.now + timedelta(minutes=minutes))
             body.action, body.emoji = f"walking to {sector}", "🚶"
-            events.append(engine.event("move", name,
-                                              f"is walking to {sector} ({minutes} min)",
-                                              "🚶", origin, f"{sector}: {arena}"))
+            events.append(engine.event("move", name, f"is walking to {sector} ({minutes} min)",
+                                       "🚶", origin, f"{sector}: {arena}"))
     return events, minutes
 
 
@@ -72,8 +66,7 @@ async def leave(engine: Engine, person_id: str) -> list[TownEvent]:
     return events
 
 
-async def speak(engine: Engine, speaker: str, said: str, listeners: list[str],
-                addressed: str | None,
+async def speak(engine: Engine, speaker: str, said: str, listeners: list[str], addressed: str | None,
                 history: list[dialogue.Line]) -> tuple[list[TownEvent], str | None]:
     """A person says something in a sector: every listener remembers it; the addressed
     resident answers at once (from `history`, the exchange so far) and remembers that."""
@@ -87,8 +80,7 @@ async def speak(engine: Engine, speaker: str, said: str, listeners: list[str],
         reply = None
         if addressed is not None:
             reply = await _answer(engine, speaker, addressed, said, place, history)
-            events.append(engine.event("speech", addressed, reply, "💬", body.sector,
-                                              place))
+            events.append(engine.event("speech", addressed, reply, "💬", body.sector, place))
             engine.record_exchange(speaker, addressed, [(speaker, said), (addressed, reply)])
         for listener in listeners:
             await engine.minds[listener].flush_memories(engine.clock.now, force=True)
@@ -133,8 +125,8 @@ async def change_object(engine: Engine, path: str, state: str) -> list[TownEvent
     async with engine.change() as events:
         engine.set_object(path, state)
         sector, arena, obj = path.split(": ")
-        events.append(engine.event("object", f"The {obj}", f"is now {state}", "⚠️",
-                                          sector, f"{arena}: {obj}"))
+        events.append(engine.event("object", f"The {obj}", f"is now {state}", "⚠️", sector,
+                                   f"{arena}: {obj}"))
     return events
 
 
@@ -143,8 +135,7 @@ async def seed(engine: Engine, resident: str, text: str) -> None:
     await apply_scenario(engine, [(resident, text)], [], None)
 
 
-async def apply_scenario(engine: Engine, seeds: list[tuple[str, str]],
-                         objects: list[tuple[str, str]],
+async def apply_scenario(engine: Engine, seeds: list[tuple[str, str]], objects: list[tuple[str, str]],
                          announcement: str | None) -> list[TownEvent]:
     async with engine.change() as events:
         for resident, thought in seeds:
@@ -154,13 +145,11 @@ async def apply_scenario(engine: Engine, seeds: list[tuple[str, str]],
         for path, state in objects:
             engine.set_object(path, state)
         if announcement:
-            events.append(engine.event("announcement", "Town hall", announcement,
-                                              "📣", None))
+            events.append(engine.event("announcement", "Town hall", announcement, "📣", None))
     return events
 
 
-async def announce(engine: Engine, notice: str,
-                   sector: str | None) -> tuple[list[TownEvent], int]:
+async def announce(engine: Engine, notice: str, sector: str | None) -> tuple[list[TownEvent], int]:
     """Town hall announces to everyone awake (in a sector, or the whole town); returns the
     events and how many residents heard it."""
     async with engine.change() as events:

@@ -1,10 +1,6 @@
-"""What a town costs per real day at its speed, from the usage it recorded.
-
-A town of 10-minute ticks, one every 10 real seconds, lives 60 game days in a real day; at one
-tick every 600 s it keeps real time (one game day a day). Its calls and tokens per resident per
-game day come from the recorded usage (the last RECENT_DAYS game days when read for a status,
-so a long-lived town's figure follows what it does now); multiplied out they give the day's
-calls, tokens and, with configured prices, dollars.
+"""What a town costs per real day at its speed: the game days a real day holds (60 for one
+10-minute tick every 10 real seconds) times its recorded usage per game day (for a status, of
+the last RECENT_DAYS game days, so that a long-lived town's figure follows what it does now).
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
-"""The engine: owns the shared world state and runs one tick at a time.
-
-Each tick: arrivals, perception, all minds think concurrently, intents are applied in a fixed
-(alphabetical) order, conversations are held, and one transaction commits everything. With the
-offline model and a fixed seed, the same start gives the same transcript.
-
-A conversation's lines are asked one after another, so with a slow model one talk can outlast
-the thinking of everyone else. A paced platform (Discord) may therefore let a tick end before
-its talks do (`tick(carry_after=...)`): a talk still under way carries over, its two people
-keep talking (they do not think) until it ends, and its lines are posted, with the game times
-they were spoken at, by the first tick that finds it finished.
-
-Between ticks, people change the town only through the commands of `town/commands.py`, each
-inside `change()`: all or nothing, like a tick.
+"""The engine: owns the shared world state and runs one tick at a time (the steps of a tick,
+and why a talk may carry over into the next ones, are in docs/architecture.md). With the
+offline model and a fixed seed, the same start gives the same transcript. Between ticks, people
+change the town only through the commands of `town/commands.py`, each inside `change()`.
 """
 
 from __future__ import annotations
@@ -19,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -46,9 +36,8 @@ from townbot.store.database import (
     VisitorRow,
 )
 from townbot.town.body import Body
-from townbot.town.mishaps import DEFAULT_RATE, is_alarming, mishap
-from townbot.town.perception import Scene, shown
-from townbot.town.saved import SavedTown
+from townbot.town.mishaps import is_alarming, mishap
+from townbot.town.perception import perceive, shown
 from townbot.world.clock import GameClock, format_game_time, minute_of_day, parse_game_time
 from townbot.world.events import TownEvent
 from townbot.world.model import World, join_path
@@ -84,6 +73,34 @@ class Hold:
 
 
 @dataclass
+class SavedTown:
+    """A town as its database holds it, loaded whole: when the engine opens a town, and when it
+    goes back to the last commit."""
+
+    bodies: dict[str, Body]
+    states: dict[str, MindState]
+    streams: dict[str, MemoryStream]
+    objects: dict[str, str]
+    visitors: list[VisitorRow]
+
+    @classmethod
+    async def load(cls, store: Store, town: TownRow, world: World) -> SavedTown:
+        rows = await store.agents(town.id)
+        missing = sorted(set(world.personas) - set(rows))
+        if missing:
+            raise StoreError(f"residents {', '.join(missing)} are not in this town's database; "
+                             "use the persona folder the town was founded with or a new --db")
+        bodies = {n: Body.from_dict(b) for n, (b, _) in rows.items() if n in world.personas}
+        states = {n: MindState.from_dict(m) for n, (_, m) in rows.items() if n in world.personas}
+        streams = {name: MemoryStream(town.embedding_dim) for name in bodies}
+        async for chunk in store.memory_chunks(town.id):  # a chunk of rows at a time
+            if chunk.agent in streams:
+                streams[chunk.agent].extend_stored(chunk.memories, chunk.vectors)
+        return cls(bodies, states, streams, await store.objects(town.id),
+                   await store.visitors(town.id))
+
+
+@dataclass
 class Engine:
     world: World
     store: Store
@@ -94,19 +111,16 @@ class Engine:
     bodies: dict[str, Body]
     objects: dict[str, str]
     settings: MindSettings = field(default_factory=MindSettings)
-    mishap_rate: float = DEFAULT_RATE
-    defaults: dict[str, str] = field(default_factory=dict)
     usage: UsageLog | None = None  # where the model's usage records of this town go
 
     def __post_init__(self) -> None:
-        self.defaults = self.world.default_object_states()
+        self.defaults: dict[str, str] = self.world.default_object_states()
         self._changed_objects: dict[str, tuple[str, str]] = {}
         self._conversations: list[ConversationRecord] = []
         self._last_mishap: dict[str, int] = {}  # object path -> tick of its last mishap
         self.people: dict[str, VisitorRow] = {}  # person id -> visitor (or taken-over resident)
         self._departed: list[tuple[str, str]] = []
         self._talks: list[Talk] = []  # under way, in the order they began
-        self._day_ticks = self.clock.ticks_for(days=1)
         # The use case under way in this task (see held): a context variable, so that a tick
         # or another person's use case running beside it never joins its commit.
         self._hold: ContextVar[Hold | None] = ContextVar(f"hold of {self.town.id}", default=None)
@@ -116,14 +130,12 @@ class Engine:
 
     @classmethod
     async def open(cls, world: World, store: Store, model: LanguageModel, *, seed: int = 0,
-                   start: str | None = None, tick_minutes: int | None = None,
                    settings: MindSettings | None = None) -> Engine:
         """Resume the town in the database, or found it when the database is new."""
         town = await store.town()
         settings = settings or MindSettings()
         if town is None:
-            return await cls._found(world, store, model, seed, start or world.start,
-                                    tick_minutes or world.tick_minutes, settings)
+            return await cls._found(world, store, model, seed, settings)
         if town.embedding_dim != model.embedding_dim or town.embedding_model != model.embedding_model:
             raise StoreError(
                 f"this town's memories were embedded with {town.embedding_model} "
@@ -136,19 +148,24 @@ class Engine:
 
     @classmethod
     async def _found(cls, world: World, store: Store, model: LanguageModel, seed: int,
-                     start: str, tick_minutes: int, settings: MindSettings) -> Engine:
+                     settings: MindSettings) -> Engine:
         arenas_of = {name: list(s.arenas) for name, s in world.sectors.items()}
         bodies = {name: Body(p.home_sector, p.home_arena) for name, p in world.personas.items()}
         states = {name: MindState(places=PlaceKnowledge(starting_knowledge(p, arenas_of)))
                   for name, p in world.personas.items()}
         objects = world.default_object_states()
         town = await store.create_town(
-            world.town, start, tick_minutes, seed, model.label, model.embedding_model,
+            world.town, world.start, world.tick_minutes, seed, model.label, model.embedding_model,
             model.embedding_dim, {n: (bodies[n].to_dict(), states[n].to_dict()) for n in bodies},
             objects)
         engine = cls._assemble(world, store, model, town, SavedTown(bodies, states, {}, objects, []),
                                settings)
-        await engine._plant_seed_memories()
+        for mind in engine.minds.values():  # each persona's seed memories, observed at the start
+            for text in mind.persona.seed_memories:
+                mind.remember("observation", text, when=engine.clock.now)
+        await asyncio.gather(*(m.flush_memories(engine.clock.now, force=True)
+                               for m in engine.minds.values()))
+        await engine._commit([], advance=False)
         await engine._keep_day_start(0)
         return engine
 
@@ -166,9 +183,8 @@ class Engine:
                 self.bodies[row.name] = Body.from_dict(row.body)
 
     async def _restore(self) -> None:
-        """Put the town in memory back to what the database holds (minds, memories, bodies,
-        objects, people, the clock): a change that failed half-way, or whose commit failed,
-        leaves nothing behind for the next one to trip over."""
+        """Put the town in memory back to what the database holds: a change that failed
+        half-way, or whose commit failed, leaves nothing behind for the next one to trip over."""
         self.drop_talks()  # their voices belong to the minds being replaced
         town = await self.store.town(self.town.id)
         assert town is not None
@@ -198,10 +214,8 @@ class Engine:
 
     @asynccontextmanager
     async def held(self) -> AsyncIterator[Hold]:
-        """One use case, all or nothing with its audit: the changes its commands make are
-        committed once, at the end, in the same transaction as the audit rows it puts in the
-        yielded `Hold`; a use case that changed nothing writes only those rows. If anything
-        fails, nothing is written and the town goes back to the last commit."""
+        """One use case, all or nothing with the audit rows it puts in the yielded `Hold`: its
+        commands' changes commit once, at the end, in the same transaction."""
         hold = Hold()
         token = self._hold.set(hold)
         try:
@@ -229,14 +243,6 @@ class Engine:
         engine = cls(world, store, town, model, clock, {}, {}, {}, settings, usage=usage)
         engine._take(saved)
         return engine
-
-    async def _plant_seed_memories(self) -> None:
-        for mind in self.minds.values():
-            for text in mind.persona.seed_memories:
-                mind.remember("observation", text, when=self.clock.now)
-        await asyncio.gather(*(m.flush_memories(self.clock.now, force=True)
-                               for m in self.minds.values()))
-        await self._commit([], advance=False)
 
     # --- rules of the world (what a mind may ask while it thinks: mind.agent.WorldView) --------
 
@@ -272,9 +278,8 @@ class Engine:
     # --- the tick ---------------------------------------------------------------------------
 
     async def tick(self, *, carry_after: float | None = None) -> list[TownEvent]:
-        """One tick, all or nothing: if it fails, the town goes back to the last commit.
-        `carry_after`: seconds after the tick began when talks still under way are left to
-        go on (see the module's docstring); None waits for every talk, as `sim` does."""
+        """One tick, all or nothing. `carry_after`: seconds after the tick began when talks
+        still under way are left to go on; None waits for every talk, as `sim` does."""
         try:
             return await self._tick(carry_after)
         except BaseException:
@@ -288,10 +293,9 @@ class Engine:
         for body in self.bodies.values():
             if body.walking and body.arrives_by(now):
                 body.arrive()
-        scene = Scene(self.bodies, self.objects, self.defaults)
         perceptions = {
-            name: Perception(now, body.sector, body.arena,
-                             [] if body.action == "sleeping" else scene.perceive(name))
+            name: Perception(now, body.sector, body.arena, [] if body.action == "sleeping"
+                             else perceive(name, self.bodies, self.objects, self.defaults))
             for name, body in self.bodies.items() if name in self.minds}
         skipped = self.controlled().keys() | self.talking()  # taken over, or still talking
         thinking = [name for name in sorted(self.minds) if name not in skipped]
@@ -326,9 +330,6 @@ class Engine:
         """Residents a person has taken over (they do not think for themselves meanwhile)."""
         return {row.resident: pid for pid, row in self.people.items() if row.resident}
 
-    def visitor_names(self) -> set[str]:
-        return {name for name, body in self.bodies.items() if body.visitor is not None}
-
     def depart(self, person_id: str) -> None:
         row = self.people.pop(person_id)
         if row.resident is None:
@@ -344,7 +345,7 @@ class Engine:
             if self.clock.tick - self._last_mishap.get(path, -MISHAP_QUIET_TICKS) < \
                     MISHAP_QUIET_TICKS:
                 continue  # something just put right does not go wrong again at once
-            state = mishap(path, name, self.clock.tick, self.town.seed, self.mishap_rate)
+            state = mishap(path, name, self.clock.tick, self.town.seed)
             if state is not None:
                 self.set_object(path, state)
                 sector, arena, obj = path.split(": ")
@@ -380,17 +381,21 @@ class Engine:
         """Start the talks minds asked for, in fixed order; each person joins one talk at a
         time. The voices are taken before the two are marked as talking."""
         busy = self.talking()
-        visitors = self.visitor_names()
         for intent in intents:
-            partner = self.named(intent.talk_to, visitors) if intent.talk_to else None
+            partner = self.named(intent.talk_to) if intent.talk_to else None
             if partner and self._can_talk(intent.agent, partner, busy):
                 busy |= {intent.agent, partner}
                 self._talks.append(self._start_talk(intent.agent, partner))
 
     def _start_talk(self, first: str, second: str) -> Talk:
+        """Who speaks, where, when and in what state is taken now, so a talk that carries over
+        is not changed by the ticks it overlaps."""
         body = self.bodies[first]
         sector, arena = body.sector or "", body.arena or ""
-        lines = asyncio.ensure_future(self._converse(first, second))
+        voices = (self.voice_of(first), self.voice_of(second))
+        lines = asyncio.ensure_future(self._lines(*voices, with_visitor=second not in self.minds,
+                                                  now=self.clock.now,
+                                                  place=f"{body.sector}: {body.arena}"))
         for name, partner in ((first, second), (second, first)):
             talker = self.bodies[name]
             talker.action, talker.emoji = f"talking with {self.shown(partner)}", "💬"
@@ -417,10 +422,10 @@ class Engine:
         body = self.bodies.get(name)
         return shown(name, body) if body is not None else name
 
-    def named(self, seen: str, visitors: set[str]) -> str:
-        """The person a mind means by a name it knows (the inverse of `shown`), among the
-        town's residents and `visitors` (visitor_names, taken once for a tick's talks)."""
-        return next((n for n in visitors if self.shown(n) == seen), seen)
+    def named(self, seen: str) -> str:
+        """The person a mind means by a name it knows (the inverse of `shown`)."""
+        return next((n for n, body in self.bodies.items()
+                     if body.visitor is not None and shown(n, body) == seen), seen)
 
     def shown_lines(self, lines: list[dialogue.Line]) -> list[dialogue.Line]:
         return [(self.shown(speaker), text) for speaker, text in lines]
@@ -432,14 +437,6 @@ class Engine:
         return dialogue.Voice(self.shown(name), f"{self.shown(name)}, a visitor: "
                               f"{PeopleText(body.visitor or '', 120)}",
                               MemoryStream(self.town.embedding_dim), body.action)
-
-    def _converse(self, first: str, second: str) -> Coroutine[Any, Any, list[dialogue.Line]]:
-        """The talk's lines, to be awaited; who speaks, where, when and in what state is taken
-        now, so a talk that carries over is not changed by the ticks it overlaps."""
-        body = self.bodies[first]
-        place, now = f"{body.sector}: {body.arena}", self.clock.now
-        voices = (self.voice_of(first), self.voice_of(second))
-        return self._lines(*voices, with_visitor=second not in self.minds, now=now, place=place)
 
     async def _lines(self, first: dialogue.Voice, second: dialogue.Voice, *, with_visitor: bool,
                      now: datetime, place: str) -> list[dialogue.Line]:
@@ -562,11 +559,11 @@ class Engine:
                       audits: list[AuditEntry] | None = None,
                       flags: dict[str, Any] | None = None) -> None:
         next_tick = self.clock.tick + (1 if advance else 0)
+        day_begins = advance and next_tick % self.clock.ticks_for(days=1) == 0
         changes = TickChanges(town_id=self.town.id, next_tick=next_tick, tick=self.clock.tick,
-                              events=events, compact=advance and next_tick % self._day_ticks == 0,
-                              objects=self._changed_objects, conversations=self._conversations,
-                              visitors=self._visitor_rows(), departed=self._departed,
-                              audits=audits or [], flags=flags or {})
+                              events=events, compact=day_begins, objects=self._changed_objects,
+                              conversations=self._conversations, visitors=self._visitor_rows(),
+                              departed=self._departed, audits=audits or [], flags=flags or {})
         # Only what was marked changed is encoded and written; the marks are cleared now, and
         # a failed commit reloads the town (see tick and _change), so no change is lost.
         for name, mind in self.minds.items():
@@ -600,12 +597,10 @@ class Engine:
                                                 self.clock.day_number, error)
 
     def _visitor_rows(self) -> list[VisitorRow]:
-        rows = []
-        for person_id, row in self.people.items():
-            body = self.bodies.get(row.name) if row.resident is None else None
-            rows.append(VisitorRow(person_id, row.name, row.description,
-                                   {**row.body, **(body.to_dict() if body else {})}, row.resident))
-        return rows
+        """Every person's row, a visitor's with their body as it is now."""
+        return [replace(row, body={**row.body, **self.bodies[row.name].to_dict()})
+                if row.resident is None and row.name in self.bodies else row
+                for row in self.people.values()]
 
     # --- for the commands people give between ticks (town/commands.py) ------------------------
 

@@ -1,7 +1,5 @@
-"""`townbot export`: a town's state and history as JSON (stable keys) or Markdown.
-
-The JSON format is documented in docs/data.md ("Export format"); change keys only with a new
-`format` version.
+"""`townbot export`: a town's state and history as JSON or Markdown. The JSON format is in
+docs/data.md ("Export format"): change its keys only with a new `format` version.
 """
 
 from __future__ import annotations
@@ -28,18 +26,16 @@ async def export_town(store: Store) -> dict[str, Any]:
             "id": m.id, "text": m.text, "importance": m.importance,
             "created": format_game_time(m.created),
             "last_accessed": format_game_time(m.last_accessed), "evidence": list(m.evidence)})
-    agents = []
-    for name, (body, mind) in (await store.agents(town.id)).items():
-        agents.append({
-            "name": name,
-            "location": {"sector": body["sector"], "arena": body["arena"],
-                         "walking_to": body["travel_sector"]},
-            "action": body["action"], "emoji": body["emoji"], "object": body["object_path"],
-            "today": {"date": mind.get("day"), "day_plan": mind.get("day_plan", []),
-                      "schedule": mind.get("blocks", [])},
-            "memory_counts": {k: len(v) for k, v in memories[name].items()},
-            "memories": memories[name],
-        })
+    agents = [{
+        "name": name,
+        "location": {"sector": body["sector"], "arena": body["arena"],
+                     "walking_to": body["travel_sector"]},
+        "action": body["action"], "emoji": body["emoji"], "object": body["object_path"],
+        "today": {"date": mind.get("day"), "day_plan": mind.get("day_plan", []),
+                  "schedule": mind.get("blocks", [])},
+        "memory_counts": {k: len(v) for k, v in memories[name].items()},
+        "memories": memories[name],
+    } for name, (body, mind) in (await store.agents(town.id)).items()]
     return {
         "format": EXPORT_FORMAT,
         "town": {"id": town.id, "name": town.name, "start": town.start,

@@ -1,9 +1,5 @@
-"""Any moment of a town's past, rebuilt from what the database keeps: a pure read.
-
-The outbox holds every town event in order (actions with their arena, walks with origin,
-destination and minutes, speech, arrivals and departures of visitors, objects in trouble), so
-replaying the events up to a game time gives where everyone was, what they were doing, and
-which objects were in trouble. Residents start at home, as the engine founds a town.
+"""Any moment of a town's past, a pure read: the outbox's events replayed up to a game time,
+from the residents' homes on, give where everyone was, what they did, and what was in trouble.
 
 Object trouble ends when an event says so (a person setting the object to a calm state) or
 when someone next uses the object (the engine only lets a resident use it by setting a new

@@ -71,15 +71,14 @@ def make_model(seed: int, settings: ModelSettings | None = None) -> LanguageMode
     return _stacked(OpenAIModel(settings), settings)
 
 
-async def checked_model(seed: int, settings: ModelSettings | None = None) -> LanguageModel:
-    """`make_model` after the start-up check of the server (townbot.llm.probe): settings that
-    cannot work stop here, before the first tick, with a message naming what to change."""
-    settings = settings or load_settings()
+async def checked_client(seed: int, settings: ModelSettings) -> LanguageModel:
+    """The configured model without layers: the offline one, or the server's after the start-up
+    check (townbot.llm.probe), so that settings that cannot work stop here, before the first
+    tick, with a message naming what to change."""
     if settings.offline:
-        return make_model(seed, settings)
+        return OfflineModel(seed=seed)
     from townbot.llm.openai_client import OpenAIModel  # only with a server: openai is slow to import
     from townbot.llm.probe import start_up_check
-    from townbot.llm.recording import RECORD_ENV, ReplyRecorder
 
     client = OpenAIModel(settings)
     try:
@@ -87,6 +86,15 @@ async def checked_model(seed: int, settings: ModelSettings | None = None) -> Lan
     except BaseException:
         await client.close()
         raise
+    return client
+
+
+async def checked_model(seed: int, settings: ModelSettings) -> LanguageModel:
+    """A server's `checked_client` in the town's layers, recording its replies when
+    TOWNBOT_RECORD names a file."""
+    from townbot.llm.recording import RECORD_ENV, ReplyRecorder
+
+    client = await checked_client(seed, settings)
     recording = os.environ.get(RECORD_ENV)
     return _stacked(ReplyRecorder(client, Path(recording)) if recording else client, settings)
 

@@ -17,16 +17,16 @@ MISHAPS: dict[str, str] = {
     "kitchen sink": "overflowing",
     "coffee machine": "leaking",
 }
-DEFAULT_RATE = 0.02  # chance per tick of use
+MISHAP_RATE = 0.02  # chance per tick of use
 
 
-def mishap(path: str, user: str, tick: int, seed: int, rate: float = DEFAULT_RATE) -> str | None:
+def mishap(path: str, user: str, tick: int, seed: int) -> str | None:
     """The state an object in use falls into this tick, or None when all goes well."""
     state = MISHAPS.get(path.split(": ")[-1])
-    if state is None or rate <= 0:
+    if state is None:
         return None
     digest = hashlib.blake2b(f"{seed}|{tick}|{user}|{path}".encode(), digest_size=4).digest()
-    return state if int.from_bytes(digest, "little") / 2**32 < rate else None
+    return state if int.from_bytes(digest, "little") / 2**32 < MISHAP_RATE else None
 
 
 ALARM_WORDS = ("burn", "fire", "smok", "leak", "flood", "overflow", "broken")

@@ -6,16 +6,25 @@ webhook's name, and "everyone" and "here" as a whole name, so the publisher take
 (`discord_username`). A name is refused when any of those forms could be taken for a resident,
 another visitor present, the town or its narrator, or a mention. Announcements and narration
 post under the narrator's names, which are all refused to visitors.
+
+Two names look alike when their folded forms are equal (`folds`): NFKC (full-width and styled
+letters to plain ones), accents and invisible characters dropped (zero-width spaces, the BOM,
+the letters drawn blank such as the Hangul fillers U+3164, U+FFA0 and U+115F), case folded,
+every letter replaced by the representative of its group in Unicode's confusables table
+(Cyrillic "е" and Latin "e", "l" and "I" and "1"), and spaces and punctuation dropped.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 
-from townbot.town.lookalikes import folds
+from townbot.text import without_invisible
 
 DISCORD_NAME_LIMIT = 80  # characters of a webhook username
 # Discord refuses a webhook name containing these words; removing one can join the letters
@@ -29,7 +38,59 @@ MENTION_SYNTAX = re.compile(r"@|<\s*[@#/:!&]|<\s*a?:|<\s*t:", re.IGNORECASE)
 NARRATOR_NAMES = ("Town hall", "Town", "Narrator", "Clyde", "Discord", "System")
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1)
+def confusable_groups() -> dict[str, str]:
+    """Each character of Unicode's confusables table to one representative of its group (an
+    ASCII letter or digit where the group has one), by joining every pair the table lists."""
+    data = json.loads(resources.files("confusable_homoglyphs").joinpath("confusables.json")
+                      .read_text(encoding="utf-8"))
+    parent: dict[str, str] = {}
+
+    def root(char: str) -> str:
+        while parent.get(char, char) != char:
+            parent[char] = parent.get(parent[char], parent[char])
+            char = parent[char]
+        return char
+
+    def rank(char: str) -> tuple[bool, int]:
+        return (not (char.isascii() and char.isalnum()), ord(char))
+
+    for char, entries in data.items():
+        if len(char) != 1:
+            continue
+        for entry in entries:
+            other = entry["c"]
+            if len(other) != 1:
+                continue
+            first, second = root(char), root(other)
+            if first != second:
+                low, high = sorted((first, second), key=rank)
+                parent[high] = low
+    return {char: root(char) for char in parent}
+
+
+def _letters(text: str) -> str:
+    decomposed = without_invisible(unicodedata.normalize("NFKD", without_invisible(text)))
+    return "".join(char for char in decomposed
+                   if unicodedata.category(char) not in {"Mn", "Me", "Cf", "Cc", "Zs", "Zl", "Zp"})
+
+
+def _grouped(text: str) -> str:
+    groups = confusable_groups()
+    return "".join(groups.get(char, char) for char in text)
+
+
+def folds(name: str) -> frozenset[str]:
+    """The forms in which look-alike names are equal: 'Isabеlla Rоdriguez' (Cyrillic е and о),
+    'ISABELLA RODRIGUEZ' and 'Isabella\u200bRodríguez' share one. Two orders, because case and
+    shape overlap: folding case first makes 'MEI' equal 'Mei', grouping first makes 'MeI' (a
+    capital i) equal 'Mel'."""
+    letters = _letters(name)
+    forms = (_grouped(_grouped(letters.casefold()).casefold()),
+             _grouped(_grouped(letters).casefold()))
+    return frozenset("".join(char for char in form if char.isalnum()) for form in forms) - {""}
+
+
 def discord_username(name: str) -> str:
     """`name` as a Discord webhook post shows it: reserved words removed, spaces collapsed, at
     most 80 characters; "" when nothing Discord accepts is left."""

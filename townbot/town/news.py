@@ -1,7 +1,6 @@
 """News in the town: the pieces of information the paper follows (section 7.1; events.yaml),
-who heard of each from whom (diffusion, from memories alone), and the live status moderators
-ask for (`TownService.event_status`). Pure functions of memories and plans: no model calls,
-no I/O beyond reading events.yaml. The evaluation (townbot/eval) reads these too.
+who heard of each from whom, and the live status moderators ask for; pure functions of
+memories and plans, which the evaluation reads too.
 """
 
 from __future__ import annotations
@@ -49,10 +48,6 @@ class TrackedEvent(BaseModel):
         return all(p.search(text) for p in self.patterns)
 
     @property
-    def label_patterns(self) -> tuple[str, ...]:
-        return self.answer_names or self.about
-
-    @property
     def window(self) -> tuple[datetime, datetime] | None:
         if self.starts is None or self.ends is None:
             return None
@@ -94,13 +89,10 @@ def _teller(memory: Memory, memories: Sequence[Memory], resident: str) -> str | 
     return None
 
 
-def first_heard(resident: str, memories: Sequence[Memory], event: TrackedEvent,
-                before: datetime | None = None) -> Heard | None:
-    """The earliest memory of the event that says how it arrived (optionally before a time)."""
+def first_heard(resident: str, memories: Sequence[Memory], event: TrackedEvent) -> Heard | None:
+    """The earliest memory of the event that says how it arrived."""
     for memory in memories:
-        if memory.kind not in SOURCES or (before is not None and memory.created >= before):
-            continue
-        if not event.mentioned_in(memory.text):
+        if memory.kind not in SOURCES or not event.mentioned_in(memory.text):
             continue
         if resident == event.originator:
             return Heard(resident, memory.created, memory.id, memory.text, None, "originator")
@@ -109,11 +101,10 @@ def first_heard(resident: str, memories: Sequence[Memory], event: TrackedEvent,
     return None
 
 
-def diffusion(memories: Mapping[str, Sequence[Memory]], event: TrackedEvent,
-              before: datetime | None = None) -> list[Heard]:
+def diffusion(memories: Mapping[str, Sequence[Memory]], event: TrackedEvent) -> list[Heard]:
     """Everyone who has a memory of the event, in the order they learned of it."""
     heard = [h for name in sorted(memories)
-             if (h := first_heard(name, memories[name], event, before)) is not None]
+             if (h := first_heard(name, memories[name], event)) is not None]
     return sorted(heard, key=lambda h: (h.time, h.resident))
 
 
@@ -135,7 +126,7 @@ def event_status(event: TrackedEvent, memories: Mapping[str, Sequence[Memory]],
     return EventStatus(event, tuple(diffusion(memories, event)), planning)
 
 
-def describe_status(status: EventStatus, now: datetime) -> str:
+def describe_status(status: EventStatus) -> str:
     """A few lines for a moderator: the spread so far, who told whom, who plans to go."""
     event, heard = status.event, status.heard
     lines = [f"{event.title}: {len(heard)} know of it"

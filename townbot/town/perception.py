@@ -1,10 +1,6 @@
-"""Perception: what each resident can see and hear in its arena this tick.
-
-Others in the same arena and objects whose state is out of the ordinary, nearest first, capped
-by an attention bandwidth (the original kept a handful of events per step). Trouble (something
-burning, smoking or leaking) reaches the whole building: a fire in the kitchen is smelled from
-the common room. Each sighting says whether a person could be talked to and whether an object's
-state is someone's doing.
+"""Perception: what each resident sees in its arena this tick (`perceive`), capped by an
+attention bandwidth (the original kept a handful of events per step). Trouble (something
+burning or leaking) reaches the whole building: a kitchen fire is smelled from the common room.
 """
 
 from __future__ import annotations
@@ -13,7 +9,6 @@ from townbot.mind.reacting import Sighting
 from townbot.prompting import PeopleText, quoted_name
 from townbot.town.body import Body
 from townbot.town.mishaps import is_alarming
-from townbot.world.model import World
 
 ATTENTION_BANDWIDTH = 8
 STATE_LIMIT = 80  # characters of an object's state (the town service's limit)
@@ -37,53 +32,35 @@ def describe(name: str, body: Body) -> str:
     return f"{name} is {body.action}"
 
 
-def perceive(name: str, bodies: dict[str, Body], objects: dict[str, str], world: World,
-             defaults: dict[str, str], bandwidth: int = ATTENTION_BANDWIDTH) -> list[Sighting]:
-    """One resident's perception (the engine gathers a Scene once per tick instead)."""
-    return Scene(bodies, objects, defaults).perceive(name, bandwidth)
-
-
-class Scene:
-    """Who and what is where this tick, gathered once for all perceivers: people by arena
-    (in order of name) and the objects whose state is out of the ordinary (in order of path)."""
-
-    def __init__(self, bodies: dict[str, Body], objects: dict[str, str],
-                 defaults: dict[str, str]) -> None:
-        self.bodies = bodies
-        self.objects = objects
-        self.people: dict[tuple[str | None, str | None], list[tuple[str, Body]]] = {}
-        for other, body in sorted(bodies.items()):
-            self.people.setdefault((body.sector, body.arena), []).append((other, body))
-        self.unusual = sorted(path for path, state in objects.items()
-                              if state != defaults.get(path))
-
-    def perceive(self, name: str, bandwidth: int = ATTENTION_BANDWIDTH) -> list[Sighting]:
-        """What `name` sees: the others in its arena, then the arena's unusual objects and
-        trouble anywhere in its building (but not the object it uses itself, in the state it
-        put it in), at most `bandwidth` in all."""
-        me = self.bodies[name]
-        if me.walking or me.sector is None:
-            return []
-        here = self.people.get((me.sector, me.arena), [])
-        seen = [Sighting(describe(other, body), "agent", shown(other, body), body.action,
-                         available=is_free_to_talk(body))
-                for other, body in here if other != name][:bandwidth]
-        in_use = {(body.object_path, body.object_state) for body in self.bodies.values()}
-        building = f"{me.sector}: "
-        for path in self.unusual:
-            state = self.objects[path]
-            if len(seen) == bandwidth:
-                break
-            if not path.startswith(building) or (path == me.object_path and state == me.object_state):
-                continue  # elsewhere, or what we use ourselves: no news to us
-            arena, _, thing = path[len(building):].rpartition(": ")
-            in_room = path.startswith(f"{building}{me.arena}: ")
-            if not in_room and not is_alarming(state):
-                continue  # another room's ordinary state is out of sight
-            if in_room:
-                arena = me.arena
-            room = arena if "'s " in arena else f"the {arena}"
-            # A state may be a person's words (/object set), so every state is shown quoted.
-            text = f"The {thing} in {room} is {PeopleText(state, STATE_LIMIT)}"
-            seen.append(Sighting(text, "object", path, state, attended=(path, state) in in_use))
-        return seen
+def perceive(name: str, bodies: dict[str, Body], objects: dict[str, str], defaults: dict[str, str],
+             bandwidth: int = ATTENTION_BANDWIDTH) -> list[Sighting]:
+    """What `name` sees: the others in its arena (in order of name), then the arena's objects
+    whose state is out of the ordinary and trouble anywhere in its building (in order of path;
+    but not the object it uses itself, in the state it put it in), at most `bandwidth` in all."""
+    me = bodies[name]
+    if me.walking or me.sector is None:
+        return []
+    here = sorted((other, body) for other, body in bodies.items()
+                  if other != name and (body.sector, body.arena) == (me.sector, me.arena))
+    seen = [Sighting(describe(other, body), "agent", shown(other, body), body.action,
+                     available=is_free_to_talk(body)) for other, body in here][:bandwidth]
+    in_use = {(body.object_path, body.object_state) for body in bodies.values()}
+    building = f"{me.sector}: "
+    for path in sorted(path for path, state in objects.items()
+                       if path.startswith(building) and state != defaults.get(path)):
+        state = objects[path]
+        if len(seen) == bandwidth:
+            break
+        if path == me.object_path and state == me.object_state:
+            continue  # what we use ourselves: no news to us
+        arena, _, thing = path[len(building):].rpartition(": ")
+        in_room = path.startswith(f"{building}{me.arena}: ")
+        if not in_room and not is_alarming(state):
+            continue  # another room's ordinary state is out of sight
+        if in_room:
+            arena = me.arena
+        room = arena if "'s " in arena else f"the {arena}"
+        # A state may be a person's words (/object set), so every state is shown quoted.
+        text = f"The {thing} in {room} is {PeopleText(state, STATE_LIMIT)}"
+        seen.append(Sighting(text, "object", path, state, attended=(path, state) in in_use))
+    return seen

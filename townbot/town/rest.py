@@ -30,10 +30,9 @@ class RestSettings:
             f"one tick every {self.seconds:g} real seconds"
 
 
-def rest_settings(env: dict[str, str] | None) -> RestSettings:
+def rest_settings(env: dict[str, str]) -> RestSettings:
     """TOWNBOT_IDLE_AFTER (seconds, 0 for never) and TOWNBOT_IDLE_SPEED ('pause', or seconds
     per tick while resting)."""
-    env = env or {}
     after_text = env.get(IDLE_AFTER, "").strip()
     speed_text = env.get(IDLE_SPEED, "").strip().lower()
     try:
@@ -81,7 +80,7 @@ class Rest:
 
     def interval(self, active_seconds: float) -> float | None:
         """Real seconds between ticks now; None when the town does not tick."""
-        return (self.settings.seconds if self.resting else active_seconds)
+        return self.settings.seconds if self.resting else active_seconds
 
     def fell_asleep_notice(self) -> str:
         minutes = round(self.settings.after / 60)

@@ -3,10 +3,6 @@
 Each use case is validated, permission-checked, rate-limited where it costs model calls, and
 written to the audit log with its outcome. Bad input raises `TownError` with what was wrong and
 what would be right, and changes nothing. Platforms (console, Discord) only translate.
-
-What platforms and the service say to each other is in `requests.py` (Person, Outcome,
-TownError, text limits); who is admitted when, in `admission.py`; the changes a use case makes
-go through the engine's commands (`commands.py`).
 """
 
 from __future__ import annotations
@@ -28,7 +24,7 @@ from townbot.mind import dialogue
 from townbot.mind.answering import Ablation, answer_as, todays_plan
 from townbot.mind.retrieval import retrieve
 from townbot.prompting import quoted, quoted_name
-from townbot.store.database import AuditEntry, VisitorRow
+from townbot.store.database import AuditEntry
 from townbot.text import clean_text
 from townbot.town import commands
 from townbot.town.admission import READ_OUTS, Admission, RateLimit, audited
@@ -74,10 +70,8 @@ class TownService:
         return bool(self.engine.town.paused)
 
     async def tick(self, *, interval: float | None = None) -> list[TownEvent]:
-        """One tick unless paused; platforms' schedulers call this. `interval`: the real
-        seconds between ticks of a platform that ticks on a clock; such a tick waits
-        TALK_SHARE of it for its talks and lets slower ones carry over (Engine.tick). None
-        (as fast as possible, or a tick someone asked for) waits for every talk."""
+        """One tick unless paused. `interval`: the real seconds between ticks of a platform
+        that ticks on a clock, whose slower talks carry over (Engine.tick); None waits for all."""
         patience = TALK_SHARE * interval if interval else None
         async with self.lock:
             if self.paused:
@@ -105,8 +99,10 @@ class TownService:
 
     async def _refused(self, case: str, person: Person, arguments: dict[str, Any],
                        refusal: TownError) -> None:
+        """An audit row alone: a refusal changed nothing."""
         refusal.args = (clean_text(str(refusal)),)  # it may quote what the person typed
-        await self._audit_refusal(case, person, arguments, str(refusal))
+        row = self._audit_row(case, person, arguments, "refused", str(refusal))
+        await self.engine.store.add_audits(self.engine.town.id, [row])
 
     def _audit_row(self, case: str, person: Person, arguments: dict[str, Any], outcome: str,
                    detail: str) -> AuditEntry:
@@ -116,17 +112,11 @@ class TownService:
                           {key: audited(value) for key, value in arguments.items()}, outcome,
                           detail)
 
-    async def _audit_refusal(self, case: str, person: Person, arguments: dict[str, Any],
-                             reason: str) -> None:
-        """An audit row alone: a refusal changed nothing."""
-        row = self._audit_row(case, person, arguments, "refused", reason)
-        await self.engine.store.add_audits(self.engine.town.id, [row])
-
     async def refused(self, case: str, person: Person, reason: str) -> None:
         """Audit a refusal a platform made before the use case ran (a moderator command
         asked for by someone else, turned away at once so that nothing waits for a tick)."""
         async with self.lock:
-            await self._audit_refusal(case, person, {}, clean_text(reason))
+            await self._refused(case, person, {}, TownError(reason))
 
     # --- lookups ----------------------------------------------------------------------------
 
@@ -154,19 +144,14 @@ class TownService:
         sector = matches[0]
         arenas = list(world.sectors[sector].arenas)
         if len(parts) == 1:
-            return sector, self._liveliest(sector, arenas)
+            company = Counter(body.arena for body in self.engine.bodies.values()
+                              if body.sector == sector and body.action != "sleeping")
+            return sector, max(arenas, key=lambda arena: (company[arena], -arenas.index(arena)))
         arena = next((a for a in arenas if a.lower() == parts[1].lower()), None)
         if arena is None:
             raise TownError(f"{sector} has no '{parts[1]}'{closest_names(parts[1], arenas)}; "
                             f"its areas are {', '.join(arenas)}")
         return sector, arena
-
-    def _liveliest(self, sector: str, arenas: list[str]) -> str:
-        company = {arena: 0 for arena in arenas}
-        for body in self.engine.bodies.values():
-            if body.sector == sector and body.arena in company and body.action != "sleeping":
-                company[body.arena] += 1
-        return max(arenas, key=lambda arena: (company[arena], -arenas.index(arena)))
 
     def object_path(self, path: str) -> str:
         parts = split_path(path)
@@ -182,17 +167,13 @@ class TownService:
                             f"{', '.join(objects)}")
         return join_path(sector, arena, obj)
 
-    def visitor(self, person: Person) -> VisitorRow:
+    def _speaker(self, person: Person) -> tuple[str, Body]:
+        """The name a person speaks under in the town (a visitor's, or a taken-over
+        resident's) and that body."""
         row = self.engine.people.get(person.id)
         if row is None:
             raise TownError("you are not in the town; join first (a name and a one-line "
                             "description)")
-        return row
-
-    def _speaker(self, person: Person) -> tuple[str, Body]:
-        """The name a person speaks under in the town (a visitor's, or a taken-over
-        resident's) and that body."""
-        row = self.visitor(person)
         name = row.resident or row.name
         return name, self.engine.bodies[name]
 
@@ -344,11 +325,9 @@ class TownService:
     async def interview(self, person: Person, resident: str, question: str,
                         as_persona: str | None = None, remember: bool = False,
                         access: Ablation | None = None) -> Outcome:
-        """The resident answers while the clock runs: what the answer starts from is read
-        under the town lock between ticks, the model answers without it (seconds, or a minute
-        on a slow server), and the interview memory (when asked to remember) is written and
-        committed under the lock again with the audit row. The use counts toward its rate
-        limit when admitted: uses under way at once count too."""
+        """The resident answers while the clock runs: the town is read under the lock, the
+        model answers without it (seconds, or a minute on a slow server), and the memory and
+        audit row are committed under it again. Uses under way at once count toward the limit."""
         arguments = {"resident": resident, "question": question, "as": as_persona,
                      "remember": remember}
         async with self.lock:
@@ -380,18 +359,16 @@ class TownService:
                                                outcome.text[:200]))
         return outcome
 
-    def parse_object_command(self, text: str) -> tuple[str, str]:
-        """'<Sector: arena: object> is burning' -> (path, state)."""
-        match = OBJECT_FORM.match(text or "")
-        if not match:
-            raise TownError("write the change as <Sector: arena: object> is <state>, e.g. "
-                            "<Isabella Rodriguez's apartment: kitchen: stove> is burning")
-        return match.group(1), match.group(2)
-
     async def set_object(self, person: Person, path: str, state: str | None = None) -> Outcome:
         async def act() -> Outcome:
-            target, new_state = (path, state) if state is not None else \
-                self.parse_object_command(path)
+            target, new_state = path, state
+            if state is None:  # the whole change in `path`: '<Sector: arena: object> is burning'
+                written = OBJECT_FORM.match(path or "")
+                if written is None:
+                    raise TownError("write the change as <Sector: arena: object> is <state>, "
+                                    "e.g. <Isabella Rodriguez's apartment: kitchen: stove> is "
+                                    "burning")
+                target, new_state = written.groups()
             full = self.object_path(target)
             value = bounded(new_state, "state")
             events = await commands.change_object(self.engine, full, value)
@@ -539,8 +516,7 @@ class TownService:
                                        "action": body.action, "place": body.place, "plan": plan})
         return await self._run("profile", person, {"resident": resident}, act)
 
-    async def memories(self, moderator: Person, resident: str, query: str,
-                       count: int = 10) -> Outcome:
+    async def memories(self, moderator: Person, resident: str, query: str, count: int = 10) -> Outcome:
         async def act() -> Outcome:
             who = self.resident(resident)
             asked = bounded(query, "query")
@@ -564,8 +540,7 @@ class TownService:
         """For each tracked event (the party, the candidacy): who knows of it, by which memory,
         from whom, and who has it in today's plan. From memories and plans: no model calls."""
         async def act() -> Outcome:
-            now = self.engine.clock.now
-            today = now.date()
+            today = self.engine.clock.now.date()
             minds = self.engine.minds
             memories = {name: mind.stream.memories for name, mind in minds.items()}
             plans = {name: [*mind.state.planning.day_plan,
@@ -573,7 +548,7 @@ class TownService:
                      for name, mind in minds.items() if mind.state.planning.day == today}
             statuses = [event_status(e, memories, plans) for e in tracked_events().values()]
             known = [s for s in statuses if s.heard]
-            text = "\n\n".join(describe_status(s, now) for s in known) or (
+            text = "\n\n".join(describe_status(s) for s in known) or (
                 "Nobody knows of a tracked event yet; load one with the scenario command "
                 "(valentines-party, mayoral-election).")
             return Outcome(text, data={"events": {

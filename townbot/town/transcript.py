@@ -45,13 +45,13 @@ def _fold_line(text: str, actors: list[str]) -> Line:
     return Line(f"      ... and {len(actors)} more {activity} this hour ({who})")
 
 
-def in_time_order(events: list[TownEvent], fold: bool = True) -> list[Line]:
+def in_time_order(events: list[TownEvent]) -> list[Line]:
     """Each event as 'HH:MM #area  line', a heading at each new day. Within a game hour, a
     filler activity seen FOLD_AFTER or more times there is shown the first time and the rest
     are counted in one line at the end of the hour."""
     ordered = sorted(events, key=lambda e: e.game_time)  # stable: a tick keeps its own order
     width = max((len(e.channel) for e in ordered), default=0) + 1
-    filler = filler_activities(ordered) if fold else set()
+    filler = filler_activities(ordered)
     hours: dict[str, list[TownEvent]] = defaultdict(list)
     for event in ordered:
         hours[event.game_time[:13]].append(event)

@@ -139,14 +139,6 @@ def usage_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return shown, rows
 
 
-def defaults_note(summary: dict[str, Any]) -> str:
-    """Why answers came from defaults, in the words that fit the model that gave them."""
-    count = summary["fallbacks"]
-    if summary["offline"]:
-        return f"questions the offline model had no usable answer for (defaults used): {count}"
-    return f"answered by defaults after unusable replies or an unreachable server: {count}"
-
-
 def usage_totals(summary: dict[str, Any]) -> list[str]:
     """The lines under the table: totals, cache, defaults, budget and price."""
     lines = [f"total: {_totals(summary)}; per agent per game day: "
@@ -159,8 +151,12 @@ def usage_totals(summary: dict[str, Any]) -> list[str]:
                       f"({summary['cached_tokens'] / max(1, summary['prompt_tokens']):.0%})")
     if summary["embedding_tokens"]:
         extras.append(f"embedding tokens: {summary['embedding_tokens']:.0f}")
-    if summary["fallbacks"]:
-        extras.append(defaults_note(summary))
+    if summary["fallbacks"] and summary["offline"]:
+        extras.append(f"questions the offline model had no usable answer for (defaults used): "
+                      f"{summary['fallbacks']}")
+    elif summary["fallbacks"]:
+        extras.append("answered by defaults after unusable replies or an unreachable server: "
+                      f"{summary['fallbacks']}")
     if summary["budget_defaults"]:
         extras.append(f"answered by defaults under the budget: {summary['budget_defaults']:.0f}")
     lines.append("; ".join(extras))
