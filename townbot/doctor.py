@@ -104,9 +104,9 @@ def _percent(part: int, whole: int) -> str:
 
 async def ask_the_towns_questions(client: LanguageModel) -> Sample:
     """One tick of a small town in memory on `client`, its answers tallied by purpose."""
-    from townbot.llm.port import ModelError
+    from townbot.llm.port import ASKED, ModelError
     from townbot.llm.stack import build_model_stack
-    from townbot.llm.watching import ANSWERED, reasons
+    from townbot.llm.watching import reasons
     from townbot.store.database import Store
     from townbot.town.engine import Engine
     from townbot.town.launch import TownFiles
@@ -121,7 +121,7 @@ async def ask_the_towns_questions(client: LanguageModel) -> Sample:
         except ModelError as error:
             sample.stopped = str(error)
         for row in await store.usage_rows(engine.town.id):
-            if row["outcome"] in ANSWERED:
+            if row["outcome"] in ASKED:
                 sample.asked[row["purpose"]] += 1
                 sample.usable[row["purpose"]] += row["outcome"] in ("ok", "repaired")
     finally:

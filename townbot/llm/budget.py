@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from townbot.llm.port import (
+    ASKED,
     AnswerT,
     Ask,
     CallContext,
@@ -24,8 +25,6 @@ from townbot.llm.port import (
 )
 from townbot.llm.settings import Caps
 
-# Outcomes of asks that reached the model (cached, skipped and over-budget ones did not).
-CALL_OUTCOMES = frozenset({"ok", "repaired", "fallback", "failed"})
 EMBEDDING_PURPOSES = frozenset({"embedding", "reembed"})
 OPEN, SAVING, SPENT = "open", "saving", "spent"
 
@@ -44,7 +43,7 @@ class Budget:
                        row["prompt_tokens"] + row["completion_tokens"])
 
     def count(self, purpose: str, outcome: str, game_day: int, tokens: int) -> None:
-        if outcome in CALL_OUTCOMES and purpose not in EMBEDDING_PURPOSES:
+        if outcome in ASKED and purpose not in EMBEDDING_PURPOSES:
             self.day_calls[game_day] += 1
         self.day_tokens[game_day] += tokens
 

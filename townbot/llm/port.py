@@ -18,6 +18,12 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
+# Outcomes of asks the model was asked (cached, skipped and over-budget ones were not), and of
+# those, the ones answered by the safe default.
+ASKED = frozenset({"ok", "repaired", "fallback", "failed"})
+DEFAULTED = frozenset({"fallback", "failed"})
+
+
 class UsageRecord(NamedTuple):
     """What one call cost and how it ended."""
 

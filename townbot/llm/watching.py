@@ -7,13 +7,20 @@ from __future__ import annotations
 
 from collections import deque
 
-from townbot.llm.port import AnswerT, Ask, LanguageModel, Layer, ModelError, ModelReport, Reply
+from townbot.llm.port import (
+    ASKED,
+    DEFAULTED,
+    AnswerT,
+    Ask,
+    LanguageModel,
+    Layer,
+    ModelError,
+    ModelReport,
+    Reply,
+)
 
 WINDOW = 100  # the recent answers judged
 MINIMUM = 50  # answers needed before judging: a start with a few defaults is no verdict
-DEFAULTED = frozenset({"fallback", "failed"})
-# Asks the model was asked (not cached, not skipped, not stopped by the budget).
-ANSWERED = ("ok", "repaired", "fallback", "failed")
 WARN_SHARE = 0.2  # above this share of defaulted answers, read-outs add a warning line
 # What each kind of unusable reply means, for people (see Checked and Reply.problem_kind).
 PROBLEM_WORDS = {"cut_off": "cut off", "invalid_json": "not JSON", "wrong_shape": "of the wrong format",
@@ -60,7 +67,7 @@ def reasons(report: ModelReport) -> str:
 def defaulted_share(report: ModelReport) -> tuple[int, int]:
     """(answers from defaults, answers) among a session's outcomes."""
     counts = report.outcomes
-    asked = sum(counts.get(outcome, 0) for outcome in ANSWERED)
+    asked = sum(counts.get(outcome, 0) for outcome in ASKED)
     return sum(counts.get(outcome, 0) for outcome in DEFAULTED), asked
 
 

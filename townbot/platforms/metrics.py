@@ -15,9 +15,10 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 
+from townbot.llm.port import DEFAULTED
+
 # A tick takes from a few milliseconds (offline) to a minute (a slow model at 25 residents).
 TICK_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 60, 120)
-DEFAULTED = frozenset({"failed", "fallback"})
 
 
 class TownMetrics(Collector):

@@ -6,26 +6,25 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from townbot.llm.budget import CALL_OUTCOMES, EMBEDDING_PURPOSES
+from townbot.llm.budget import EMBEDDING_PURPOSES
 from townbot.llm.offline import OFFLINE_LABEL
-from townbot.llm.port import LanguageModel
+from townbot.llm.port import ASKED, DEFAULTED, LanguageModel
 from townbot.llm.settings import ModelSettings
-from townbot.llm.watching import ANSWERED, defaulted_share, share_lines
+from townbot.llm.watching import defaulted_share, share_lines
 from townbot.wording import plural, text_table
 
 COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "repaired", "fallbacks", "failed", "cached",
-           "budget", "answered", "cached_tokens")
+           "budget", "cached_tokens")
 
 
 def _tally(entry: dict[str, float], row: dict[str, Any]) -> None:
     outcome = row["outcome"]
-    entry["calls"] += outcome in CALL_OUTCOMES
-    entry["answered"] += outcome in ANSWERED  # asked of the model: the defaulted share's base
+    entry["calls"] += outcome in ASKED  # asked of the model: also the defaulted share's base
     entry["prompt_tokens"] += row["prompt_tokens"]
     entry["completion_tokens"] += row["completion_tokens"]
     entry["cached_tokens"] += row.get("cached_tokens") or 0
     entry["repaired"] += outcome == "repaired"
-    entry["fallbacks"] += outcome in ("fallback", "failed")  # the model gave no usable answer
+    entry["fallbacks"] += outcome in DEFAULTED  # the model gave no usable answer
     entry["failed"] += outcome == "failed"
     entry["cached"] += outcome == "cached"
     entry["budget"] += outcome in ("skipped", "over_budget")
@@ -66,7 +65,6 @@ def summarise(rows: list[dict[str, Any]], settings: ModelSettings | None = None,
             "prompt_tokens_per_agent_day": total_prompt / per,
             "cache_hits": sum(p["cached"] for p in purposes.values()),
             "fallbacks": sum(p["fallbacks"] for p in purposes.values()),
-            "answered": sum(p["answered"] for p in asks.values()),
             "budget_defaults": sum(p["budget"] for p in purposes.values()),
             "estimated": any(row["estimated"] for row in rows),
             "offline": bool(rows) and all(row["model"] == OFFLINE_LABEL for row in rows),
@@ -162,7 +160,7 @@ def usage_totals(summary: dict[str, Any]) -> list[str]:
     lines.append("; ".join(extras))
     lines.append(_price_line(summary))
     if summary["fallbacks"] or not summary["offline"]:  # a model's share, even when none
-        lines += share_lines(int(summary["fallbacks"]), int(summary["answered"]), summary["offline"])
+        lines += share_lines(int(summary["fallbacks"]), int(summary["calls"]), summary["offline"])
     return lines
 
 
