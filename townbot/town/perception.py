@@ -40,19 +40,18 @@ def perceive(name: str, bodies: dict[str, Body], objects: dict[str, str], defaul
     me = bodies[name]
     if me.walking or me.sector is None:
         return []
-    here = sorted((other, body) for other, body in bodies.items()
-                  if other != name and (body.sector, body.arena) == (me.sector, me.arena))
     seen = [Sighting(describe(other, body), "agent", shown(other, body), body.action,
-                     available=is_free_to_talk(body)) for other, body in here][:bandwidth]
+                     available=is_free_to_talk(body))
+            for other, body in sorted(bodies.items())
+            if other != name and (body.sector, body.arena) == (me.sector, me.arena)][:bandwidth]
     in_use = {(body.object_path, body.object_state) for body in bodies.values()}
     building = f"{me.sector}: "
-    for path in sorted(path for path, state in objects.items()
-                       if path.startswith(building) and state != defaults.get(path)):
+    for path in sorted(path for path, state in objects.items() if state != defaults.get(path)):
         state = objects[path]
         if len(seen) == bandwidth:
             break
-        if path == me.object_path and state == me.object_state:
-            continue  # what we use ourselves: no news to us
+        if not path.startswith(building) or (path == me.object_path and state == me.object_state):
+            continue  # elsewhere, or what we use ourselves: no news to us
         arena, _, thing = path[len(building):].rpartition(": ")
         in_room = path.startswith(f"{building}{me.arena}: ")
         if not in_room and not is_alarming(state):
