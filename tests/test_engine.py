@@ -11,7 +11,7 @@ from conftest import open_engine
 
 from townbot.mind.agent import Intent
 from townbot.town.body import Body
-from townbot.town.perception import perceive
+from townbot.town.perception import Scene
 from townbot.world.clock import format_game_time
 from townbot.world.model import join_path
 
@@ -33,20 +33,20 @@ def test_perception_sees_people_and_unusual_objects_in_the_same_arena(world):
     }
     objects = world.default_object_states()
     objects[join_path("Hobbs Cafe", "cafe", "coffee machine")] = "brewing coffee"
-    seen = [s.text for s in perceive("Klaus Mueller", bodies, objects,
-                                     world.default_object_states())]
+    scene = Scene(bodies, objects, world.default_object_states())
+    seen = [s.text for s in scene.perceive("Klaus Mueller")]
     assert "Isabella Rodriguez is brewing coffee" in seen
     assert 'The coffee machine in the cafe is "brewing coffee"' in seen, "a state is quoted"
     assert not any("Maria" in line for line in seen), "another arena is out of sight"
-    sighting = perceive("Klaus Mueller", bodies, objects, world.default_object_states())[1]
+    sighting = scene.perceive("Klaus Mueller")[1]
     assert sighting.kind == "object" and not sighting.attended, "nobody there is using it"
     assert not any("Klaus" in line for line in seen), "nobody observes themselves as others"
 
 
 def test_perception_is_capped_by_attention_bandwidth(world):
     bodies = {name: Body("Johnson Park", "park", action="strolling") for name in world.personas}
-    seen = perceive("Sam Moore", bodies, world.default_object_states(),
-                    world.default_object_states(), bandwidth=5)
+    defaults = world.default_object_states()
+    seen = Scene(bodies, defaults, defaults).perceive("Sam Moore", bandwidth=5)
     assert len(seen) == 5
 
 
@@ -54,7 +54,7 @@ def test_walkers_see_nothing(world):
     walker = Body(None, None, action="walking")
     walker.set_travel("Hobbs Cafe", "cafe", world_start(world))
     bodies = {"Klaus Mueller": walker, "Isabella Rodriguez": Body("Hobbs Cafe", "cafe")}
-    assert perceive("Klaus Mueller", bodies, {}, {}) == []
+    assert Scene(bodies, {}, {}).perceive("Klaus Mueller") == []
 
 
 def world_start(world):
@@ -190,11 +190,11 @@ def test_trouble_is_noticed_throughout_the_building_and_nothing_else_is(world):
                join_path(house, "kitchen", "refrigerator"): "open"}
     bodies = {"Mei Lin": Body(house, "common room", action="reading"),
               "Sam Moore": Body("Moore family's house", "kitchen", action="cooking")}
-    seen = perceive("Mei Lin", bodies, objects, world.default_object_states())
+    seen = Scene(bodies, objects, world.default_object_states()).perceive("Mei Lin")
     assert [(s.text, s.subject) for s in seen] == [
         ('The stove in the kitchen is "burning"', stove)]
     assert not seen[0].attended
-    assert perceive("Sam Moore", bodies, objects, world.default_object_states()) == []
+    assert Scene(bodies, objects, world.default_object_states()).perceive("Sam Moore") == []
 
 
 async def test_cooking_on_a_burning_stove_does_not_put_it_out(engine):
@@ -220,9 +220,9 @@ def test_a_resident_does_not_note_the_object_it_is_using(world):
     guest = Body("Hobbs Cafe", "cafe", action="waiting")
     bodies = {"Isabella Rodriguez": barista, "Klaus Mueller": guest}
     objects = {**world.default_object_states(), machine: "brewing coffee"}
-    own = [s.text for s in perceive("Isabella Rodriguez", bodies, objects,
-                                    world.default_object_states())]
-    other = perceive("Klaus Mueller", bodies, objects, world.default_object_states())
+    scene = Scene(bodies, objects, world.default_object_states())
+    own = [s.text for s in scene.perceive("Isabella Rodriguez")]
+    other = scene.perceive("Klaus Mueller")
     assert not any("coffee machine" in t for t in own)
     machine_seen = [s for s in other if s.kind == "object"]
     assert machine_seen and machine_seen[0].attended, "someone is using it: nothing to fix"

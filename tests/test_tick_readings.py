@@ -1,5 +1,5 @@
-"""What a tick reads: each perceiver sees what the rules of perception say, in random towns; the
-current block is the first block covering the time."""
+"""What a tick reads: a scene gathered once a tick shows each perceiver what a perception of
+its own would; the current block is the first block covering the time."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from townbot.mind.reacting import Sighting
 from townbot.mind.state import MindState
 from townbot.town.body import Body
 from townbot.town.mishaps import is_alarming
-from townbot.town.perception import describe, is_free_to_talk, perceive, shown
+from townbot.town.perception import Scene, describe, is_free_to_talk, shown
 
 NINE = datetime(2023, 2, 13, 9, 0)
 GAP = timedelta(hours=2)
@@ -44,7 +44,7 @@ def own_perception(name: str, bodies: dict[str, Body], objects: dict[str, str],
     return seen
 
 
-def test_everyone_sees_what_the_rules_of_perception_say():
+def test_a_shared_scene_shows_everyone_what_their_own_perception_would():
     rng = random.Random(3)
     # Names that begin with another's (and sort either side of it): an arena's objects are
     # those whose path starts with its own, as each perception finds them.
@@ -66,8 +66,9 @@ def test_everyone_sees_what_the_rules_of_perception_say():
         state = {path: rng.choice(["idle", "idle", "on", "burning"]) for path in objects}
         defaults = dict.fromkeys(objects, "idle")
         bandwidth = rng.randint(1, 9)
+        scene = Scene(bodies, state, defaults)
         for name in rng.sample(list(bodies), len(bodies)):  # in any order
-            assert perceive(name, bodies, state, defaults, bandwidth) == own_perception(
+            assert scene.perceive(name, bandwidth) == own_perception(
                 name, bodies, state, defaults, bandwidth), (trial, name)
 
 

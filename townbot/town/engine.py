@@ -37,7 +37,7 @@ from townbot.store.database import (
 )
 from townbot.town.body import Body
 from townbot.town.mishaps import is_alarming, mishap
-from townbot.town.perception import perceive, shown
+from townbot.town.perception import Scene, shown
 from townbot.world.clock import GameClock, format_game_time, minute_of_day, parse_game_time
 from townbot.world.events import TownEvent
 from townbot.world.model import World, join_path
@@ -293,9 +293,10 @@ class Engine:
         for body in self.bodies.values():
             if body.walking and body.arrives_by(now):
                 body.arrive()
+        scene = Scene(self.bodies, self.objects, self.defaults)
         perceptions = {
-            name: Perception(now, body.sector, body.arena, [] if body.action == "sleeping"
-                             else perceive(name, self.bodies, self.objects, self.defaults))
+            name: Perception(now, body.sector, body.arena,
+                             [] if body.action == "sleeping" else scene.perceive(name))
             for name, body in self.bodies.items() if name in self.minds}
         skipped = self.controlled().keys() | self.talking()  # taken over, or still talking
         thinking = [name for name in sorted(self.minds) if name not in skipped]

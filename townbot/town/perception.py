@@ -1,4 +1,4 @@
-"""Perception: what each resident sees in its arena this tick (`perceive`), capped by an
+"""Perception: what each resident sees in its arena this tick (`Scene.perceive`), capped by an
 attention bandwidth (the original kept a handful of events per step). Trouble (something
 burning or leaking) reaches the whole building: a kitchen fire is smelled from the common room.
 """
@@ -32,34 +32,47 @@ def describe(name: str, body: Body) -> str:
     return f"{name} is {body.action}"
 
 
-def perceive(name: str, bodies: dict[str, Body], objects: dict[str, str], defaults: dict[str, str],
-             bandwidth: int = ATTENTION_BANDWIDTH) -> list[Sighting]:
-    """What `name` sees: the others in its arena (in order of name), then the arena's objects
-    whose state is out of the ordinary and trouble anywhere in its building (in order of path;
-    but not the object it uses itself, in the state it put it in), at most `bandwidth` in all."""
-    me = bodies[name]
-    if me.walking or me.sector is None:
-        return []
-    seen = [Sighting(describe(other, body), "agent", shown(other, body), body.action,
-                     available=is_free_to_talk(body))
-            for other, body in sorted(bodies.items())
-            if other != name and (body.sector, body.arena) == (me.sector, me.arena)][:bandwidth]
-    in_use = {(body.object_path, body.object_state) for body in bodies.values()}
-    building = f"{me.sector}: "
-    for path in sorted(path for path, state in objects.items() if state != defaults.get(path)):
-        state = objects[path]
-        if len(seen) == bandwidth:
-            break
-        if not path.startswith(building) or (path == me.object_path and state == me.object_state):
-            continue  # elsewhere, or what we use ourselves: no news to us
-        arena, _, thing = path[len(building):].rpartition(": ")
-        in_room = path.startswith(f"{building}{me.arena}: ")
-        if not in_room and not is_alarming(state):
-            continue  # another room's ordinary state is out of sight
-        if in_room:
-            arena = me.arena
-        room = arena if "'s " in arena else f"the {arena}"
-        # A state may be a person's words (/object set), so every state is shown quoted.
-        text = f"The {thing} in {room} is {PeopleText(state, STATE_LIMIT)}"
-        seen.append(Sighting(text, "object", path, state, attended=(path, state) in in_use))
-    return seen
+class Scene:
+    """Who and what is where this tick, gathered once for all perceivers: people by arena
+    (in order of name) and the objects whose state is out of the ordinary (in order of path)."""
+
+    def __init__(self, bodies: dict[str, Body], objects: dict[str, str],
+                 defaults: dict[str, str]) -> None:
+        self.bodies = bodies
+        self.objects = objects
+        self.people: dict[tuple[str | None, str | None], list[tuple[str, Body]]] = {}
+        for other, body in sorted(bodies.items()):
+            self.people.setdefault((body.sector, body.arena), []).append((other, body))
+        self.unusual = sorted(path for path, state in objects.items()
+                              if state != defaults.get(path))
+
+    def perceive(self, name: str, bandwidth: int = ATTENTION_BANDWIDTH) -> list[Sighting]:
+        """What `name` sees: the others in its arena, then the arena's unusual objects and
+        trouble anywhere in its building (but not the object it uses itself, in the state it
+        put it in), at most `bandwidth` in all."""
+        me = self.bodies[name]
+        if me.walking or me.sector is None:
+            return []
+        here = self.people.get((me.sector, me.arena), [])
+        seen = [Sighting(describe(other, body), "agent", shown(other, body), body.action,
+                         available=is_free_to_talk(body))
+                for other, body in here if other != name][:bandwidth]
+        in_use = {(body.object_path, body.object_state) for body in self.bodies.values()}
+        building = f"{me.sector}: "
+        for path in self.unusual:
+            state = self.objects[path]
+            if len(seen) == bandwidth:
+                break
+            if not path.startswith(building) or (path == me.object_path and state == me.object_state):
+                continue  # elsewhere, or what we use ourselves: no news to us
+            arena, _, thing = path[len(building):].rpartition(": ")
+            in_room = path.startswith(f"{building}{me.arena}: ")
+            if not in_room and not is_alarming(state):
+                continue  # another room's ordinary state is out of sight
+            if in_room:
+                arena = me.arena
+            room = arena if "'s " in arena else f"the {arena}"
+            # A state may be a person's words (/object set), so every state is shown quoted.
+            text = f"The {thing} in {room} is {PeopleText(state, STATE_LIMIT)}"
+            seen.append(Sighting(text, "object", path, state, attended=(path, state) in in_use))
+        return seen
