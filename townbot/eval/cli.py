@@ -4,7 +4,6 @@ reports (`compare`)."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import os
 import sys
@@ -20,6 +19,7 @@ from townbot.llm.budget import Budget
 from townbot.llm.metering import CollectedUsage
 from townbot.llm.settings import Caps, ModelSettings, SettingsError, load_settings
 from townbot.llm.stack import build_model_stack
+from townbot.platforms.arguments import run_stoppable
 from townbot.store.database import StoreError
 from townbot.town.launch import TownFiles, checked_client, open_engine
 from townbot.town.service import Person, TownService
@@ -39,7 +39,7 @@ def run_eval(args: argparse.Namespace) -> int:
         print("error: say which town to evaluate with --db TOWN.db, or simulate one with "
               "`townbot eval run --days 2 --scenario valentines-party`", file=sys.stderr)
         return 2
-    return asyncio.run(_evaluate_all(args, load_settings()))
+    return run_stoppable(_evaluate_all(args, load_settings()))
 
 
 def judge_settings(settings: ModelSettings, chosen: str | None) -> ModelSettings:
